@@ -1,0 +1,10 @@
+module github.com/autotune-dev/autotune
+
+go 1.26.0
+
+toolchain go1.26.8
+
+require (
+	go.etcd.io/bbolt v1.5.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
