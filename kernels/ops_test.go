@@ -1,0 +1,101 @@
+package kernels
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseShape(t *testing.T) {
+	softmax, _ := Lookup("softmax")
+	gemm, _ := Lookup("gemm")
+	attention, _ := Lookup("attention")
+	good := []struct {
+		op   Op
+		in   string
+		want []int
+	}{
+		{softmax, "4096x1024", []int{4096, 1024}},
+		{softmax, "1x1", []int{1, 1}},
+		{softmax, "2147483647x3", []int{2147483647, 3}},
+		{gemm, "1023x517x259", []int{1023, 517, 259}},
+		{attention, "1x8x1024x64", []int{1, 8, 1024, 64}},
+	}
+	for _, tt := range good {
+		got, err := tt.op.ParseShape(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%s.ParseShape(%q) = %v, %v", tt.op.Name, tt.in, got, err)
+		}
+		if FormatShape(got) != tt.in {
+			t.Errorf("FormatShape(%v) = %q", got, FormatShape(got))
+		}
+	}
+	bad := []struct {
+		op       Op
+		in, want string
+	}{
+		{softmax, "4096x", "C is empty"},
+		{softmax, "x4096", "R is empty"},
+		{softmax, "", "1 dimensions"},
+		{softmax, "0x5", "R is 0"},
+		{softmax, "-1x3", `R="-1" is not a positive integer`},
+		{softmax, "+1x3", "not a positive integer"},
+		{softmax, "axb", `R="a" is not a positive integer`},
+		{softmax, "4096 x1024", "not a positive integer"},
+		{softmax, "2147483648x1", "over the limit 2147483647"},
+		{softmax, "99999999999999999999999x1", "over the limit"},
+		{softmax, "4096x1024x3", "3 dimensions, want RxC for softmax"},
+		{gemm, "64x64", "2 dimensions, want MxNxK for gemm"},
+		{attention, "1x8x1024", "want BxHxSxD for attention"},
+	}
+	for _, tt := range bad {
+		_, err := tt.op.ParseShape(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s.ParseShape(%q) error = %v, want %q", tt.op.Name, tt.in, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("error for %q spans lines: %q", tt.in, err)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, name := range Names() {
+		if op, err := Lookup(name); err != nil || op.Name != name || len(op.Dims) == 0 {
+			t.Errorf("Lookup(%q) = %+v, %v", name, op, err)
+		}
+	}
+	_, err := Lookup("conv2d")
+	if err == nil || !strings.Contains(err.Error(), "known: softmax, gemm, attention") {
+		t.Errorf("Lookup(conv2d) error = %v", err)
+	}
+	Ops()[0].Dims[0] = "Z"
+	if op, _ := Lookup("softmax"); op.Dims[0] != "R" {
+		t.Error("Ops() let a caller change the list")
+	}
+}
+
+func FuzzParseShape(f *testing.F) {
+	for _, s := range []string{"4096x1024", "0x5", "-1x3", "x", "1x2x3x4"} {
+		f.Add(s)
+	}
+	ops := Ops()
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, op := range ops {
+			shape, err := op.ParseShape(s)
+			if err != nil {
+				continue
+			}
+			// Leading zeros ("007x1") parse, so compare shapes, not text.
+			again, err := op.ParseShape(FormatShape(shape))
+			if len(shape) != len(op.Dims) || err != nil || !slices.Equal(again, shape) {
+				t.Fatalf("%s.ParseShape(%q) = %v; reparsed %v, %v", op.Name, s, shape, again, err)
+			}
+			for _, n := range shape {
+				if n < 1 || n > MaxDim {
+					t.Fatalf("%s.ParseShape(%q) accepted extent %d", op.Name, s, n)
+				}
+			}
+		}
+	})
+}
