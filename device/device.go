@@ -1,0 +1,144 @@
+package device
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target is where generated code runs. Exactly one of CPU and GPU is non-nil.
+type Target struct {
+	Name string // "cpu" or "sm_86"; the name a user typed, after resolving "auto"
+	CPU  *CPU
+	GPU  *GPU
+}
+
+// IsCUDA reports whether t is a CUDA architecture rather than the host CPU.
+func (t Target) IsCUDA() bool { return t.GPU != nil }
+
+// String returns the target's name, so that flags and logs show what the user typed.
+func (t Target) String() string { return t.Name }
+
+// Fingerprint returns the key under which the tuning database stores records for t:
+//
+//	cpu/<model>/<isa>/<cores>c   e.g. cpu/Intel(R) Xeon(R) Processor @ 2.80GHz/sse4.2+avx2+fma+avx512/2c
+//	cuda/<arch>                  when no GPU was detected
+//	cuda/<arch>/<name>/<driver>  when one was
+//
+// Cache sizes are left out because they follow from the model. Changing this format orphans
+// every record already stored, so treat it as a schema change. Fingerprint panics when t has
+// neither CPU nor GPU, because an empty or made-up key would silently mix records of different
+// machines.
+func (t Target) Fingerprint() string {
+	switch {
+	case t.GPU != nil && t.GPU.Name != "":
+		return fmt.Sprintf("cuda/%s/%s/%s", t.GPU.Arch, t.GPU.Name, t.GPU.Driver)
+	case t.GPU != nil:
+		return "cuda/" + t.GPU.Arch
+	case t.CPU != nil:
+		return fmt.Sprintf("cpu/%s/%s/%dc", t.CPU.Model, t.CPU.ISA, t.CPU.Cores)
+	}
+	panic("device: Fingerprint of a Target with neither CPU nor GPU")
+}
+
+// ISA lists the x86 vector extensions that kernels choose between. AVX512 means the AVX-512
+// F+CD+BW+DQ+VL bundle, the same set that simd/archsimd's X86.AVX512() and GOAMD64=v4 require,
+// so a config the tuner accepts is one that archsimd code can run.
+type ISA struct{ SSE42, AVX2, FMA, AVX512 bool }
+
+// String returns the extensions joined by "+" in a fixed order (it is part of the fingerprint),
+// or "none".
+func (i ISA) String() string {
+	var s []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{i.SSE42, "sse4.2"}, {i.AVX2, "avx2"}, {i.FMA, "fma"}, {i.AVX512, "avx512"}} {
+		if f.on {
+			s = append(s, f.name)
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, "+")
+}
+
+// CPU describes the host processor.
+type CPU struct {
+	Model string // /proc/cpuinfo "model name" on Linux; runtime.GOARCH when unknown
+	Cores int    // logical cores, runtime.NumCPU()
+	ISA   ISA    // all false on non-amd64
+	// Cache sizes in bytes of cpu0's level-1 data, level-2 and level-3 caches, from sysfs;
+	// 0 when the OS does not say.
+	L1D, L2, L3 int
+}
+
+// GPU describes a CUDA architecture and, once a device is detected, the device itself.
+type GPU struct {
+	Arch         string // "sm_86"
+	Major, Minor int    // compute capability, 8 and 6 for sm_86
+	Name         string // the GPU's name when a device was detected, "" otherwise
+	Driver       string // driver version when detected, "" otherwise
+	Limits
+}
+
+// Limits are the per-architecture resource limits that bound a launch configuration.
+type Limits struct {
+	MaxThreadsPerBlock     int
+	SharedMemPerBlock      int // bytes, without opt-in
+	SharedMemPerBlockOptin int // bytes, with cudaFuncAttributeMaxDynamicSharedMemorySize
+	SharedMemPerSM         int // bytes
+	RegistersPerSM         int // 32-bit registers
+	RegistersPerBlock      int
+	MaxRegistersPerThread  int
+	WarpSize               int
+	MaxBlocksPerSM         int
+	MaxWarpsPerSM          int
+}
+
+// archs is the CUDA programming guide's table of limits per compute capability, in ascending
+// order (Names relies on it). Adding an architecture is adding a row.
+var archs = []GPU{
+	{Arch: "sm_70", Major: 7, Minor: 0, Limits: Limits{1024, 49152, 98304, 98304, 65536, 65536, 255, 32, 32, 64}},
+	{Arch: "sm_75", Major: 7, Minor: 5, Limits: Limits{1024, 49152, 65536, 65536, 65536, 65536, 255, 32, 16, 32}},
+	{Arch: "sm_80", Major: 8, Minor: 0, Limits: Limits{1024, 49152, 166912, 167936, 65536, 65536, 255, 32, 32, 64}},
+	{Arch: "sm_86", Major: 8, Minor: 6, Limits: Limits{1024, 49152, 101376, 102400, 65536, 65536, 255, 32, 16, 48}},
+	{Arch: "sm_89", Major: 8, Minor: 9, Limits: Limits{1024, 49152, 101376, 102400, 65536, 65536, 255, 32, 24, 48}},
+	{Arch: "sm_90", Major: 9, Minor: 0, Limits: Limits{1024, 49152, 232448, 233472, 65536, 65536, 255, 32, 32, 64}},
+}
+
+// Names returns the names Lookup accepts: "auto", "cpu", then the CUDA architectures in
+// ascending order.
+func Names() []string {
+	names := []string{"auto", "cpu"}
+	for _, g := range archs {
+		names = append(names, g.Arch)
+	}
+	return names
+}
+
+// Lookup returns the target with the given name, one of Names (case-sensitive). "auto" resolves
+// to the local GPU when a usable one is found and to the host CPU otherwise; the returned
+// Target's Name is the resolved one. The result shares no memory with the package's tables, so
+// callers may modify it.
+func Lookup(name string) (Target, error) {
+	switch name {
+	case "auto":
+		if t, ok := detectGPU(); ok {
+			return t, nil
+		}
+		return Host(), nil
+	case "cpu":
+		return Host(), nil
+	}
+	for _, g := range archs {
+		if g.Arch == name {
+			return Target{Name: name, GPU: &g}, nil
+		}
+	}
+	return Target{}, fmt.Errorf("device: unknown device %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// detectGPU reports the local GPU as a target with Name and Driver filled in. There is no CUDA
+// backend yet, so it finds none; the CUDA backend will fill it in, and "auto" then prefers the GPU.
+func detectGPU() (Target, bool) { return Target{}, false }
