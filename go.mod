@@ -5,6 +5,6 @@ go 1.26.0
 toolchain go1.26.8
 
 require (
-	go.etcd.io/bbolt v1.5.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sys v0.49.0
 )

@@ -1,0 +1,594 @@
+package tunedb
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+var (
+	bucketMeta      = []byte("meta")
+	bucketWorkloads = []byte("workloads")
+	bucketRecords   = []byte("records")
+	keyFormat       = []byte("format")
+	keySchema       = []byte("schema")
+	keyWorkload     = []byte("workload")
+)
+
+const formatName = "autotune-tunedb"
+
+// boltMagic is bbolt's marker at the start of its first meta page (after the
+// 16-byte page header). bbolt never rewrites it, so a file without it is not
+// a bbolt file; checking it here keeps bbolt from mapping arbitrary files.
+const boltMagic = 0xED0CDAED
+
+// Options configures Open. A nil *Options means the zero Options.
+type Options struct {
+	// Timeout is how long Open waits for another process to release the
+	// database. A tuner holds it for its whole run, so waiting longer rarely
+	// helps. Zero means one second.
+	Timeout time.Duration
+
+	// ReadOnly opens an existing database with a shared lock: readers do not
+	// block each other, but they and a writer do. It never creates a file.
+	ReadOnly bool
+}
+
+// DB is an open tuning database. It is safe for concurrent use. Its queries
+// of a workload report the workload's Validate error, as there cannot be
+// records of an invalid one.
+type DB struct {
+	bolt     *bbolt.DB
+	path     string
+	timeout  time.Duration
+	readOnly bool
+}
+
+// DefaultPath returns $AUTOTUNE_DB if it is set and non-empty, else
+// autotune/tune.db in the user's cache directory.
+func DefaultPath() (string, error) {
+	if p := os.Getenv("AUTOTUNE_DB"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("tunedb: no default database: %w (set AUTOTUNE_DB)", err)
+	}
+	return filepath.Join(dir, "autotune", "tune.db"), nil
+}
+
+// Open opens the tuning database at path. Unless opts.ReadOnly, it creates
+// the file and its parent directories when missing, and initialises an
+// empty file. It holds a lock on the file until Close.
+func Open(path string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Second
+	}
+	db := &DB{path: path, timeout: o.Timeout, readOnly: o.ReadOnly}
+	if err := db.sniff(); err != nil {
+		return nil, err
+	}
+	if !o.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("tunedb: %w", err)
+		}
+	}
+	b, err := db.openBolt(o)
+	if err != nil {
+		return nil, err
+	}
+	db.bolt = b
+	if err := db.init(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// sniff rejects files that are not bbolt files before bbolt maps them.
+func (db *DB) sniff() error {
+	f, err := os.Open(db.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if db.readOnly {
+			return fmt.Errorf("tunedb: no database at %s", db.path)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tunedb: %w", err)
+	}
+	defer f.Close()
+	var head [20]byte
+	_, err = io.ReadFull(f, head[:])
+	switch {
+	case err == io.EOF && db.readOnly:
+		// bbolt would have to write to initialise it.
+		return fmt.Errorf("tunedb: no database at %s", db.path)
+	case err == io.EOF:
+		return nil
+	case err == io.ErrUnexpectedEOF, err == nil && binary.NativeEndian.Uint32(head[16:]) != boltMagic:
+		return db.notOurs()
+	case err != nil:
+		return fmt.Errorf("tunedb: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
+	var f *os.File
+	defer func() {
+		if r := recover(); r != nil {
+			if f != nil {
+				unlock(f)
+				f.Close()
+			}
+			b, err = nil, db.corrupt(r)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	b, err = bbolt.Open(db.path, 0o644, &bbolt.Options{
+		Timeout:  o.Timeout,
+		ReadOnly: o.ReadOnly,
+		OpenFile: func(name string, flag int, perm fs.FileMode) (*os.File, error) {
+			var err error
+			f, err = os.OpenFile(name, flag, perm)
+			return f, err
+		},
+	})
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("tunedb: database %s is in use by another autotune process", db.path)
+	case errors.Is(err, berrors.ErrInvalid):
+		return nil, db.notOurs()
+	case errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, db.corrupt(err)
+	}
+	var pathErr *fs.PathError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &pathErr):
+		return nil, fmt.Errorf("tunedb: %w", err)
+	case errors.As(err, &errno):
+		return nil, fmt.Errorf("tunedb: open %s: %w", db.path, err)
+	}
+	// bbolt reports other damage, such as a truncated file, in plain errors.
+	return nil, db.corrupt(err)
+}
+
+// init checks that the file is a tuning database this build can read, and
+// turns a file without buckets into one.
+func (db *DB) init() error {
+	fresh := false
+	err := db.view(func(tx *bbolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil {
+			k, _ := tx.Cursor().First()
+			if fresh = k == nil; !fresh {
+				return db.notOurs()
+			}
+			return nil
+		}
+		if string(m.Get(keyFormat)) != formatName {
+			return db.notOurs()
+		}
+		text := string(m.Get(keySchema))
+		schema, err := strconv.Atoi(text)
+		switch {
+		case err != nil || schema < 1:
+			return db.corrupt(fmt.Sprintf("schema %q", text))
+		case schema > SchemaVersion:
+			return fmt.Errorf("tunedb: %s has schema %d, newer than this autotune's (%d): upgrade autotune", db.path, schema, SchemaVersion)
+		case tx.Bucket(bucketWorkloads) == nil:
+			return db.corrupt("no workloads bucket")
+		}
+		return nil
+	})
+	if err != nil || !fresh || db.readOnly {
+		// A read-only fresh file stays as it is and reads as empty.
+		return err
+	}
+	return db.update(func(tx *bbolt.Tx) error {
+		m, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := m.Put(keyFormat, []byte(formatName)); err != nil {
+			return err
+		}
+		if err := m.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+		_, err = tx.CreateBucket(bucketWorkloads)
+		return err
+	})
+}
+
+func (db *DB) notOurs() error {
+	return fmt.Errorf("tunedb: %s is not an autotune tuning database", db.path)
+}
+
+func (db *DB) corrupt(why any) error {
+	return fmt.Errorf("tunedb: %s is corrupt: %v", db.path, why)
+}
+
+// Path returns the path given to Open.
+func (db *DB) Path() string { return db.path }
+
+// Close releases the database and its lock.
+func (db *DB) Close() error {
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("tunedb: close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// view and update run fn in a transaction. bbolt trusts the file: a corrupt
+// page makes it panic or fault on the mapped memory, which they turn into an
+// error.
+func (db *DB) view(fn func(*bbolt.Tx) error) (err error) {
+	defer db.recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return db.bolt.View(fn)
+}
+
+func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
+	if db.readOnly {
+		return fmt.Errorf("tunedb: %s is open read-only", db.path)
+	}
+	defer db.recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return db.bolt.Update(fn)
+}
+
+func (db *DB) recoverCorrupt(err *error) {
+	if r := recover(); r != nil {
+		*err = db.corrupt(r)
+	}
+}
+
+// records returns the records bucket of the workload with key wkey, or nil.
+func (db *DB) records(tx *bbolt.Tx, wkey []byte) (*bbolt.Bucket, error) {
+	root := tx.Bucket(bucketWorkloads)
+	if root == nil {
+		return nil, nil
+	}
+	wb := root.Bucket(wkey)
+	if wb == nil {
+		return nil, nil
+	}
+	rb := wb.Bucket(bucketRecords)
+	if rb == nil {
+		return nil, db.corrupt(fmt.Sprintf("workload %s has no records bucket", wkey))
+	}
+	return rb, nil
+}
+
+func (db *DB) decode(v []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(v, &r); err != nil {
+		return Record{}, db.corrupt(err)
+	}
+	return r, nil
+}
+
+func (db *DB) load(rb *bbolt.Bucket) ([]Record, error) {
+	var recs []Record
+	err := rb.ForEach(func(_, v []byte) error {
+		r, err := db.decode(v)
+		recs = append(recs, r)
+		return err
+	})
+	return recs, err
+}
+
+// put stores e unless a record of the same identity exists, and returns the
+// existing record's JSON, valid until the transaction ends.
+func (db *DB) put(tx *bbolt.Tx, e *entry) (old []byte, err error) {
+	rb, err := db.records(tx, e.wkey)
+	if err != nil {
+		return nil, err
+	}
+	if rb == nil {
+		if rb, err = newWorkload(tx, e); err != nil {
+			return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
+		}
+	}
+	if old := rb.Get(e.key); old != nil {
+		return old, nil
+	}
+	if err := rb.Put(e.key, e.val); err != nil {
+		return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
+	}
+	return nil, nil
+}
+
+// newWorkload creates the bucket of e's workload and returns its records.
+func newWorkload(tx *bbolt.Tx, e *entry) (*bbolt.Bucket, error) {
+	wb, err := tx.Bucket(bucketWorkloads).CreateBucket(e.wkey)
+	if err != nil {
+		return nil, err
+	}
+	wj, err := marshal(e.rec.Workload)
+	if err != nil {
+		return nil, err
+	}
+	if err := wb.Put(keyWorkload, wj); err != nil {
+		return nil, err
+	}
+	return wb.CreateBucket(bucketRecords)
+}
+
+// Commit stores a batch of records in one transaction: after a crash either
+// the whole batch is in the database or none of it. A record with Schema 0
+// gets SchemaVersion. Committing a record whose identity (workload, config,
+// time) is already stored is a no-op if the two are identical and an error
+// otherwise.
+func (db *DB) Commit(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	es := make([]entry, len(recs))
+	for i, r := range recs {
+		if r.Schema == 0 {
+			r.Schema = SchemaVersion
+		}
+		e, err := prepare(r)
+		if err != nil {
+			return fmt.Errorf("tunedb: commit record %d: %w", i, err)
+		}
+		es[i] = e
+	}
+	return db.update(func(tx *bbolt.Tx) error {
+		for i := range es {
+			e := &es[i]
+			old, err := db.put(tx, e)
+			if err != nil {
+				return err
+			}
+			if old != nil && !bytes.Equal(old, e.val) {
+				return fmt.Errorf("tunedb: commit record %d: %s config %s at %s is already stored with different content",
+					i, e.wkey, e.rec.Config, e.rec.Time.Format(time.RFC3339Nano))
+			}
+		}
+		return nil
+	})
+}
+
+// scan calls fn with the records bucket of w, if w has records.
+func (db *DB) scan(w Workload, fn func(rb *bbolt.Bucket) error) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	return db.view(func(tx *bbolt.Tx) error {
+		rb, err := db.records(tx, []byte(w.Key()))
+		if rb == nil {
+			return err
+		}
+		return fn(rb)
+	})
+}
+
+// Records returns every record of w, in storage order: by config text, then
+// by time.
+func (db *DB) Records(w Workload) ([]Record, error) {
+	var recs []Record
+	err := db.scan(w, func(rb *bbolt.Bucket) (err error) {
+		recs, err = db.load(rb)
+		return err
+	})
+	return recs, err
+}
+
+// Best returns the ok record of w with the lowest median. Records of other
+// template versions do not count: they measured other code.
+func (db *DB) Best(w Workload) (Record, bool, error) {
+	top, err := db.TopK(w, 1)
+	if err != nil || len(top) == 0 {
+		return Record{}, false, err
+	}
+	return top[0], true, nil
+}
+
+// TopK returns up to k configs of w, fastest first, each as its best ok
+// record.
+func (db *DB) TopK(w Workload, k int) ([]Record, error) {
+	recs, err := db.Records(w)
+	if err != nil {
+		return nil, err
+	}
+	top := rank(recs)
+	return top[:max(0, min(k, len(top)))], nil
+}
+
+// Has reports whether c has any record for w, whatever its status: a config
+// that failed once is not worth measuring again.
+func (db *DB) Has(w Workload, c schedule.Config) (bool, error) {
+	found := false
+	err := db.scan(w, func(rb *bbolt.Bucket) error {
+		p := configPrefix(c)
+		k, _ := rb.Cursor().Seek(p)
+		found = bytes.HasPrefix(k, p)
+		return nil
+	})
+	return found, err
+}
+
+// Measured returns the canonical text of every config with a record for w,
+// so a resumed run can skip them without a query per config.
+func (db *DB) Measured(w Workload) (map[string]bool, error) {
+	seen := make(map[string]bool)
+	err := db.scan(w, func(rb *bbolt.Bucket) error {
+		return rb.ForEach(func(k, _ []byte) error {
+			if len(k) < 9 {
+				return db.corrupt(fmt.Sprintf("record key %q", k))
+			}
+			seen[string(k[:len(k)-9])] = true
+			return nil
+		})
+	})
+	return seen, err
+}
+
+// Find returns the workloads with the given op, shape, dtype and device, in
+// every template version, sorted by Key.
+func (db *DB) Find(op string, shape []int, dtype, device string) ([]Workload, error) {
+	want := Workload{Op: op, Shape: shape, DType: dtype, Device: device}
+	prefix := []byte(want.Key()) // ends with the separator before the template
+	var found []Workload
+	err := db.view(func(tx *bbolt.Tx) error {
+		root := tx.Bucket(bucketWorkloads)
+		if root == nil {
+			return nil
+		}
+		c := root.Cursor()
+		for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			w, err := db.workload(root, k)
+			if err != nil {
+				return err
+			}
+			// A device with spaces can share the prefix of a longer one.
+			want.Template = w.Template
+			if w.equal(want) {
+				found = append(found, w)
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+func (db *DB) workload(root *bbolt.Bucket, k []byte) (Workload, error) {
+	wb := root.Bucket(k)
+	if wb == nil {
+		return Workload{}, db.corrupt(fmt.Sprintf("workload %s is not a bucket", k))
+	}
+	var w Workload
+	if err := json.Unmarshal(wb.Get(keyWorkload), &w); err != nil {
+		return Workload{}, db.corrupt(fmt.Sprintf("workload %s: %v", k, err))
+	}
+	return w, nil
+}
+
+// Summary describes the records of one workload.
+type Summary struct {
+	Workload Workload
+	Records  int // total
+	ByStatus map[Status]int
+	Best     *Record // nil when no ok record
+}
+
+// Workloads summarises every workload, sorted by Key.
+func (db *DB) Workloads() ([]Summary, error) {
+	var sums []Summary
+	err := db.view(func(tx *bbolt.Tx) error {
+		root := tx.Bucket(bucketWorkloads)
+		if root == nil {
+			return nil
+		}
+		return root.ForEachBucket(func(k []byte) error {
+			w, err := db.workload(root, k)
+			if err != nil {
+				return err
+			}
+			rb, err := db.records(tx, k)
+			if err != nil {
+				return err
+			}
+			recs, err := db.load(rb)
+			if err != nil {
+				return err
+			}
+			s := Summary{Workload: w, Records: len(recs), ByStatus: make(map[Status]int)}
+			for _, r := range recs {
+				s.ByStatus[r.Status]++
+			}
+			if top := rank(recs); len(top) > 0 {
+				s.Best = &top[0]
+			}
+			sums = append(sums, s)
+			return nil
+		})
+	})
+	return sums, err
+}
+
+// Prune keeps, per workload, every record of its k fastest configs (ranked by
+// their best ok record) and deletes all others, failures included; a
+// workload left without records is deleted. bbolt reuses the freed pages but
+// does not shrink the file.
+func (db *DB) Prune(k int) (removed int, err error) {
+	if k < 1 {
+		return 0, fmt.Errorf("tunedb: prune needs k of at least 1, not %d", k)
+	}
+	err = db.update(func(tx *bbolt.Tx) error {
+		root := tx.Bucket(bucketWorkloads)
+		var wkeys [][]byte
+		if err := root.ForEachBucket(func(k []byte) error {
+			wkeys = append(wkeys, bytes.Clone(k))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, wk := range wkeys {
+			rb, err := db.records(tx, wk)
+			if err != nil {
+				return err
+			}
+			var keys [][]byte
+			var recs []Record
+			if err := rb.ForEach(func(k, v []byte) error {
+				r, err := db.decode(v)
+				keys, recs = append(keys, bytes.Clone(k)), append(recs, r)
+				return err
+			}); err != nil {
+				return err
+			}
+			top := rank(recs)
+			keep := make(map[string]bool)
+			for _, r := range top[:min(k, len(top))] {
+				keep[r.Config.String()] = true
+			}
+			if len(keep) == 0 {
+				removed += len(recs)
+				if err := root.DeleteBucket(wk); err != nil {
+					return err
+				}
+				continue
+			}
+			for i, r := range recs {
+				if !keep[r.Config.String()] {
+					if err := rb.Delete(keys[i]); err != nil {
+						return err
+					}
+					removed++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return removed, nil
+}

@@ -1,0 +1,65 @@
+// Package tunedb is the tuning database: it keeps every measurement of every
+// tuning run, answers what the tuner and its users ask of them (the best
+// config of a workload, the k best, whether a config was measured already),
+// and moves them between machines as JSON Lines.
+//
+// # Storage
+//
+// A database is one bbolt file. Its bucket "meta" holds "format" =
+// "autotune-tunedb" and "schema" = SchemaVersion in decimal; Open refuses a
+// file without them, unless the file has no buckets at all, and a schema
+// newer than its own. Bucket "workloads" has one nested bucket per workload,
+// named by Workload.Key, which holds "workload", the Workload as JSON, and a
+// nested bucket "records" with one record per key:
+//
+//	<canonical config text> 0x00 <Time.UnixNano, 8 bytes big-endian>  →  the Record as JSON
+//
+// Config text never contains a NUL byte, so the records of a config are
+// adjacent and "measured already?" is one seek. Storage order, the order of
+// Records and Export, is key order: by config text, then by time. Values are
+// decoded inside their transaction; nothing returned points into the mapped
+// file.
+//
+// # Identity
+//
+// A record is identified by its workload, config and time. Commit refuses
+// to replace a record by a different one of the same identity. Import and
+// Merge skip records whose identity is present, so repeating them changes
+// nothing. The template version is part of the workload: records of an older
+// template stay in the database but never answer for the current one.
+//
+// # Resume
+//
+// Commit writes a batch in one bbolt transaction, on disk when Commit
+// returns. A tuner killed at any moment loses at most the batch it was
+// measuring; the next run asks Measured which configs to skip, failures
+// included, and measures each config once. One process at a time may open a
+// database for writing; readers share it with each other but not with a
+// writer, and Open gives up after Options.Timeout. A file damaged behind
+// bbolt's back makes bbolt panic or fault on its mapped memory; tunedb turns
+// both into errors saying the file is corrupt.
+//
+// # JSON Lines
+//
+// Export writes and Import reads one Record per line, a JSON object with
+// these members in this order (schema 1):
+//
+//	schema      integer  SchemaVersion of the record; Import refuses others
+//	workload    object   op, shape (array of integers ≥ 1), dtype, device, template; see Workload
+//	config      object   one member per knob in knob order: an integer, enum name or boolean
+//	status      string   ok, invalid, build_error, runtime_error, crash, timeout or wrong_answer
+//	error       string   why it failed; omitted when empty
+//	samples_ns  array    every timed sample in ns per call; omitted when empty
+//	median_ns   number   median of the samples, > 0 when status is ok; omitted when 0
+//	p20_ns      number   20th percentile; omitted when 0
+//	p80_ns      number   80th percentile; omitted when 0
+//	build_ns    integer  build time attributed to this record, ns
+//	run_ns      integer  run time attributed to this record, ns
+//	time        string   when it was measured, RFC 3339 in UTC, between 1970 and 2262
+//	tool        string   version of autotune that measured it
+//
+// Lines are ordered by workload key, then by storage order, so an export
+// depends only on the records, and exporting what was imported gives the
+// same bytes. Import skips empty lines, rejects unknown members and names the
+// line of the first error; it adds nothing when any line is wrong.
+package tunedb

@@ -1,0 +1,167 @@
+package tunedb
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"go.etcd.io/bbolt"
+)
+
+// Export writes every record as JSON Lines, one Record per line: workloads by
+// Key, then each workload's records in storage order. The order depends only
+// on the content, so exports of equal databases are equal files.
+func (db *DB) Export(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	err := db.view(func(tx *bbolt.Tx) error {
+		// Encoding the decoded record, rather than copying the stored bytes,
+		// means every line is a valid Record of this schema.
+		return db.eachRecord(tx, func(r Record) error {
+			line, err := marshal(r)
+			if err != nil {
+				return db.corrupt(err)
+			}
+			if _, err := bw.Write(append(line, '\n')); err != nil {
+				return fmt.Errorf("tunedb: export: %w", err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("tunedb: export: %w", err)
+	}
+	return nil
+}
+
+// ImportStats counts the records of an import or merge.
+type ImportStats struct {
+	Added   int
+	Skipped int // already present: same workload, config and time
+}
+
+// Import adds the records of a JSON Lines stream written by Export, in one
+// transaction: on error nothing is added. Records already present are
+// skipped, never replaced, so importing the same file twice is harmless.
+// Empty lines are ignored.
+func (db *DB) Import(r io.Reader) (ImportStats, error) {
+	var es []entry
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			e, perr := parseLine(line)
+			if perr != nil {
+				return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, perr)
+			}
+			es = append(es, e)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, err)
+		}
+	}
+	return db.add(es)
+}
+
+func parseLine(line []byte) (entry, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	// Within one schema version, an unknown field is a typo or damage.
+	dec.DisallowUnknownFields()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return entry{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return entry{}, errors.New("data after the record")
+	}
+	return prepare(r)
+}
+
+// add stores es in one transaction, skipping records already present.
+func (db *DB) add(es []entry) (ImportStats, error) {
+	var st ImportStats
+	if len(es) == 0 {
+		return st, nil
+	}
+	err := db.update(func(tx *bbolt.Tx) error {
+		for i := range es {
+			old, err := db.put(tx, &es[i])
+			if err != nil {
+				return err
+			}
+			if old != nil {
+				st.Skipped++
+			} else {
+				st.Added++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	return st, nil
+}
+
+// Merge adds every record of the tuning database at path, as Import does. It
+// opens that database read-only, so it may be in use by readers but not by a
+// tuner.
+func (db *DB) Merge(path string) (ImportStats, error) {
+	if a, err := os.Stat(db.path); err == nil {
+		if b, err := os.Stat(path); err == nil && os.SameFile(a, b) {
+			// Our own lock would otherwise report it as in use.
+			return ImportStats{}, fmt.Errorf("tunedb: cannot merge %s into itself", path)
+		}
+	}
+	other, err := Open(path, &Options{Timeout: db.timeout, ReadOnly: true})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	defer other.Close()
+	var es []entry
+	err = other.view(func(tx *bbolt.Tx) error {
+		return other.eachRecord(tx, func(r Record) error {
+			e, err := prepare(r)
+			if err != nil {
+				return fmt.Errorf("tunedb: merge %s: %w", path, err)
+			}
+			es = append(es, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	return db.add(es)
+}
+
+// eachRecord calls fn with every record: workloads by Key, then records in
+// storage order.
+func (db *DB) eachRecord(tx *bbolt.Tx, fn func(Record) error) error {
+	root := tx.Bucket(bucketWorkloads)
+	if root == nil {
+		return nil
+	}
+	return root.ForEachBucket(func(k []byte) error {
+		rb, err := db.records(tx, k)
+		if err != nil {
+			return err
+		}
+		return rb.ForEach(func(_, v []byte) error {
+			r, err := db.decode(v)
+			if err != nil {
+				return err
+			}
+			return fn(r)
+		})
+	})
+}

@@ -1,0 +1,237 @@
+package tunedb
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func export(t testing.TB, db *DB) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := db.Export(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestExportEmpty(t *testing.T) {
+	if out := export(t, openTemp(t)); len(out) != 0 {
+		t.Errorf("export of a fresh database = %q", out)
+	}
+}
+
+func TestExportImportRoundTrip(t *testing.T) {
+	src := openFixture(t)
+	first := export(t, src)
+	if n := bytes.Count(first, []byte("\n")); n != len(fixture(t)) {
+		t.Fatalf("export has %d lines, want %d", n, len(fixture(t)))
+	}
+	// Workloads by key (gemm first), then storage order.
+	if !bytes.HasPrefix(first, []byte(`{"schema":1,"workload":{"op":"gemm"`)) {
+		t.Errorf("export starts with %.60s", first)
+	}
+
+	dst := openTemp(t)
+	st, err := dst.Import(bytes.NewReader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (ImportStats{Added: len(fixture(t))}) {
+		t.Errorf("first import: %+v", st)
+	}
+	if second := export(t, dst); !bytes.Equal(first, second) {
+		t.Errorf("export after import differs:\n%s\nwant\n%s", second, first)
+	}
+	st, err = dst.Import(bytes.NewReader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (ImportStats{Skipped: len(fixture(t))}) {
+		t.Errorf("second import: %+v, want all skipped", st)
+	}
+	if best, ok, err := dst.Best(softmax); err != nil || !ok || best.MedianNS != 300 {
+		t.Errorf("Best after import = %v, %v, %v", best.MedianNS, ok, err)
+	}
+}
+
+func TestImportLines(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(string(export(t, openFixture(t))), "\n"), "\n")
+	good, other := lines[0], lines[1]
+	tests := []struct {
+		name  string
+		input string
+		want  string // error; "" for success
+		added int
+	}{
+		{"empty", "", "", 0},
+		{"blank lines and CRLF", "\n" + good + "\r\n\n  \n" + other, "", 2},
+		{"duplicate line", good + "\n" + good + "\n", "", 1},
+		{"not JSON", good + "\n\nnot json\n", "tunedb: import line 3: invalid character", 0},
+		{"truncated", good[:len(good)/2], "tunedb: import line 1: unexpected EOF", 0},
+		{"two records on a line", good + good, "tunedb: import line 1: data after the record", 0},
+		{"unknown field", strings.Replace(good, `"tool"`, `"tool2"`, 1), `tunedb: import line 1: json: unknown field "tool2"`, 0},
+		{"newer schema", strings.Replace(good, `"schema":1`, `"schema":2`, 1), "tunedb: import line 1: record schema 2 is newer than this autotune's (1): upgrade autotune", 0},
+		{"no schema", strings.Replace(good, `"schema":1,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
+		{"bad status", other + "\n" + strings.Replace(good, `"status":"timeout"`, `"status":"meh"`, 1), `tunedb: import line 2: unknown status "meh"`, 0},
+		{"bad config", strings.Replace(good, `"mc":128`, `"mc":"12 8"`, 1), "tunedb: import line 1: schedule: config JSON: knob mc", 0},
+		{"no time", strings.Replace(good, `"time":"2025-03-01T12:00:11Z",`, ``, 1), "tunedb: import line 1: time is not set", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTemp(t)
+			st, err := db.Import(strings.NewReader(tt.input))
+			if tt.want == "" {
+				if err != nil || st.Added != tt.added {
+					t.Errorf("Import = %+v, %v; want %d added", st, err, tt.added)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("Import error = %v, want %q", err, tt.want)
+			}
+			if out := export(t, db); len(out) != 0 {
+				t.Errorf("a failed import added records:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestMerge(t *testing.T) {
+	recs := fixture(t)
+	dir := t.TempDir()
+	a := openAt(t, filepath.Join(dir, "a.db"))
+	b := openAt(t, filepath.Join(dir, "b.db"))
+	if err := a.Commit(recs[:8]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(recs[5:]); err != nil {
+		t.Fatal(err)
+	}
+	b.Close() // a tuner holding b would keep Merge out
+	st, err := a.Merge(b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ImportStats{Added: 4, Skipped: 3}); st != want {
+		t.Errorf("Merge = %+v, want %+v", st, want)
+	}
+	if got, want := export(t, a), export(t, openFixture(t)); !bytes.Equal(got, want) {
+		t.Errorf("merged export:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := a.Merge(a.Path()); err == nil || !strings.Contains(err.Error(), "into itself") {
+		t.Errorf("Merge into itself = %v", err)
+	}
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := a.Merge(missing); err == nil || err.Error() != "tunedb: no database at "+missing {
+		t.Errorf("Merge of a missing file = %v", err)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	tests := []struct {
+		k       int
+		removed int
+		left    map[string][]string // template → records
+	}{
+		{1, 8, map[string][]string{
+			"t1": {"vec=16,unroll=2 ok 300 @2s", "vec=16,unroll=2 ok 320 @3s", "vec=16,unroll=2 timeout 0 @8s"},
+			"t2": {"vec=8,unroll=1 ok 100 @9s"},
+		}},
+		{2, 7, map[string][]string{
+			"t1": {"vec=16,unroll=2 ok 300 @2s", "vec=16,unroll=2 ok 320 @3s", "vec=16,unroll=2 timeout 0 @8s", "vec=32,unroll=4 ok 400 @5s"},
+			"t2": {"vec=8,unroll=1 ok 100 @9s"},
+		}},
+		{3, 5, map[string][]string{
+			"t1": {"vec=16,unroll=2 ok 300 @2s", "vec=16,unroll=2 ok 320 @3s", "vec=16,unroll=2 timeout 0 @8s", "vec=32,unroll=4 ok 400 @5s",
+				"vec=8,unroll=1 ok 500 @0s", "vec=8,unroll=1 ok 450 @1s"},
+			"t2": {"vec=8,unroll=1 ok 100 @9s"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("k=%d", tt.k), func(t *testing.T) {
+			db := openFixture(t)
+			removed, err := db.Prune(tt.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if removed != tt.removed {
+				t.Errorf("removed %d, want %d", removed, tt.removed)
+			}
+			sums, err := db.Workloads()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sums) != len(tt.left) {
+				t.Errorf("%d workloads left, want %d (gemm had no ok record)", len(sums), len(tt.left))
+			}
+			for _, s := range sums {
+				recs, err := db.Records(s.Workload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := tt.left[s.Workload.Template]; !slices.Equal(brief(recs), want) {
+					t.Errorf("%s: left %q, want %q", s.Workload.Template, brief(recs), want)
+				}
+			}
+		})
+	}
+	if _, err := openFixture(t).Prune(0); err == nil {
+		t.Error("Prune(0) deleted everything without complaint")
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	// Single short lines: the fuzzer minimises every input that finds new
+	// code, which takes thousands of runs of an input's length.
+	lines := bytes.SplitAfter(export(f, openFixture(f)), []byte("\n"))
+	f.Add(lines[0])
+	f.Add(lines[2])
+	f.Add([]byte("\n\r\n"))
+	f.Add([]byte(`{"schema":1,"workload":{},"config":{},"status":"ok","time":"2025-01-01T00:00:00Z"}`))
+
+	// Copying an empty database is a fresh one without the cost of
+	// creating it: a run without fsync is several times faster.
+	dir := f.TempDir()
+	db := openAt(f, filepath.Join(dir, "empty.db"))
+	db.Close()
+	empty, err := os.ReadFile(db.Path())
+	if err != nil {
+		f.Fatal(err)
+	}
+	fresh := func(t *testing.T, name string) *DB {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, empty, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return openAt(t, path)
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		db := fresh(t, "a.db")
+		st, err := db.Import(bytes.NewReader(data))
+		if err != nil && !strings.HasPrefix(err.Error(), "tunedb: import line ") {
+			t.Fatalf("error without a line: %v", err)
+		}
+		if err != nil || st.Added == 0 {
+			return
+		}
+		// Whatever was accepted must survive the portable form unchanged.
+		out := export(t, db)
+		again := fresh(t, "b.db")
+		st2, err := again.Import(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("re-importing an export: %v\n%s", err, out)
+		}
+		if st2.Added != st.Added {
+			t.Errorf("re-import added %d, first import %d", st2.Added, st.Added)
+		}
+		if out2 := export(t, again); !bytes.Equal(out, out2) {
+			t.Errorf("export changed on re-import:\n%s\n%s", out, out2)
+		}
+	})
+}

@@ -1,0 +1,241 @@
+package tunedb
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// SchemaVersion is the version of Record, of the export format and of the
+// database layout. Bump it when any of them changes.
+const SchemaVersion = 1
+
+// Workload identifies what was tuned. Records of different template versions
+// or devices never mix.
+type Workload struct {
+	Op       string `json:"op"`       // "softmax"
+	Shape    []int  `json:"shape"`    // [4096, 1024]
+	DType    string `json:"dtype"`    // "f32"
+	Device   string `json:"device"`   // device fingerprint, e.g. "cpu/Intel(R) Xeon(R) .../sse4.2+avx2+fma+avx512/2c"
+	Template string `json:"template"` // template version hash; changes when the template's code or knob space changes
+}
+
+// Key returns the database key of w: op, shape, dtype, device and template
+// separated by single spaces, e.g.
+//
+//	softmax 4096x1024 f32 cpu/Intel(R) Xeon(R) Gold 6130/avx2+fma/2c 3f2a9c1d
+//
+// Only the device may contain spaces (see Validate), so the first three
+// fields and the last one are delimited without doubt and two valid workloads
+// share a key only when they are equal. The order puts the template last so
+// that the versions of one workload sort together.
+func (w Workload) Key() string {
+	return strings.Join([]string{w.Op, w.ShapeString(), w.DType, w.Device, w.Template}, " ")
+}
+
+// ShapeString returns the dimensions joined by "x", e.g. "4096x1024".
+func (w Workload) ShapeString() string {
+	dims := make([]string, len(w.Shape))
+	for i, d := range w.Shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	return strings.Join(dims, "x")
+}
+
+// Validate reports whether w can be stored: op, dtype, device and template
+// are non-empty UTF-8 without control characters, op, dtype and template have
+// no spaces (Key relies on it), and the shape has at least one dimension, each
+// at least 1.
+func (w Workload) Validate() error {
+	if err := w.check(); err != nil {
+		return fmt.Errorf("tunedb: invalid workload: %w", err)
+	}
+	return nil
+}
+
+func (w Workload) check() error {
+	fields := []struct {
+		name, val string
+		spaces    bool
+	}{
+		{"op", w.Op, false},
+		{"dtype", w.DType, false},
+		{"device", w.Device, true},
+		{"template", w.Template, false},
+	}
+	for _, f := range fields {
+		bad := func(r rune) bool { return unicode.IsControl(r) || !f.spaces && unicode.IsSpace(r) }
+		switch {
+		case f.val == "":
+			return fmt.Errorf("%s is empty", f.name)
+		case !utf8.ValidString(f.val):
+			// JSON would replace the invalid bytes, so an exported record
+			// would come back under another key.
+			return fmt.Errorf("%s %q is not UTF-8", f.name, f.val)
+		case strings.ContainsFunc(f.val, bad):
+			if f.spaces {
+				return fmt.Errorf("%s %q contains a control character", f.name, f.val)
+			}
+			return fmt.Errorf("%s %q contains a space or control character", f.name, f.val)
+		}
+	}
+	if len(w.Shape) == 0 {
+		return errors.New("shape has no dimensions")
+	}
+	for i, d := range w.Shape {
+		if d < 1 {
+			return fmt.Errorf("shape %v: dimension %d is %d, want at least 1", w.Shape, i, d)
+		}
+	}
+	return nil
+}
+
+func (w Workload) equal(o Workload) bool {
+	return w.Op == o.Op && slices.Equal(w.Shape, o.Shape) && w.DType == o.DType &&
+		w.Device == o.Device && w.Template == o.Template
+}
+
+// Status is the outcome of measuring one config. The list is closed: a new
+// kind of failure is a schema change.
+type Status string
+
+const (
+	StatusOK           Status = "ok"
+	StatusInvalid      Status = "invalid" // rejected by a constraint before building
+	StatusBuildError   Status = "build_error"
+	StatusRuntimeError Status = "runtime_error"
+	StatusCrash        Status = "crash"
+	StatusTimeout      Status = "timeout"
+	StatusWrongAnswer  Status = "wrong_answer"
+)
+
+var statuses = []Status{
+	StatusOK, StatusInvalid, StatusBuildError, StatusRuntimeError,
+	StatusCrash, StatusTimeout, StatusWrongAnswer,
+}
+
+// Statuses returns every status, in the order of their declaration.
+func Statuses() []Status { return slices.Clone(statuses) }
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool { return slices.Contains(statuses, s) }
+
+// Record is one measurement of one config of one workload. Failures are
+// records too: they keep a config from being measured again.
+type Record struct {
+	Schema    int             `json:"schema"`
+	Workload  Workload        `json:"workload"`
+	Config    schedule.Config `json:"config"`
+	Status    Status          `json:"status"`
+	Error     string          `json:"error,omitempty"`
+	SamplesNS []float64       `json:"samples_ns,omitempty"` // every timed sample, ns per call
+	MedianNS  float64         `json:"median_ns,omitempty"`
+	P20NS     float64         `json:"p20_ns,omitempty"`
+	P80NS     float64         `json:"p80_ns,omitempty"`
+	BuildNS   int64           `json:"build_ns"` // build time attributed to this record
+	RunNS     int64           `json:"run_ns"`   // run time attributed to this record
+	Time      time.Time       `json:"time"`     // when measured, UTC
+	Tool      string          `json:"tool"`     // autotune version that measured it
+}
+
+func (r *Record) check() error {
+	switch {
+	case r.Schema > SchemaVersion:
+		return fmt.Errorf("record schema %d is newer than this autotune's (%d): upgrade autotune", r.Schema, SchemaVersion)
+	case r.Schema < 1:
+		return fmt.Errorf("unknown record schema %d", r.Schema)
+	}
+	if err := r.Workload.check(); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	if !r.Status.Valid() {
+		return fmt.Errorf("unknown status %q", r.Status)
+	}
+	if r.Time.IsZero() {
+		return errors.New("time is not set")
+	}
+	// The key holds the time as UnixNano, which is exact only in this range.
+	if n := r.Time.UnixNano(); n <= 0 || !time.Unix(0, n).Equal(r.Time) {
+		return fmt.Errorf("time %s is outside 1970..2262", r.Time)
+	}
+	// Best compares medians; an ok record without one would win every time.
+	if r.Status == StatusOK && !(r.MedianNS > 0 && r.MedianNS < math.Inf(1)) {
+		return fmt.Errorf("status ok needs a positive median_ns, not %v", r.MedianNS)
+	}
+	return nil
+}
+
+// entry is a validated record in its stored form.
+type entry struct {
+	rec  Record
+	wkey []byte // workload key
+	key  []byte // record key
+	val  []byte // record JSON
+}
+
+func prepare(r Record) (entry, error) {
+	r.Time = r.Time.UTC()
+	if err := r.check(); err != nil {
+		return entry{}, err
+	}
+	val, err := marshal(r)
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{rec: r, wkey: []byte(r.Workload.Key()), key: recordKey(r.Config, r.Time), val: val}, nil
+}
+
+// recordKey is the identity of a record within its workload. Config text has
+// no NUL, so text+NUL is a prefix shared by exactly the records of a config.
+func recordKey(c schedule.Config, t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(configPrefix(c), uint64(t.UnixNano()))
+}
+
+func configPrefix(c schedule.Config) []byte {
+	return append([]byte(c.String()), 0)
+}
+
+// rank returns the best ok record of each config among recs, fastest first.
+// Ties keep the order of recs, so the result is deterministic.
+func rank(recs []Record) []Record {
+	var best []Record
+	at := make(map[string]int)
+	for _, r := range recs {
+		if r.Status != StatusOK {
+			continue
+		}
+		c := r.Config.String()
+		if i, ok := at[c]; !ok {
+			at[c] = len(best)
+			best = append(best, r)
+		} else if r.MedianNS < best[i].MedianNS {
+			best[i] = r
+		}
+	}
+	slices.SortStableFunc(best, func(a, b Record) int { return cmp.Compare(a.MedianNS, b.MedianNS) })
+	return best
+}
+
+// marshal is json.Marshal without HTML escaping: compiler messages are full
+// of <, > and &, and exports are read by people.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
