@@ -1,0 +1,446 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+const dbUsage = `
+Usage: autotune db SUBCOMMAND [flags]
+
+Inspects and maintains the tuning database: a bbolt file holding every
+measurement of every tuning run (default $AUTOTUNE_DB, else autotune/tune.db
+in the user cache directory).
+
+Subcommands:
+  ls       list the workloads with record counts and their best time
+  show     show the records of one workload, fastest first
+  export   write every record as JSON Lines (the portable, diffable form)
+  import   add the records of JSON Lines files; records already present are skipped
+  merge    add the records of other tuning databases
+  prune    keep the records of the k best configs per workload, delete the rest
+
+Examples:
+  autotune db ls
+  autotune db show --op softmax --shape 4096x1024 --top 10
+  autotune db export > records.jsonl
+  autotune db import --db team.db records.jsonl
+  autotune db merge --db team.db laptop.db
+  autotune db prune --keep 5
+`
+
+var dbCommand = command{
+	name:    "db",
+	summary: "inspect and maintain the tuning database (ls, show, export, import, merge, prune)",
+	help:    dbUsage,
+	run:     runDB,
+}
+
+func dbSubcommands() []command {
+	return []command{
+		{name: "ls", run: runDBList, help: `
+Usage: autotune db ls [--db PATH] [--json]
+
+Lists every workload in the tuning database with its record counts by
+status and its best median time.
+
+Examples:
+  autotune db ls
+  autotune db ls --db team.db --json
+`},
+		{name: "show", run: runDBShow, help: `
+Usage: autotune db show --op OP --shape SHAPE [--device DEV] [--top N] [--db PATH] [--json]
+
+Shows the records of one workload (every template version), successful
+ones fastest first, then the failures.
+
+Examples:
+  autotune db show --op softmax --shape 4096x1024
+  autotune db show --op gemm --shape 1024x1024x1024 --top 0 --json
+`},
+		{name: "export", run: runDBExport, help: `
+Usage: autotune db export [--db PATH] [--out FILE]
+
+Writes every record as JSON Lines, one record per line, workloads in key
+order. Exporting, importing into an empty database and exporting again gives
+the same bytes. The format is described in docs/database.md.
+
+Examples:
+  autotune db export > records.jsonl
+  autotune db export --db team.db --out team.jsonl
+`},
+		{name: "import", run: runDBImport, help: `
+Usage: autotune db import [--db PATH] FILE...
+
+Adds the records of JSON Lines files (written by 'autotune db export'; "-"
+reads standard input). A file is imported whole or not at all; records the
+database already has are skipped, so importing twice changes nothing.
+
+Examples:
+  autotune db import records.jsonl
+  autotune db export --db a.db | autotune db import --db b.db -
+`},
+		{name: "merge", run: runDBMerge, help: `
+Usage: autotune db merge [--db PATH] OTHER.db...
+
+Adds every record of other tuning databases; records already present are
+skipped. The other databases are only read.
+
+Examples:
+  autotune db merge --db team.db laptop.db workstation.db
+`},
+		{name: "prune", run: runDBPrune, help: `
+Usage: autotune db prune --keep K [--db PATH]
+
+For every workload, keeps all records of its K fastest configs and deletes
+every other record, failures included: a later tuning run may measure the
+deleted configs again. Export first if you want to keep them.
+
+Examples:
+  autotune db export > backup.jsonl && autotune db prune --keep 5
+`},
+	}
+}
+
+func runDB(_ *command, std *stdio, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand (ls, show, export, import, merge, prune); see 'autotune db --help'")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(std.out, strings.TrimLeft(dbUsage, "\n"))
+		return nil
+	}
+	for _, sub := range dbSubcommands() {
+		if sub.name == args[0] {
+			sub.name = "db " + sub.name
+			return sub.run(&sub, std, args[1:])
+		}
+	}
+	return usagef("unknown subcommand %q (ls, show, export, import, merge, prune); see 'autotune db --help'", args[0])
+}
+
+func dbFlag(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "db", "", "tuning database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache directory)")
+}
+
+// openDB opens the tuning database at path, or the default one when path is
+// empty. Commands that only read open it read-only, so they can share it;
+// a database that does not exist yet is created empty, as on first use.
+func openDB(path string, readOnly bool) (*tunedb.DB, error) {
+	if path == "" {
+		p, err := tunedb.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		readOnly = false
+	}
+	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly})
+}
+
+func runDBList(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	asJSON := fs.Bool("json", false, "print a JSON array of workload summaries")
+	args, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sums, err := db.Workloads()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		type summary struct {
+			Workload tunedb.Workload       `json:"workload"`
+			Records  int                   `json:"records"`
+			ByStatus map[tunedb.Status]int `json:"by_status"`
+			Best     *tunedb.Record        `json:"best"`
+		}
+		out := make([]summary, 0, len(sums))
+		for _, s := range sums {
+			out = append(out, summary{s.Workload, s.Records, s.ByStatus, s.Best})
+		}
+		return writeJSON(std, out)
+	}
+	if len(sums) == 0 {
+		fmt.Fprintf(std.errs, "no workloads in %s\n", db.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPE\tDEVICE\tTEMPLATE\tRECORDS\tOK\tFAILED\tBEST\tBEST CONFIG")
+	for _, s := range sums {
+		w := s.Workload
+		best, cfg := "-", "-"
+		if s.Best != nil {
+			best, cfg = formatNS(s.Best.MedianNS), s.Best.Config.String()
+		}
+		ok := s.ByStatus[tunedb.StatusOK]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
+			shortHash(w.Template), s.Records, ok, s.Records-ok, best, cfg)
+	}
+	return tw.Flush()
+}
+
+func runDBShow(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var wf workloadFlags
+	var path string
+	wf.register(fs)
+	dbFlag(fs, &path)
+	top := fs.Int("top", 20, "show at most N records (0: all)")
+	asJSON := fs.Bool("json", false, "print a JSON array of records")
+	args, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if *top < 0 {
+		return usagef("--top must be 0 (all) or more, not %d", *top)
+	}
+	w, err := wf.resolve()
+	if err != nil {
+		return err
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	wls, err := db.Find(w.op.Name, w.shape, dtype, w.target.Fingerprint())
+	if err != nil {
+		return err
+	}
+	var recs []tunedb.Record
+	for _, wl := range wls {
+		rs, err := db.Records(wl)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rs...)
+	}
+	slices.SortStableFunc(recs, fasterFirst)
+	if *top > 0 && len(recs) > *top {
+		recs = recs[:*top]
+	}
+	if *asJSON {
+		if recs == nil {
+			recs = []tunedb.Record{}
+		}
+		return writeJSON(std, recs)
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("no records for %s; run 'autotune db ls' to see what is there", describeWorkload(w))
+	}
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSTATUS\tMEDIAN\tP20\tP80\tTEMPLATE\tCONFIG\tERROR")
+	for i, r := range recs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, r.Status, formatNS(r.MedianNS), formatNS(r.P20NS),
+			formatNS(r.P80NS), shortHash(r.Workload.Template), r.Config, firstLine(r.Error, 60))
+	}
+	return tw.Flush()
+}
+
+// fasterFirst orders successful records by median time, then the others by status.
+func fasterFirst(a, b tunedb.Record) int {
+	aok, bok := a.Status == tunedb.StatusOK, b.Status == tunedb.StatusOK
+	switch {
+	case aok && bok:
+		return cmp.Compare(a.MedianNS, b.MedianNS)
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return strings.Compare(string(a.Status), string(b.Status))
+}
+
+func runDBExport(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	out := fs.String("out", "", "write to FILE instead of standard output")
+	args, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if *out == "" {
+		return db.Export(std.out)
+	}
+	// Write beside the target and rename, so a failed export never leaves a
+	// truncated file where a good one was.
+	tmp, err := os.CreateTemp(dirOf(*out), ".autotune-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := db.Export(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), *out)
+}
+
+func runDBImport(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usagef("no file to import; see 'autotune db import --help'")
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, name := range files {
+		f := std.in
+		if name != "-" {
+			file, err := os.Open(name)
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			f = file
+		}
+		st, err := db.Import(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(std.out, "%s: imported %d records, %d already present\n", name, st.Added, st.Skipped)
+	}
+	return nil
+}
+
+func runDBMerge(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	others, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		return usagef("no database to merge; see 'autotune db merge --help'")
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, other := range others {
+		st, err := db.Merge(other)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(std.out, "%s: merged %d records, %d already present\n", other, st.Added, st.Skipped)
+	}
+	return nil
+}
+
+func runDBPrune(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	keep := fs.Int("keep", 0, "number of configs to keep per workload (required, at least 1)")
+	args, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if *keep < 1 {
+		return usagef("--keep K is required and must be at least 1; see 'autotune db prune --help'")
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.Prune(*keep)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(std.out, "removed %d records, kept the %d best configs of each workload\n", n, *keep)
+	return nil
+}
+
+// formatNS writes a duration in nanoseconds with three significant digits.
+func formatNS(ns float64) string {
+	if ns <= 0 {
+		return "-"
+	}
+	d := time.Duration(ns)
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%.3g ns", ns)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.3g s", ns/1e9)
+}
+
+// shortHash abbreviates a template version for tables, as git does commits.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// firstLine returns the first line of s, cut to at most n runes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, os.PathSeparator); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}

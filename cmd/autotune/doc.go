@@ -1,0 +1,32 @@
+// Command autotune tunes kernels, keeps every measurement in a tuning
+// database, and answers what the best config of a workload is.
+//
+// Usage:
+//
+//	autotune --op OP --shape SHAPE [--device DEV]   same as 'autotune tune ...'
+//	autotune COMMAND [flags]
+//
+// Commands:
+//
+//	tune     tune one workload and record every measurement
+//	best     print the best stored config of a workload
+//	bench    compare the tuned kernel with baselines, side by side
+//	list     list the ops, their shapes and knobs, and the devices
+//	db       ls, show, export, import, merge and prune the tuning database
+//	version  print the version
+//
+// A workload is named by --op (softmax, gemm, attention), --shape (RxC,
+// MxNxK or BxHxSxD: positive extents up to 2^31-1 joined by 'x') and
+// --device (auto, cpu, or a CUDA architecture sm_70 … sm_90; auto is the
+// local GPU when one is usable, else the CPU). --db names the tuning
+// database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache
+// directory), --json switches results to JSON, and --seed fixes the random
+// choices of commands that make any.
+//
+// Results go to standard output; progress and logs to standard error.
+// Exit status: 0 success, 1 failure, 2 usage error, each error on one line.
+//
+// No op has a template yet, so tune and bench validate their arguments and
+// exit 1 saying so; list, best and db work on the database as it is.
+// 'autotune COMMAND --help' documents each command with examples.
+package main

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// run calls Main in-process and returns its exit code and outputs.
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	code = Main(args, strings.NewReader(stdin), &out, &errs)
+	return code, out.String(), errs.String()
+}
+
+func TestUsageErrorsExit2WithOneLine(t *testing.T) {
+	t.Setenv("AUTOTUNE_DB", filepath.Join(t.TempDir(), "tune.db"))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--op", "softmax", "--shape", "4096x"}, "C is empty; want RxC for softmax"},
+		{[]string{"--op", "softmax", "--shape", "0x5"}, "R is 0"},
+		{[]string{"--op", "softmax", "--shape", "-1x3"}, `R="-1" is not a positive integer`},
+		{[]string{"--op", "softmax", "--shape", "axb"}, `R="a" is not a positive integer`},
+		{[]string{"--op", "softmax", "--shape", "2147483648x3"}, "over the limit 2147483647"},
+		{[]string{"--op", "softmax", "--shape", "4x4x4"}, "3 dimensions, want RxC for softmax"},
+		{[]string{"--op", "gemm", "--shape", "64x64"}, "want MxNxK for gemm"},
+		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},
+		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: softmax, gemm, attention)`},
+		{[]string{"--op", "softmax", "--shape", "4x4", "--device", "sm_99"}, `unknown device "sm_99" (known: auto, cpu, sm_70`},
+		{[]string{"--shape", "4x4"}, "--op is required"},
+		{[]string{"--op", "softmax"}, "--shape is required (RxC for softmax"},
+		{[]string{"--op", "softmax", "--shape", "4x4", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--op", "softmax", "--shape", "4x4", "--seed", "x"}, "invalid value"},
+		{[]string{"tune", "--op", "softmax", "--shape", "4x4", "extra"}, `unexpected argument "extra"`},
+		{[]string{"best", "--op", "softmax", "--shape", "4x"}, "C is empty"},
+		{[]string{"bench", "--op", "gemm", "--shape", "1x1"}, "want MxNxK"},
+		{[]string{"list", "stray"}, `unexpected argument "stray"`},
+		{[]string{"db"}, "missing subcommand"},
+		{[]string{"db", "rm"}, `unknown subcommand "rm"`},
+		{[]string{"db", "prune"}, "--keep K is required"},
+		{[]string{"db", "prune", "--keep", "0"}, "--keep K is required"},
+		{[]string{"db", "import"}, "no file to import"},
+		{[]string{"db", "merge"}, "no database to merge"},
+		{[]string{"db", "show", "--op", "softmax", "--shape", "4x4", "--top", "-1"}, "--top must be 0"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := run(t, "", tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q, want one line containing %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestNoTemplateExits1(t *testing.T) {
+	for _, args := range [][]string{
+		{"--op", "softmax", "--shape", "4096x1024", "--device", "sm_86"},
+		{"tune", "--op", "gemm", "--shape", "8x8x8", "--device", "cpu"},
+		{"bench", "--op", "attention", "--shape", "1x8x1024x64"},
+	} {
+		code, _, stderr := run(t, "", args...)
+		if code != 1 || !strings.Contains(stderr, "no template for op") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+func TestHelpForEveryCommand(t *testing.T) {
+	cases := [][]string{{"--help"}, {"help"}, {"db", "--help"}}
+	for _, c := range commands() {
+		cases = append(cases, []string{c.name, "--help"})
+	}
+	for _, sub := range dbSubcommands() {
+		cases = append(cases, []string{"db", sub.name, "-h"})
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, stdout, stderr := run(t, "", args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			if !strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Examples:") {
+				t.Errorf("help lacks usage or examples:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	code, stdout, _ := run(t, "", "list")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, name := range append(device.Names(), "softmax", "gemm", "attention", "RxC", "MxNxK", "BxHxSxD") {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("list does not show %s:\n%s", name, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "", "list", "--json")
+	var got struct {
+		Ops     []listOp     `json:"ops"`
+		Devices []listDevice `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil {
+		t.Fatalf("list --json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if len(got.Ops) != 3 || len(got.Devices) != len(device.Names()) {
+		t.Errorf("list --json has %d ops, %d devices", len(got.Ops), len(got.Devices))
+	}
+	for _, d := range got.Devices {
+		if d.Name == "sm_86" && (d.GPU == nil || d.GPU.MaxWarpsPerSM != 48) {
+			t.Errorf("sm_86 limits missing or wrong: %+v", d.GPU)
+		}
+		if d.Name == "cpu" && (d.CPU == nil || d.CPU.Cores < 1) {
+			t.Errorf("cpu description missing: %+v", d.CPU)
+		}
+	}
+}
+
+func TestExportOfFreshDatabaseIsEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "fresh.db")
+	t.Setenv("AUTOTUNE_DB", path)
+	code, stdout, stderr := run(t, "", "db", "export")
+	if code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the default database was not created on first use: %v", err)
+	}
+}
+
+// seed writes a few softmax records for this machine's CPU into a database.
+func seed(t *testing.T, path string) tunedb.Workload {
+	t.Helper()
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w := tunedb.Workload{Op: "softmax", Shape: []int{64, 33}, DType: "f32",
+		Device: device.Host().Fingerprint(), Template: "v1-test"}
+	at := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	var recs []tunedb.Record
+	for i, c := range []struct {
+		cfg    string
+		status tunedb.Status
+		median float64
+	}{
+		{"vec=8,unroll=2", tunedb.StatusOK, 2000},
+		{"vec=16,unroll=4", tunedb.StatusOK, 1500},
+		{"vec=16,unroll=8", tunedb.StatusWrongAnswer, 0},
+		{"vec=1,unroll=1", tunedb.StatusOK, 9000},
+	} {
+		cfg, err := schedule.ParseConfig(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tunedb.Record{Workload: w, Config: cfg, Status: c.status, Time: at.Add(time.Duration(i) * time.Second), Tool: "test"}
+		if c.status == tunedb.StatusOK {
+			r.SamplesNS = []float64{c.median * 0.9, c.median, c.median * 1.1}
+			r.MedianNS, r.P20NS, r.P80NS = c.median, c.median*0.9, c.median*1.1
+		} else {
+			r.Error = "max relative error 3e-2 over tolerance 1e-5"
+		}
+		recs = append(recs, r)
+	}
+	if err := db.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestBestAndDatabaseCommands(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.db")
+	seed(t, path)
+
+	code, stdout, stderr := run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "cpu")
+	if code != 0 || !strings.Contains(stdout, "vec=16,unroll=4") || !strings.Contains(stdout, "1.5 µs") {
+		t.Fatalf("best: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "64x33", "--json")
+	var best bestJSON
+	if err := json.Unmarshal([]byte(stdout), &best); code != 0 || err != nil {
+		t.Fatalf("best --json: exit %d, %v: %s", code, err, stdout)
+	}
+	if best.Best.MedianNS != 1500 || best.Shape[1] != 33 || best.Device != "cpu" {
+		t.Errorf("best --json = %+v", best)
+	}
+	if code, _, stderr := run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "64x34"); code != 1 || !strings.Contains(stderr, "no successful record") {
+		t.Errorf("best of an untuned shape: exit %d, %q", code, stderr)
+	}
+
+	code, stdout, _ = run(t, "", "db", "ls", "--db", path)
+	if code != 0 || !strings.Contains(stdout, "64x33") || !strings.Contains(stdout, "vec=16,unroll=4") {
+		t.Errorf("db ls: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, "", "db", "show", "--db", path, "--op", "softmax", "--shape", "64x33")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 5 || !strings.Contains(lines[1], "vec=16,unroll=4") || !strings.Contains(lines[4], "wrong_answer") {
+		t.Errorf("db show: exit %d, want header, 3 ok fastest first, then the failure:\n%s", code, stdout)
+	}
+
+	// export → import into a new database → export gives the same bytes.
+	code, exported, _ := run(t, "", "db", "export", "--db", path)
+	if code != 0 || strings.Count(exported, "\n") != 4 {
+		t.Fatalf("db export: exit %d\n%s", code, exported)
+	}
+	other := filepath.Join(dir, "b.db")
+	if code, stdout, stderr := run(t, exported, "db", "import", "--db", other, "-"); code != 0 || !strings.Contains(stdout, "imported 4 records, 0 already present") {
+		t.Fatalf("db import: exit %d, %q %q", code, stdout, stderr)
+	}
+	file := filepath.Join(dir, "b.jsonl")
+	if code, _, stderr := run(t, "", "db", "export", "--db", other, "--out", file); code != 0 {
+		t.Fatalf("db export --out: exit %d, %s", code, stderr)
+	}
+	if again, _ := os.ReadFile(file); string(again) != exported {
+		t.Errorf("export after import differs:\n%s\nvs\n%s", again, exported)
+	}
+	if code, stdout, _ := run(t, "", "db", "import", "--db", other, file); code != 0 || !strings.Contains(stdout, "imported 0 records, 4 already present") {
+		t.Errorf("second import: exit %d, %q", code, stdout)
+	}
+	if code, stdout, _ := run(t, "", "db", "merge", "--db", filepath.Join(dir, "c.db"), path); code != 0 || !strings.Contains(stdout, "merged 4 records") {
+		t.Errorf("db merge: exit %d, %q", code, stdout)
+	}
+	if code, stdout, _ := run(t, "", "db", "prune", "--db", other, "--keep", "1"); code != 0 || !strings.Contains(stdout, "removed 3 records") {
+		t.Errorf("db prune: exit %d, %q", code, stdout)
+	}
+	if code, _, stderr := run(t, "", "db", "import", "--db", other, filepath.Join(dir, "missing.jsonl")); code != 1 || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("import of a missing file: exit %d, %q", code, stderr)
+	}
+}
+
+func TestDatabaseInUseIsAFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	code, _, stderr := run(t, "", "db", "prune", "--db", path, "--keep", "1")
+	if code != 1 || !strings.Contains(stderr, "in use by another autotune process") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, stdout, _ := run(t, "", args...)
+		if code != 0 || !strings.HasPrefix(stdout, "autotune ") {
+			t.Errorf("%v: exit %d, %q", args, code, stdout)
+		}
+	}
+}
