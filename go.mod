@@ -8,3 +8,5 @@ require (
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.49.0
 )
+
+require github.com/dave/jennifer v1.7.1

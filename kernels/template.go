@@ -1,0 +1,55 @@
+package kernels
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// A Template is everything the tuner knows about one op: its knob space, how
+// to emit code for a config, the float64 reference that decides whether that
+// code is correct, and the work one call does. It is data plus a few
+// functions; a template package (kernels/<op>) exports one.
+//
+// Kernels are specialised to one shape: the shape is a compile-time constant
+// in the generated code, as in TVM, so the compiler sees exact trip counts.
+//
+// Every kernel, whatever the op, is called as fn(out, in0, in1, ...): the
+// output slice first, then the inputs in the order Args gives, all float32.
+type Template struct {
+	Op Op
+
+	// Version identifies the template's code and knob space. The tuning
+	// database keys records by it, so change it whenever the emitted code or
+	// the space changes; records of another version are never the best.
+	Version string
+
+	// Space returns the knobs for a shape on a target, with the constraints
+	// the target imposes (a 16-lane vector needs AVX-512, for instance).
+	Space func(shape []int, target device.Target) *schedule.Space
+
+	// Args returns the element counts of the kernel's inputs, in argument
+	// order, and of its output.
+	Args func(shape []int) (ins []int, out int)
+
+	// Reference computes the output in float64 from the float32 inputs.
+	Reference func(shape []int, ins [][]float32, out []float64)
+
+	// Tolerance bounds the error of a correct float32 kernel: an output is
+	// wrong where |got-want| > abs + rel*|want|. It may depend on the shape
+	// because rounding error grows with the reduction length.
+	Tolerance func(shape []int) (rel, abs float64)
+
+	// FLOPs is the floating-point work of one call; Bytes the minimum bytes
+	// one call must move (each input read and the output written once), for
+	// GB/s and the roofline.
+	FLOPs func(shape []int) float64
+	Bytes func(shape []int) float64
+
+	// EmitGo adds to f a documented function with the given name that
+	// computes the op for shape with cfg: func name(out, in0, ... []float32).
+	// The code may use simd/archsimd; it is built with GOEXPERIMENT=simd.
+	// cfg is a valid point of Space(shape, target).
+	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
+}
