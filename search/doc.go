@@ -1,0 +1,17 @@
+// Package search proposes which configs of a knob space to measure next.
+//
+// A Strategy is asked for a batch (Next) and told how the batch did (Tell),
+// in the manner of AutoTVM's tuners: the tuning loop, its budget and its
+// bookkeeping live in package tune, and a strategy only decides what to try.
+// Costs are nanoseconds per call; a failed candidate costs +Inf, so a
+// strategy never has to know why something failed.
+//
+// No strategy proposes a config twice, and none proposes a config the
+// caller says is already measured (Options.Measured, read from the tuning
+// database), so a rerun resumes instead of repeating itself. All randomness
+// comes from the seed in Options: the same seed, space and measured set give
+// the same proposals.
+//
+// Grid walks the space in index order; Random draws uniformly among the valid
+// configs not yet measured.
+package search
