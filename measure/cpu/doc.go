@@ -1,0 +1,98 @@
+// Package cpu measures Go kernels on this machine: it is the CPU backend of
+// package measure.
+//
+// A Measurer takes a batch (a template, a shape, the CPU target, configs)
+// through two steps, a build and a run, and times each separately.
+//
+// # Build
+//
+// Each batch gets a throw-away module in a temporary directory:
+//
+//	go.mod           module autotuneharness, go 1.26, no requirements
+//	k007/k007.go     candidate 7 (the batch index): Template.EmitGo's Kernel, package k007
+//	main.go          the harness, generated with jennifer
+//	harness          the binary
+//	in0.f32 ...      the inputs and the float64 reference (want.f64), for the harness
+//
+// Every candidate has a package of its own, so that helpers a template
+// emits beside the kernel cannot clash, and so that go build reports every
+// failing candidate at once (the compiler stops after ten errors per
+// package) and keeps the compiled packages of the others in its cache when
+// the batch is built again without the failures. One go build builds the
+// batch, with GOEXPERIMENT=simd (for simd/archsimd), GOWORK=off, an empty
+// GOFLAGS, GOTOOLCHAIN=local and CGO_ENABLED=0, using the normal build cache.
+// A candidate whose source cannot be emitted, or whose package the build
+// output blames ("k007/k007.go:12:3: ..."), becomes build_error with those
+// messages; main.go is generated again without it and the batch is rebuilt,
+// until what is left builds. Output that blames no candidate is an error.
+//
+// # Run
+//
+// The inputs are drawn once per workload from a PCG seeded with
+// Options.Seed, uniformly from ±[0.125, 4] (never zero, which hides bugs),
+// and Template.Reference computes the expected output in float64; the
+// Measurer keeps them for the next batch of the same workload. They are
+// written to the batch directory once per batch.
+//
+// The harness runs the candidates one after the other in a single process:
+//
+//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs
+//
+// For each candidate it poisons the output with NaN, calls the kernel once
+// and compares the output with the reference: an element is wrong where
+// |got-want| > abs + rel×|want| (Template.Tolerance) or exactly one of got
+// and want is NaN, and a kernel must not write to its inputs. Then it finds
+// the number k of calls (a power of two) that makes one sample last at least
+// -minsample, runs -warmup untimed samples, and times samples of k calls
+// until it has at least -samples of them and they add up to at least
+// -mintime. Each sample is the mean time of one call, in ns.
+//
+// # Protocol
+//
+// The harness writes one JSON object per line to stdout, each with a
+// system call of its own, and sends nothing else there (it points os.Stdout
+// at stderr, in case a kernel prints):
+//
+//	{"id":-1,"event":"ready"}                         inputs loaded
+//	{"id":7,"event":"start"}                          candidate 7 is about to run
+//	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
+//	{"id":7,"event":"result","status":"wrong_answer","error":"out[3] = ..."}
+//	{"id":7,"event":"result","status":"crash","error":"panic: ...\n\ngoroutine 1 ..."}
+//	{"id":-1,"event":"done"}                          every candidate has a result
+//
+// Because start comes before the kernel runs, the runner always knows which
+// candidate was running when the harness died.
+//
+// # Failures
+//
+//   - invalid: the config breaks a constraint of Template.Space; not built.
+//   - build_error: not emitted, not valid Go, or not compiled.
+//   - wrong_answer: the check above failed.
+//   - crash: the kernel panicked (the harness recovers and goes on), or the
+//     harness died while the candidate ran: a fault the runtime cannot turn
+//     into a panic, a fatal error, os.Exit. The error holds the exit status or
+//     signal and the start and end of stderr (for a Go crash, the fatal error
+//     and the crashing goroutine). The runner starts a new harness for the
+//     candidates after it.
+//   - timeout: the candidate ran past its limit (Options.Timeout, or one
+//     derived from Batch.Best). The runner kills the harness's process group
+//     and goes on with a new harness.
+//
+// runtime_error is not used here. A harness that fails before its first
+// candidate, breaks the protocol or stalls between candidates is an error of
+// Measure, and so is a cancelled context, which kills the harness at once.
+//
+// # Time
+//
+// Result.BuildNS is an equal share of the batch's build time (emitting,
+// writing and every go build) for each candidate that was not invalid.
+// Result.RunNS is the candidate's own time, from its start event to its
+// result (or death, or kill) as the runner saw it, plus an equal share of
+// the run time spent outside any candidate (computing and writing inputs,
+// starting harnesses). Over a batch, the shares add up to the build and run
+// wall times.
+//
+// With the defaults, a batch of 64 one-millisecond kernels takes under a
+// second to build and about two to run on two cores: over a thousand
+// candidates a minute (BenchmarkMeasure).
+package cpu

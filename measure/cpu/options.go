@@ -1,0 +1,106 @@
+package cpu
+
+import "time"
+
+// Options configure a Measurer. The zero value, and a nil *Options, mean the
+// defaults given with each field.
+type Options struct {
+	// Seed seeds the inputs (math/rand/v2 PCG). Every batch of a workload
+	// sees the same inputs for the same seed, so candidates are compared on
+	// equal terms. Default 0, which is a seed like any other.
+	Seed uint64
+
+	// Warmup is the number of untimed samples run before timing, after the
+	// correctness check. Default 3: enough to fault in pages and train the
+	// branch predictors without costing much next to the timed samples.
+	Warmup int
+
+	// MinSamples and MinTime: timing goes on until there are at least
+	// MinSamples samples and they add up to at least MinTime. Defaults 10
+	// and 20ms: ten samples give a median and a spread worth keeping, and
+	// 20ms averages out timer and scheduler noise for fast kernels while a
+	// 1ms kernel still costs only ~25ms in all, so a 2-core machine
+	// measures well over 200 such candidates a minute.
+	MinSamples int
+	MinTime    time.Duration
+
+	// MinSampleTime is the least time one sample should take. A kernel
+	// faster than that is called k times per sample (k a power of two) and
+	// the sample is the mean, so that the clock's resolution and overhead
+	// do not show. Default 10µs.
+	MinSampleTime time.Duration
+
+	// Timeout limits one candidate: its correctness check, warm-up and
+	// timing together. A candidate that runs past it is killed (with the
+	// whole process group) and recorded as timeout. When zero, the limit is
+	// derived from the batch's Best hint:
+	//
+	//	max(2s, MinTime + 50 × (1+Warmup+MinSamples) × Best)
+	//
+	// that is, a candidate may be fifty times slower than the best known
+	// before it is given up; the 2s floor covers process noise and page
+	// faults of the first call. Without a Best hint the limit is 10s, which
+	// waits for any kernel worth tuning on a CPU.
+	Timeout time.Duration
+
+	// KeepDir, when set, is a directory under which each batch's throw-away
+	// module (sources, harness, inputs and binary) is created and left for
+	// debugging. By default the module goes to os.TempDir and is removed.
+	KeepDir string
+
+	// GoCommand is the go command that builds candidates. Default "go",
+	// looked up in PATH. It must be Go 1.26 or later, for GOEXPERIMENT=simd.
+	GoCommand string
+}
+
+const (
+	defaultWarmup        = 3
+	defaultMinSamples    = 10
+	defaultMinTime       = 20 * time.Millisecond
+	defaultMinSampleTime = 10 * time.Microsecond
+	defaultGoCommand     = "go"
+
+	timeoutFloor    = 2 * time.Second
+	timeoutNoBest   = 10 * time.Second
+	timeoutSlowdown = 50
+	startupTimeout  = 30 * time.Second // harness start and input loading, before any candidate
+	stderrHeadBytes = 2560             // of a dead harness's stderr, shown in Error
+	stderrTailBytes = 1024
+)
+
+// withDefaults returns o with every zero field set to its default.
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.Warmup <= 0 {
+		r.Warmup = defaultWarmup
+	}
+	if r.MinSamples <= 0 {
+		r.MinSamples = defaultMinSamples
+	}
+	if r.MinTime <= 0 {
+		r.MinTime = defaultMinTime
+	}
+	if r.MinSampleTime <= 0 {
+		r.MinSampleTime = defaultMinSampleTime
+	}
+	if r.GoCommand == "" {
+		r.GoCommand = defaultGoCommand
+	}
+	return r
+}
+
+// timeout returns the per-candidate limit for a batch whose best known
+// median is best (0 when unknown). o has its defaults set.
+func (o Options) timeout(best time.Duration) time.Duration {
+	switch {
+	case o.Timeout > 0:
+		return o.Timeout
+	case best <= 0:
+		return timeoutNoBest
+	}
+	calls := time.Duration(1 + o.Warmup + o.MinSamples)
+	return max(timeoutFloor, o.MinTime+timeoutSlowdown*calls*best)
+}

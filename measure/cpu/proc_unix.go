@@ -1,0 +1,22 @@
+//go:build unix
+
+package cpu
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// newGroup puts the command in a process group of its own, so that
+// killGroup also reaches whatever it started (go build's compilers).
+func newGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup kills the command's process group.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}

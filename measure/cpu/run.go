@@ -1,0 +1,291 @@
+package cpu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autotune-dev/autotune/measure"
+)
+
+// maxLine bounds one line of the protocol. A result carries every sample, so
+// a long MinTime on a fast kernel makes long lines; this is far beyond them.
+const maxLine = 256 << 20
+
+// event is one line the harness writes; see the package documentation.
+type event struct {
+	ID        int       `json:"id"`
+	Event     string    `json:"event"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error"`
+	Reps      int       `json:"reps"`
+	SamplesNS []float64 `json:"samples_ns"`
+}
+
+// runner runs the candidates of one built batch in harness processes.
+type runner struct {
+	bin, dir string
+	opts     Options
+	timeout  time.Duration // per candidate
+
+	res      []measure.Result
+	finished []bool
+	own      []time.Duration // each candidate's time from its start to its end, as the runner saw it
+
+	onStart func(id int) // test hook, called when a candidate starts
+}
+
+// run measures the candidates ids, in order. A harness that dies or is
+// killed takes the candidate it was running with it; a new harness runs the
+// rest. Errors are the runner's own failures, or ctx's.
+func (r *runner) run(ctx context.Context, ids []int) error {
+	for len(ids) > 0 {
+		rest, err := r.runChild(ctx, ids)
+		if err != nil {
+			return err
+		}
+		ids = rest // runChild finishes at least one candidate or fails
+	}
+	return nil
+}
+
+// runChild starts one harness on ids and follows its events until it has
+// run them all, dies, or a candidate times out. It returns the candidates
+// still to run.
+func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cpu: batch interrupted: %w", err)
+	}
+	cmd := exec.Command(r.bin,
+		"-"+flagData, r.dir,
+		"-"+flagIDs, joinInts(ids),
+		"-"+flagWarmup, strconv.Itoa(r.opts.Warmup),
+		"-"+flagSamples, strconv.Itoa(r.opts.MinSamples),
+		"-"+flagMinTime, r.opts.MinTime.String(),
+		"-"+flagMinSample, r.opts.MinSampleTime.String(),
+	)
+	cmd.Dir = r.dir
+	// A user's GOTRACEBACK=crash would dump core for every crashing
+	// candidate, and =all would bury the crashing goroutine.
+	cmd.Env = append(os.Environ(), "GOTRACEBACK=single")
+	stderr := &stderrBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+	// The harness exits when its stdin closes, which happens when this
+	// process dies however it dies; Wait closes it otherwise.
+	if _, err := cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+	newGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+
+	lines := make(chan []byte)
+	var scanErr error
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), maxLine)
+		for sc.Scan() {
+			lines <- bytes.Clone(sc.Bytes())
+		}
+		if scanErr = sc.Err(); scanErr != nil {
+			io.Copy(io.Discard, stdout) // keep the harness from blocking on a full pipe
+		}
+	}()
+	// stop kills the harness and waits for it. Draining lines lets the
+	// reader finish before Wait closes the pipe.
+	stop := func() error {
+		killGroup(cmd)
+		for range lines {
+		}
+		return cmd.Wait()
+	}
+
+	timer := time.NewTimer(max(startupTimeout, r.timeout))
+	defer timer.Stop()
+	cur, next := -1, 0 // the candidate running (-1: none); the index in ids of the next to start
+	var curStart time.Time
+	done := false
+	for {
+		select {
+		case <-ctx.Done():
+			stop()
+			return nil, fmt.Errorf("cpu: batch interrupted: %w", ctx.Err())
+
+		case <-timer.C:
+			stop()
+			if cur < 0 {
+				return nil, fmt.Errorf("cpu: the harness stalled outside any candidate; stderr:\n%s", stderr.String())
+			}
+			r.finish(cur, measure.Result{
+				Status: measure.StatusTimeout,
+				Error:  fmt.Sprintf("no result after %v; the harness was killed", r.timeout),
+			}, time.Since(curStart))
+			return ids[next:], nil
+
+		case line, ok := <-lines:
+			if !ok {
+				werr := cmd.Wait()
+				switch {
+				case scanErr != nil:
+					return nil, fmt.Errorf("cpu: reading the harness's output: %w", scanErr)
+				case cur >= 0:
+					r.finish(cur, measure.Result{
+						Status: measure.StatusCrash,
+						Error:  clip(fmt.Sprintf("the harness died running this candidate: %s\n%s", exitText(cmd, werr), stderr.String())),
+					}, time.Since(curStart))
+					return ids[next:], nil
+				case done && werr == nil:
+					return nil, nil
+				case next == 0:
+					return nil, fmt.Errorf("cpu: the harness failed before running a candidate: %s\n%s", exitText(cmd, werr), stderr.String())
+				}
+				// It died between candidates, so none is to blame: run the
+				// rest again.
+				return ids[next:], nil
+			}
+			var e event
+			if json.Unmarshal(line, &e) != nil {
+				continue // stray output, from a kernel that wrote to fd 1
+			}
+			switch {
+			case e.Event == eventReady && next == 0 && cur < 0:
+				timer.Reset(r.timeout)
+			case e.Event == eventStart && cur < 0 && next < len(ids) && e.ID == ids[next]:
+				cur, curStart = e.ID, time.Now()
+				next++
+				timer.Reset(r.timeout)
+				if r.onStart != nil {
+					r.onStart(cur)
+				}
+			case e.Event == eventResult && cur >= 0 && e.ID == cur:
+				res, ok := result(e)
+				if !ok {
+					stop()
+					return nil, fmt.Errorf("cpu: harness protocol: bad result %s", line)
+				}
+				r.finish(cur, res, time.Since(curStart))
+				cur = -1
+				timer.Reset(r.timeout)
+			case e.Event == eventDone && cur < 0 && next == len(ids):
+				done = true // the harness exits next; the timer still guards that
+			default:
+				stop()
+				return nil, fmt.Errorf("cpu: harness protocol: unexpected %s (running %d, next %d of %v)", line, cur, next, ids)
+			}
+		}
+	}
+}
+
+// result converts a result event, reporting whether it is well-formed.
+func result(e event) (measure.Result, bool) {
+	switch s := measure.Status(e.Status); s {
+	case measure.StatusOK:
+		if len(e.SamplesNS) == 0 {
+			return measure.Result{}, false
+		}
+		median, p20, p80 := measure.Summarize(e.SamplesNS)
+		return measure.Result{Status: s, SamplesNS: e.SamplesNS, MedianNS: median, P20NS: p20, P80NS: p80}, true
+	case measure.StatusCrash, measure.StatusWrongAnswer:
+		return measure.Result{Status: s, Error: clip(e.Error)}, true
+	}
+	return measure.Result{}, false
+}
+
+// finish records the result of candidate id, keeping the Config and build
+// fields already set.
+func (r *runner) finish(id int, res measure.Result, took time.Duration) {
+	res.Config, res.BuildNS = r.res[id].Config, r.res[id].BuildNS
+	r.res[id] = res
+	r.finished[id] = true
+	r.own[id] = took
+}
+
+// exitText says how the harness ended.
+func exitText(cmd *exec.Cmd, werr error) string {
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState.String() // "exit status 3", "signal: segmentation fault"
+	}
+	return werr.Error()
+}
+
+func joinInts(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
+	}
+	return strings.Join(s, ",")
+}
+
+// stderrBuffer keeps the start and the end of what a harness writes to
+// stderr. When a harness dies, the start has Go's fatal error or signal and
+// the crashing goroutine (the runtime prints it first), the end has whatever
+// came last (an exit message, the last of a long dump).
+type stderrBuffer struct {
+	mu    sync.Mutex
+	head  []byte // the first stderrHeadBytes
+	tail  []byte // the last bytes after head: at most 2*stderrTailBytes, trimmed as it grows
+	total int
+}
+
+func (b *stderrBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total += len(p)
+	q := p
+	if n := min(stderrHeadBytes-len(b.head), len(q)); n > 0 {
+		b.head = append(b.head, q[:n]...)
+		q = q[n:]
+	}
+	b.tail = append(b.tail, q...)
+	if len(b.tail) > 2*stderrTailBytes {
+		b.tail = append(b.tail[:0], b.tail[len(b.tail)-stderrTailBytes:]...)
+	}
+	return len(p), nil
+}
+
+// String returns the start and the end of stderr, with a mark where bytes
+// were left out, or "(stderr was empty)".
+func (b *stderrBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tail := b.tail
+	if len(tail) > stderrTailBytes {
+		tail = tail[len(tail)-stderrTailBytes:]
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:] // from a line start
+		}
+	}
+	skipped := b.total - len(b.head) - len(tail)
+	var s string
+	switch {
+	case b.total == 0:
+		return "(stderr was empty)"
+	case skipped == 0:
+		s = string(b.head) + string(tail)
+	default:
+		s = fmt.Sprintf("%s\n[... %d bytes ...]\n%s", b.head, skipped, tail)
+	}
+	// A Go fatal error dumps every goroutine; the first is the one that
+	// crashed, the others are the runtime's own.
+	if first := strings.Index(s, "\ngoroutine "); first >= 0 {
+		if i := strings.Index(s[first+1:], "\n\ngoroutine "); i >= 0 {
+			s = s[:first+1+i] + "\n\n[other goroutines left out]"
+		}
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,19 @@
+// Package measure is the contract between the tuner and the backends that
+// measure candidates: a Batch of configs goes in, one Result per config comes
+// out.
+//
+// A backend (measure/cpu for Go kernels on this machine; measure/cuda and
+// measure/sim later) turns each config of a batch into code, builds the batch,
+// runs every candidate in a child process, checks its output against the
+// template's float64 reference and times it. Whatever a candidate does wrong
+// (it does not compile, panics, kills its process, hangs, or computes the
+// wrong answer) becomes a Result with a Status and an Error message, so one
+// bad candidate never stops a batch. Go errors are kept for failures of the
+// machinery itself: no toolchain, no temporary directory, a cancelled
+// context.
+//
+// Status takes exactly the values of tunedb.Status, so a Result becomes a
+// tuning-database record by copying fields. Timings are kept as every sample
+// plus the median and the 20th and 80th percentiles (Summarize), because the
+// spread says how far a median can be trusted on a shared machine.
+package measure

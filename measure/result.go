@@ -1,0 +1,84 @@
+package measure
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// Status is the outcome of measuring one config. Its values are those of
+// tunedb.Status, which stores them.
+type Status string
+
+const (
+	StatusOK           Status = "ok"
+	StatusInvalid      Status = "invalid"       // rejected by the space's constraints, never built
+	StatusBuildError   Status = "build_error"   // the emitted code did not compile (or could not be emitted)
+	StatusRuntimeError Status = "runtime_error" // the candidate could not be run; not produced by measure/cpu
+	StatusCrash        Status = "crash"         // panicked, or killed the process running it
+	StatusTimeout      Status = "timeout"       // ran past its time limit and was killed
+	StatusWrongAnswer  Status = "wrong_answer"  // ran, but its output is not the reference's
+)
+
+// A Batch is the unit of work of a backend: configs of one template for one
+// shape on one target.
+type Batch struct {
+	Template kernels.Template
+	Shape    []int
+	Target   device.Target
+	Configs  []schedule.Config
+
+	// Best is the fastest median known so far for this workload, 0 when none
+	// is. Backends derive their default per-candidate time limit from it, so
+	// that a candidate many times slower than the best is given up early.
+	Best time.Duration
+}
+
+// Result is the measurement of one config of a batch.
+type Result struct {
+	Config schedule.Config
+	Status Status
+	// Error says what went wrong for any status but ok: the compiler's
+	// messages, the panic and the head of its stack, the signal or exit
+	// status and the end of stderr, the first wrong output.
+	Error string
+
+	SamplesNS []float64 // every timed sample, in ns per call; only for ok
+	MedianNS  float64   // Summarize(SamplesNS); 0 unless ok
+	P20NS     float64
+	P80NS     float64
+
+	// BuildNS and RunNS are the shares of the batch's build and run wall
+	// time attributed to this config; over a batch they add up to the
+	// batch's totals. How a backend splits them is documented with it.
+	BuildNS int64
+	RunNS   int64
+}
+
+// Summarize returns the median and the 20th and 80th percentiles of samples,
+// interpolating linearly between order statistics (the definition numpy and
+// R use by default). It returns zeros for no samples, because they encode in
+// JSON where NaN does not. samples is not modified.
+func Summarize(samples []float64) (median, p20, p80 float64) {
+	if len(samples) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return quantile(s, 0.5), quantile(s, 0.2), quantile(s, 0.8)
+}
+
+// quantile returns the q-quantile of sorted s.
+func quantile(s []float64, q float64) float64 {
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	frac := pos - float64(lo)
+	return s[lo] + frac*(s[lo+1]-s[lo])
+}
