@@ -1,0 +1,80 @@
+// Package softmax is the template of the fused row-wise softmax: for a
+// shape [rows, cols], the kernel func(dst, src []float32) reads the
+// row-major rows×cols matrix src once and writes, row by row,
+//
+//	dst[r][c] = e^(src[r][c]-m) / Σ_i e^(src[r][i]-m),  m = max_i src[r][i]
+//
+// using no memory beyond dst, which serves as scratch. Template holds the
+// knob space, the Go emitter, the float64 reference, the tolerance and the
+// work counts; the tuner needs nothing else from this package.
+//
+// # Knobs
+//
+//	vec             1, 8, 16    scalar Go, archsimd.Float32x8, archsimd.Float32x16
+//	unroll          1, 2, 4, 8  independent accumulators (vectors per loop iteration)
+//	algo            threepass   max; e^(x-m) into dst and its sum; dst·(1/sum)
+//	                online      running max and sum per lane, one exp per element
+//	                            (see below); then dst = e^(x-m)·(1/sum)
+//	exp             f64         math.Exp in float64
+//	                poly4       range reduction, degree-4 polynomial (2.7e-6)
+//	                poly5       range reduction, degree-5 polynomial (2.2e-7)
+//	threads         1 … cores   goroutines, the caller included; 1 starts none
+//	rows_per_chunk  1, 4, 16, 64 (those ≤ rows)  rows dealt round-robin to threads
+//
+// Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
+// ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
+// chunk sizes would repeat one kernel); threads_at_most_chunks (a goroutine
+// without rows is waste); needs_cpu_target (the template has only a Go
+// emitter, so every point is invalid on a CUDA target). The unroll is capped
+// at the vectors a row holds when the code is emitted.
+//
+// Rows whose length is not a multiple of vec end in one partial vector,
+// loaded with LoadSlicePart and -Inf in the lanes past the end; a scalar
+// tail measured 1.25× slower at 4097×1023 (4.6 ms against 5.8 ms, one
+// thread). The online pass needs one exp per element, not two: with
+// hi = max(m, x) and lo = min(m, x), e = e^(lo-hi) is e^(x-m) when x ≤ m
+// (sum += e) and e^(m-x) when x is a new maximum (sum = sum·e + 1). Scalar
+// kernels keep their sums in float64: a float32 running sum of one long row
+// drifts by about 1e-4 at 100000 columns, while each vector lane adds only
+// cols/vec terms.
+//
+// # Accuracy
+//
+// The exp variants' largest relative errors over [-87.3, 0] are measured by
+// codegen/golang's TestExpError (see that package for the table):
+// f64 6.0e-8, poly4 2.7e-6, poly5 2.2e-7 (2.0e-7 in vector code). Tolerance
+// is |got-want| ≤ abs + rel·|want| with
+//
+//	rel = 88·2^-24      x-m rounds in float32; e^x turns that into a relative error
+//	    + 2·2.7e-6      the worst exp (poly4), in each term and in the sum
+//	    + 4·2^-24       the reciprocal, the product, slack
+//	    + 4·2^-24·√cols the float32 sum, whose error grows like √cols for same-sign terms
+//	abs = 1e-37         e^x below about -87.7 is flushed to 0
+//
+// which is 1.1e-5 at one column, 1.9e-5 at 1023 and 8.6e-5 at 100000. Over
+// the test grid the largest error seen is about half of it. A degree-3
+// polynomial (7.5e-5) would have needed a tolerance ten times looser, so it
+// is not offered.
+//
+// -Inf entries give 0. A row that is all -Inf has no finite maximum: the
+// float64 reference computes -Inf-(-Inf) = NaN and so gives NaN for the whole
+// row, and the kernels do the same, on purpose (running maxima start at
+// -MaxFloat32, the row's sum is 0, and 0·(1/0) is NaN). NaN and +Inf inputs
+// are outside the contract.
+//
+// # Work
+//
+// FLOPs counts 5 per element: the max, the subtraction, exp as one, the add
+// to the sum and the multiply by 1/sum. Bytes is 2·4·rows·cols: src read
+// once and dst written once; the other passes hit the row in L1.
+//
+// # Version
+//
+// Template.Version is revision (in softmax.go) and a hash of the knob space
+// of a fixed workload and target, so it changes by itself when a knob, a
+// value or a constraint does. When the emitted code changes, bump revision
+// by hand ("softmax-1" to "softmax-2"): the tuning database then stops
+// applying records measured on the old code. TestGolden enforces it:
+// go test -update refuses to rewrite golden files whose code changed unless
+// revision changed too.
+package softmax

@@ -1,0 +1,209 @@
+package softmax
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// cpu returns a CPU target with the given cores and ISA.
+func cpu(cores int, isa device.ISA) device.Target {
+	return device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: cores, ISA: isa}}
+}
+
+var (
+	avx2   = device.ISA{SSE42: true, AVX2: true, FMA: true}
+	avx512 = device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}
+)
+
+func TestSpaceConstraints(t *testing.T) {
+	tests := []struct {
+		name   string
+		target device.Target
+		shape  []int
+		config string
+		want   string // the violated constraint, or "" for valid
+	}{
+		{"vec16 on avx512", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16", ""},
+		{"vec16 without avx512", cpu(2, avx2), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1", "vec16_needs_avx512"},
+		{"vec8 on avx2", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1", ""},
+		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1", "vec8_needs_avx2_fma"},
+		{"vec8 without avx2", cpu(2, device.ISA{}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1", "vec8_needs_avx2_fma"},
+		{"scalar anywhere", cpu(1, device.ISA{}), []int{64, 64}, "vec=1,unroll=8,algo=online,exp=poly4,threads=1,rows_per_chunk=1", ""},
+		{"chunks without threads", cpu(2, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=16", "rows_per_chunk_needs_threads"},
+		{"more threads than chunks", cpu(4, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=4,rows_per_chunk=64", "threads_at_most_chunks"},
+		{"threads on one row", cpu(2, avx512), []int{1, 100000}, "vec=16,unroll=1,algo=online,exp=poly4,threads=2,rows_per_chunk=1", "threads_at_most_chunks"},
+		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=1", "needs_cpu_target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := Template.Space(tt.shape, tt.target)
+			cfg, err := sp.Parse(tt.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = sp.Check(cfg)
+			var ce *schedule.ConstraintError
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Check(%s) = %v, want valid", cfg, err)
+			case tt.want != "" && !errors.As(err, &ce):
+				t.Errorf("Check(%s) = %v, want a violation of %s", cfg, err, tt.want)
+			case tt.want != "" && ce.Constraint != tt.want:
+				t.Errorf("Check(%s) violates %s, want %s", cfg, ce.Constraint, tt.want)
+			}
+		})
+	}
+}
+
+func TestSpaceKnobs(t *testing.T) {
+	tests := []struct {
+		shape   []int
+		cores   int
+		threads []int
+		chunks  []int
+		size    int64
+	}{
+		{[]int{4096, 1024}, 2, []int{1, 2}, []int{1, 4, 16, 64}, 3 * 4 * 2 * 3 * 2 * 4},
+		{[]int{3, 17}, 2, []int{1, 2}, []int{1}, 3 * 4 * 2 * 3 * 2 * 1},
+		{[]int{20, 5}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 16}, 3 * 4 * 2 * 3 * 8 * 3},
+		{[]int{1, 1}, 1, []int{1}, []int{1}, 3 * 4 * 2 * 3},
+	}
+	for _, tt := range tests {
+		sp := Template.Space(tt.shape, cpu(tt.cores, avx512))
+		if got := sp.Size(); got != tt.size {
+			t.Errorf("%v on %d cores: Size() = %d, want %d", tt.shape, tt.cores, got, tt.size)
+		}
+		for name, want := range map[string][]int{"threads": tt.threads, "rows_per_chunk": tt.chunks, "vec": {1, 8, 16}, "unroll": {1, 2, 4, 8}} {
+			k, ok := sp.Knob(name)
+			if !ok {
+				t.Fatalf("no knob %s", name)
+			}
+			var got []int
+			for _, v := range k.Values {
+				got = append(got, v.Int())
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%v on %d cores: %s = %v, want %v", tt.shape, tt.cores, name, got, want)
+			}
+		}
+	}
+}
+
+// TestEveryConfigRenders emits every valid config of a space, on a machine
+// without AVX-512 too, and checks that the source parses.
+func TestEveryConfigRenders(t *testing.T) {
+	for _, target := range []device.Target{cpu(2, avx2), cpu(3, avx512)} {
+		shape := []int{100, 33}
+		sp := Template.Space(shape, target)
+		valid := 0
+		for i := range sp.Size() {
+			cfg := sp.At(i)
+			if !sp.Valid(cfg) {
+				continue
+			}
+			valid++
+			if cfg.Int("vec") == 16 && !target.CPU.ISA.AVX512 {
+				t.Fatalf("%s valid without AVX-512", cfg)
+			}
+			f := golang.NewFile("kernels")
+			Template.EmitGo(f, "K", shape, cfg)
+			if _, err := golang.Render(f); err != nil {
+				t.Fatalf("%s: %v", cfg, err)
+			}
+		}
+		t.Logf("%s: %d of %d points valid", target.Fingerprint(), valid, sp.Size())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if Template.Version != version() {
+		t.Errorf("Version %q is not stable: now %q", Template.Version, version())
+	}
+	other := versionOf("softmax-0", space)
+	if other == Template.Version {
+		t.Errorf("Version does not change with the revision: %s", other)
+	}
+	fewer := func(shape []int, target device.Target) *schedule.Space {
+		sp := space(shape, target)
+		return schedule.NewSpace(sp.Knobs()[:5])
+	}
+	if v := versionOf(revision, fewer); v == Template.Version {
+		t.Errorf("Version does not change with the space: %s", v)
+	}
+}
+
+func TestReference(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	tests := []struct {
+		name  string
+		shape []int
+		in    []float32
+		want  []float64
+	}{
+		{"one", []int{1, 1}, []float32{-3}, []float64{1}},
+		{"two equal", []int{1, 2}, []float32{5, 5}, []float64{0.5, 0.5}},
+		{"rows are independent", []int{2, 2}, []float32{0, 1, 1e4, 1e4}, []float64{1 / (1 + math.E), math.E / (1 + math.E), 0.5, 0.5}},
+		{"-Inf gives 0", []int{1, 3}, []float32{inf, 2, 2}, []float64{0, 0.5, 0.5}},
+		{"all -Inf gives NaN", []int{1, 2}, []float32{inf, inf}, []float64{math.NaN(), math.NaN()}},
+		{"no overflow", []int{1, 2}, []float32{math.MaxFloat32, math.MaxFloat32}, []float64{0.5, 0.5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := make([]float64, len(tt.want))
+			Template.Reference(tt.shape, [][]float32{tt.in}, got)
+			for i := range got {
+				if math.IsNaN(tt.want[i]) != math.IsNaN(got[i]) || math.Abs(got[i]-tt.want[i]) > 1e-15 {
+					t.Errorf("got %v, want %v", got, tt.want)
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestCounts(t *testing.T) {
+	shape := []int{4096, 1024}
+	ins, out := Template.Args(shape)
+	if !slices.Equal(ins, []int{4096 * 1024}) || out != 4096*1024 {
+		t.Errorf("Args = %v, %d", ins, out)
+	}
+	if got := Template.Bytes(shape); got != 32<<20 {
+		t.Errorf("Bytes = %g, want 32 MiB", got)
+	}
+	if got := Template.FLOPs(shape); got != 5*4096*1024 {
+		t.Errorf("FLOPs = %g, want 5 per element", got)
+	}
+	if Template.Op.Name != "softmax" {
+		t.Errorf("Op = %s", Template.Op.Name)
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	prev := 0.0
+	for _, cols := range []int{1, 17, 1023, 100000} {
+		rel, abs := Template.Tolerance([]int{7, cols})
+		if rel <= prev || rel > 1e-4 || abs <= 0 || abs > 1e-30 {
+			t.Errorf("Tolerance(7x%d) = %g, %g: want rel growing with cols, below 1e-4, abs tiny", cols, rel, abs)
+		}
+		prev = rel
+	}
+}
+
+func TestShapePanics(t *testing.T) {
+	for _, shape := range [][]int{nil, {3}, {0, 4}, {4, 0}, {1, 2, 3}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Space(%v) did not panic", shape)
+				}
+			}()
+			Template.Space(shape, cpu(1, device.ISA{}))
+		}()
+	}
+}
