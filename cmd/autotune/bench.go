@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 var benchCommand = command{
 	name:    "bench",
 	summary: "compare the tuned kernel with baselines, side by side",
@@ -10,7 +12,7 @@ Runs the best tuned kernel of a workload from the tuning database next to its
 baselines (plain Go, gonum, a memory-copy floor, an FMA-peak loop) in one
 process, interleaved, and prints median times, throughput and ratios.
 
-No op has a template yet: bench validates its arguments and then exits 1,
+Not implemented yet: bench validates its arguments and then exits 1,
 saying so.
 
 Examples:
@@ -38,5 +40,8 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return errNoTemplate(w, "benchmark")
+	if _, err := tunable(w, "benchmark"); err != nil {
+		return err
+	}
+	return fmt.Errorf("bench is not implemented yet for %s: use 'autotune best' for the tuned time", w.op.Name)
 }

@@ -6,11 +6,10 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
-
-// dtype is the element type of every workload until templates take others.
-const dtype = "f32"
 
 var bestCommand = command{
 	name:    "best",
@@ -40,13 +39,26 @@ type bestJSON struct {
 }
 
 type bestConfig struct {
-	Config   any       `json:"config"`
-	MedianNS float64   `json:"median_ns"`
-	P20NS    float64   `json:"p20_ns"`
-	P80NS    float64   `json:"p80_ns"`
-	Samples  int       `json:"samples"`
-	Time     time.Time `json:"time"`
-	Tool     string    `json:"tool"`
+	Config   schedule.Config `json:"config"`
+	MedianNS float64         `json:"median_ns"`
+	P20NS    float64         `json:"p20_ns"`
+	P80NS    float64         `json:"p80_ns"`
+	GBps     float64         `json:"gbps,omitempty"`
+	GFLOPs   float64         `json:"gflops,omitempty"`
+	Samples  int             `json:"samples"`
+	Time     time.Time       `json:"time"`
+	Tool     string          `json:"tool"`
+}
+
+// newBestConfig describes a record; with the op's template it adds GB/s
+// and GFLOP/s.
+func newBestConfig(r tunedb.Record, tmpl kernels.Template, shape []int) bestConfig {
+	b := bestConfig{Config: r.Config, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
+		Samples: len(r.SamplesNS), Time: r.Time, Tool: r.Tool}
+	if tmpl.Bytes != nil && r.MedianNS > 0 {
+		b.GBps, b.GFLOPs = tmpl.Bytes(shape)/r.MedianNS, tmpl.FLOPs(shape)/r.MedianNS
+	}
+	return b
 }
 
 func runBest(c *command, std *stdio, args []string) error {
@@ -79,18 +91,22 @@ func runBest(c *command, std *stdio, args []string) error {
 	if !ok {
 		return fmt.Errorf("no successful record for %s in %s; tune it first", describeWorkload(w), db.Path())
 	}
+	tmpl, _ := tune.Template(w.op.Name)
 	if *asJSON {
 		return writeJSON(std, bestJSON{
-			Op: w.op.Name, Shape: w.shape, DType: dtype, Device: w.target.Name, Template: best.Workload.Template,
-			Best: bestConfig{Config: best.Config, MedianNS: best.MedianNS, P20NS: best.P20NS, P80NS: best.P80NS,
-				Samples: len(best.SamplesNS), Time: best.Time, Tool: best.Tool},
+			Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: best.Workload.Template,
+			Best: newBestConfig(best, tmpl, w.shape),
 		})
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s\n", describeWorkload(w))
 	fmt.Fprintf(tw, "config\t%s\n", best.Config)
-	fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)\n", formatNS(best.MedianNS), formatNS(best.P20NS),
+	fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)", formatNS(best.MedianNS), formatNS(best.P20NS),
 		formatNS(best.P80NS), len(best.SamplesNS))
+	if tmpl.Bytes != nil {
+		fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, best.MedianNS))
+	}
+	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "template\t%s\n", best.Workload.Template)
 	fmt.Fprintf(tw, "measured\t%s by autotune %s\n", best.Time.Format(time.RFC3339), best.Tool)
 	return tw.Flush()
@@ -99,7 +115,7 @@ func runBest(c *command, std *stdio, args []string) error {
 // latestBest returns the best record of the workload's most recently
 // measured template version.
 func latestBest(db *tunedb.DB, w workload) (tunedb.Record, bool, error) {
-	wls, err := db.Find(w.op.Name, w.shape, dtype, w.target.Fingerprint())
+	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
 	if err != nil {
 		return tunedb.Record{}, false, err
 	}
@@ -118,5 +134,5 @@ func latestBest(db *tunedb.DB, w workload) (tunedb.Record, bool, error) {
 }
 
 func describeWorkload(w workload) string {
-	return fmt.Sprintf("%s %s %s on %s", w.op.Name, kernels.FormatShape(w.shape), dtype, w.target.Fingerprint())
+	return fmt.Sprintf("%s %s %s on %s", w.op.Name, kernels.FormatShape(w.shape), tune.DType, w.target.Fingerprint())
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -230,7 +231,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer db.Close()
-	wls, err := db.Find(w.op.Name, w.shape, dtype, w.target.Fingerprint())
+	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
 	if err != nil {
 		return err
 	}

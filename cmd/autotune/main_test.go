@@ -72,15 +72,18 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 	}
 }
 
-func TestNoTemplateExits1(t *testing.T) {
-	for _, args := range [][]string{
-		{"--op", "softmax", "--shape", "4096x1024", "--device", "sm_86"},
-		{"tune", "--op", "gemm", "--shape", "8x8x8", "--device", "cpu"},
-		{"bench", "--op", "attention", "--shape", "1x8x1024x64"},
+func TestUntunableExits1(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--op", "softmax", "--shape", "4096x1024", "--device", "sm_86"}, "no CUDA backend yet"},
+		{[]string{"tune", "--op", "gemm", "--shape", "8x8x8", "--device", "cpu"}, "no template for op gemm"},
+		{[]string{"bench", "--op", "attention", "--shape", "1x8x1024x64"}, "no template for op attention"},
 	} {
-		code, _, stderr := run(t, "", args...)
-		if code != 1 || !strings.Contains(stderr, "no template for op") {
-			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		code, _, stderr := run(t, "", tt.args...)
+		if code != 1 || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tt.args, code, stderr, tt.want)
 		}
 	}
 }

@@ -1,9 +1,20 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/autotune-dev/autotune/kernels"
+	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
+	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 var tuneCommand = command{
@@ -13,17 +24,24 @@ var tuneCommand = command{
 Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
-Explores the knobs of the op's template for one workload, measures each
-candidate, and stores every measurement in the tuning database. Rerunning the
-same command resumes: configs already measured are not measured again.
+Explores the knobs of the op's template for one workload: generates a kernel
+for each proposed config, builds a batch at a time, checks each kernel
+against a float64 reference, times the correct ones, and stores every
+measurement (failures too) in the tuning database. Rerunning the same
+command resumes: configs already measured are not measured again. Ctrl-C
+commits what was measured and prints the summary.
 
-No op has a template yet: tune validates its arguments and then exits 1,
-saying so.
+The run stops at whichever budget comes first: --trials new measurements or
+--time of wall time. Progress goes to stderr (a bar on a terminal, a line per
+batch otherwise); the summary goes to stdout.
+
+Ops with a template: softmax (CPU). gemm and attention are not tunable yet;
+CUDA devices are not either.
 
 Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
-  autotune tune --op gemm --shape 1024x1024x1024 --device cpu --seed 7
-  autotune tune --op attention --shape 1x8x1024x64 --device sm_86 --json
+  autotune tune --op softmax --shape 4096x1024 --trials 64 --strategy grid
+  autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
 `,
 	run: runTune,
 }
@@ -31,18 +49,30 @@ Examples:
 // tuneOptions are the flags of tune.
 type tuneOptions struct {
 	workloadFlags
-	db   string
-	json bool
-	seed uint64
+	db       string
+	json     bool
+	seed     uint64
+	trials   int
+	budget   time.Duration
+	strategy string
+	batch    int
+}
+
+func (o *tuneOptions) register(fs *flag.FlagSet) {
+	o.workloadFlags.register(fs)
+	dbFlag(fs, &o.db)
+	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the search's proposals and of the test inputs; the same seed proposes the same configs")
+	fs.IntVar(&o.trials, "trials", 200, "stop after N new measurements")
+	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit)")
+	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
+	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 }
 
 func runTune(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	var o tuneOptions
-	o.workloadFlags.register(fs)
-	dbFlag(fs, &o.db)
-	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the search's random proposals; the same seed proposes the same configs")
+	o.register(fs)
 	args, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -54,11 +84,144 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	return errNoTemplate(w, "tune")
+	switch {
+	case o.trials < 1:
+		return usagef("--trials must be at least 1, not %d", o.trials)
+	case o.budget < 0:
+		return usagef("--time must not be negative")
+	case o.batch < 1:
+		return usagef("--batch must be at least 1, not %d", o.batch)
+	case !tune.StrategyKnown(o.strategy):
+		return usagef("unknown strategy %q (known: %s)", o.strategy, strings.Join(tune.Strategies, ", "))
+	}
+	tmpl, err := tunable(w, "tune")
+	if err != nil {
+		return err
+	}
+	db, err := openDB(o.db, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	// Ctrl-C cancels the context: the measurer stops, what finished is
+	// committed, and the summary is printed. A second Ctrl-C kills.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
+	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
+	s, err := tune.Run(ctx, tune.Task{
+		Template: tmpl, Shape: w.shape, Target: w.target,
+		Space:    tmpl.Space(w.shape, w.target),
+		Measurer: measurecpu.New(&measurecpu.Options{Seed: o.seed}),
+		Store:    db, Observer: progress,
+		Strategy: o.strategy, Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
+		Tool: version,
+	})
+	progress.finish()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(std, tuneJSON(w, tmpl, o, s))
+	}
+	printSummary(std, w, tmpl, s)
+	return nil
 }
 
-// errNoTemplate is the failure for an op whose template does not exist yet.
-func errNoTemplate(w workload, what string) error {
-	return fmt.Errorf("no template for op %s yet: cannot %s %s %s on %s",
-		w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
+// tunable returns the template of w's op, or the failure that says why w
+// cannot be tuned or benchmarked yet.
+func tunable(w workload, what string) (kernels.Template, error) {
+	tmpl, ok := tune.Template(w.op.Name)
+	if !ok {
+		return kernels.Template{}, fmt.Errorf("no template for op %s yet: cannot %s %s %s on %s",
+			w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
+	}
+	if w.target.IsCUDA() {
+		return kernels.Template{}, fmt.Errorf("no CUDA backend yet: cannot %s %s on %s; use --device cpu", what, w.op.Name, w.target)
+	}
+	return tmpl, nil
+}
+
+// summaryJSON is tune's --json output.
+type summaryJSON struct {
+	Op          string                `json:"op"`
+	Shape       []int                 `json:"shape"`
+	DType       string                `json:"dtype"`
+	Device      string                `json:"device"`
+	Template    string                `json:"template"`
+	Strategy    string                `json:"strategy"`
+	Seed        uint64                `json:"seed"`
+	Trials      int                   `json:"trials"`
+	Resumed     int                   `json:"resumed"`
+	Exhausted   bool                  `json:"exhausted"`
+	Interrupted bool                  `json:"interrupted"`
+	Failures    map[tunedb.Status]int `json:"failures"`
+	BuildS      float64               `json:"build_s"`
+	RunS        float64               `json:"run_s"`
+	ElapsedS    float64               `json:"elapsed_s"`
+	PerMinute   float64               `json:"candidates_per_minute"`
+	Best        *bestConfig           `json:"best"`
+}
+
+func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) summaryJSON {
+	out := summaryJSON{
+		Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version,
+		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
+		Exhausted: s.Exhausted, Interrupted: s.Interrupted, Failures: s.Failures,
+		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
+	}
+	if s.Best != nil {
+		b := newBestConfig(*s.Best, tmpl, w.shape)
+		out.Best = &b
+	}
+	return out
+}
+
+func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary) {
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "workload\t%s\n", describeWorkload(w))
+	if s.Best != nil {
+		b := *s.Best
+		fmt.Fprintf(tw, "best\t%s\n", b.Config)
+		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s)  %s\n", formatNS(b.MedianNS), formatNS(b.P20NS), formatNS(b.P80NS),
+			throughput(tmpl, w.shape, b.MedianNS))
+	} else {
+		fmt.Fprintf(tw, "best\tnone: no candidate passed the check\n")
+	}
+	state := ""
+	switch {
+	case s.Interrupted:
+		state = ", interrupted"
+	case s.Exhausted:
+		state = ", every valid config measured"
+	}
+	fmt.Fprintf(tw, "trials\t%d this run, %d from earlier runs%s\n", s.Trials, s.Resumed, state)
+	fmt.Fprintf(tw, "failures\t%s\n", formatFailures(s.Failures))
+	fmt.Fprintf(tw, "time\tbuild %.1fs, run %.1fs, elapsed %.1fs (%.0f candidates/min)\n",
+		s.BuildTime.Seconds(), s.RunTime.Seconds(), s.Elapsed.Seconds(), s.PerMinute())
+	tw.Flush()
+}
+
+// formatFailures lists failures by status in the database's order: "none" or
+// "wrong_answer 2, timeout 1".
+func formatFailures(f map[tunedb.Status]int) string {
+	var parts []string
+	for _, st := range tunedb.Statuses() {
+		if f[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, f[st]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// throughput is "82.6 GB/s, 10.3 GFLOP/s" for a kernel of the given median.
+func throughput(tmpl kernels.Template, shape []int, medianNS float64) string {
+	if medianNS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f GB/s, %.2f GFLOP/s", tmpl.Bytes(shape)/medianNS, tmpl.FLOPs(shape)/medianNS)
 }

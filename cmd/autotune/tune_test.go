@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTuneSoftmaxEndToEnd generates, builds, checks and times real softmax
+// kernels, then resumes and reads the winner back.
+func TestTuneSoftmaxEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	tuneOnce := func() summaryJSON {
+		t.Helper()
+		code, stdout, stderr := run(t, "", "--op", "softmax", "--shape", "3x17", "--device", "cpu", "--db", path,
+			"--trials", "6", "--batch", "3", "--seed", "5", "--json")
+		if code != 0 {
+			t.Fatalf("tune: exit %d\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "[3/6]") || !strings.Contains(stderr, "[6/6]") {
+			t.Errorf("no progress line per batch on stderr:\n%s", stderr)
+		}
+		var s summaryJSON
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("tune --json: %v\n%s", err, stdout)
+		}
+		return s
+	}
+	first := tuneOnce()
+	if first.Trials != 6 || first.Resumed != 0 || first.Best == nil || first.Best.MedianNS <= 0 || first.Best.GBps <= 0 {
+		t.Fatalf("first run: %+v", first)
+	}
+	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" {
+		t.Errorf("first run describes the wrong workload: %+v", first)
+	}
+	second := tuneOnce()
+	if second.Trials != 6 || second.Resumed != 6 {
+		t.Errorf("second run: trials %d, resumed %d; want 6 new after 6 earlier", second.Trials, second.Resumed)
+	}
+	if second.Best.MedianNS > first.Best.MedianNS {
+		t.Errorf("the best got worse across runs: %v then %v", first.Best.MedianNS, second.Best.MedianNS)
+	}
+
+	code, stdout, _ := run(t, "", "best", "--op", "softmax", "--shape", "3x17", "--device", "cpu", "--db", path, "--json")
+	var best bestJSON
+	if err := json.Unmarshal([]byte(stdout), &best); code != 0 || err != nil {
+		t.Fatalf("best: exit %d, %v\n%s", code, err, stdout)
+	}
+	if !best.Best.Config.Equal(second.Best.Config) || best.Best.MedianNS != second.Best.MedianNS {
+		t.Errorf("best shows %s (%v ns), tune found %s (%v ns)", best.Best.Config, best.Best.MedianNS,
+			second.Best.Config, second.Best.MedianNS)
+	}
+	code, stdout, _ = run(t, "", "db", "show", "--op", "softmax", "--shape", "3x17", "--db", path, "--top", "0")
+	if code != 0 || strings.Count(stdout, "\n") != 13 { // header + 12 records
+		t.Errorf("db show: exit %d, want 12 records:\n%s", code, stdout)
+	}
+}
+
+func TestTuneFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		flag, value, want string
+	}{
+		{"--trials", "0", "--trials must be at least 1"},
+		{"--time", "-1s", "--time must not be negative"},
+		{"--batch", "0", "--batch must be at least 1"},
+		{"--strategy", "annealing", `unknown strategy "annealing"`},
+		{"--time", "soon", "invalid value"},
+	} {
+		code, _, stderr := run(t, "", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s %s: exit %d, %q", tt.flag, tt.value, code, stderr)
+		}
+	}
+}

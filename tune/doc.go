@@ -1,0 +1,15 @@
+// Package tune runs the tuning loop for one task: propose a batch of configs,
+// measure it, commit the records, tell the search, report, until the budget
+// is spent or the space is exhausted.
+//
+// It is the one place that wires concrete parts together: the template's
+// space, a search strategy, a measurer for the target and the tuning
+// database. Each is reached through a small interface declared here, so the
+// loop is tested with fakes and the parts know nothing of each other.
+//
+// Every measured config becomes a record, failures included, and every batch
+// is committed in one transaction before the next starts: an interrupted run
+// loses at most the batch in flight (Ctrl-C loses nothing: the finished part
+// of the batch is committed), and a rerun skips every config already in the
+// database.
+package tune

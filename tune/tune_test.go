@@ -1,0 +1,149 @@
+package tune
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// fakeMeasurer times a config as 1000ns per unit of "cost"; unroll=8 fails
+// as a wrong answer and vec=1,unroll=4 does not build.
+type fakeMeasurer struct {
+	calls    int
+	measured []string
+	cancel   func() // when set, cancels after the first result of the second batch
+}
+
+func (f *fakeMeasurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
+	f.calls++
+	cfgs := b.Configs
+	var out []measure.Result
+	for i, c := range cfgs {
+		if f.cancel != nil && f.calls == 2 && i == 1 {
+			f.cancel()
+			return out, ctx.Err()
+		}
+		f.measured = append(f.measured, c.String())
+		r := measure.Result{Config: c, Status: measure.StatusOK, BuildNS: 10, RunNS: 20}
+		switch {
+		case c.Int("unroll") == 8:
+			r.Status, r.Error = measure.StatusWrongAnswer, "index 3: got 1, want 2"
+		case c.Int("vec") == 1 && c.Int("unroll") == 4:
+			r.Status, r.Error = measure.StatusBuildError, "k003.go:1: syntax error"
+		default:
+			ns := float64(1000 * (17 - c.Int("vec")) * c.Int("unroll"))
+			r.SamplesNS = []float64{ns, ns, ns}
+			r.MedianNS, r.P20NS, r.P80NS = ns, ns, ns
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+type countingObserver struct{ batches int }
+
+func (o *countingObserver) Batch(Progress) { o.batches++ }
+
+func testTask(t *testing.T, db *tunedb.DB, m Measurer) Task {
+	space := schedule.NewSpace([]schedule.Knob{
+		schedule.Choice("vec", 1, 8, 16),
+		schedule.Choice("unroll", 1, 2, 4, 8),
+	})
+	return Task{
+		Template: kernels.Template{Op: kernels.Op{Name: "softmax"}, Version: "t1"},
+		Shape:    []int{4, 4},
+		Target:   device.Host(),
+		Space:    space, Measurer: m, Store: db, Seed: 1, Trials: 5, BatchSize: 2, Tool: "test",
+	}
+}
+
+func openDB(t *testing.T) *tunedb.DB {
+	db, err := tunedb.Open(filepath.Join(t.TempDir(), "tune.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestRunRespectsBudgetAndResumes(t *testing.T) {
+	db := openDB(t)
+	m := &fakeMeasurer{}
+	obs := &countingObserver{}
+	task := testTask(t, db, m)
+	task.Observer = obs
+	s, err := Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Trials != 5 || len(m.measured) != 5 || obs.batches != 3 {
+		t.Fatalf("trials %d, measured %d, batches %d; want 5, 5, 3", s.Trials, len(m.measured), obs.batches)
+	}
+	recs, _ := db.Records(Workload(task.Template, task.Shape, task.Target))
+	if len(recs) != 5 {
+		t.Fatalf("%d records committed, want 5", len(recs))
+	}
+
+	// The second run measures only what the first did not, then runs dry.
+	m2 := &fakeMeasurer{}
+	task.Measurer, task.Trials = m2, 100
+	s2, err := Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Resumed != 5 || s2.Trials != 7 || !s2.Exhausted {
+		t.Errorf("resumed %d, trials %d, exhausted %v; want 5, 7, true", s2.Resumed, s2.Trials, s2.Exhausted)
+	}
+	seen := map[string]bool{}
+	for _, c := range append(m.measured, m2.measured...) {
+		if seen[c] {
+			t.Errorf("%s measured twice", c)
+		}
+		seen[c] = true
+	}
+	// Best over both runs: vec=16,unroll=1 at 1000ns; failures never win.
+	if s2.Best == nil || s2.Best.Config.String() != "vec=16,unroll=1" || s2.Best.MedianNS != 1000 {
+		t.Errorf("best = %+v", s2.Best)
+	}
+	if s.Failures[tunedb.StatusWrongAnswer]+s2.Failures[tunedb.StatusWrongAnswer] != 3 ||
+		s.Failures[tunedb.StatusBuildError]+s2.Failures[tunedb.StatusBuildError] != 1 {
+		t.Errorf("failures %v and %v; want 3 wrong answers and 1 build error in all", s.Failures, s2.Failures)
+	}
+}
+
+func TestRunInterruptedCommitsFinishedWork(t *testing.T) {
+	db := openDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &fakeMeasurer{cancel: cancel}
+	s, err := Run(ctx, testTask(t, db, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Interrupted || s.Trials != 3 {
+		t.Errorf("interrupted %v, trials %d; want true, 3 (a batch of 2, then 1 of the next)", s.Interrupted, s.Trials)
+	}
+	task := testTask(t, db, m)
+	recs, _ := db.Records(Workload(task.Template, task.Shape, task.Target))
+	if len(recs) != 3 {
+		t.Errorf("%d records committed, want 3", len(recs))
+	}
+}
+
+func TestRunRejectsBadTasks(t *testing.T) {
+	db := openDB(t)
+	task := testTask(t, db, &fakeMeasurer{})
+	task.Trials = 0
+	if _, err := Run(context.Background(), task); err == nil {
+		t.Error("a zero budget was accepted")
+	}
+	task.Trials, task.Strategy = 1, "annealing"
+	if _, err := Run(context.Background(), task); err == nil {
+		t.Error("an unknown strategy was accepted")
+	}
+}
