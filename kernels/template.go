@@ -52,4 +52,20 @@ type Template struct {
 	// The code may use simd/archsimd; it is built with GOEXPERIMENT=simd.
 	// cfg is a valid point of Space(shape, target).
 	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
+
+	// Baselines are the op's reference implementations as a user would
+	// write them (plain Go loops, a library call), which `autotune bench`
+	// runs side by side with the tuned kernel. Op-independent baselines
+	// (the memory-copy floor, the FMA peak) belong to the bench harness.
+	Baselines []Baseline
+}
+
+// A Baseline is code the tuned kernel is compared with.
+type Baseline struct {
+	Name string // short and lower-case: "naive", "gonum"
+	Doc  string // one line for tables and help
+
+	// EmitGo adds to f a function with the given name and the kernel
+	// calling convention, func name(out, in0, ... []float32).
+	EmitGo func(f *jen.File, name string, shape []int)
 }
