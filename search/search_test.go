@@ -26,11 +26,31 @@ func bigSpace() *schedule.Space {
 	return schedule.NewSpace([]schedule.Knob{schedule.Choice("a", vals...), schedule.Choice("b", vals...)})
 }
 
+// sumModel prefers configs with small features; any fixed ranking will do
+// for the conformance tests.
+type sumModel struct{}
+
+func (sumModel) Predict(feats [][]float64) []float64 {
+	out := make([]float64, len(feats))
+	for i, f := range feats {
+		for _, x := range f {
+			out[i] -= x
+		}
+	}
+	return out
+}
+
 type newStrategy func(*schedule.Space, Options) Strategy
 
 var strategies = map[string]newStrategy{
 	"grid":   func(s *schedule.Space, o Options) Strategy { return NewGrid(s, o) },
 	"random": func(s *schedule.Space, o Options) Strategy { return NewRandom(s, o) },
+	"evolutionary": func(s *schedule.Space, o Options) Strategy {
+		return NewEvolutionary(s, EvolutionaryOptions{Options: o, Population: 16})
+	},
+	"evolutionary+model": func(s *schedule.Space, o Options) Strategy {
+		return NewEvolutionary(s, EvolutionaryOptions{Options: o, Population: 16, Model: sumModel{}, Features: s.Features})
+	},
 }
 
 // drain asks for batches of n until the strategy runs dry or budget configs came.

@@ -1,0 +1,239 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// Model predicts how fast configs are: higher is faster. The scores only
+// need to order configs; costmodel's models satisfy it.
+type Model interface {
+	Predict(features [][]float64) []float64
+}
+
+// EvolutionaryOptions configure NewEvolutionary. Zero fields take the
+// defaults given with each.
+type EvolutionaryOptions struct {
+	Options
+
+	// Model scores proposals; nil scores them at random, which makes the
+	// search a random search with extra steps (useful as a control).
+	Model Model
+	// Features turns a config into the model's input. Required with a Model.
+	Features func(schedule.Config) []float64
+
+	// Seeds are proposed first, in order, and then join the population: the
+	// best configs transferred from other shapes of the same op. Configs
+	// that are not valid points of the space are dropped.
+	Seeds []schedule.Config
+
+	// Elite are configs measured in earlier runs with their costs (ns per
+	// call), which seed the population as if told by Tell.
+	Elite      []schedule.Config
+	EliteCosts []float64
+
+	Population  int     // configs kept per generation; default 128
+	Generations int     // rounds of mutation and crossover per batch; default 4
+	Epsilon     float64 // share of each batch drawn at random, for exploration; default 0.1, negative for none
+	Crossover   float64 // share of children made by crossover rather than mutation; default 0.3
+}
+
+// Evolutionary is the search of Ansor and MetaSchedule: it evolves a
+// population of configs (mutation and crossover, valid configs only), scores
+// it with a learned cost model, and proposes the best predicted configs not
+// yet measured, plus a few random ones so that a wrong model cannot trap it.
+type Evolutionary struct {
+	space *schedule.Space
+	rng   *rand.Rand
+	seen  seenSet
+	opts  EvolutionaryOptions
+
+	// seeds are proposed before anything else: configs that were best
+	// elsewhere are the likeliest to be good here.
+	seeds []schedule.Config
+	// elite are the configs measured so far, fastest first; they seed each
+	// batch's population.
+	elite []scored
+}
+
+type scored struct {
+	cfg   schedule.Config
+	score float64 // higher is better: predicted speed, or -cost for measured
+}
+
+var _ Strategy = (*Evolutionary)(nil)
+
+// NewEvolutionary returns an evolutionary search over space.
+func NewEvolutionary(space *schedule.Space, opts EvolutionaryOptions) *Evolutionary {
+	opts.Population = cmp.Or(opts.Population, 128)
+	opts.Generations = cmp.Or(opts.Generations, 4)
+	opts.Epsilon = max(cmp.Or(opts.Epsilon, 0.1), 0)
+	opts.Crossover = cmp.Or(opts.Crossover, 0.3)
+	e := &Evolutionary{space: space, rng: opts.rand(), seen: newSeen(opts.Measured), opts: opts}
+	e.Tell(opts.Elite, opts.EliteCosts)
+	for _, c := range opts.Seeds {
+		if c, err := space.Canonical(c); err == nil && space.Valid(c) {
+			e.seeds = append(e.seeds, c)
+		}
+	}
+	return e
+}
+
+// Next returns up to n unmeasured valid configs: the best predicted of an
+// evolved population, and about Epsilon·n random ones.
+func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var out []schedule.Config
+	for len(e.seeds) > 0 && len(out) < n {
+		if e.seen.add(e.seeds[0]) {
+			out = append(out, e.seeds[0])
+		}
+		e.seeds = e.seeds[1:]
+	}
+	if len(out) == n {
+		return out, nil
+	}
+	pop, err := e.evolve()
+	if err != nil {
+		return nil, err
+	}
+	explore := int(math.Round(e.opts.Epsilon * float64(n-len(out))))
+	for _, s := range pop {
+		if len(out) >= n-explore {
+			break
+		}
+		if e.seen.add(s.cfg) {
+			out = append(out, s.cfg)
+		}
+	}
+	// Random picks fill the rest, also when the population ran out of
+	// unmeasured configs.
+	misses := 0
+	for len(out) < n && misses < 100*n {
+		c, err := e.space.Sample(e.rng)
+		if err != nil {
+			return out, err
+		}
+		if e.seen.add(c) {
+			out = append(out, c)
+		} else {
+			misses++
+		}
+	}
+	if len(out) < n {
+		// Sampling keeps hitting measured configs: the space is nearly
+		// exhausted, so walk it for whatever is left.
+		for i := int64(0); i < e.space.Size() && len(out) < n; i++ {
+			c := e.space.At(i)
+			if e.space.Valid(c) && e.seen.add(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// evolve grows a population from the elite and random samples, and returns
+// it ordered by predicted score, best first, without duplicates.
+func (e *Evolutionary) evolve() ([]scored, error) {
+	size := e.opts.Population
+	var pop []schedule.Config
+	for _, s := range e.elite {
+		if len(pop) >= size/2 {
+			break
+		}
+		pop = append(pop, s.cfg)
+	}
+	for len(pop) < size {
+		c, err := e.space.Sample(e.rng)
+		if err != nil {
+			return nil, err
+		}
+		pop = append(pop, c)
+	}
+	ranked := e.score(pop)
+	for range e.opts.Generations {
+		children := make([]schedule.Config, 0, size)
+		for range size {
+			a := e.pick(ranked)
+			var child schedule.Config
+			var err error
+			if e.rng.Float64() < e.opts.Crossover {
+				child, err = e.space.Crossover(e.rng, a, e.pick(ranked))
+			} else {
+				child, err = e.space.Mutate(e.rng, a)
+			}
+			if err == nil { // no valid child nearby: skip it, others will do
+				children = append(children, child)
+			}
+		}
+		ranked = topUnique(append(ranked, e.score(children)...), size)
+	}
+	return ranked, nil
+}
+
+// pick chooses a parent by a binary tournament on predicted score.
+func (e *Evolutionary) pick(ranked []scored) schedule.Config {
+	a, b := ranked[e.rng.IntN(len(ranked))], ranked[e.rng.IntN(len(ranked))]
+	if b.score > a.score {
+		return b.cfg
+	}
+	return a.cfg
+}
+
+// score predicts every config with the model, or at random without one.
+func (e *Evolutionary) score(cfgs []schedule.Config) []scored {
+	out := make([]scored, len(cfgs))
+	var pred []float64
+	if e.opts.Model != nil {
+		feats := make([][]float64, len(cfgs))
+		for i, c := range cfgs {
+			feats[i] = e.opts.Features(c)
+		}
+		pred = e.opts.Model.Predict(feats)
+	}
+	for i, c := range cfgs {
+		out[i].cfg = c
+		if pred != nil {
+			out[i].score = pred[i]
+		} else {
+			out[i].score = e.rng.Float64()
+		}
+	}
+	return out
+}
+
+// topUnique returns the n best-scored distinct configs, best first. Ties keep
+// their order, so results depend only on the seed.
+func topUnique(s []scored, n int) []scored {
+	slices.SortStableFunc(s, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	seen := make(map[string]bool, len(s))
+	out := s[:0]
+	for _, x := range s {
+		k := x.cfg.String()
+		if seen[k] || len(out) >= n {
+			continue
+		}
+		seen[k] = true
+		out = append(out, x)
+	}
+	return out
+}
+
+// Tell keeps the measured configs that succeeded, fastest first, as the
+// elite that seeds the next population.
+func (e *Evolutionary) Tell(configs []schedule.Config, costs []float64) {
+	for i, c := range configs {
+		if !math.IsInf(costs[i], 1) && !math.IsNaN(costs[i]) {
+			e.elite = append(e.elite, scored{cfg: c, score: -costs[i]})
+		}
+	}
+	slices.SortStableFunc(e.elite, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	e.elite = e.elite[:min(len(e.elite), e.opts.Population)]
+}
