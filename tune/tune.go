@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
@@ -14,7 +11,6 @@ import (
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/schedule"
-	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -27,29 +23,9 @@ type Measurer interface {
 
 var _ Measurer = (*cpu.Measurer)(nil)
 
-// Store is the part of the tuning database the loop needs.
-type Store interface {
-	Measured(w tunedb.Workload) (map[string]bool, error)
-	Best(w tunedb.Workload) (tunedb.Record, bool, error)
-	Commit(recs []tunedb.Record) error
-}
-
 // Observer hears about every committed batch, for progress bars and logs.
 type Observer interface {
 	Batch(p Progress)
-}
-
-// Strategies are the search strategies by name; the first is the default.
-var Strategies = []string{"random", "grid"}
-
-func newStrategy(name string, space *schedule.Space, opts search.Options) (search.Strategy, error) {
-	switch name {
-	case "random":
-		return search.NewRandom(space, opts), nil
-	case "grid":
-		return search.NewGrid(space, opts), nil
-	}
-	return nil, fmt.Errorf("tune: unknown strategy %q (known: %v)", name, Strategies)
 }
 
 // Task is one workload to tune on one target, with its budget.
@@ -59,10 +35,12 @@ type Task struct {
 	Target   device.Target
 	Space    *schedule.Space
 	Measurer Measurer
-	Store    Store
+	Store    *tunedb.DB
 	Observer Observer // may be nil
 
 	Strategy  string        // one of Strategies; "" means the first
+	Model     string        // one of Models, for the evolutionary search; "" means the first
+	EarlyStop int           // stop after this many trials without a new best; 0 means never
 	Seed      uint64        // fixes the strategy's proposals
 	Trials    int           // new measurements in this run; must be ≥ 1
 	Time      time.Duration // wall-clock budget; 0 means none
@@ -94,6 +72,7 @@ type Summary struct {
 	Progress
 	Resumed     int  // configs measured by earlier runs, skipped
 	Exhausted   bool // every valid config has been measured
+	EarlyStop   bool // EarlyStop trials passed without a new best
 	Interrupted bool // the context was cancelled; what finished is committed
 }
 
@@ -108,9 +87,12 @@ func (p Progress) PerMinute() float64 {
 // Run tunes t until its budget is spent, the space is exhausted or ctx is
 // cancelled. Failed candidates are records, not errors; an error means the
 // database, the toolchain or the target could not be used.
-func Run(ctx context.Context, t Task) (Summary, error) {
+func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	if t.Trials < 1 {
 		return Summary{}, errors.New("tune: the trial budget must be at least 1")
+	}
+	if t.Store == nil {
+		return Summary{}, errNoStore
 	}
 	batchSize := cmp.Or(t.BatchSize, 16)
 	w := Workload(t.Template, t.Shape, t.Target)
@@ -118,7 +100,7 @@ func Run(ctx context.Context, t Task) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	strategy, err := newStrategy(cmp.Or(t.Strategy, Strategies[0]), t.Space, search.Options{Seed: t.Seed, Measured: measured})
+	learn, err := newLearner(t, w, measured)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -128,7 +110,13 @@ func Run(ctx context.Context, t Task) (Summary, error) {
 	} else if ok {
 		s.Best = &best
 	}
+	defer func() {
+		if err := learn.save(t.Store); err != nil && runErr == nil {
+			runErr = err
+		}
+	}()
 	start := time.Now()
+	sinceBest := 0 // trials since the best improved
 	for s.Trials < t.Trials {
 		if t.Time > 0 && time.Since(start) >= t.Time {
 			break
@@ -137,7 +125,7 @@ func Run(ctx context.Context, t Task) (Summary, error) {
 			s.Interrupted = true
 			break
 		}
-		cfgs, err := strategy.Next(min(batchSize, t.Trials-s.Trials))
+		cfgs, err := learn.strategy.Next(min(batchSize, t.Trials-s.Trials))
 		if err != nil {
 			return s, err
 		}
@@ -153,10 +141,19 @@ func Run(ctx context.Context, t Task) (Summary, error) {
 		if merr != nil && !errors.Is(merr, context.Canceled) && !errors.Is(merr, context.DeadlineExceeded) {
 			return s, merr
 		}
-		if err := s.record(t, w, results); err != nil {
+		bestBefore := s.Best
+		recs, err := s.record(t, w, results)
+		if err != nil {
 			return s, err
 		}
-		strategy.Tell(configsOf(results), costs(results))
+		if err := learn.tell(recs); err != nil {
+			return s, err
+		}
+		if s.Best != bestBefore {
+			sinceBest = 0
+		} else {
+			sinceBest += len(recs)
+		}
 		s.Elapsed = time.Since(start)
 		if t.Observer != nil {
 			t.Observer.Batch(s.Progress)
@@ -165,13 +162,17 @@ func Run(ctx context.Context, t Task) (Summary, error) {
 			s.Interrupted = true
 			break
 		}
+		if t.EarlyStop > 0 && sinceBest >= t.EarlyStop {
+			s.EarlyStop = true
+			break
+		}
 	}
 	s.Elapsed = time.Since(start)
 	return s, nil
 }
 
 // record commits a batch's results and folds them into the summary.
-func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) error {
+func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([]tunedb.Record, error) {
 	now := time.Now().UTC()
 	recs := make([]tunedb.Record, len(results))
 	for i, r := range results {
@@ -186,7 +187,7 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) er
 	}
 	if len(recs) > 0 {
 		if err := t.Store.Commit(recs); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i, r := range recs {
@@ -201,28 +202,5 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) er
 			s.Best = &recs[i]
 		}
 	}
-	return nil
+	return recs, nil
 }
-
-func configsOf(results []measure.Result) []schedule.Config {
-	cfgs := make([]schedule.Config, len(results))
-	for i, r := range results {
-		cfgs[i] = r.Config
-	}
-	return cfgs
-}
-
-// costs are what the search learns from: the median, or +Inf for a failure.
-func costs(results []measure.Result) []float64 {
-	c := make([]float64, len(results))
-	for i, r := range results {
-		c[i] = math.Inf(1)
-		if r.Status == measure.StatusOK {
-			c[i] = r.MedianNS
-		}
-	}
-	return c
-}
-
-// StrategyKnown reports whether name is one of Strategies.
-func StrategyKnown(name string) bool { return slices.Contains(Strategies, name) }

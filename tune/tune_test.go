@@ -50,16 +50,19 @@ type countingObserver struct{ batches int }
 
 func (o *countingObserver) Batch(Progress) { o.batches++ }
 
-func testTask(t *testing.T, db *tunedb.DB, m Measurer) Task {
-	space := schedule.NewSpace([]schedule.Knob{
+func testSpace([]int, device.Target) *schedule.Space {
+	return schedule.NewSpace([]schedule.Knob{
 		schedule.Choice("vec", 1, 8, 16),
 		schedule.Choice("unroll", 1, 2, 4, 8),
 	})
+}
+
+func testTask(t *testing.T, db *tunedb.DB, m Measurer) Task {
 	return Task{
-		Template: kernels.Template{Op: kernels.Op{Name: "softmax"}, Version: "t1"},
+		Template: kernels.Template{Op: kernels.Op{Name: "softmax"}, Version: "t1", Space: testSpace},
 		Shape:    []int{4, 4},
 		Target:   device.Host(),
-		Space:    space, Measurer: m, Store: db, Seed: 1, Trials: 5, BatchSize: 2, Tool: "test",
+		Space:    testSpace(nil, device.Target{}), Measurer: m, Store: db, Seed: 1, Trials: 5, BatchSize: 2, Tool: "test",
 	}
 }
 
@@ -145,5 +148,64 @@ func TestRunRejectsBadTasks(t *testing.T) {
 	task.Trials, task.Strategy = 1, "annealing"
 	if _, err := Run(context.Background(), task); err == nil {
 		t.Error("an unknown strategy was accepted")
+	}
+}
+
+func TestEveryStrategyAndModelRuns(t *testing.T) {
+	for _, strategy := range Strategies {
+		for _, model := range Models {
+			t.Run(strategy+"/"+model, func(t *testing.T) {
+				db := openDB(t)
+				task := testTask(t, db, &fakeMeasurer{})
+				task.Strategy, task.Model, task.Trials = strategy, model, 100
+				s, err := Run(context.Background(), task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Trials != 12 || !s.Exhausted || s.Best.Config.String() != "vec=16,unroll=1" {
+					t.Errorf("trials %d, exhausted %v, best %v; want all 12 configs and vec=16,unroll=1", s.Trials, s.Exhausted, s.Best.Config)
+				}
+			})
+		}
+	}
+}
+
+func TestModelIsSavedAndSeedsTransfer(t *testing.T) {
+	db := openDB(t)
+	task := testTask(t, db, &fakeMeasurer{})
+	task.Trials = 8
+	if _, err := Run(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	w := Workload(task.Template, task.Shape, task.Target)
+	if _, ok, err := db.LoadModel(tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template}); !ok || err != nil {
+		t.Fatalf("no model saved after the run: %v", err)
+	}
+
+	// A new shape of the same op starts with the best configs of the tuned one.
+	m := &fakeMeasurer{}
+	task.Shape, task.Measurer, task.Trials, task.BatchSize = []int{8, 4}, m, 2, 2
+	s, err := Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := db.TopK(w, 2)
+	if s.Resumed != 0 || len(m.measured) != 2 || m.measured[0] != top[0].Config.String() || m.measured[1] != top[1].Config.String() {
+		t.Errorf("the new shape measured %v first; want the tuned shape's best %v, %v", m.measured, top[0].Config, top[1].Config)
+	}
+}
+
+func TestEarlyStop(t *testing.T) {
+	db := openDB(t)
+	task := testTask(t, db, &fakeMeasurer{})
+	task.Strategy, task.Trials, task.BatchSize, task.EarlyStop = "grid", 100, 1, 3
+	s, err := Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Grid order: vec=1 with unroll 1, 2, 4, 8 (the first is the best of
+	// them, then 3 worse), then it stops.
+	if !s.EarlyStop || s.Trials != 4 {
+		t.Errorf("early stop %v after %d trials; want true after 4", s.EarlyStop, s.Trials)
 	}
 }

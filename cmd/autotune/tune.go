@@ -31,8 +31,14 @@ measurement (failures too) in the tuning database. Rerunning the same
 command resumes: configs already measured are not measured again. Ctrl-C
 commits what was measured and prints the summary.
 
-The run stops at whichever budget comes first: --trials new measurements or
---time of wall time. Progress goes to stderr (a bar on a terminal, a line per
+The default search is evolutionary, guided by a cost model (gradient-boosted
+trees) trained on every record of the op on the device, all shapes together,
+and saved in the database; a new shape starts from the best configs of the
+nearest tuned shapes. --strategy random or grid and --model none are the
+controls.
+
+The run stops at whichever budget comes first: --trials new measurements,
+--time of wall time, or --early-stop trials without a new best. Progress goes to stderr (a bar on a terminal, a line per
 batch otherwise); the summary goes to stdout.
 
 Ops with a template: softmax (CPU). gemm and attention are not tunable yet;
@@ -41,6 +47,7 @@ CUDA devices are not either.
 Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
   autotune tune --op softmax --shape 4096x1024 --trials 64 --strategy grid
+  autotune tune --op softmax --shape 8192x512 --early-stop 48
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
 `,
 	run: runTune,
@@ -55,6 +62,8 @@ type tuneOptions struct {
 	trials   int
 	budget   time.Duration
 	strategy string
+	model    string
+	early    int
 	batch    int
 }
 
@@ -66,6 +75,8 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.trials, "trials", 200, "stop after N new measurements")
 	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit)")
 	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
+	fs.StringVar(&o.model, "model", tune.Models[0], "cost model guiding the evolutionary search: gbt (boosted trees, saved in the database) or none (random scores)")
+	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 }
 
@@ -93,6 +104,10 @@ func runTune(c *command, std *stdio, args []string) error {
 		return usagef("--batch must be at least 1, not %d", o.batch)
 	case !tune.StrategyKnown(o.strategy):
 		return usagef("unknown strategy %q (known: %s)", o.strategy, strings.Join(tune.Strategies, ", "))
+	case !tune.ModelKnown(o.model):
+		return usagef("unknown model %q (known: %s)", o.model, strings.Join(tune.Models, ", "))
+	case o.early < 0:
+		return usagef("--early-stop must not be negative")
 	}
 	tmpl, err := tunable(w, "tune")
 	if err != nil {
@@ -108,6 +123,10 @@ func runTune(c *command, std *stdio, args []string) error {
 	// committed, and the summary is printed. A second Ctrl-C kills.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restores the default: the next Ctrl-C ends the process
+	}()
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
 	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
@@ -115,7 +134,8 @@ func runTune(c *command, std *stdio, args []string) error {
 		Space:    tmpl.Space(w.shape, w.target),
 		Measurer: measurecpu.New(&measurecpu.Options{Seed: o.seed}),
 		Store:    db, Observer: progress,
-		Strategy: o.strategy, Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
+		Strategy: o.strategy, Model: o.model, EarlyStop: o.early,
+		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
 		Tool: version,
 	})
 	progress.finish()
@@ -155,6 +175,7 @@ type summaryJSON struct {
 	Trials      int                   `json:"trials"`
 	Resumed     int                   `json:"resumed"`
 	Exhausted   bool                  `json:"exhausted"`
+	EarlyStop   bool                  `json:"early_stop"`
 	Interrupted bool                  `json:"interrupted"`
 	Failures    map[tunedb.Status]int `json:"failures"`
 	BuildS      float64               `json:"build_s"`
@@ -168,7 +189,7 @@ func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) 
 	out := summaryJSON{
 		Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version,
 		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
-		Exhausted: s.Exhausted, Interrupted: s.Interrupted, Failures: s.Failures,
+		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
 	}
 	if s.Best != nil {
@@ -195,6 +216,8 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 		state = ", interrupted"
 	case s.Exhausted:
 		state = ", every valid config measured"
+	case s.EarlyStop:
+		state = ", stopped early: no new best for a while"
 	}
 	fmt.Fprintf(tw, "trials\t%d this run, %d from earlier runs%s\n", s.Trials, s.Resumed, state)
 	fmt.Fprintf(tw, "failures\t%s\n", formatFailures(s.Failures))

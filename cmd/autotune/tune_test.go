@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // TestTuneSoftmaxEndToEnd generates, builds, checks and times real softmax
@@ -68,11 +75,76 @@ func TestTuneFlagErrors(t *testing.T) {
 		{"--time", "-1s", "--time must not be negative"},
 		{"--batch", "0", "--batch must be at least 1"},
 		{"--strategy", "annealing", `unknown strategy "annealing"`},
+		{"--model", "xgboost", `unknown model "xgboost"`},
+		{"--early-stop", "-2", "--early-stop must not be negative"},
 		{"--time", "soon", "invalid value"},
 	} {
 		code, _, stderr := run(t, "", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s %s: exit %d, %q", tt.flag, tt.value, code, stderr)
 		}
+	}
+}
+
+// syncWriter lets the test watch stderr while Main writes it.
+type syncWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	batch chan struct{} // closed at the first progress line
+	once  sync.Once
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte("] best")) {
+		w.once.Do(func() { close(w.batch) })
+	}
+	return w.buf.Write(p)
+}
+
+// TestTuneCtrlC interrupts a run after its first batch: it exits 0, says it
+// was interrupted, and every record it reports is in the database.
+func TestTuneCtrlC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	errs := &syncWriter{batch: make(chan struct{})}
+	var out bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main([]string{"--op", "softmax", "--shape", "512x1000", "--db", path, "--trials", "10000",
+			"--batch", "4", "--time", "10m", "--json"}, strings.NewReader(""), &out, errs)
+	}()
+	select {
+	case <-errs.batch:
+	case code := <-done:
+		t.Fatalf("tune ended before it was interrupted: exit %d\n%s", code, errs.buf.String())
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("tune did not stop within a minute of Ctrl-C")
+	}
+	var s summaryJSON
+	if err := json.Unmarshal(out.Bytes(), &s); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out.String(), errs.buf.String())
+	}
+	if !s.Interrupted || s.Trials < 4 || s.Trials >= 10000 {
+		t.Errorf("summary after Ctrl-C: interrupted %v, trials %d", s.Interrupted, s.Trials)
+	}
+	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sums, err := db.Workloads()
+	if err != nil || len(sums) != 1 || sums[0].Records != s.Trials {
+		t.Errorf("database holds %+v (%v), want the %d records the summary counts", sums, err, s.Trials)
 	}
 }

@@ -1,0 +1,233 @@
+package tune
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/search"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// Strategies are the search strategies by name; the first is the default.
+var Strategies = []string{"evolutionary", "random", "grid"}
+
+// Models are the cost models by name; the first is the default. "none"
+// scores proposals at random, the control for the model's worth.
+var Models = []string{"gbt", "none"}
+
+// StrategyKnown reports whether name is one of Strategies.
+func StrategyKnown(name string) bool { return slices.Contains(Strategies, name) }
+
+// ModelKnown reports whether name is one of Models.
+func ModelKnown(name string) bool { return slices.Contains(Models, name) }
+
+// transferShapes and transferConfigs bound the seeds taken from other
+// shapes: the best few configs of the nearest few tuned shapes.
+const (
+	transferShapes  = 2
+	transferConfigs = 3
+)
+
+// learner is the run's search strategy with the cost model that guides it,
+// trained on every record of the op on the device, all shapes together.
+type learner struct {
+	strategy search.Strategy
+	model    *costmodel.GBT // nil unless the strategy uses one
+	key      tunedb.ModelKey
+	rows     []costmodel.Sample
+	features func(schedule.Config) []float64
+	group    string
+}
+
+// newLearner builds t's strategy. For the evolutionary search it loads the
+// saved model, trains it on the database's records and gathers the elite
+// of this workload and the seeds transferred from the nearest tuned shapes.
+func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, error) {
+	opts := search.Options{Seed: t.Seed, Measured: measured}
+	l := &learner{
+		key:      tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template},
+		group:    w.Key(),
+		features: featurize(t.Space, t.Shape),
+	}
+	switch name := cmp.Or(t.Strategy, Strategies[0]); name {
+	case "random":
+		l.strategy = search.NewRandom(t.Space, opts)
+		return l, nil
+	case "grid":
+		l.strategy = search.NewGrid(t.Space, opts)
+		return l, nil
+	case "evolutionary":
+	default:
+		return nil, fmt.Errorf("tune: unknown strategy %q (known: %v)", name, Strategies)
+	}
+	evo := search.EvolutionaryOptions{Options: opts, Features: l.features}
+	history, err := loadHistory(t, w)
+	if err != nil {
+		return nil, err
+	}
+	l.rows = history.rows
+	evo.Elite, evo.EliteCosts, evo.Seeds = history.elite, history.eliteCosts, history.seeds
+	switch name := cmp.Or(t.Model, Models[0]); name {
+	case "gbt":
+		l.model = costmodel.NewGBT(costmodel.Options{})
+		if saved, ok, err := t.Store.LoadModel(l.key); err != nil {
+			return nil, err
+		} else if ok && l.model.UnmarshalBinary(saved) == nil && l.model.NumFeatures() == len(l.features(t.Space.At(0))) {
+			evo.Model = l.model // warm from the last run, even with no records to train on
+		}
+		if err := l.fit(); err != nil {
+			return nil, err
+		}
+		if l.model.NumFeatures() > 0 {
+			evo.Model = l.model
+		}
+	case "none":
+		// No model: the search scores proposals with its own seeded
+		// generator, which is what costmodel.None does.
+	default:
+		return nil, fmt.Errorf("tune: unknown cost model %q (known: %v)", name, Models)
+	}
+	l.strategy = search.NewEvolutionary(t.Space, evo)
+	return l, nil
+}
+
+// tell passes a committed batch to the strategy and retrains the model.
+func (l *learner) tell(recs []tunedb.Record) error {
+	cfgs := make([]schedule.Config, len(recs))
+	costs := make([]float64, len(recs))
+	for i, r := range recs {
+		cfgs[i], costs[i] = r.Config, cost(r)
+		l.rows = append(l.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
+	}
+	if l.model != nil {
+		if err := l.fit(); err != nil {
+			return err
+		}
+	}
+	l.strategy.Tell(cfgs, costs)
+	return nil
+}
+
+// fit retrains the model from every row; with too little data to learn
+// from it keeps what it has.
+func (l *learner) fit() error {
+	if len(l.rows) < 2 {
+		return nil
+	}
+	if err := l.model.Fit(l.rows); err != nil {
+		return fmt.Errorf("tune: training the cost model: %w", err)
+	}
+	return nil
+}
+
+// save stores the model for the next run.
+func (l *learner) save(db *tunedb.DB) error {
+	if l.model == nil || l.model.NumFeatures() == 0 {
+		return nil
+	}
+	b, err := l.model.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return db.SaveModel(l.key, b)
+}
+
+// cost is what the search learns from: the median, +Inf for a failure.
+func cost(r tunedb.Record) float64 {
+	if r.Status != tunedb.StatusOK {
+		return math.Inf(1)
+	}
+	return r.MedianNS
+}
+
+// featurize returns the model's input for configs of space: the config's
+// own features, then the workload's (log2 of each dimension), so that one
+// model learns across shapes.
+func featurize(space *schedule.Space, shape []int) func(schedule.Config) []float64 {
+	wf := make([]float64, len(shape))
+	for i, n := range shape {
+		wf[i] = math.Log2(float64(n))
+	}
+	return func(c schedule.Config) []float64 {
+		return append(space.Features(c), wf...)
+	}
+}
+
+// history is what the database knows that helps this run.
+type history struct {
+	rows       []costmodel.Sample // every record of the op on the device, as training rows
+	elite      []schedule.Config  // this workload's ok records
+	eliteCosts []float64
+	seeds      []schedule.Config // best configs of the nearest other shapes
+}
+
+// loadHistory reads the records of every shape of t's op on t's device for
+// the current template version.
+func loadHistory(t Task, w tunedb.Workload) (history, error) {
+	var h history
+	sums, err := t.Store.Workloads()
+	if err != nil {
+		return h, err
+	}
+	type neighbour struct {
+		distance float64
+		top      []tunedb.Record
+	}
+	var near []neighbour
+	for _, s := range sums {
+		o := s.Workload
+		if o.Op != w.Op || o.Device != w.Device || o.Template != w.Template || len(o.Shape) != len(w.Shape) {
+			continue
+		}
+		recs, err := t.Store.Records(o)
+		if err != nil {
+			return h, err
+		}
+		same := o.Key() == w.Key()
+		space, shape := t.Space, t.Shape
+		if !same {
+			space, shape = t.Template.Space(o.Shape, t.Target), o.Shape
+		}
+		feats := featurize(space, shape)
+		for _, r := range recs {
+			if space.Check(r.Config) != nil {
+				continue // e.g. measured on a CPU whose ISA has since changed
+			}
+			c, _ := space.Canonical(r.Config)
+			h.rows = append(h.rows, costmodel.Sample{Features: feats(c), Group: o.Key(), Cost: cost(r)})
+			if same && r.Status == tunedb.StatusOK {
+				h.elite, h.eliteCosts = append(h.elite, c), append(h.eliteCosts, r.MedianNS)
+			}
+		}
+		if !same {
+			top, err := t.Store.TopK(o, transferConfigs)
+			if err != nil {
+				return h, err
+			}
+			near = append(near, neighbour{shapeDistance(w.Shape, o.Shape), top})
+		}
+	}
+	slices.SortStableFunc(near, func(a, b neighbour) int { return cmp.Compare(a.distance, b.distance) })
+	for _, n := range near[:min(len(near), transferShapes)] {
+		for _, r := range n.top {
+			h.seeds = append(h.seeds, r.Config)
+		}
+	}
+	return h, nil
+}
+
+// shapeDistance is how far apart two shapes are, in doublings.
+func shapeDistance(a, b []int) float64 {
+	d := 0.0
+	for i := range a {
+		d += math.Abs(math.Log2(float64(a[i])) - math.Log2(float64(b[i])))
+	}
+	return d
+}
+
+var errNoStore = errors.New("tune: the task has no database")
