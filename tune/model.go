@@ -77,15 +77,16 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 		l.model = costmodel.NewGBT(costmodel.Options{})
 		if saved, ok, err := t.Store.LoadModel(l.key); err != nil {
 			return nil, err
-		} else if ok && l.model.UnmarshalBinary(saved) == nil && l.model.NumFeatures() == len(l.features(t.Space.At(0))) {
-			evo.Model = l.model // warm from the last run, even with no records to train on
+		} else if ok && (l.model.UnmarshalBinary(saved) != nil || l.model.NumFeatures() != len(l.features(t.Space.At(0)))) {
+			l.model = costmodel.NewGBT(costmodel.Options{}) // unusable: start cold
 		}
 		if err := l.fit(); err != nil {
 			return nil, err
 		}
-		if l.model.NumFeatures() > 0 {
-			evo.Model = l.model
-		}
+		// The search holds the model from the start, trained or not: an
+		// untrained one predicts nothing (the search then scores at
+		// random), and tell trains it after the first batch.
+		evo.Model = l.model
 	case "none":
 		// No model: the search scores proposals with its own seeded
 		// generator, which is what costmodel.None does.

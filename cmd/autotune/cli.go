@@ -34,7 +34,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{tuneCommand, bestCommand, benchCommand, listCommand, dbCommand, versionCommand}
+	return []command{tuneCommand, bestCommand, benchCommand, simulateCommand, listCommand, dbCommand, versionCommand}
 }
 
 // usageError is a mistake on the command line; it exits 2. Every other

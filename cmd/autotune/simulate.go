@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+var simulateCommand = command{
+	name:    "simulate",
+	summary: "compare search strategies by replaying a recorded landscape",
+	help: `
+Usage: autotune simulate (--db PATH | --records FILE.jsonl) --op OP --shape SHAPE [flags]
+
+Replays recorded measurements instead of measuring: each search runs once
+per seed (1..--seeds) with the tuner's own loop, in a fresh temporary tuning
+database, against the records of one workload, until it has tried every
+recorded config or spent --budget trials. Nothing is built or timed, so a
+comparison of hundreds of runs takes seconds, and the same command gives the
+same report.
+
+The records come from a tuning database (--db) or a JSON Lines export
+(--records); the workload is picked by --op and --shape, in the current
+version of the op's template (records of another version are refused: their
+configs would not correspond). The space searched is that of the machine
+that recorded them, read from their device fingerprint; --device chooses
+between machines when the records hold several (a name such as cpu, or a
+fingerprint as 'autotune db ls' shows it). Record a full landscape with a grid
+search, e.g. autotune --op softmax --shape 1024x1024 --strategy grid
+--trials 100000 --time 0 --db landscape.db.
+
+A search is a strategy with, for evolutionary, the cost model guiding it:
+evolutionary/gbt (or evolutionary), evolutionary/none, random, grid. Per
+search the report gives the median over seeds of the trials taken to get
+within 5% and 1% of the best recorded median ("-" when half the runs or more
+never did), the best found after 16, 32, 64 and 128 trials as a ratio to the
+best recorded (1.00 is the best), and the proposals that fell outside the
+recording (they count as failed trials). Model τ at 64 is the held-out
+Kendall τ of a boosted-tree model trained on the first 64 configs the
+evolutionary/gbt runs measured and tested on every other recorded config.
+
+--prior loads records of other shapes of the op into each run's database
+first, so that runs start warm, as on a machine that has tuned those shapes:
+compare the trials to 5% with and without it for the worth of transfer.
+
+Progress goes to stderr, one line per run; the report to stdout.
+
+Examples:
+  autotune simulate --records softmax-1024x1024.jsonl --op softmax --shape 1024x1024
+  autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
+  autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
+`,
+	run: runSimulate,
+}
+
+// simulateOptions are the flags of simulate.
+type simulateOptions struct {
+	op, shape, device string
+	db, records       string
+	prior             string
+	strategies        string
+	seeds             int
+	batch             int
+	budget            int
+	json              bool
+}
+
+func (o *simulateOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
+	fs.StringVar(&o.shape, "shape", "", "shape of the recorded workload, e.g. 1024x1024 (required)")
+	fs.StringVar(&o.device, "device", "", "the recording machine, by name or fingerprint, when the records hold several (default: the only one)")
+	fs.StringVar(&o.db, "db", "", "tuning database holding the recording")
+	fs.StringVar(&o.records, "records", "", "JSON Lines export holding the recording (instead of --db)")
+	fs.StringVar(&o.prior, "prior", "", "JSON Lines records of other shapes of the op, loaded into each run's database first")
+	fs.StringVar(&o.strategies, "strategy", "evolutionary/gbt,evolutionary/none,random,grid", "searches to compare, separated by commas")
+	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
+	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
+	fs.IntVar(&o.budget, "budget", 0, "trials per run (0: as many as configs were recorded)")
+	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
+}
+
+func runSimulate(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var o simulateOptions
+	o.register(fs)
+	args, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	wf := workloadFlags{op: o.op, shape: o.shape, device: "auto"}
+	w, err := wf.resolve()
+	if err != nil {
+		return err
+	}
+	var searches []tune.Search
+	for _, s := range strings.Split(o.strategies, ",") {
+		sr, err := tune.ParseSearch(strings.TrimSpace(s))
+		if err != nil {
+			return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "tune: "))
+		}
+		searches = append(searches, sr)
+	}
+	switch {
+	case o.db != "" && o.records != "":
+		return usagef("--db and --records both name a recording; give one")
+	case o.db == "" && o.records == "":
+		return usagef("no recording: give --db PATH or --records FILE.jsonl")
+	case o.seeds < 1:
+		return usagef("--seeds must be at least 1, not %d", o.seeds)
+	case o.batch < 1:
+		return usagef("--batch must be at least 1, not %d", o.batch)
+	case o.budget < 0:
+		return usagef("--budget must not be negative")
+	}
+	fingerprint := o.device
+	if fingerprint != "" && !strings.Contains(fingerprint, "/") {
+		t, err := device.Lookup(fingerprint)
+		if err != nil {
+			return usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
+		}
+		fingerprint = t.Fingerprint()
+	}
+	tmpl, ok := tune.Template(w.op.Name)
+	if !ok {
+		return fmt.Errorf("no template for op %s yet: nothing to simulate", w.op.Name)
+	}
+
+	tmp, err := os.MkdirTemp("", "autotune-simulate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var recs []tunedb.Record
+	if o.db != "" {
+		recs, err = dbRecords(o.db)
+	} else {
+		recs, err = exportRecords(o.records, filepath.Join(tmp, "records.db"))
+	}
+	if err != nil {
+		return err
+	}
+	rec, err := tune.FindRecording(recs, tmpl, w.shape, fingerprint)
+	if err != nil {
+		return err
+	}
+	var prior []tunedb.Record
+	if o.prior != "" {
+		if prior, err = exportRecords(o.prior, filepath.Join(tmp, "prior.db")); err != nil {
+			return err
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	names := make([]string, len(searches))
+	for i, s := range searches {
+		names[i] = s.String()
+	}
+	fmt.Fprintf(std.errs, "simulating %s %s on %s from %d records: %s with seeds 1..%d\n",
+		tmpl.Op.Name, kernels.FormatShape(w.shape), rec.Workload.Device, len(rec.Records), strings.Join(names, ", "), o.seeds)
+	report, err := tune.Simulate(ctx, tune.Simulation{
+		Template: tmpl, Recording: rec, Prior: prior,
+		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch, Dir: tmp,
+		Progress: func(s tune.Search, r tune.SimRun) {
+			fmt.Fprintf(std.errs, "%s seed %d: %d trials, within 5%% %s, within 1%% %s, %d never recorded\n",
+				s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1), r.NotRecorded)
+		},
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("interrupted")
+		}
+		return err
+	}
+	if o.json {
+		return writeJSON(std, newSimulateJSON(report))
+	}
+	printSimulation(std, report)
+	return nil
+}
+
+// dbRecords reads every record of the tuning database at path.
+func dbRecords(path string) ([]tunedb.Record, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no tuning database at %s", path)
+	}
+	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	sums, err := db.Workloads()
+	if err != nil {
+		return nil, err
+	}
+	var recs []tunedb.Record
+	for _, s := range sums {
+		rs, err := db.Records(s.Workload)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rs...)
+	}
+	return recs, nil
+}
+
+// exportRecords reads the JSON Lines file at path through a scratch
+// database at scratch, so that its records are checked exactly as an
+// import checks them.
+func exportRecords(path, scratch string) ([]tunedb.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	db, err := tunedb.Open(scratch, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Import(f); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	return dbRecords(scratch)
+}
+
+// trialsText says when a run got within a threshold: "at trial 14" or "never".
+func trialsText(n int) string {
+	if n == 0 {
+		return "never"
+	}
+	return "at trial " + strconv.Itoa(n)
+}
+
+// simulateJSON is simulate's --json output. Medians that are +Inf (half
+// the runs or more never got there) or NaN (not measured) are null.
+type simulateJSON struct {
+	Op           string         `json:"op"`
+	Shape        []int          `json:"shape"`
+	DType        string         `json:"dtype"`
+	Device       string         `json:"device"`
+	Template     string         `json:"template"`
+	Recorded     int            `json:"landscape_size"`
+	SpaceSize    int            `json:"space_size"`
+	Outside      int            `json:"outside_space,omitempty"`
+	BestNS       float64        `json:"best_ns"`
+	Seeds        int            `json:"seeds"`
+	Budget       int            `json:"budget"`
+	Batch        int            `json:"batch"`
+	Prior        int            `json:"prior_records"`
+	PriorShapes  []string       `json:"prior_shapes,omitempty"`
+	ModelTauAt64 *float64       `json:"model_tau_at_64"`
+	TauSource    string         `json:"model_tau_source"`
+	Strategies   []strategyJSON `json:"strategies"`
+}
+
+type strategyJSON struct {
+	Name          string              `json:"name"`
+	TrialsTo5     *float64            `json:"median_trials_to_5pct"`
+	TrialsTo1     *float64            `json:"median_trials_to_1pct"`
+	BestAt        map[string]*float64 `json:"best_at"`
+	NeverRecorded int                 `json:"never_recorded"`
+	Runs          []simRunJSON        `json:"runs"`
+}
+
+type simRunJSON struct {
+	Seed      uint64 `json:"seed"`
+	Trials    int    `json:"trials"`
+	TrialsTo5 *int   `json:"trials_to_5pct"`
+	TrialsTo1 *int   `json:"trials_to_1pct"`
+}
+
+func newSimulateJSON(r tune.SimReport) simulateJSON {
+	w := r.Workload
+	out := simulateJSON{
+		Op: w.Op, Shape: w.Shape, DType: w.DType, Device: w.Device, Template: w.Template,
+		Recorded: r.Recorded, SpaceSize: r.SpaceSize, Outside: r.Outside, BestNS: r.BestNS,
+		Seeds: r.Seeds, Budget: r.Budget, Batch: r.BatchSize, Prior: r.Prior, PriorShapes: r.PriorShape,
+		ModelTauAt64: finite(r.ModelTauAt64), TauSource: r.TauSource,
+		Strategies: []strategyJSON{},
+	}
+	for _, s := range r.Searches {
+		sj := strategyJSON{Name: s.Search.String(), TrialsTo5: finite(s.TrialsTo5), TrialsTo1: finite(s.TrialsTo1),
+			BestAt: map[string]*float64{}, NeverRecorded: s.NotRecorded}
+		for i, n := range tune.BestAtTrials {
+			sj.BestAt[strconv.Itoa(n)] = finite(s.BestAt[i])
+		}
+		for _, run := range s.Runs {
+			sj.Runs = append(sj.Runs, simRunJSON{Seed: run.Seed, Trials: run.Trials,
+				TrialsTo5: reached(run.TrialsTo5), TrialsTo1: reached(run.TrialsTo1)})
+		}
+		out.Strategies = append(out.Strategies, sj)
+	}
+	return out
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func reached(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func printSimulation(std *stdio, r tune.SimReport) {
+	w := r.Workload
+	fmt.Fprintf(std.out, "workload   %s %s %s on %s, template %s\n", w.Op, w.ShapeString(), w.DType, w.Device, w.Template)
+	space := "of a space too large to count"
+	if r.SpaceSize > 0 {
+		space = fmt.Sprintf("of %d valid", r.SpaceSize)
+	}
+	fmt.Fprintf(std.out, "landscape  %d configs recorded %s, best %s\n", r.Recorded, space, formatNS(r.BestNS))
+	if r.Outside > 0 {
+		fmt.Fprintf(std.out, "           %d recorded configs are not in the space and were left out\n", r.Outside)
+	}
+	fmt.Fprintf(std.out, "runs       %d seeds per search, budget %d trials, batch %d\n", r.Seeds, r.Budget, r.BatchSize)
+	if r.Prior > 0 {
+		fmt.Fprintf(std.out, "prior      %d records of %s loaded before each run\n", r.Prior, strings.Join(r.PriorShape, ", "))
+	}
+	fmt.Fprintln(std.out)
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "search\tto 5%\tto 1%\t")
+	for _, n := range tune.BestAtTrials {
+		fmt.Fprintf(tw, "best@%d\t", n)
+	}
+	fmt.Fprint(tw, "never recorded\n")
+	for _, s := range r.Searches {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", s.Search, medianText(s.TrialsTo5, "%.1f"), medianText(s.TrialsTo1, "%.1f"))
+		for _, x := range s.BestAt {
+			fmt.Fprintf(tw, "%s\t", medianText(x, "%.3f"))
+		}
+		fmt.Fprintf(tw, "%d\n", s.NotRecorded)
+	}
+	tw.Flush()
+	fmt.Fprintf(std.out, "\nmodel τ at 64 (held out, from the %s runs): %s\n", r.TauSource, medianText(r.ModelTauAt64, "%.2f"))
+}
+
+// medianText formats a median, "-" when it is +Inf or NaN, and drops a
+// trailing ".0" so that whole trial counts read as counts.
+func medianText(x float64, format string) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return strings.TrimSuffix(fmt.Sprintf(format, x), ".0")
+}

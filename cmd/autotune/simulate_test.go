@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/tune"
+)
+
+// landscape is a full softmax landscape recorded on a 2-core AVX-512 Xeon
+// (see tune/testdata/README.md).
+const landscape = "../../tune/testdata/softmax-1024x1024.jsonl"
+
+func TestSimulateJSON(t *testing.T) {
+	args := []string{"simulate", "--records", landscape, "--op", "softmax", "--shape", "1024x1024",
+		"--strategy", "evolutionary,random", "--seeds", "2", "--budget", "40", "--json"}
+	code, stdout, stderr := run(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, " seed "); n != 4 {
+		t.Errorf("%d progress lines for 2 searches × 2 seeds:\n%s", n, stderr)
+	}
+	var got struct {
+		Strategies []struct {
+			Name   string              `json:"name"`
+			To5    *float64            `json:"median_trials_to_5pct"`
+			To1    *float64            `json:"median_trials_to_1pct"`
+			BestAt map[string]*float64 `json:"best_at"`
+			Runs   []struct {
+				Trials int `json:"trials"`
+			} `json:"runs"`
+		} `json:"strategies"`
+		Landscape int      `json:"landscape_size"`
+		Space     int      `json:"space_size"`
+		Tau       *float64 `json:"model_tau_at_64"`
+		Seeds     int      `json:"seeds"`
+		Budget    int      `json:"budget"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if len(got.Strategies) != 2 || got.Strategies[0].Name != "evolutionary/gbt" || got.Strategies[1].Name != "random" {
+		t.Fatalf("strategies %+v, want evolutionary/gbt and random", got.Strategies)
+	}
+	if got.Seeds != 2 || got.Budget != 40 || got.Landscape == 0 || got.Landscape != got.Space {
+		t.Errorf("seeds %d, budget %d, landscape %d of %d valid; want 2, 40 and a full landscape",
+			got.Seeds, got.Budget, got.Landscape, got.Space)
+	}
+	for _, s := range got.Strategies {
+		if len(s.Runs) != 2 || s.Runs[0].Trials != 40 {
+			t.Errorf("%s: runs %+v, want 2 of 40 trials", s.Name, s.Runs)
+		}
+		for _, n := range []string{"16", "32", "64", "128"} {
+			if x, ok := s.BestAt[n]; !ok || x == nil || *x < 1 {
+				t.Errorf("%s: best_at[%s] = %v, want a ratio ≥ 1", s.Name, n, x)
+			}
+		}
+	}
+	// 40 trials are too few to train on 64: τ is not measured.
+	if got.Tau != nil {
+		t.Errorf("model_tau_at_64 = %v after 40 trials, want null", *got.Tau)
+	}
+
+	// The same command prints the same report.
+	code, again, _ := run(t, "", args...)
+	if code != 0 || again != stdout {
+		t.Errorf("a second run printed something else:\n%s\nthen\n%s", stdout, again)
+	}
+}
+
+func TestSimulateTable(t *testing.T) {
+	code, stdout, stderr := run(t, "", "simulate", "--records", landscape, "--op", "softmax", "--shape", "1024x1024",
+		"--strategy", "grid", "--seeds", "1", "--budget", "80")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"workload   softmax 1024x1024 f32 on cpu/", "search", "best@128", "grid", "model τ at 64 (held out, from the grid runs)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	stale := filepath.Join(t.TempDir(), "stale.jsonl")
+	b, err := os.ReadFile(landscape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := tune.Template("softmax")
+	if err := os.WriteFile(stale, []byte(strings.ReplaceAll(string(b), tmpl.Version, "softmax-0-000000000000")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"simulate", "--op", "softmax", "--shape", "1024x1024"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no recording", nil, 2, "give --db PATH or --records FILE.jsonl"},
+		{"two recordings", []string{"--db", "x.db", "--records", landscape}, 2, "give one"},
+		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing"`},
+		{"model of random", []string{"--records", landscape, "--strategy", "random/gbt"}, 2, "random search takes no model"},
+		{"no seeds", []string{"--records", landscape, "--seeds", "0"}, 2, "--seeds must be at least 1"},
+		{"no such shape", []string{"--records", landscape, "--shape", "8x8"}, 1, "no records of softmax 8x8 f32"},
+		{"other device", []string{"--records", landscape, "--device", "cpu/Other/avx2/4c"}, 1, "no records of softmax 1024x1024 f32 on cpu/Other/avx2/4c"},
+		{"stale template", []string{"--records", stale}, 1, "are of template version softmax-0-000000000000, not " + tmpl.Version},
+		{"prior of nothing useful", []string{"--records", landscape, "--prior", landscape}, 1, "none of the"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, "", append(append([]string{}, base...), tc.args...)...)
+			// Progress may come first; the error is the last line, and one.
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if code != tc.code || !strings.HasPrefix(last, "autotune simulate: ") || !strings.Contains(last, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and a last line with %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,547 @@
+package tune
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/sim"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// A Search is a strategy together with the cost model that guides it, the
+// unit that Simulate compares. Its text form is the strategy's name, with
+// "/" and the model's for the evolutionary search: "random", "grid",
+// "evolutionary/gbt", "evolutionary/none".
+type Search struct {
+	Strategy string // one of Strategies
+	Model    string // one of Models for "evolutionary", "" for the others
+}
+
+func (s Search) String() string {
+	if s.Model == "" {
+		return s.Strategy
+	}
+	return s.Strategy + "/" + s.Model
+}
+
+// ParseSearch reads the text form of a Search. "evolutionary" alone means
+// the default model, as it does for tune.
+func ParseSearch(text string) (Search, error) {
+	strategy, model, hasModel := strings.Cut(text, "/")
+	if !StrategyKnown(strategy) {
+		return Search{}, fmt.Errorf("tune: unknown strategy %q (known: %s)", strategy, strings.Join(Strategies, ", "))
+	}
+	if strategy != "evolutionary" {
+		if hasModel {
+			return Search{}, fmt.Errorf("tune: %s search takes no model, only evolutionary does", strategy)
+		}
+		return Search{Strategy: strategy}, nil
+	}
+	if !hasModel {
+		model = Models[0]
+	}
+	if !ModelKnown(model) {
+		return Search{}, fmt.Errorf("tune: unknown cost model %q (known: %s)", model, strings.Join(Models, ", "))
+	}
+	return Search{Strategy: strategy, Model: model}, nil
+}
+
+// Recording is the recorded landscape of one workload: every record of it
+// in a tuning database or an export, and the target it was measured on.
+type Recording struct {
+	Workload tunedb.Workload
+	// Target is rebuilt from Workload.Device: the space replayed must be
+	// the one searched when recording (its cores and ISA decide which
+	// configs are valid), not the one of the machine replaying.
+	Target  device.Target
+	Records []tunedb.Record
+}
+
+// FindRecording picks from recs the records of tmpl's op at shape, in f32,
+// for the current version of tmpl. device is a device fingerprint, or ""
+// when recs hold the workload for one device only. Records of other template
+// versions are an error when no current ones exist: their configs would not
+// correspond to the template's.
+func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, device string) (Recording, error) {
+	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + DType
+	byDevice := map[string][]tunedb.Record{}
+	var devices, versions []string
+	for _, r := range recs {
+		w := r.Workload
+		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != DType || device != "" && w.Device != device {
+			continue
+		}
+		if w.Template != tmpl.Version {
+			if !slices.Contains(versions, w.Template) {
+				versions = append(versions, w.Template)
+			}
+			continue
+		}
+		if _, ok := byDevice[w.Device]; !ok {
+			devices = append(devices, w.Device)
+		}
+		byDevice[w.Device] = append(byDevice[w.Device], r)
+	}
+	on := ""
+	if device != "" {
+		on = " on " + device
+	}
+	switch {
+	case len(devices) == 0 && len(versions) > 0:
+		return Recording{}, fmt.Errorf("tune: the records of %s%s are of template version %s, not %s (this autotune's): their configs do not correspond; record again",
+			name, on, strings.Join(versions, ", "), tmpl.Version)
+	case len(devices) == 0:
+		return Recording{}, fmt.Errorf("tune: no records of %s%s", name, on)
+	case len(devices) > 1:
+		return Recording{}, fmt.Errorf("tune: records of %s from %d devices (%s): choose one", name, len(devices), strings.Join(devices, "; "))
+	}
+	target, err := RecordedTarget(devices[0])
+	if err != nil {
+		return Recording{}, err
+	}
+	return Recording{Workload: Workload(tmpl, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
+}
+
+// RecordedTarget rebuilds a CPU target from its fingerprint,
+// "cpu/<model>/<isa>/<cores>c" (see device.Target.Fingerprint): cores and
+// ISA are what the spaces of the templates depend on. Cache sizes are not in
+// the fingerprint and stay zero.
+func RecordedTarget(fingerprint string) (device.Target, error) {
+	bad := fmt.Errorf("tune: cannot rebuild the target of device %q: only cpu/<model>/<isa>/<cores>c fingerprints are known", fingerprint)
+	rest, ok := strings.CutPrefix(fingerprint, "cpu/")
+	if !ok {
+		return device.Target{}, bad
+	}
+	// The model name may hold anything, so cut from the right.
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return device.Target{}, bad
+	}
+	rest, coresText := rest[:i], rest[i+1:]
+	i = strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return device.Target{}, bad
+	}
+	model, isaText := rest[:i], rest[i+1:]
+	cores, err := strconv.Atoi(strings.TrimSuffix(coresText, "c"))
+	if err != nil || cores < 1 {
+		return device.Target{}, bad
+	}
+	var isa device.ISA
+	if isaText != "none" {
+		for _, f := range strings.Split(isaText, "+") {
+			switch f {
+			case "sse4.2":
+				isa.SSE42 = true
+			case "avx2":
+				isa.AVX2 = true
+			case "fma":
+				isa.FMA = true
+			case "avx512":
+				isa.AVX512 = true
+			default:
+				return device.Target{}, bad
+			}
+		}
+	}
+	t := device.Target{Name: "cpu", CPU: &device.CPU{Model: model, Cores: cores, ISA: isa}}
+	if t.Fingerprint() != fingerprint {
+		return device.Target{}, bad
+	}
+	return t, nil
+}
+
+// Simulation is a comparison of searches on a recorded landscape: each
+// search runs once per seed with Run, replaying the recording instead of
+// measuring.
+type Simulation struct {
+	Template  kernels.Template // the template of the recording's op
+	Recording Recording
+	// Prior are records of other shapes of the op, measured on the same
+	// device with the same template version, loaded into each run's
+	// database before the run: the run starts with a trained model and
+	// configs transferred from those shapes, as a tuner would on a machine
+	// that had tuned them. Records of other workloads are ignored.
+	Prior []tunedb.Record
+
+	Searches  []Search
+	Seeds     int // each search runs with seeds 1..Seeds; must be ≥ 1
+	Budget    int // trials per run; 0 means as many as configs were recorded
+	BatchSize int // 0 means 16, as for Run
+	// Dir holds each run's temporary tuning database; "" means the
+	// system's temporary directory.
+	Dir string
+	// Progress, when set, hears about every run when it ends.
+	Progress func(s Search, r SimRun)
+}
+
+// SimReport is the outcome of a simulation.
+type SimReport struct {
+	Workload tunedb.Workload
+	// Recorded is the number of distinct configs of the recording that are
+	// valid in the space; SpaceSize the number of valid configs of the
+	// space (0 when the space is too large to count). They are equal for a
+	// full landscape.
+	Recorded  int
+	SpaceSize int
+	// Outside counts recorded configs that are not valid in the space;
+	// they are not replayed.
+	Outside    int
+	BestNS     float64 // the best recorded median
+	Budget     int
+	BatchSize  int
+	Seeds      int
+	Prior      int      // prior records loaded into each run
+	PriorShape []string // their shapes, e.g. "512x2048"
+	Searches   []SearchReport
+	// ModelTauAt64 is the held-out Kendall τ of a boosted-tree model
+	// trained on the first 64 configs measured by a run and tested on
+	// every other recorded config: the median over the seeds of the
+	// TauSource runs. NaN when not measured.
+	ModelTauAt64 float64
+	TauSource    string
+}
+
+// BestAtTrials are the trial counts at which SearchReport.BestAt is taken.
+var BestAtTrials = []int{16, 32, 64, 128}
+
+// Thresholds of SearchReport.TrialsTo5 and TrialsTo1: within 5% and 1% of
+// the best recorded median.
+const (
+	within5 = 1.05
+	within1 = 1.01
+)
+
+// SearchReport sums up the runs of one search, as medians over the seeds.
+// A run that never gets within a threshold counts as +Inf trials, so a
+// median of +Inf means half the runs or more did not get there.
+type SearchReport struct {
+	Search    Search
+	Runs      []SimRun // one per seed, in seed order
+	TrialsTo5 float64  // trials to within 5% of the best recorded median
+	TrialsTo1 float64  // trials to within 1%
+	// BestAt is the best median found in the first BestAtTrials[i] trials
+	// as a ratio to the best recorded (1 is the best; +Inf when nothing
+	// passed yet). A run that stopped sooner counts with what it found.
+	BestAt []float64
+	// NotRecorded counts proposals outside the recording, over all runs.
+	NotRecorded int
+}
+
+// SimRun is one run of one search with one seed.
+type SimRun struct {
+	Seed        uint64
+	Trials      int
+	TrialsTo5   int       // 0 when never within 5%
+	TrialsTo1   int       // 0 when never within 1%
+	BestAt      []float64 // as SearchReport.BestAt
+	NotRecorded int
+	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs
+}
+
+// Simulate runs every search of s once per seed against the recording and
+// reports how fast each got close to the best recorded config. Runs are
+// deterministic: the same simulation gives the same report.
+func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
+	if s.Seeds < 1 {
+		return SimReport{}, errors.New("tune: simulate needs at least one seed")
+	}
+	if len(s.Searches) == 0 {
+		return SimReport{}, errors.New("tune: simulate needs at least one search")
+	}
+	rec := s.Recording
+	shape := rec.Workload.Shape
+	space := s.Template.Space(shape, rec.Target)
+	results, outside := replayable(space, rec.Records)
+	replay := sim.New(results)
+	best, ok := replay.Best()
+	if !ok {
+		return SimReport{}, fmt.Errorf("tune: no record of %s passed the check: nothing to get close to", rec.Workload.Key())
+	}
+	prior, shapes := usablePrior(rec.Workload, s.Prior)
+	if len(s.Prior) > 0 && len(prior) == 0 {
+		return SimReport{}, fmt.Errorf("tune: none of the %d prior records is of another shape of %s on %s with template %s",
+			len(s.Prior), rec.Workload.Op, rec.Workload.Device, rec.Workload.Template)
+	}
+	report := SimReport{
+		Workload: rec.Workload, Recorded: replay.Len(), SpaceSize: validConfigs(space), Outside: outside,
+		BestNS: best.MedianNS, Budget: cmp.Or(s.Budget, replay.Len()), BatchSize: cmp.Or(s.BatchSize, 16),
+		Seeds: s.Seeds, Prior: len(prior), PriorShape: shapes, ModelTauAt64: math.NaN(),
+	}
+	if report.Budget < 1 {
+		return SimReport{}, errors.New("tune: the trial budget must be at least 1")
+	}
+	dir, err := os.MkdirTemp(s.Dir, "autotune-simulate-")
+	if err != nil {
+		return SimReport{}, fmt.Errorf("tune: simulate: %w", err)
+	}
+	defer os.RemoveAll(dir)
+
+	feats := featurize(space, shape)
+	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
+		prior: prior, budget: report.Budget, batch: report.BatchSize, dir: dir}
+	for _, search := range s.Searches {
+		sr := SearchReport{Search: search}
+		for seed := uint64(1); seed <= uint64(s.Seeds); seed++ {
+			trace, _, err := env.run(ctx, search, seed)
+			if err != nil {
+				return SimReport{}, err
+			}
+			run := summarizeRun(seed, trace, best.MedianNS)
+			run.TauAt64 = tauAfter(64, trace, replay, feats, rec.Workload.Key())
+			sr.Runs = append(sr.Runs, run)
+			sr.NotRecorded += run.NotRecorded
+			if s.Progress != nil {
+				s.Progress(search, run)
+			}
+		}
+		sr.TrialsTo5 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo5 })
+		sr.TrialsTo1 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo1 })
+		for i := range BestAtTrials {
+			sr.BestAt = append(sr.BestAt, median(sr.Runs, func(r SimRun) float64 { return r.BestAt[i] }))
+		}
+		report.Searches = append(report.Searches, sr)
+	}
+	// τ belongs to the model, so it is taken from the model's own search
+	// when it ran (what it trains on there is what it would see when
+	// tuning), else from the first search.
+	src := report.Searches[0]
+	for _, sr := range report.Searches {
+		if sr.Search.Model == "gbt" {
+			src = sr
+			break
+		}
+	}
+	report.TauSource = src.Search.String()
+	report.ModelTauAt64 = median(src.Runs, func(r SimRun) float64 { return r.TauAt64 })
+	return report, nil
+}
+
+// replayable turns the records into results for sim, keeping the configs
+// that are valid in space (in canonical form), and counts the others.
+func replayable(space *schedule.Space, recs []tunedb.Record) (results []measure.Result, outside int) {
+	invalid := map[string]bool{}
+	for _, r := range recs {
+		c, err := space.Canonical(r.Config)
+		if err != nil || space.Check(c) != nil {
+			invalid[r.Config.String()] = true
+			continue
+		}
+		results = append(results, measure.Result{
+			Config: c, Status: measure.Status(r.Status), Error: r.Error,
+			SamplesNS: r.SamplesNS, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
+			BuildNS: r.BuildNS, RunNS: r.RunNS,
+		})
+	}
+	return results, len(invalid)
+}
+
+// usablePrior keeps the prior records that a run can learn from: other
+// shapes of w's op on w's device with w's template. Records of w itself
+// are dropped, as they would make the run resume rather than search.
+func usablePrior(w tunedb.Workload, prior []tunedb.Record) (keep []tunedb.Record, shapes []string) {
+	for _, r := range prior {
+		o := r.Workload
+		if o.Op != w.Op || o.DType != w.DType || o.Device != w.Device || o.Template != w.Template || slices.Equal(o.Shape, w.Shape) {
+			continue
+		}
+		keep = append(keep, r)
+		if s := o.ShapeString(); !slices.Contains(shapes, s) {
+			shapes = append(shapes, s)
+		}
+	}
+	return keep, shapes
+}
+
+// validConfigs counts the valid configs of space, or returns 0 when the
+// space is too large to walk.
+func validConfigs(space *schedule.Space) int {
+	if space.Size() > 1<<20 {
+		return 0
+	}
+	n := 0
+	for i := range space.Size() {
+		if space.Valid(space.At(i)) {
+			n++
+		}
+	}
+	return n
+}
+
+// replayEnv is what every run of a simulation shares.
+type replayEnv struct {
+	template kernels.Template
+	shape    []int
+	target   device.Target
+	space    *schedule.Space
+	replay   *sim.Measurer
+	prior    []tunedb.Record
+	budget   int
+	batch    int
+	dir      string // for the run's database
+}
+
+// run runs one search with one seed in a fresh database and returns the
+// results in the order they were measured, with Run's summary.
+func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measure.Result, Summary, error) {
+	path := filepath.Join(e.dir, "run.db")
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	defer os.Remove(path)
+	defer db.Close()
+	if len(e.prior) > 0 {
+		if err := db.Commit(e.prior); err != nil {
+			return nil, Summary{}, err
+		}
+	}
+	tr := &tracer{m: e.replay}
+	sum, err := Run(ctx, Task{
+		Template: e.template, Shape: e.shape, Target: e.target, Space: e.space,
+		Measurer: tr, Store: db, Strategy: search.Strategy, Model: search.Model,
+		Seed: seed, Trials: e.budget, BatchSize: e.batch, Tool: "simulate",
+	})
+	if err == nil {
+		err = ctx.Err() // an interrupted run is no data point
+	}
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	return tr.results, sum, nil
+}
+
+// tracer keeps what a run measured, in order.
+type tracer struct {
+	m       Measurer
+	results []measure.Result
+}
+
+func (t *tracer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
+	rs, err := t.m.Measure(ctx, b)
+	t.results = append(t.results, rs...)
+	return rs, err
+}
+
+// summarizeRun reads a run's progress off its trace.
+func summarizeRun(seed uint64, trace []measure.Result, bestNS float64) SimRun {
+	run := SimRun{Seed: seed, Trials: len(trace), BestAt: make([]float64, len(BestAtTrials)), TauAt64: math.NaN()}
+	found := math.Inf(1)
+	for i, r := range trace {
+		if r.Error == sim.NotRecorded {
+			run.NotRecorded++
+		}
+		if r.Status == measure.StatusOK && r.MedianNS < found {
+			found = r.MedianNS
+		}
+		if run.TrialsTo5 == 0 && found <= bestNS*within5 {
+			run.TrialsTo5 = i + 1
+		}
+		if run.TrialsTo1 == 0 && found <= bestNS*within1 {
+			run.TrialsTo1 = i + 1
+		}
+		for k, n := range BestAtTrials {
+			if i < n {
+				run.BestAt[k] = found / bestNS
+			}
+		}
+	}
+	if len(trace) == 0 {
+		for k := range run.BestAt {
+			run.BestAt[k] = math.Inf(1)
+		}
+	}
+	return run
+}
+
+// tauAfter is the held-out Kendall τ of a fresh boosted-tree model trained
+// on the first n recorded configs of trace and tested on every other
+// recorded config, failures included as the slowest. It is NaN when fewer
+// than two configs are left to test.
+func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(schedule.Config) []float64, group string) float64 {
+	var train []costmodel.Sample
+	trained := map[string]bool{}
+	for _, r := range trace {
+		if len(train) == n {
+			break
+		}
+		if r.Error == sim.NotRecorded {
+			continue // not a measurement
+		}
+		trained[r.Config.String()] = true
+		train = append(train, costmodel.Sample{Features: feats(r.Config), Group: group, Cost: resultCost(r)})
+	}
+	if len(train) < n {
+		return math.NaN()
+	}
+	var test [][]float64
+	var speed []float64
+	for _, c := range replay.Configs() {
+		if trained[c.String()] {
+			continue
+		}
+		r, _ := replay.Lookup(c)
+		test = append(test, feats(c))
+		speed = append(speed, 1/resultCost(r))
+	}
+	if len(test) < 2 {
+		return math.NaN()
+	}
+	m := costmodel.NewGBT(costmodel.Options{})
+	if err := m.Fit(train); err != nil {
+		return math.NaN() // e.g. every training config failed: nothing to rank by
+	}
+	return costmodel.KendallTau(m.Predict(test), speed)
+}
+
+// resultCost is cost for a result: its median, +Inf for a failure.
+func resultCost(r measure.Result) float64 {
+	if r.Status != measure.StatusOK {
+		return math.Inf(1)
+	}
+	return r.MedianNS
+}
+
+// medianTrials is the median of a trial count over runs, with 0 (never
+// reached) as +Inf.
+func medianTrials(runs []SimRun, f func(SimRun) int) float64 {
+	return median(runs, func(r SimRun) float64 {
+		if n := f(r); n > 0 {
+			return float64(n)
+		}
+		return math.Inf(1)
+	})
+}
+
+// median of f over runs, the mean of the middle two for an even count;
+// NaN values are left out, and NaN is the median of none.
+func median(runs []SimRun, f func(SimRun) float64) float64 {
+	var xs []float64
+	for _, r := range runs {
+		if x := f(r); !math.IsNaN(x) {
+			xs = append(xs, x)
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 1 {
+		return xs[m]
+	}
+	return (xs[m-1] + xs[m]) / 2
+}
