@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -71,17 +70,17 @@ type Recording struct {
 }
 
 // FindRecording picks from recs the records of tmpl's op at shape, in f32,
-// for the current version of tmpl. device is a device fingerprint, or ""
+// for the current version of tmpl. fingerprint names the device, or is ""
 // when recs hold the workload for one device only. Records of other template
 // versions are an error when no current ones exist: their configs would not
 // correspond to the template's.
-func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, device string) (Recording, error) {
+func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fingerprint string) (Recording, error) {
 	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + DType
 	byDevice := map[string][]tunedb.Record{}
 	var devices, versions []string
 	for _, r := range recs {
 		w := r.Workload
-		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != DType || device != "" && w.Device != device {
+		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != DType || fingerprint != "" && w.Device != fingerprint {
 			continue
 		}
 		if w.Template != tmpl.Version {
@@ -96,8 +95,8 @@ func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, dev
 		byDevice[w.Device] = append(byDevice[w.Device], r)
 	}
 	on := ""
-	if device != "" {
-		on = " on " + device
+	if fingerprint != "" {
+		on = " on " + fingerprint
 	}
 	switch {
 	case len(devices) == 0 && len(versions) > 0:
@@ -108,60 +107,11 @@ func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, dev
 	case len(devices) > 1:
 		return Recording{}, fmt.Errorf("tune: records of %s from %d devices (%s): choose one", name, len(devices), strings.Join(devices, "; "))
 	}
-	target, err := RecordedTarget(devices[0])
+	target, err := device.FromFingerprint(devices[0])
 	if err != nil {
 		return Recording{}, err
 	}
 	return Recording{Workload: Workload(tmpl, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
-}
-
-// RecordedTarget rebuilds a CPU target from its fingerprint,
-// "cpu/<model>/<isa>/<cores>c" (see device.Target.Fingerprint): cores and
-// ISA are what the spaces of the templates depend on. Cache sizes are not in
-// the fingerprint and stay zero.
-func RecordedTarget(fingerprint string) (device.Target, error) {
-	bad := fmt.Errorf("tune: cannot rebuild the target of device %q: only cpu/<model>/<isa>/<cores>c fingerprints are known", fingerprint)
-	rest, ok := strings.CutPrefix(fingerprint, "cpu/")
-	if !ok {
-		return device.Target{}, bad
-	}
-	// The model name may hold anything, so cut from the right.
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return device.Target{}, bad
-	}
-	rest, coresText := rest[:i], rest[i+1:]
-	i = strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return device.Target{}, bad
-	}
-	model, isaText := rest[:i], rest[i+1:]
-	cores, err := strconv.Atoi(strings.TrimSuffix(coresText, "c"))
-	if err != nil || cores < 1 {
-		return device.Target{}, bad
-	}
-	var isa device.ISA
-	if isaText != "none" {
-		for _, f := range strings.Split(isaText, "+") {
-			switch f {
-			case "sse4.2":
-				isa.SSE42 = true
-			case "avx2":
-				isa.AVX2 = true
-			case "fma":
-				isa.FMA = true
-			case "avx512":
-				isa.AVX512 = true
-			default:
-				return device.Target{}, bad
-			}
-		}
-	}
-	t := device.Target{Name: "cpu", CPU: &device.CPU{Model: model, Cores: cores, ISA: isa}}
-	if t.Fingerprint() != fingerprint {
-		return device.Target{}, bad
-	}
-	return t, nil
 }
 
 // Simulation is a comparison of searches on a recorded landscape: each

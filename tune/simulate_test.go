@@ -70,7 +70,7 @@ func landscape(t testing.TB, file string, shape []int) (Recording, []tunedb.Reco
 		t.Fatalf("%s: no records", file)
 	}
 	if v := recs[0].Workload.Template; v != tmpl.Version {
-		target, err := RecordedTarget(recs[0].Workload.Device)
+		target, err := device.FromFingerprint(recs[0].Workload.Device)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,24 +334,6 @@ func TestFindRecording(t *testing.T) {
 				t.Errorf("%d records of %s, want %d", len(r.Records), r.Records[0].Workload.Key(), tc.n)
 			}
 		})
-	}
-}
-
-func TestRecordedTarget(t *testing.T) {
-	for _, want := range []device.Target{
-		{Name: "cpu", CPU: &device.CPU{Model: "Intel(R) Xeon(R) Processor @ 2.80GHz", Cores: 2, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}},
-		{Name: "cpu", CPU: &device.CPU{Model: "arm64", Cores: 10}},
-		{Name: "cpu", CPU: &device.CPU{Model: "odd/model name", Cores: 64, ISA: device.ISA{AVX2: true}}},
-	} {
-		got, err := RecordedTarget(want.Fingerprint())
-		if err != nil || got.Fingerprint() != want.Fingerprint() || got.CPU.Cores != want.CPU.Cores || got.CPU.ISA != want.CPU.ISA {
-			t.Errorf("RecordedTarget(%q) = %+v, %v", want.Fingerprint(), got.CPU, err)
-		}
-	}
-	for _, bad := range []string{"cuda/sm_86", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c"} {
-		if _, err := RecordedTarget(bad); err == nil {
-			t.Errorf("RecordedTarget(%q) succeeded", bad)
-		}
 	}
 }
 

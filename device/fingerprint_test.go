@@ -1,0 +1,21 @@
+package device
+
+import "testing"
+
+func TestFromFingerprint(t *testing.T) {
+	for _, want := range []Target{
+		{Name: "cpu", CPU: &CPU{Model: "Intel(R) Xeon(R) Processor @ 2.80GHz", Cores: 2, ISA: ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}},
+		{Name: "cpu", CPU: &CPU{Model: "arm64", Cores: 10}},
+		{Name: "cpu", CPU: &CPU{Model: "odd/model name", Cores: 64, ISA: ISA{AVX2: true}}},
+	} {
+		got, err := FromFingerprint(want.Fingerprint())
+		if err != nil || got.Fingerprint() != want.Fingerprint() || got.CPU.Cores != want.CPU.Cores || got.CPU.ISA != want.CPU.ISA {
+			t.Errorf("FromFingerprint(%q) = %+v, %v", want.Fingerprint(), got.CPU, err)
+		}
+	}
+	for _, bad := range []string{"cuda/sm_86", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c"} {
+		if _, err := FromFingerprint(bad); err == nil {
+			t.Errorf("FromFingerprint(%q) succeeded", bad)
+		}
+	}
+}
