@@ -1,6 +1,21 @@
 package main
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tune"
+)
 
 var benchCommand = command{
 	name:    "bench",
@@ -8,27 +23,76 @@ var benchCommand = command{
 	help: `
 Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
 
-Runs the best tuned kernel of a workload from the tuning database next to its
-baselines (plain Go, gonum, a memory-copy floor, an FMA-peak loop) in one
-process, interleaved, and prints median times, throughput and ratios.
+Runs the best tuned kernel of a workload from the tuning database next to
+the op's baselines (for softmax: plain Go, three loops per row with
+math.Exp) and a memory floor (a copy of the input to the output with as
+many goroutines as the tuned kernel uses), in one process, interleaved:
+each round times one sample of every entry, in a rotating order, until
+each has --samples samples and all of them add up to --time. The tuned
+kernel and the baselines are first checked against the float64 reference.
+Prints each entry's median time, p20–p80 spread, GB/s and its time as a
+multiple of the tuned kernel's, with the tuned config and the machine.
 
-Not implemented yet: bench validates its arguments and then exits 1,
-saying so.
+The workload must have been tuned on this machine with this version of the
+op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
+stderr, the results to stdout.
 
 Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
-  autotune bench --op gemm --shape 1024x1024x1024 --json
+  autotune bench --op softmax --shape 4096x1024 --samples 100 --time 5s
+  autotune bench --op softmax --shape 4096x1024 --json | jq '.results[] | {name, median_ns}'
 `,
 	run: runBench,
 }
 
+// benchOptions are the flags of bench.
+type benchOptions struct {
+	workloadFlags
+	db      string
+	json    bool
+	seed    uint64
+	samples int
+	minTime time.Duration
+}
+
+// benchJSON is bench's --json output.
+type benchJSON struct {
+	Op       string            `json:"op"`
+	Shape    []int             `json:"shape"`
+	Device   string            `json:"device"`
+	Results  []benchResultJSON `json:"results"`
+	DType    string            `json:"dtype"`
+	Template string            `json:"template"`
+	Machine  string            `json:"machine"`
+	Seed     uint64            `json:"seed"`
+}
+
+// benchResultJSON is one entry of a bench: tuned, a baseline, or floor.
+type benchResultJSON struct {
+	Name     string  `json:"name"`
+	MedianNS float64 `json:"median_ns"`
+	P20NS    float64 `json:"p20_ns"`
+	P80NS    float64 `json:"p80_ns"`
+	GBps     float64 `json:"gbps"`
+	// VsTuned is the median as a multiple of the tuned kernel's: how many
+	// times slower than tuned (below 1 for the floor, normally).
+	VsTuned float64          `json:"vs_tuned"`
+	Samples int              `json:"samples"`
+	Reps    int              `json:"calls_per_sample"`
+	Checked bool             `json:"checked"`
+	Doc     string           `json:"doc"`
+	Config  *schedule.Config `json:"config,omitempty"` // the tuned one's
+}
+
 func runBench(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
-	var o tuneOptions
+	var o benchOptions
 	o.workloadFlags.register(fs)
 	dbFlag(fs, &o.db)
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random inputs")
+	fs.IntVar(&o.samples, "samples", measurecpu.DefaultBenchSamples, "least number of timed samples of each entry")
+	fs.DurationVar(&o.minTime, "time", measurecpu.DefaultBenchTime, "least total time of the timed samples, all entries together")
 	args, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -40,8 +104,114 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tunable(w, "benchmark"); err != nil {
+	switch {
+	case o.samples < 1:
+		return usagef("--samples must be at least 1, not %d", o.samples)
+	case o.minTime <= 0:
+		return usagef("--time must be positive, not %v", o.minTime)
+	}
+	tmpl, err := tunable(w, "benchmark")
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("bench is not implemented yet for %s: use 'autotune best' for the tuned time", w.op.Name)
+	db, err := openDB(o.db, true)
+	if err != nil {
+		return err
+	}
+	best, ok, err := latestBest(db, w)
+	db.Close() // the bench takes seconds; let tuners write meanwhile
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no tuned config for %s in %s; run autotune tune first", describeWorkload(w), db.Path())
+	}
+	if best.Workload.Template != tmpl.Version {
+		return fmt.Errorf("the tuned config for %s is for template %s, and this autotune emits %s; run autotune tune first",
+			describeWorkload(w), best.Workload.Template, tmpl.Version)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	names := []string{measurecpu.BenchTuned}
+	for _, b := range tmpl.Baselines {
+		names = append(names, b.Name)
+	}
+	names = append(names, measurecpu.BenchFloor)
+	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d)\n",
+		describeWorkload(w), strings.Join(names, ", "), o.samples, o.minTime, o.seed)
+	res, err := measurecpu.New(&measurecpu.Options{Seed: o.seed}).Bench(ctx, measurecpu.BenchBatch{
+		Template: tmpl, Shape: w.shape, Target: w.target, Config: best.Config,
+		MinSamples: o.samples, MinTime: o.minTime,
+	})
+	if err != nil {
+		return err
+	}
+
+	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: tune.DType,
+		Template: tmpl.Version, Machine: machine(w.target), Seed: o.seed}
+	tuned := res[0].MedianNS
+	for _, r := range res {
+		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
+			Samples: len(r.SamplesNS), Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
+		if r.MedianNS > 0 {
+			j.GBps = r.Bytes / r.MedianNS
+		}
+		if tuned > 0 {
+			j.VsTuned = r.MedianNS / tuned
+		}
+		if r.Name == measurecpu.BenchTuned {
+			j.Config = &best.Config
+		}
+		out.Results = append(out.Results, j)
+	}
+	if o.json {
+		return writeJSON(std, out)
+	}
+	printBench(std, w, out, best.Config)
+	return nil
+}
+
+// machine describes a CPU target for bench's output.
+func machine(t device.Target) string {
+	if t.CPU == nil {
+		return t.Name
+	}
+	return fmt.Sprintf("%s, %d logical cores, %s", t.CPU.Model, t.CPU.Cores, t.CPU.ISA)
+}
+
+// printBench prints the bench as a table with a line of ratios under it.
+func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "workload\t%s %s %s\n", w.op.Name, kernels.FormatShape(w.shape), b.DType)
+	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
+	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
+	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved; inputs of seed %d\n", b.Results[0].Samples, b.Seed)
+	tw.Flush()
+	fmt.Fprintln(std.out)
+
+	tw = tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tMEDIAN\tP20–P80\tGB/s\t× TUNED\tWHAT")
+	for _, r := range b.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%.1f\t%.2f\t%s\n", r.Name, formatNS(r.MedianNS),
+			formatNS(r.P20NS), formatNS(r.P80NS), r.GBps, r.VsTuned, r.Doc)
+	}
+	tw.Flush()
+
+	var parts []string
+	for _, r := range b.Results[1:] {
+		switch {
+		case r.VsTuned <= 0:
+			continue
+		case r.Name == measurecpu.BenchFloor:
+			parts = append(parts, fmt.Sprintf("takes %.2f× the time of the memory floor", 1/r.VsTuned))
+		case r.VsTuned >= 1:
+			parts = append(parts, fmt.Sprintf("is %.1f× faster than %s", r.VsTuned, r.Name))
+		default:
+			parts = append(parts, fmt.Sprintf("is %.2f× slower than %s", 1/r.VsTuned, r.Name))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(std.out, "\ntuned %s.\n", strings.Join(parts, " and "))
+	}
 }

@@ -8,12 +8,13 @@
 //
 // Commands:
 //
-//	tune     tune one workload and record every measurement
-//	best     print the best stored config of a workload
-//	bench    compare the tuned kernel with baselines, side by side
-//	list     list the ops, their shapes and knobs, and the devices
-//	db       ls, show, export, import, merge and prune the tuning database
-//	version  print the version
+//	tune      tune one workload and record every measurement
+//	best      print the best stored config of a workload
+//	bench     compare the tuned kernel with baselines, side by side
+//	simulate  compare searches on a recorded landscape, without measuring
+//	list      list the ops, their shapes and knobs, and the devices
+//	db        ls, show, export, import, merge and prune the tuning database
+//	version   print the version
 //
 // A workload is named by --op (softmax, gemm, attention), --shape (RxC,
 // MxNxK or BxHxSxD: positive extents up to 2^31-1 joined by 'x') and
@@ -26,7 +27,8 @@
 // Results go to standard output; progress and logs to standard error.
 // Exit status: 0 success, 1 failure, 2 usage error, each error on one line.
 //
-// No op has a template yet, so tune and bench validate their arguments and
-// exit 1 saying so; list, best and db work on the database as it is.
+// Softmax on the CPU is the one op that can be tuned so far: tune and bench
+// for gemm or attention, or for a CUDA device, validate their arguments and
+// exit 1 saying so.
 // 'autotune COMMAND --help' documents each command with examples.
 package main

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tune"
 )
 
 var listCommand = command{
@@ -33,6 +33,7 @@ type listOp struct {
 	Shape    string   `json:"shape"`
 	Summary  string   `json:"summary"`
 	Template bool     `json:"template"`
+	KnobsFor string   `json:"knobs_for_shape,omitempty"` // knob values depend on the shape
 	Knobs    []string `json:"knobs"`
 }
 
@@ -94,7 +95,19 @@ func runList(c *command, std *stdio, args []string) error {
 	}
 	var ops []listOp
 	for _, op := range kernels.Ops() {
-		ops = append(ops, listOp{Name: op.Name, Shape: op.ShapeForm(), Summary: op.Summary, Knobs: []string{}})
+		lo := listOp{Name: op.Name, Shape: op.ShapeForm(), Summary: op.Summary, Knobs: []string{}}
+		if tmpl, ok := tune.Template(op.Name); ok {
+			// Knob values depend on the shape and target: show the example's on this CPU.
+			shape, err := op.ParseShape(op.Example)
+			if err != nil {
+				return err // the examples are ours; this is a bug
+			}
+			lo.Template, lo.KnobsFor = true, op.Example
+			for _, k := range tmpl.Space(shape, device.Host()).Knobs() {
+				lo.Knobs = append(lo.Knobs, k.String())
+			}
+		}
+		ops = append(ops, lo)
 	}
 	var devs []listDevice
 	for _, name := range device.Names() {
@@ -112,13 +125,17 @@ func runList(c *command, std *stdio, args []string) error {
 	}
 
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OP\tSHAPE\tDESCRIPTION\tKNOBS")
+	fmt.Fprintln(tw, "OP\tSHAPE\tDESCRIPTION")
 	for _, op := range ops {
-		knobs := "(no template yet)"
-		if op.Template {
-			knobs = strings.Join(op.Knobs, "; ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", op.Name, op.Shape, op.Summary)
+		if !op.Template {
+			fmt.Fprintf(tw, "\t\tno template yet: cannot be tuned\n")
+			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", op.Name, op.Shape, op.Summary, knobs)
+		fmt.Fprintf(tw, "\t\tknobs (values for %s on this CPU):\n", op.KnobsFor)
+		for _, k := range op.Knobs {
+			fmt.Fprintf(tw, "\t\t  %s\n", k)
+		}
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "DEVICE\tDESCRIPTION")

@@ -130,6 +130,12 @@ func TestList(t *testing.T) {
 	if len(got.Ops) != 3 || len(got.Devices) != len(device.Names()) {
 		t.Errorf("list --json has %d ops, %d devices", len(got.Ops), len(got.Devices))
 	}
+	for _, op := range got.Ops {
+		tunable := op.Name == "softmax"
+		if op.Template != tunable || tunable != (len(op.Knobs) > 0) {
+			t.Errorf("list --json: %s has template %v and knobs %v", op.Name, op.Template, op.Knobs)
+		}
+	}
 	for _, d := range got.Devices {
 		if d.Name == "sm_86" && (d.GPU == nil || d.GPU.MaxWarpsPerSM != 48) {
 			t.Errorf("sm_86 limits missing or wrong: %+v", d.GPU)

@@ -30,6 +30,7 @@ var Template = kernels.Template{
 	FLOPs:     func(shape []int) float64 { return flopsPerElement * elements(shape) },
 	Bytes:     func(shape []int) float64 { return 2 * 4 * elements(shape) },
 	EmitGo:    emitGo,
+	Baselines: baselines,
 }
 
 // flopsPerElement counts max, subtract, exp (as one), add to the sum and

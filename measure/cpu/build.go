@@ -100,14 +100,22 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 // emit renders candidate id's source. A template that panics or emits code
 // that is not even Go fails that candidate alone, with msg saying why.
 func (b *builder) emit(id int) (src []byte, msg string) {
+	return emitPackage(pkgName(id), func(f *jen.File) {
+		b.batch.Template.EmitGo(f, kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
+	})
+}
+
+// emitPackage renders the file of package pkg that emit fills in. When emit
+// panics or writes something that is not Go, msg says so and src is nil.
+func emitPackage(pkg string, emit func(f *jen.File)) (src []byte, msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			src, msg = nil, fmt.Sprintf("emitting the kernel panicked: %v", r)
 		}
 	}()
-	f := jen.NewFile(pkgName(id))
+	f := jen.NewFile(pkg)
 	f.HeaderComment(generatedHeader)
-	b.batch.Template.EmitGo(f, kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
+	emit(f)
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, "the emitted kernel is not valid Go: " + err.Error()

@@ -95,4 +95,13 @@
 // With the defaults, a batch of 64 one-millisecond kernels takes under a
 // second to build and about two to run on two cores: over a thousand
 // candidates a minute (BenchmarkMeasure).
+//
+// # Bench
+//
+// Measurer.Bench serves autotune bench: one module with the tuned kernel, the
+// template's baselines and a memory-copy floor (bench.go), and a second
+// harness (bench_harness.go) that checks them once and then times them in
+// interleaved rounds, one sample of each per round, so that every ratio is
+// measured side by side in one process. It reuses the module layout, the
+// data files, the checks and the process handling above.
 package cpu

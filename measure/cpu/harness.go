@@ -47,12 +47,15 @@ const (
 
 // The harness's command-line flags.
 const (
-	flagData      = "data"
-	flagIDs       = "ids"
-	flagWarmup    = "warmup"
-	flagSamples   = "samples"
-	flagMinTime   = "mintime"
-	flagMinSample = "minsample"
+	flagData        = "data"
+	flagIDs         = "ids"
+	flagWarmup      = "warmup"
+	flagSamples     = "samples"
+	flagMinTime     = "mintime"
+	flagMinSample   = "minsample"
+	flagBest        = "best"
+	flagSlowFactor  = "slowfactor"
+	flagSlowSamples = "slowsamples"
 )
 
 // maxReps bounds the calls per sample, so that calibrating ends even for a
@@ -73,31 +76,7 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		f.ImportName(harnessModule+"/"+pkgName(id), pkgName(id))
 	}
 
-	f.Comment("The batch's workload: shape-specific sizes and the template's tolerance.")
-	f.Const().Defs(
-		jen.Id("outLen").Op("=").Lit(w.outLen),
-		jen.Id("tolRel").Op("=").Lit(w.rel),
-		jen.Id("tolAbs").Op("=").Lit(w.abs),
-		jen.Id("wantFile").Op("=").Lit(wantFile),
-	)
-	var lens, files []jen.Code
-	params := []jen.Code{jen.Id("out")}
-	args := []jen.Code{jen.Id("out")}
-	for i, n := range w.inLens {
-		lens = append(lens, jen.Lit(n))
-		files = append(files, jen.Lit(inputFile(i)))
-		params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
-		args = append(args, jen.Id("ins").Index(jen.Lit(i)))
-	}
-	f.Var().Defs(
-		jen.Id("inLens").Op("=").Index().Int().Values(lens...),
-		jen.Id("inFiles").Op("=").Index().String().Values(files...),
-	)
-	f.Line()
-
-	f.Comment("kernelFunc is the signature of every candidate: the output, then the inputs.")
-	f.Type().Id("kernelFunc").Func().Params(jen.List(params...).Index().Float32())
-	f.Line()
+	addWorkload(f, w)
 	f.Comment("kernels are the candidates of the batch that compiled, by index in the batch.")
 	f.Var().Id("kernels").Op("=").Map(jen.Int()).Id("kernelFunc").Values(jen.DictFunc(func(d jen.Dict) {
 		for _, id := range ids {
@@ -105,39 +84,14 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		}
 	}))
 	f.Line()
-	f.Comment("call runs fn once on the batch's arguments.")
-	f.Func().Id("call").Params(jen.Id("fn").Id("kernelFunc"), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32()).Block(
-		jen.Id("fn").Call(args...),
-	)
-	f.Line()
-
-	f.Comment("event is one line of the protocol; ID is -1 for events of the whole batch.")
-	f.Type().Id("event").Struct(
-		jen.Id("ID").Int().Tag(map[string]string{"json": "id"}),
-		jen.Id("Event").String().Tag(map[string]string{"json": "event"}),
-		jen.Id("Status").String().Tag(map[string]string{"json": "status,omitempty"}),
-		jen.Id("Error").String().Tag(map[string]string{"json": "error,omitempty"}),
-		jen.Id("Reps").Int().Tag(map[string]string{"json": "reps,omitempty"}),
-		jen.Id("SamplesNS").Index().Float64().Tag(map[string]string{"json": "samples_ns,omitempty"}),
-	)
-	f.Line()
-	f.Add(comment("proto is the original stdout. main points os.Stdout at stderr, so that a\nkernel that prints cannot corrupt the protocol."))
-	f.Var().Id("proto").Op("=").Qual("os", "Stdout")
-	f.Line()
-	f.Add(comment("send writes e as one line; each write is a system call, so the runner sees\nthe start of a candidate before the candidate can kill the process."))
-	f.Func().Id("send").Params(jen.Id("e").Id("event")).Block(
-		jen.List(jen.Id("b"), jen.Err()).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("e")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Panic(jen.Err())),
-		jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("proto").Dot("Write").Call(jen.Append(jen.Id("b"), jen.LitRune('\n'))), jen.Err().Op("!=").Nil()).Block(
-			jen.Comment("The runner is gone; nobody wants the rest."),
-			jen.Qual("os", "Exit").Call(jen.Lit(1)),
-		),
-	)
-	f.Line()
+	addProtocol(f, w)
 	f.Comment("settings says how long to time each candidate.")
 	f.Type().Id("settings").Struct(
 		jen.List(jen.Id("warmup"), jen.Id("minSamples")).Int(),
 		jen.List(jen.Id("minTime"), jen.Id("minSample")).Qual("time", "Duration"),
+		jen.Id("bestNS").Float64().Comment("fastest sample known, this run's included; 0: none yet"),
+		jen.Id("slowFactor").Float64().Comment("a first call slower than slowFactor × bestNS is clearly slow"),
+		jen.Id("slowSamples").Int(),
 	)
 	f.Line()
 
@@ -155,6 +109,9 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		jen.Qual("flag", "IntVar").Call(jen.Op("&").Id("s").Dot("minSamples"), jen.Lit(flagSamples), jen.Lit(defaultMinSamples), jen.Lit("least number of timed samples")),
 		jen.Qual("flag", "DurationVar").Call(jen.Op("&").Id("s").Dot("minTime"), jen.Lit(flagMinTime), durationLit(defaultMinTime), jen.Lit("least total time of the timed samples")),
 		jen.Qual("flag", "DurationVar").Call(jen.Op("&").Id("s").Dot("minSample"), jen.Lit(flagMinSample), durationLit(defaultMinSampleTime), jen.Lit("least time of one sample")),
+		jen.Qual("flag", "Float64Var").Call(jen.Op("&").Id("s").Dot("bestNS"), jen.Lit(flagBest), jen.Lit(0), jen.Lit("fastest known ns per call, 0 if none")),
+		jen.Qual("flag", "Float64Var").Call(jen.Op("&").Id("s").Dot("slowFactor"), jen.Lit(flagSlowFactor), jen.Lit(defaultSlowFactor), jen.Lit("a candidate whose first timed call is this many times slower than the best is timed briefly")),
+		jen.Qual("flag", "IntVar").Call(jen.Op("&").Id("s").Dot("slowSamples"), jen.Lit(flagSlowSamples), jen.Lit(defaultSlowSamples), jen.Lit("samples of a clearly slow candidate")),
 		jen.Qual("flag", "Parse").Call(),
 		jen.Qual("os", "Stdout").Op("=").Qual("os", "Stderr"),
 		comment("The runner holds stdin open: end of file means it is gone, and a\ncandidate that hangs must not outlive it."),
@@ -184,6 +141,12 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 			jen.Comment("The next candidate gets the same inputs whatever this one did."),
 			jen.For(jen.List(jen.Id("i"), jen.Id("p")).Op(":=").Range().Id("pristine")).Block(
 				jen.Copy(jen.Id("ins").Index(jen.Id("i")), jen.Id("p")),
+			),
+			comment("Later candidates are judged against the fastest seen so far, so a\nbatch with no best known cuts its slow candidates too."),
+			jen.For(jen.List(jen.Id("_"), jen.Id("ns")).Op(":=").Range().Id("e").Dot("SamplesNS")).Block(
+				jen.If(jen.Id("s").Dot("bestNS").Op("==").Lit(0).Op("||").Id("ns").Op("<").Id("s").Dot("bestNS")).Block(
+					jen.Id("s").Dot("bestNS").Op("=").Id("ns"),
+				),
 			),
 			jen.List(jen.Id("e").Dot("ID"), jen.Id("e").Dot("Event")).Op("=").List(jen.Id("id"), jen.Lit(eventResult)),
 			jen.Id("send").Call(jen.Id("e")),
@@ -222,7 +185,12 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		jen.For().Block(
 			jen.Id("t0").Op(":=").Qual("time", "Now").Call(),
 			jen.For(jen.Range().Id("reps")).Block(call),
-			jen.If(jen.Qual("time", "Since").Call(jen.Id("t0")).Op(">=").Id("s").Dot("minSample").Op("||").Id("reps").Op(">=").Lit(maxReps)).Block(jen.Break()),
+			jen.Id("d").Op(":=").Qual("time", "Since").Call(jen.Id("t0")),
+			comment("Far slower than the best already: a few samples settle its rank."),
+			jen.If(jen.Id("reps").Op("==").Lit(1).Op("&&").Id("s").Dot("bestNS").Op(">").Lit(0).Op("&&").Float64().Call(jen.Id("d")).Op(">").Id("s").Dot("slowFactor").Op("*").Id("s").Dot("bestNS")).Block(
+				jen.List(jen.Id("s").Dot("warmup"), jen.Id("s").Dot("minSamples"), jen.Id("s").Dot("minTime")).Op("=").List(jen.Lit(0), jen.Id("s").Dot("slowSamples"), jen.Lit(0)),
+			),
+			jen.If(jen.Id("d").Op(">=").Id("s").Dot("minSample").Op("||").Id("reps").Op(">=").Lit(maxReps)).Block(jen.Break()),
 			jen.Id("reps").Op("*=").Lit(2),
 		),
 		jen.For(jen.Range().Id("s").Dot("warmup").Op("*").Id("reps")).Block(call),
@@ -239,6 +207,89 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 	)
 	f.Line()
 
+	addChecks(f)
+
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("cpu: rendering the harness: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// The parts of a harness's main.go that the tuner's harness and the bench
+// harness share: the workload's constants, the kernel signature, calling a
+// kernel, the protocol's event and send, and checking and loading data.
+
+// addWorkload adds the workload's sizes, data files and tolerance, and the
+// type kernelFunc.
+func addWorkload(f *jen.File, w workload) {
+	f.Comment("The batch's workload: shape-specific sizes and the template's tolerance.")
+	f.Const().Defs(
+		jen.Id("outLen").Op("=").Lit(w.outLen),
+		jen.Id("tolRel").Op("=").Lit(w.rel),
+		jen.Id("tolAbs").Op("=").Lit(w.abs),
+		jen.Id("wantFile").Op("=").Lit(wantFile),
+	)
+	var lens, files []jen.Code
+	params := []jen.Code{jen.Id("out")}
+	for i, n := range w.inLens {
+		lens = append(lens, jen.Lit(n))
+		files = append(files, jen.Lit(inputFile(i)))
+		params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
+	}
+	f.Var().Defs(
+		jen.Id("inLens").Op("=").Index().Int().Values(lens...),
+		jen.Id("inFiles").Op("=").Index().String().Values(files...),
+	)
+	f.Line()
+
+	f.Comment("kernelFunc is the signature of every candidate: the output, then the inputs.")
+	f.Type().Id("kernelFunc").Func().Params(jen.List(params...).Index().Float32())
+	f.Line()
+}
+
+// addProtocol adds call, which runs a kernelFunc on the workload's
+// arguments, and the protocol: the type event, proto and send.
+func addProtocol(f *jen.File, w workload) {
+	args := []jen.Code{jen.Id("out")}
+	for i := range w.inLens {
+		args = append(args, jen.Id("ins").Index(jen.Lit(i)))
+	}
+	f.Comment("call runs fn once on the batch's arguments.")
+	f.Func().Id("call").Params(jen.Id("fn").Id("kernelFunc"), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32()).Block(
+		jen.Id("fn").Call(args...),
+	)
+	f.Line()
+
+	f.Comment("event is one line of the protocol; ID is -1 for events of the whole batch.")
+	f.Type().Id("event").Struct(
+		jen.Id("ID").Int().Tag(map[string]string{"json": "id"}),
+		jen.Id("Event").String().Tag(map[string]string{"json": "event"}),
+		jen.Id("Status").String().Tag(map[string]string{"json": "status,omitempty"}),
+		jen.Id("Error").String().Tag(map[string]string{"json": "error,omitempty"}),
+		jen.Id("Reps").Int().Tag(map[string]string{"json": "reps,omitempty"}),
+		jen.Id("SamplesNS").Index().Float64().Tag(map[string]string{"json": "samples_ns,omitempty"}),
+	)
+	f.Line()
+	f.Add(comment("proto is the original stdout. main points os.Stdout at stderr, so that a\nkernel that prints cannot corrupt the protocol."))
+	f.Var().Id("proto").Op("=").Qual("os", "Stdout")
+	f.Line()
+	f.Add(comment("send writes e as one line; each write is a system call, so the runner sees\nthe start of a candidate before the candidate can kill the process."))
+	f.Func().Id("send").Params(jen.Id("e").Id("event")).Block(
+		jen.List(jen.Id("b"), jen.Err()).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("e")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Panic(jen.Err())),
+		jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("proto").Dot("Write").Call(jen.Append(jen.Id("b"), jen.LitRune('\n'))), jen.Err().Op("!=").Nil()).Block(
+			jen.Comment("The runner is gone; nobody wants the rest."),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+	)
+	f.Line()
+}
+
+// addChecks adds check and changed, which compare an output with the
+// reference and the inputs with their pristine copies, and load and
+// readArray, which read the data files.
+func addChecks(f *jen.File) {
 	f.Add(comment("check compares out with the reference: an element is wrong where\n|got-want| > tolAbs + tolRel*|want|, or where exactly one of them is NaN.\nIt describes the first wrong element, or returns \"\"."))
 	f.Func().Id("check").Params(jen.Id("out").Index().Float32(), jen.Id("want").Index().Float64()).String().Block(
 		jen.List(jen.Id("bad"), jen.Id("first")).Op(":=").List(jen.Lit(0), jen.Lit(-1)),
@@ -306,12 +357,6 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		),
 		jen.Return(jen.Id("b"), jen.Nil()),
 	)
-
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("cpu: rendering the harness: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // durationLit renders d as a constant expression of type time.Duration.

@@ -81,7 +81,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 
 	start = time.Now()
 	r := &runner{
-		bin: bin, dir: dir, opts: m.opts, timeout: m.opts.timeout(b.Best),
+		bin: bin, dir: dir, opts: m.opts, timeout: m.opts.timeout(b.Best), best: b.Best,
 		res: res, finished: finished, own: make([]time.Duration, len(res)),
 		onStart: m.onStart,
 	}

@@ -67,7 +67,7 @@ func check(t *testing.T, b measure.Batch, got []measure.Result, wants []want) {
 		}
 		switch r.Status {
 		case measure.StatusOK:
-			if r.Error != "" || len(r.SamplesNS) < 5 || !(r.MedianNS > 0) ||
+			if r.Error != "" || len(r.SamplesNS) < defaultSlowSamples || !(r.MedianNS > 0) ||
 				!(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || r.RunNS <= 0 {
 				t.Errorf("config %d (%s): ok result without samples or with bad statistics: %+v", i, r.Config, r)
 			}
@@ -199,6 +199,40 @@ func TestMeasureOddSizes(t *testing.T) {
 				{measure.StatusWrongAnswer, []string{"out[0] = ", tt.wrong}},
 				{measure.StatusOK, nil},
 			})
+		})
+	}
+}
+
+// A candidate far slower than the fastest known (the batch's hint, or a
+// candidate measured before it in the same harness) is timed with
+// SlowSamples samples; otherwise it gets the full count.
+func TestMeasureCutsClearlySlowCandidates(t *testing.T) {
+	needGo(t)
+	// n=1000: ok takes about 1µs a call, ok_slow with 100 reps about 1ms.
+	fast, slow := testConfig("ok", 1, 0), testConfig("ok_slow", 100, 0)
+	for _, tt := range []struct {
+		name    string
+		best    time.Duration
+		cfgs    []schedule.Config
+		samples []int // wanted per config; -1 means at least MinSamples
+	}{
+		{"slow first, nothing known", 0, []schedule.Config{slow, fast}, []int{-1, -1}},
+		{"fast first sets the bar", 0, []schedule.Config{fast, slow}, []int{-1, 3}},
+		{"hint sets the bar", 10 * time.Microsecond, []schedule.Config{slow}, []int{3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := batchOf([]int{1000}, tt.cfgs...)
+			b.Best = tt.best
+			got, err := New(fastOptions(t)).Measure(context.Background(), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range tt.samples {
+				n := len(got[i].SamplesNS)
+				if got[i].Status != measure.StatusOK || w == -1 && n < 5 || w >= 0 && n != w {
+					t.Errorf("%s: %s with %d samples, want ok with %d (-1: at least 5)", got[i].Config, got[i].Status, n, w)
+				}
+			}
 		})
 	}
 }

@@ -30,6 +30,19 @@ type Options struct {
 	// do not show. Default 10µs.
 	MinSampleTime time.Duration
 
+	// SlowFactor makes clearly slow candidates cheap to measure: when a
+	// candidate's first timed call takes more than SlowFactor × the fastest
+	// sample known (the batch's Best hint, or a candidate measured earlier
+	// in the same harness), it is timed with SlowSamples samples and no
+	// warm-up or MinTime. Its rank far below the best is certain after a
+	// few samples, and timing it fully would cost most of a tuning run (a
+	// scalar softmax is 100× slower than the best). Default 10.
+	SlowFactor float64
+
+	// SlowSamples is the number of samples a clearly slow candidate gets.
+	// Default 3.
+	SlowSamples int
+
 	// Timeout limits one candidate: its correctness check, warm-up and
 	// timing together. A candidate that runs past it is killed (with the
 	// whole process group) and recorded as timeout. When zero, the limit is
@@ -58,6 +71,8 @@ const (
 	defaultMinSamples    = 10
 	defaultMinTime       = 20 * time.Millisecond
 	defaultMinSampleTime = 10 * time.Microsecond
+	defaultSlowFactor    = 10
+	defaultSlowSamples   = 3
 	defaultGoCommand     = "go"
 
 	timeoutFloor    = 2 * time.Second
@@ -85,6 +100,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.MinSampleTime <= 0 {
 		r.MinSampleTime = defaultMinSampleTime
+	}
+	if r.SlowFactor <= 0 {
+		r.SlowFactor = defaultSlowFactor
+	}
+	if r.SlowSamples <= 0 {
+		r.SlowSamples = defaultSlowSamples
 	}
 	if r.GoCommand == "" {
 		r.GoCommand = defaultGoCommand

@@ -36,6 +36,7 @@ type runner struct {
 	bin, dir string
 	opts     Options
 	timeout  time.Duration // per candidate
+	best     time.Duration // the batch's hint; 0: none
 
 	res      []measure.Result
 	finished []bool
@@ -72,48 +73,17 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 		"-"+flagSamples, strconv.Itoa(r.opts.MinSamples),
 		"-"+flagMinTime, r.opts.MinTime.String(),
 		"-"+flagMinSample, r.opts.MinSampleTime.String(),
+		"-"+flagBest, strconv.FormatInt(int64(r.best), 10),
+		"-"+flagSlowFactor, strconv.FormatFloat(r.opts.SlowFactor, 'g', -1, 64),
+		"-"+flagSlowSamples, strconv.Itoa(r.opts.SlowSamples),
 	)
 	cmd.Dir = r.dir
-	// A user's GOTRACEBACK=crash would dump core for every crashing
-	// candidate, and =all would bury the crashing goroutine.
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=single")
-	stderr := &stderrBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
+	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
+	h, err := startHarness(cmd)
 	if err != nil {
-		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+		return nil, err
 	}
-	// The harness exits when its stdin closes, which happens when this
-	// process dies however it dies; Wait closes it otherwise.
-	if _, err := cmd.StdinPipe(); err != nil {
-		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
-	}
-	newGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
-	}
-
-	lines := make(chan []byte)
-	var scanErr error
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), maxLine)
-		for sc.Scan() {
-			lines <- bytes.Clone(sc.Bytes())
-		}
-		if scanErr = sc.Err(); scanErr != nil {
-			io.Copy(io.Discard, stdout) // keep the harness from blocking on a full pipe
-		}
-	}()
-	// stop kills the harness and waits for it. Draining lines lets the
-	// reader finish before Wait closes the pipe.
-	stop := func() error {
-		killGroup(cmd)
-		for range lines {
-		}
-		return cmd.Wait()
-	}
+	stderr, lines, stop := h.stderr, h.lines, h.stop
 
 	timer := time.NewTimer(max(startupTimeout, r.timeout))
 	defer timer.Stop()
@@ -141,8 +111,8 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 			if !ok {
 				werr := cmd.Wait()
 				switch {
-				case scanErr != nil:
-					return nil, fmt.Errorf("cpu: reading the harness's output: %w", scanErr)
+				case h.scanErr != nil:
+					return nil, fmt.Errorf("cpu: reading the harness's output: %w", h.scanErr)
 				case cur >= 0:
 					r.finish(cur, measure.Result{
 						Status: measure.StatusCrash,
@@ -189,6 +159,66 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 			}
 		}
 	}
+}
+
+// harness is a started harness process whose stdout is read line by line.
+type harness struct {
+	cmd    *exec.Cmd
+	stderr *stderrBuffer
+	lines  chan []byte // the lines of stdout; closed at its end
+	// scanErr is why reading stdout stopped early; read it only once lines
+	// is closed.
+	scanErr error
+}
+
+// startHarness starts cmd, a harness with its arguments and directory set
+// (and its environment, when it is not this process's), in a process group
+// of its own, with stdin held open and the ends of stderr kept for error
+// messages. Both runners, the tuner's and the bench's, start harnesses this
+// way.
+func startHarness(cmd *exec.Cmd) (*harness, error) {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	// A user's GOTRACEBACK=crash would dump core for every crashing
+	// candidate, and =all would bury the crashing goroutine.
+	cmd.Env = append(cmd.Env, "GOTRACEBACK=single")
+	h := &harness{cmd: cmd, stderr: &stderrBuffer{}, lines: make(chan []byte)}
+	cmd.Stderr = h.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+	// The harness exits when its stdin closes, which happens when this
+	// process dies however it dies; Wait closes it otherwise.
+	if _, err := cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+	newGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cpu: starting the harness: %w", err)
+	}
+	go func() {
+		defer close(h.lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), maxLine)
+		for sc.Scan() {
+			h.lines <- bytes.Clone(sc.Bytes())
+		}
+		if h.scanErr = sc.Err(); h.scanErr != nil {
+			io.Copy(io.Discard, stdout) // keep the harness from blocking on a full pipe
+		}
+	}()
+	return h, nil
+}
+
+// stop kills the harness and waits for it. Draining lines lets the reader
+// finish before Wait closes the pipe.
+func (h *harness) stop() error {
+	killGroup(h.cmd)
+	for range h.lines {
+	}
+	return h.cmd.Wait()
 }
 
 // result converts a result event, reporting whether it is well-formed.

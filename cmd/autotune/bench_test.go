@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchEndToEnd tunes a tiny workload with a few trials, then benches
+// its winner against the baselines, as JSON and as a table.
+func TestBenchEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	workload := []string{"--op", "softmax", "--shape", "3x17", "--device", "cpu", "--db", path}
+	code, stdout, stderr := run(t, "", append(workload, "--trials", "3", "--batch", "3", "--seed", "5", "--json")...)
+	if code != 0 {
+		t.Fatalf("tune: exit %d\n%s", code, stderr)
+	}
+	var tuned summaryJSON
+	if err := json.Unmarshal([]byte(stdout), &tuned); err != nil || tuned.Best == nil {
+		t.Fatalf("tune --json: %v, no best\n%s", err, stdout)
+	}
+
+	fast := []string{"--samples", "5", "--time", "5ms"}
+	code, stdout, stderr = run(t, "", append(append([]string{"bench"}, workload...), append(fast, "--json")...)...)
+	if code != 0 {
+		t.Fatalf("bench --json: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "benchmarking softmax 3x17") {
+		t.Errorf("no progress line on stderr: %q", stderr)
+	}
+	var b benchJSON
+	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, stdout)
+	}
+	if b.Op != "softmax" || len(b.Shape) != 2 || b.Shape[0] != 3 || b.Shape[1] != 17 || b.Device != "cpu" {
+		t.Errorf("bench --json describes the wrong workload: %+v", b)
+	}
+	var names []string
+	for _, r := range b.Results {
+		names = append(names, r.Name)
+		if r.Samples < 5 || !(r.MedianNS > 0) || !(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || !(r.GBps > 0) || !(r.VsTuned > 0) {
+			t.Errorf("%s: bad statistics: %+v", r.Name, r)
+		}
+		if (r.Config != nil) != (r.Name == "tuned") || r.Checked != (r.Name != "floor") {
+			t.Errorf("%s: config %v, checked %v", r.Name, r.Config, r.Checked)
+		}
+	}
+	if strings.Join(names, ",") != "tuned,naive,floor" {
+		t.Fatalf("results %v, want tuned, naive, floor", names)
+	}
+	if !b.Results[0].Config.Equal(tuned.Best.Config) || b.Results[0].VsTuned != 1 {
+		t.Errorf("bench timed %s (vs_tuned %v), tune found %s", b.Results[0].Config, b.Results[0].VsTuned, tuned.Best.Config)
+	}
+
+	code, stdout, stderr = run(t, "", append(append([]string{"bench"}, workload...), fast...)...)
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "× TUNED", "\ntuned ", "\nnaive ", "\nfloor ",
+		tuned.Best.Config.String(), "machine", "tuned is ", "× faster than naive", "the memory floor"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the table lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// Without a tuned record there is nothing to bench: exit 1, one line.
+func TestBenchWithoutTunedRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	code, stdout, stderr := run(t, "", "bench", "--op", "softmax", "--shape", "4096x1024", "--device", "cpu", "--db", path)
+	if code != 1 || stdout != "" {
+		t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+	}
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no tuned config for softmax 4096x1024 f32") ||
+		!strings.Contains(stderr, "run autotune tune first") {
+		t.Errorf("stderr = %q, want one line saying to tune first", stderr)
+	}
+}
+
+// A record of another template version describes other code: exit 1.
+func TestBenchOfAnotherTemplateVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	seed(t, path) // softmax 64x33 records of template "v1-test"
+	code, _, stderr := run(t, "", "bench", "--op", "softmax", "--shape", "64x33", "--device", "cpu", "--db", path)
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "is for template v1-test") {
+		t.Errorf("exit %d, stderr %q; want 1 and one line naming the old template", code, stderr)
+	}
+}
+
+func TestBenchFlagErrors(t *testing.T) {
+	for _, tt := range []struct {
+		flag, value, want string
+	}{
+		{"--samples", "0", "--samples must be at least 1"},
+		{"--time", "0s", "--time must be positive"},
+		{"--time", "soon", "invalid value"},
+	} {
+		code, stdout, stderr := run(t, "", "bench", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s %s: exit %d, %q", tt.flag, tt.value, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,408 @@
+package cpu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// Names of the entries of a bench that are not Template.Baselines.
+const (
+	BenchTuned = "tuned" // the kernel of BenchBatch.Config
+	BenchFloor = "floor" // the memory-copy floor
+)
+
+// ThreadsKnob is the knob whose value the floor copies with as many
+// goroutines as: templates whose kernels split their work among goroutines
+// name that knob "threads" and count the calling goroutine as one (as the
+// softmax template does). A config without it, or whose threads is not an
+// integer, gets a floor of one goroutine.
+const ThreadsKnob = "threads"
+
+// Defaults of BenchBatch. Thirty samples give p20 and p80 six samples in from
+// each end; a second of interleaved rounds spans enough of the scheduler's
+// and the clock frequency's drift that every entry sees the same machine.
+const (
+	DefaultBenchSamples = 30
+	DefaultBenchTime    = time.Second
+)
+
+// benchStepTimeout limits each step of a bench by default: loading the
+// inputs, checking and calibrating one entry, one round of samples. The tuned
+// kernel passed the tuner and the baselines are plain code, so a step that
+// takes a minute is a hang, or a workload too large to benchmark here.
+const benchStepTimeout = time.Minute
+
+// A BenchBatch is one workload's tuned config, to time side by side with the
+// template's baselines and a memory floor.
+type BenchBatch struct {
+	Template kernels.Template
+	Shape    []int
+	Target   device.Target
+	Config   schedule.Config // the tuned config, a valid point of Template.Space(Shape, Target)
+
+	// Timing goes on, in rounds of one sample of every entry, until each
+	// entry has MinSamples samples and all samples add up to MinTime.
+	// Defaults DefaultBenchSamples and DefaultBenchTime; the Measurer's
+	// MinSamples and MinTime are for tuning and do not apply.
+	MinSamples int
+	MinTime    time.Duration
+}
+
+// A BenchResult is the timing of one entry of a bench.
+type BenchResult struct {
+	Name    string  // BenchTuned, a baseline's Name, or BenchFloor
+	Doc     string  // one line: the config, the baseline's Doc, what the floor copies
+	Checked bool    // the output was compared with the reference and passed; false for the floor
+	Bytes   float64 // memory one call must move: Template.Bytes, or what the floor copies
+	Reps    int     // calls per sample
+
+	SamplesNS []float64 // every timed sample, in ns per call, in round order
+	MedianNS  float64   // measure.Summarize(SamplesNS)
+	P20NS     float64
+	P80NS     float64
+}
+
+// benchEntry is one thing a bench harness times, in result order.
+type benchEntry struct {
+	name, doc string
+	pkg       string // its package in the bench module
+	checked   bool
+	bytes     float64
+	emit      func(f *jen.File) // adds func Kernel to the package
+}
+
+// Bench times b's tuned kernel, every one of b.Template.Baselines and the
+// memory floor in one harness process, interleaved, and returns one result
+// per entry in that order: the tuned kernel first, the floor last.
+//
+// The floor copies the first input into the output, as many elements as
+// both hold, split evenly among as many goroutines as the tuned config's
+// ThreadsKnob: for an op that reads one array and writes one of the same
+// size (softmax), that is the least memory traffic any kernel of it has.
+//
+// The harness checks the tuned kernel and the baselines against the
+// reference once, on a poisoned output, the way tuning does, and an entry
+// that fails is an error: a wrong baseline makes every ratio meaningless.
+// Then each entry is calibrated (k calls per sample, k a power of two, so
+// that a sample lasts at least Options.MinSampleTime), Options.Warmup
+// untimed rounds run, and timed rounds follow, each one sample of every
+// entry in an order that rotates from round to round, so that drift of the
+// machine falls on all entries alike.
+//
+// The inputs are those tuning uses for Options.Seed. The harness runs with
+// asynchronous preemption off (see harnessGODEBUG), so that plain scalar Go
+// is timed at the speed it has in a normal build. Options.MinSamples and
+// MinTime do not apply (see BenchBatch); Options.Timeout, when set, limits
+// each step instead of a minute.
+func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, error) {
+	if b.Target.IsCUDA() || b.Target.CPU == nil {
+		return nil, fmt.Errorf("cpu: bench: target %q is not a CPU", b.Target.Name)
+	}
+	b.Shape = slices.Clone(b.Shape)
+	if b.Template.Space != nil {
+		if err := b.Template.Space(b.Shape, b.Target).Check(b.Config); err != nil {
+			return nil, fmt.Errorf("cpu: bench: the tuned config %s is not valid here: %w", b.Config, err)
+		}
+	}
+	entries, err := benchEntries(b)
+	if err != nil {
+		return nil, err
+	}
+	if b.MinSamples <= 0 {
+		b.MinSamples = DefaultBenchSamples
+	}
+	if b.MinTime <= 0 {
+		b.MinTime = DefaultBenchTime
+	}
+	goCmd, err := exec.LookPath(m.opts.GoCommand)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoGo, err)
+	}
+	dir, err := m.batchDir()
+	if err != nil {
+		return nil, err
+	}
+	if m.opts.KeepDir == "" {
+		defer os.RemoveAll(dir)
+	}
+	bin, err := buildBench(ctx, goCmd, dir, b, entries)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.cache.get(b.Template, b.Shape, m.opts.Seed).write(dir); err != nil {
+		return nil, err
+	}
+	samples, reps, err := m.runBench(ctx, bin, dir, b, entries)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]BenchResult, len(entries))
+	for i, e := range entries {
+		median, p20, p80 := measure.Summarize(samples[i])
+		res[i] = BenchResult{Name: e.name, Doc: e.doc, Checked: e.checked, Bytes: e.bytes, Reps: reps[i],
+			SamplesNS: samples[i], MedianNS: median, P20NS: p20, P80NS: p80}
+	}
+	return res, nil
+}
+
+// benchEntries lists what b's bench times: the tuned kernel, the baselines,
+// the floor.
+func benchEntries(b BenchBatch) ([]benchEntry, error) {
+	if b.Template.EmitGo == nil || b.Template.Args == nil || b.Template.Reference == nil || b.Template.Tolerance == nil {
+		return nil, fmt.Errorf("cpu: bench: template %s has no Go emitter, reference or tolerance", b.Template.Op.Name)
+	}
+	bytes := 0.0
+	if b.Template.Bytes != nil {
+		bytes = b.Template.Bytes(slices.Clone(b.Shape))
+	}
+	shape := b.Shape
+	entries := []benchEntry{{
+		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes,
+		emit: func(f *jen.File) { b.Template.EmitGo(f, kernelName, slices.Clone(shape), b.Config) },
+	}}
+	seen := map[string]bool{BenchTuned: true, BenchFloor: true}
+	for i, bl := range b.Template.Baselines {
+		switch {
+		case bl.Name == "" || bl.EmitGo == nil:
+			return nil, fmt.Errorf("cpu: bench: baseline %d of %s has no name or no emitter", i, b.Template.Op.Name)
+		case seen[bl.Name]:
+			return nil, fmt.Errorf("cpu: bench: baseline name %q of %s is taken", bl.Name, b.Template.Op.Name)
+		}
+		seen[bl.Name] = true
+		entries = append(entries, benchEntry{
+			name: bl.Name, doc: bl.Doc, pkg: fmt.Sprintf("base%d", i), checked: true, bytes: bytes,
+			emit: func(f *jen.File) { bl.EmitGo(f, kernelName, slices.Clone(shape)) },
+		})
+	}
+	inLens, outLen := b.Template.Args(slices.Clone(shape))
+	n, threads := min(inLens[0], outLen), floorThreads(b.Config)
+	goroutines := "one goroutine"
+	if threads > 1 {
+		goroutines = fmt.Sprintf("%d goroutines", threads)
+	}
+	return append(entries, benchEntry{
+		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(4*n), goroutines),
+		pkg: "floor", bytes: float64(8 * n),
+		emit: func(f *jen.File) { emitFloor(f, len(inLens), n, threads) },
+	}), nil
+}
+
+// floorThreads returns the tuned config's ThreadsKnob, or 1 (see
+// ThreadsKnob). An enum is never an integer in the text form, so parsing the
+// value's text tells an integer knob from another.
+func floorThreads(cfg schedule.Config) int {
+	v, ok := cfg.Lookup(ThreadsKnob)
+	if !ok {
+		return 1
+	}
+	n, err := strconv.Atoi(v.String())
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// byteSize formats n bytes for a one-line description: "16 MiB", "68 B".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// buildBench writes the bench module to dir, a package per entry and the
+// harness, and builds it. Any failure is an error: the tuned config was
+// built by the tuner, and a baseline that does not build is a bug.
+func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []benchEntry) (string, error) {
+	files := map[string][]byte{"go.mod": []byte(goMod)}
+	for _, e := range entries {
+		src, msg := emitPackage(e.pkg, e.emit)
+		if msg != "" {
+			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
+		}
+		files[filepath.Join(e.pkg, e.pkg+".go")] = src
+	}
+	inLens, outLen := b.Template.Args(slices.Clone(b.Shape))
+	rel, abs := b.Template.Tolerance(slices.Clone(b.Shape))
+	main, err := renderBenchHarness(workload{inLens: inLens, outLen: outLen, rel: rel, abs: abs}, entries)
+	if err != nil {
+		return "", err
+	}
+	files["main.go"] = main
+	for name, src := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", fmt.Errorf("cpu: bench: %w", err)
+		}
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			return "", fmt.Errorf("cpu: bench: %w", err)
+		}
+	}
+	bin := filepath.Join(dir, "bench")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	bd := &builder{goCmd: goCmd, dir: dir}
+	if out, err := bd.goBuild(ctx, bin); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
+		}
+		return "", fmt.Errorf("cpu: bench: go build failed: %w\n%s", err, clip(string(out)))
+	}
+	return bin, nil
+}
+
+// runBench runs the bench harness and returns every entry's samples and
+// calls per sample. See Bench and renderBenchHarness for what the harness
+// does; its protocol is the tuner's (the package documentation), with a
+// round event per round:
+//
+//	{"id":-1,"event":"ready"}
+//	{"id":1,"event":"start"}                          entry 1 is checked and calibrated
+//	{"id":1,"event":"result","status":"ok","reps":2}
+//	{"id":1,"event":"result","status":"wrong_answer","error":"out[3] = ..."}
+//	{"id":-1,"event":"round","samples_ns":[812.5,...]}  a sample of each entry, in entry order
+//	{"id":-1,"event":"done"}
+//
+// After a failed check the harness times nothing and says done.
+func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) (samples [][]float64, reps []int, err error) {
+	cmd := exec.Command(bin,
+		"-"+flagData, dir,
+		"-"+flagWarmup, strconv.Itoa(m.opts.Warmup),
+		"-"+flagSamples, strconv.Itoa(b.MinSamples),
+		"-"+flagMinTime, b.MinTime.String(),
+		"-"+flagMinSample, m.opts.MinSampleTime.String(),
+	)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
+	h, err := startHarness(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	step := benchStepTimeout
+	if m.opts.Timeout > 0 {
+		step = m.opts.Timeout
+	}
+	timer := time.NewTimer(max(startupTimeout, step))
+	defer timer.Stop()
+
+	samples, reps = make([][]float64, len(entries)), make([]int, len(entries))
+	var failures []string
+	ready, cur, next, done := false, -1, 0, false // ready seen; the entry being checked (-1: none); the next to check; done seen
+	// phase says what the harness was doing, for errors.
+	phase := func() string {
+		switch {
+		case !ready:
+			return "while loading the inputs"
+		case cur >= 0:
+			return "while checking " + entries[cur].name
+		}
+		return "while timing"
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			h.stop()
+			return nil, nil, fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
+
+		case <-timer.C:
+			h.stop()
+			return nil, nil, fmt.Errorf("cpu: bench: the harness stalled %s for %v; stderr:\n%s", phase(), step, h.stderr.String())
+
+		case line, ok := <-h.lines:
+			if !ok {
+				werr := cmd.Wait()
+				switch {
+				case h.scanErr != nil:
+					return nil, nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
+				case !done || werr != nil:
+					return nil, nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
+				case len(failures) > 0:
+					return nil, nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
+				}
+				return samples, reps, nil
+			}
+			var e event
+			if json.Unmarshal(line, &e) != nil {
+				continue // stray output, from a kernel that wrote to fd 1
+			}
+			timer.Reset(step)
+			switch {
+			case e.Event == eventReady && !ready:
+				ready = true
+			case e.Event == eventStart && ready && cur < 0 && e.ID == next && next < len(entries):
+				cur, next = next, next+1
+			case e.Event == eventResult && cur >= 0 && e.ID == cur:
+				switch {
+				case e.Status == string(measure.StatusOK) && e.Reps > 0:
+					reps[cur] = e.Reps
+				case e.Status == string(measure.StatusWrongAnswer) || e.Status == string(measure.StatusCrash):
+					failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[cur].name, e.Status, firstLine(e.Error)))
+				default:
+					h.stop()
+					return nil, nil, fmt.Errorf("cpu: bench: harness protocol: bad result %s", line)
+				}
+				cur = -1
+			case e.Event == eventRound && cur < 0 && next == len(entries) && len(failures) == 0 && len(e.SamplesNS) == len(entries):
+				for i, s := range e.SamplesNS {
+					samples[i] = append(samples[i], s)
+				}
+			case e.Event == eventDone && cur < 0 && (next == len(entries) || len(failures) > 0):
+				done = true
+				if len(failures) == 0 && len(samples[0]) < b.MinSamples {
+					h.stop()
+					return nil, nil, fmt.Errorf("cpu: bench: harness protocol: done after %d rounds, want %d", len(samples[0]), b.MinSamples)
+				}
+			default:
+				h.stop()
+				return nil, nil, fmt.Errorf("cpu: bench: harness protocol: unexpected %s (checking %d, next %d)", line, cur, next)
+			}
+		}
+	}
+}
+
+// harnessGODEBUG is the GODEBUG of the tuning and bench harnesses: this
+// process's, with asynchronous preemption off. Built with GOEXPERIMENT=simd on an AVX-512
+// machine, Go 1.26 leaves the upper halves of the vector registers dirty when
+// it resumes a preempted goroutine, and until something clears them every
+// legacy-SSE instruction pays a transition penalty: math.Exp's assembly
+// among them. Preempted every 10ms, the naive softmax at 4096×1024 ran 3.3×
+// slower than the same code built without the experiment (217 against
+// 66 ms), which would have credited the tuned kernel with a speed-up that
+// is the runtime's doing. Without async preemption it runs as fast as in a
+// normal build; the vector kernels, which use no legacy SSE, are not
+// affected either way, and no candidate needs preempting: the harness's
+// other goroutines only wait, and a hanging candidate is killed from
+// outside.
+func harnessGODEBUG() string {
+	if d := os.Getenv("GODEBUG"); d != "" {
+		return d + ",asyncpreemptoff=1"
+	}
+	return "asyncpreemptoff=1"
+}
+
+// firstLine returns the first line of s: a wrong answer's message, or a
+// panic without its stack.
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return first
+}

@@ -1,0 +1,260 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// The bench harness of a fixed set of entries is checked in as
+// testdata/bench_harness.golden, so that a change to the generated code
+// shows in review; go test -update rewrites it.
+func TestBenchHarnessGolden(t *testing.T) {
+	entries := []benchEntry{
+		{name: BenchTuned, pkg: "tuned", checked: true},
+		{name: "naive", pkg: "base0", checked: true},
+		{name: BenchFloor, pkg: "floor"},
+	}
+	got, err := renderBenchHarness(workload{inLens: []int{4096}, outLen: 4096, rel: 1e-5, abs: 1e-37}, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := jen.NewFile("floor")
+	f.HeaderComment(generatedHeader)
+	emitFloor(f, 1, 4096, 2)
+	var floor bytes.Buffer
+	if err := f.Render(&floor); err != nil {
+		t.Fatal(err)
+	}
+	got = append(append(got, "\n// ---- floor/floor.go with 2 threads ----\n\n"...), floor.Bytes()...)
+
+	golden := filepath.Join("testdata", "bench_harness.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the bench harness differs from %s; if that is intended, run go test -update", golden)
+	}
+}
+
+// benchOptions keep the tests short; bench times each entry at least
+// benchSamples times.
+const benchSamples = 5
+
+func benchBatch(tmpl kernels.Template, shape []int, cfg schedule.Config) BenchBatch {
+	return BenchBatch{Template: tmpl, Shape: shape, Target: device.Host(), Config: cfg,
+		MinSamples: benchSamples, MinTime: 10 * time.Millisecond}
+}
+
+// validConfig returns the first of texts that is valid for tmpl's space.
+func validConfig(t *testing.T, tmpl kernels.Template, shape []int, texts ...string) schedule.Config {
+	t.Helper()
+	sp := tmpl.Space(shape, device.Host())
+	for _, text := range texts {
+		if cfg, err := sp.Parse(text); err == nil && sp.Valid(cfg) {
+			return cfg
+		}
+	}
+	t.Fatalf("none of %q is valid on this machine", texts)
+	return schedule.Config{}
+}
+
+// Softmax's tuned kernel, its naive baseline and the floor are all timed,
+// interleaved, after the first two pass the check.
+func TestBenchSoftmax(t *testing.T) {
+	needGo(t)
+	tests := []struct {
+		shape   []int
+		configs []string // the first valid one is the tuned config
+		threads int      // of the floor
+	}{
+		{[]int{3, 17}, []string{"vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1"}, 1},
+		{[]int{64, 1000}, []string{
+			"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4",
+			"vec=8,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4",
+			"vec=1,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4",
+			"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1",
+		}, 0},
+	}
+	m := New(&Options{Seed: 1})
+	for _, tt := range tests {
+		t.Run(kernels.FormatShape(tt.shape), func(t *testing.T) {
+			cfg := validConfig(t, softmax.Template, tt.shape, tt.configs...)
+			res, err := m.Bench(context.Background(), benchBatch(softmax.Template, tt.shape, cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, r := range res {
+				names = append(names, r.Name)
+				t.Logf("%-6s median %8.0fns (p20 %.0f, p80 %.0f) over %d samples of %d calls: %s",
+					r.Name, r.MedianNS, r.P20NS, r.P80NS, len(r.SamplesNS), r.Reps, r.Doc)
+			}
+			if !slices.Equal(names, []string{BenchTuned, "naive", BenchFloor}) {
+				t.Fatalf("entries %v, want tuned, naive, floor", names)
+			}
+			bytes := 8 * float64(tt.shape[0]*tt.shape[1])
+			for i, r := range res {
+				if r.Checked != (r.Name != BenchFloor) {
+					t.Errorf("%s: Checked = %v", r.Name, r.Checked)
+				}
+				if len(r.SamplesNS) < benchSamples || len(r.SamplesNS) != len(res[0].SamplesNS) {
+					t.Errorf("%s: %d samples, want the same number for every entry, at least %d", r.Name, len(r.SamplesNS), benchSamples)
+				}
+				if slices.Min(r.SamplesNS) <= 0 || !(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || r.Reps < 1 {
+					t.Errorf("%s: bad statistics: %+v", r.Name, r)
+				}
+				if r.Bytes != bytes {
+					t.Errorf("entry %d (%s): Bytes = %g, want %g", i, r.Name, r.Bytes, bytes)
+				}
+			}
+			if !strings.Contains(res[0].Doc, cfg.String()) {
+				t.Errorf("tuned Doc %q does not name the config", res[0].Doc)
+			}
+			threads := tt.threads
+			if threads == 0 {
+				threads = cfg.Int("threads")
+			}
+			want := "with one goroutine"
+			if threads > 1 {
+				want = fmt.Sprintf("with %d goroutines", threads)
+			}
+			if !strings.Contains(res[2].Doc, want) {
+				t.Errorf("floor Doc %q, want %q", res[2].Doc, want)
+			}
+		})
+	}
+}
+
+// affineBaseline is a baseline of the test template (out = 2*in + 1) that
+// behaves as mode says: ok, wrongans, panic, clobber or exit.
+func affineBaseline(name, mode string) kernels.Baseline {
+	return kernels.Baseline{Name: name, Doc: "test baseline, " + mode, EmitGo: func(f *jen.File, fn string, shape []int) {
+		body := []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(
+			jen.Id("out").Index(jen.Id("i")).Op("=").Id("in0").Index(jen.Id("i")).Op("*").Lit(2).Op("+").Lit(1),
+		)}
+		switch mode {
+		case "wrongans":
+			body = []jen.Code{jen.Copy(jen.Id("out"), jen.Id("in0"))}
+		case "panic":
+			body = []jen.Code{jen.Panic(jen.Lit("test baseline: mode panic"))}
+		case "clobber":
+			body = append(body, jen.Id("in0").Index(jen.Lit(0)).Op("=").Lit(0))
+		case "exit":
+			body = []jen.Code{jen.Qual("os", "Exit").Call(jen.Lit(3))}
+		}
+		f.Func().Id(fn).Params(jen.List(jen.Id("out"), jen.Id("in0")).Index().Float32()).Block(body...)
+	}}
+}
+
+// A wrong tuned kernel or baseline is an error: it would make every ratio
+// meaningless. So is a bench that cannot be set up.
+func TestBenchFailures(t *testing.T) {
+	needGo(t)
+	good := affineBaseline("good", "ok")
+	tests := []struct {
+		name      string
+		mode      string // the tuned config's
+		baselines []kernels.Baseline
+		want      []string // substrings of the error; none for success
+	}{
+		{"all good", "ok", []kernels.Baseline{good}, nil},
+		{"no baselines", "ok", nil, nil},
+		{"wrong baseline", "ok", []kernels.Baseline{good, affineBaseline("bad", "wrongans")}, []string{"bad: wrong_answer: out[0] = "}},
+		{"panicking baseline", "ok", []kernels.Baseline{affineBaseline("boom", "panic")}, []string{"boom: crash: panic: test baseline: mode panic"}},
+		{"baseline writes its input", "ok", []kernels.Baseline{affineBaseline("clob", "clobber")}, []string{"clob: wrong_answer: the kernel wrote to input 0"}},
+		{"baseline kills the harness", "ok", []kernels.Baseline{good, affineBaseline("quit", "exit")}, []string{"died while checking quit: exit status 3"}},
+		{"wrong tuned kernel", "wrongans", []kernels.Baseline{good}, []string{"tuned: wrong_answer"}},
+		{"tuned kernel does not build", "nocompile", []kernels.Baseline{good}, []string{"go build failed", "undefinedValue"}},
+		{"invalid tuned config", "bogus", nil, []string{"tuned config", "not valid"}},
+		{"reserved baseline name", "ok", []kernels.Baseline{affineBaseline(BenchFloor, "ok")}, []string{`baseline name "floor"`, "taken"}},
+		{"duplicate baseline name", "ok", []kernels.Baseline{good, good}, []string{`baseline name "good"`}},
+	}
+	m := New(&Options{Seed: 1})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl := testTemplate()
+			tmpl.Baselines = tt.baselines
+			shape := []int{17}
+			res, err := m.Bench(context.Background(), benchBatch(tmpl, shape, testConfig(tt.mode, 1, 0)))
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res) != 2+len(tt.baselines) || res[len(res)-1].Name != BenchFloor ||
+					!strings.Contains(res[len(res)-1].Doc, "with one goroutine") {
+					t.Errorf("results %+v, want tuned, the baselines and a floor of one goroutine", res)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; results %+v", res)
+			}
+			if strings.Contains(err.Error(), "\n") && !strings.Contains(err.Error(), "go build") && !strings.Contains(err.Error(), "died") {
+				t.Errorf("error of several lines:\n%v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestFloorThreads(t *testing.T) {
+	cfg := func(names []string, vals ...schedule.Value) schedule.Config {
+		c, err := schedule.NewConfig(names, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	tests := []struct {
+		cfg  schedule.Config
+		want int
+	}{
+		{cfg([]string{"vec", "threads"}, schedule.IntValue(16), schedule.IntValue(4)), 4},
+		{cfg([]string{"vec"}, schedule.IntValue(16)), 1},
+		{cfg([]string{"threads"}, schedule.StringValue("many")), 1},
+		{cfg([]string{"threads"}, schedule.BoolValue(true)), 1},
+		{cfg([]string{"threads"}, schedule.IntValue(0)), 1},
+	}
+	for _, tt := range tests {
+		if got := floorThreads(tt.cfg); got != tt.want {
+			t.Errorf("floorThreads(%s) = %d, want %d", tt.cfg, got, tt.want)
+		}
+	}
+}
+
+// The harnesses run without async preemption (see harnessGODEBUG),
+// keeping the user's other GODEBUG settings.
+func TestBenchGODEBUG(t *testing.T) {
+	t.Setenv("GODEBUG", "")
+	if got := harnessGODEBUG(); got != "asyncpreemptoff=1" {
+		t.Errorf("harnessGODEBUG() = %q without GODEBUG", got)
+	}
+	t.Setenv("GODEBUG", "gctrace=1")
+	if got := harnessGODEBUG(); got != "gctrace=1,asyncpreemptoff=1" {
+		t.Errorf("harnessGODEBUG() = %q with GODEBUG=gctrace=1", got)
+	}
+}
