@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
@@ -41,6 +43,7 @@ type Task struct {
 	Strategy  string        // one of Strategies; "" means the first
 	Model     string        // one of Models, for the evolutionary search; "" means the first
 	EarlyStop int           // stop after this many trials without a new best; 0 means never
+	Remeasure int           // leaders re-measured, interleaved, before the winner is declared; 0 or 1 means none
 	Seed      uint64        // fixes the strategy's proposals
 	Trials    int           // new measurements in this run; must be ≥ 1
 	Time      time.Duration // wall-clock budget; 0 means none
@@ -74,6 +77,12 @@ type Summary struct {
 	Exhausted   bool // every valid config has been measured
 	EarlyStop   bool // EarlyStop trials passed without a new best
 	Interrupted bool // the context was cancelled; what finished is committed
+
+	// Leaders are the re-measured leaders (Task.Remeasure), fastest first;
+	// Tied says the two fastest are within each other's p20–p80 spread,
+	// so the winner is a toss-up between them on this machine.
+	Leaders []tunedb.Record
+	Tied    bool
 }
 
 // PerMinute is the tuning throughput: configs measured per minute of wall time.
@@ -167,8 +176,85 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 			break
 		}
 	}
+	if !s.Interrupted && t.Remeasure > 1 {
+		if err := s.remeasure(ctx, t, w); err != nil {
+			return s, err
+		}
+	}
 	s.Elapsed = time.Since(start)
 	return s, nil
+}
+
+// RemeasureRounds is how often each leader is measured again: rounds of
+// one measurement of every leader, so that all see the same machine.
+const RemeasureRounds = 3
+
+// remeasure times the run's leaders again before a winner is declared: in
+// one batch, in rounds (A B C A B C A B C), with the same harness and method
+// as every other measurement, so the new figures are comparable with the
+// rest of the database. Each leader gets one record pooling its samples of
+// every round; being the newest, it is the one the database ranks by.
+func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) error {
+	top, err := t.Store.TopK(w, t.Remeasure)
+	if err != nil || len(top) < 2 {
+		return err
+	}
+	batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Best: time.Duration(top[0].MedianNS)}
+	for range RemeasureRounds {
+		for _, r := range top {
+			batch.Configs = append(batch.Configs, r.Config)
+		}
+	}
+	results, err := t.Measurer.Measure(ctx, batch)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		s.Interrupted = true
+		return nil // the leaders keep their first measurements
+	}
+	if err != nil {
+		return err
+	}
+	pooled := make([]measure.Result, len(top))
+	for i, r := range results {
+		p := &pooled[i%len(top)]
+		p.BuildNS += r.BuildNS
+		p.RunNS += r.RunNS
+		switch {
+		case p.Status != "" && p.Status != measure.StatusOK:
+			// keep the first failure
+		case r.Status != measure.StatusOK:
+			p.Status, p.Error, p.SamplesNS = r.Status, r.Error, nil
+		default:
+			p.Status = measure.StatusOK
+			p.SamplesNS = append(p.SamplesNS, r.SamplesNS...)
+		}
+	}
+	for i := range pooled {
+		pooled[i].Config = top[i].Config
+		if pooled[i].Status == measure.StatusOK {
+			pooled[i].MedianNS, pooled[i].P20NS, pooled[i].P80NS = measure.Summarize(pooled[i].SamplesNS)
+		}
+	}
+	trials, failures := s.Trials, maps.Clone(s.Failures)
+	recs, err := s.record(t, w, pooled)
+	if err != nil {
+		return err
+	}
+	s.Trials, s.Failures = trials, failures // re-measurements are not new trials
+	for _, r := range recs {
+		if r.Status == tunedb.StatusOK {
+			s.Leaders = append(s.Leaders, r)
+		}
+	}
+	slices.SortStableFunc(s.Leaders, func(a, b tunedb.Record) int { return cmp.Compare(a.MedianNS, b.MedianNS) })
+	s.Tied = len(s.Leaders) >= 2 && s.Leaders[1].P20NS <= s.Leaders[0].P80NS
+	best, ok, err := t.Store.Best(w)
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.Best = &best
+	}
+	return nil
 }
 
 // record commits a batch's results and folds them into the summary.

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
@@ -16,6 +17,7 @@ import (
 // as a wrong answer and vec=1,unroll=4 does not build.
 type fakeMeasurer struct {
 	calls    int
+	spread   float64 // samples are median×(1-spread), median, median×(1+spread)
 	measured []string
 	cancel   func() // when set, cancels after the first result of the second batch
 }
@@ -38,7 +40,7 @@ func (f *fakeMeasurer) Measure(ctx context.Context, b measure.Batch) ([]measure.
 			r.Status, r.Error = measure.StatusBuildError, "k003.go:1: syntax error"
 		default:
 			ns := float64(1000 * (17 - c.Int("vec")) * c.Int("unroll"))
-			r.SamplesNS = []float64{ns, ns, ns}
+			r.SamplesNS = []float64{ns * (1 - f.spread), ns, ns * (1 + f.spread)}
 			r.MedianNS, r.P20NS, r.P80NS = ns, ns, ns
 		}
 		out = append(out, r)
@@ -207,5 +209,40 @@ func TestEarlyStop(t *testing.T) {
 	// them, then 3 worse), then it stops.
 	if !s.EarlyStop || s.Trials != 4 {
 		t.Errorf("early stop %v after %d trials; want true after 4", s.EarlyStop, s.Trials)
+	}
+}
+
+func TestRemeasureLeaders(t *testing.T) {
+	for _, tt := range []struct {
+		spread float64
+		tied   bool
+	}{{0.1, false}, {0.6, true}} {
+		db := openDB(t)
+		m := &fakeMeasurer{spread: tt.spread}
+		task := testTask(t, db, m)
+		task.Strategy, task.Trials, task.BatchSize, task.Remeasure = "grid", 12, 12, 3
+		s, err := Run(context.Background(), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 12 trials, then the 3 leaders 3 times each, pooled into 3 records.
+		recs, _ := db.Records(Workload(task.Template, task.Shape, task.Target))
+		if s.Trials != 12 || len(m.measured) != 12+9 || len(recs) != 12+3 {
+			t.Fatalf("spread %v: trials %d, measured %d, records %d; want 12, 21, 15", tt.spread, s.Trials, len(m.measured), len(recs))
+		}
+		var leaders []string
+		for _, r := range s.Leaders {
+			leaders = append(leaders, r.Config.String())
+			if len(r.SamplesNS) != 9 {
+				t.Errorf("leader %s pools %d samples, want 9", r.Config, len(r.SamplesNS))
+			}
+		}
+		want := []string{"vec=16,unroll=1", "vec=16,unroll=2", "vec=16,unroll=4"} // 1, 2 and 4 µs
+		if !slices.Equal(leaders, want) || s.Tied != tt.tied {
+			t.Errorf("spread %v: leaders %v, tied %v; want %v, %v", tt.spread, leaders, s.Tied, want, tt.tied)
+		}
+		if s.Best == nil || !s.Best.Config.Equal(s.Leaders[0].Config) || s.Best.Time != s.Leaders[0].Time {
+			t.Errorf("best %+v is not the re-measured winner", s.Best)
+		}
 	}
 }

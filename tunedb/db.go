@@ -400,8 +400,9 @@ func (db *DB) Records(w Workload) ([]Record, error) {
 	return recs, err
 }
 
-// Best returns the ok record of w with the lowest median. Records of other
-// template versions do not count: they measured other code.
+// Best returns the config of w with the lowest median, as its latest ok
+// record (see TopK). Records of other template versions do not count: they
+// measured other code.
 func (db *DB) Best(w Workload) (Record, bool, error) {
 	top, err := db.TopK(w, 1)
 	if err != nil || len(top) == 0 {
@@ -410,8 +411,9 @@ func (db *DB) Best(w Workload) (Record, bool, error) {
 	return top[0], true, nil
 }
 
-// TopK returns up to k configs of w, fastest first, each as its best ok
-// record.
+// TopK returns up to k configs of w, fastest first, each as its latest ok
+// record: a config measured more than once is ranked by its most recent
+// measurement.
 func (db *DB) TopK(w Workload, k int) ([]Record, error) {
 	recs, err := db.Records(w)
 	if err != nil {

@@ -54,7 +54,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if st != (ImportStats{Skipped: len(fixture(t))}) {
 		t.Errorf("second import: %+v, want all skipped", st)
 	}
-	if best, ok, err := dst.Best(softmax); err != nil || !ok || best.MedianNS != 300 {
+	if best, ok, err := dst.Best(softmax); err != nil || !ok || best.MedianNS != 320 {
 		t.Errorf("Best after import = %v, %v, %v", best.MedianNS, ok, err)
 	}
 }

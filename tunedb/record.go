@@ -207,8 +207,12 @@ func configPrefix(c schedule.Config) []byte {
 	return append([]byte(c.String()), 0)
 }
 
-// rank returns the best ok record of each config among recs, fastest first.
-// Ties keep the order of recs, so the result is deterministic.
+// rank returns the latest ok record of each config among recs, fastest
+// first. The latest, not the fastest: a config measured again (the tuner
+// re-measures its leaders, interleaved, before it declares a winner) is
+// known better by its newer measurement, and taking the minimum of noisy
+// medians would favour whichever config got lucky once. Ties keep the order
+// of recs, so the result is deterministic.
 func rank(recs []Record) []Record {
 	var best []Record
 	at := make(map[string]int)
@@ -220,7 +224,7 @@ func rank(recs []Record) []Record {
 		if i, ok := at[c]; !ok {
 			at[c] = len(best)
 			best = append(best, r)
-		} else if r.MedianNS < best[i].MedianNS {
+		} else if r.Time.After(best[i].Time) {
 			best[i] = r
 		}
 	}

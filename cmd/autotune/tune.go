@@ -38,7 +38,10 @@ nearest tuned shapes. --strategy random or grid and --model none are the
 controls.
 
 The run stops at whichever budget comes first: --trials new measurements,
---time of wall time, or --early-stop trials without a new best. Progress goes to stderr (a bar on a terminal, a line per
+--time of wall time, or --early-stop trials without a new best. Then the
+--remeasure fastest configs are measured again, in interleaved rounds, and
+the winner is the fastest of those; the summary says when the two fastest
+are within each other's p20–p80 spread. Progress goes to stderr (a bar on a terminal, a line per
 batch otherwise); the summary goes to stdout.
 
 Ops with a template: softmax (CPU). gemm and attention are not tunable yet;
@@ -64,6 +67,7 @@ type tuneOptions struct {
 	strategy string
 	model    string
 	early    int
+	leaders  int
 	batch    int
 }
 
@@ -77,6 +81,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
 	fs.StringVar(&o.model, "model", tune.Models[0], "cost model guiding the evolutionary search: gbt (boosted trees, saved in the database) or none (random scores)")
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
+	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 }
 
@@ -108,6 +113,8 @@ func runTune(c *command, std *stdio, args []string) error {
 		return usagef("unknown model %q (known: %s)", o.model, strings.Join(tune.Models, ", "))
 	case o.early < 0:
 		return usagef("--early-stop must not be negative")
+	case o.leaders < 0:
+		return usagef("--remeasure must not be negative")
 	}
 	tmpl, err := tunable(w, "tune")
 	if err != nil {
@@ -134,7 +141,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		Space:    tmpl.Space(w.shape, w.target),
 		Measurer: measurecpu.New(&measurecpu.Options{Seed: o.seed}),
 		Store:    db, Observer: progress,
-		Strategy: o.strategy, Model: o.model, EarlyStop: o.early,
+		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
 		Tool: version,
 	})
@@ -183,6 +190,8 @@ type summaryJSON struct {
 	ElapsedS    float64               `json:"elapsed_s"`
 	PerMinute   float64               `json:"candidates_per_minute"`
 	Best        *bestConfig           `json:"best"`
+	Leaders     []bestConfig          `json:"leaders,omitempty"` // re-measured, fastest first
+	Tied        bool                  `json:"tied"`              // the two leaders' p20–p80 ranges overlap
 }
 
 func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) summaryJSON {
@@ -196,6 +205,10 @@ func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) 
 		b := newBestConfig(*s.Best, tmpl, w.shape)
 		out.Best = &b
 	}
+	for _, r := range s.Leaders {
+		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape))
+	}
+	out.Tied = s.Tied
 	return out
 }
 
@@ -209,6 +222,15 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 			throughput(tmpl, w.shape, b.MedianNS))
 	} else {
 		fmt.Fprintf(tw, "best\tnone: no candidate passed the check\n")
+	}
+	if len(s.Leaders) > 1 {
+		fmt.Fprintf(tw, "leaders\tre-measured %d× each, interleaved:\n", tune.RemeasureRounds)
+		for _, r := range s.Leaders {
+			fmt.Fprintf(tw, "\t  %s  (p20 %s, p80 %s)  %s\n", formatNS(r.MedianNS), formatNS(r.P20NS), formatNS(r.P80NS), r.Config)
+		}
+		if s.Tied {
+			fmt.Fprintf(tw, "\t  the two fastest overlap within their p20–p80 spread: on this machine they are tied\n")
+		}
 	}
 	state := ""
 	switch {

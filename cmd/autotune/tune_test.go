@@ -41,6 +41,9 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 	if first.Trials != 6 || first.Resumed != 0 || first.Best == nil || first.Best.MedianNS <= 0 || first.Best.GBps <= 0 {
 		t.Fatalf("first run: %+v", first)
 	}
+	if len(first.Leaders) != 3 || !first.Leaders[0].Config.Equal(first.Best.Config) {
+		t.Errorf("first run re-measured %d leaders (best %s), want 3 led by the best", len(first.Leaders), first.Best.Config)
+	}
 	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" {
 		t.Errorf("first run describes the wrong workload: %+v", first)
 	}
@@ -62,8 +65,8 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 			second.Best.Config, second.Best.MedianNS)
 	}
 	code, stdout, _ = run(t, "", "db", "show", "--op", "softmax", "--shape", "3x17", "--db", path, "--top", "0")
-	if code != 0 || strings.Count(stdout, "\n") != 13 { // header + 12 records
-		t.Errorf("db show: exit %d, want 12 records:\n%s", code, stdout)
+	if code != 0 || strings.Count(stdout, "\n") != 19 { // header + 12 trials + 3 re-measured leaders per run
+		t.Errorf("db show: exit %d, want 18 records:\n%s", code, stdout)
 	}
 }
 
@@ -77,6 +80,7 @@ func TestTuneFlagErrors(t *testing.T) {
 		{"--strategy", "annealing", `unknown strategy "annealing"`},
 		{"--model", "xgboost", `unknown model "xgboost"`},
 		{"--early-stop", "-2", "--early-stop must not be negative"},
+		{"--remeasure", "-1", "--remeasure must not be negative"},
 		{"--time", "soon", "invalid value"},
 	} {
 		code, _, stderr := run(t, "", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
