@@ -93,11 +93,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	fs.IntVar(&o.samples, "samples", measurecpu.DefaultBenchSamples, "least number of timed samples of each entry")
 	fs.DurationVar(&o.minTime, "time", measurecpu.DefaultBenchTime, "least total time of the timed samples, all entries together")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	w, err := o.resolve()

@@ -68,11 +68,7 @@ func runBest(c *command, std *stdio, args []string) error {
 	wf.register(fs)
 	dbFlag(fs, &path)
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	w, err := wf.resolve()

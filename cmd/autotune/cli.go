@@ -182,6 +182,16 @@ func parse(fs *flag.FlagSet, args []string) (positional []string, err error) {
 	}
 }
 
+// parseFlags parses the flags of a command that takes no positional
+// arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	return noArgs(fs, rest)
+}
+
 // noArgs rejects positional arguments for commands that take none.
 func noArgs(fs *flag.FlagSet, args []string) error {
 	if len(args) > 0 {
@@ -243,12 +253,7 @@ Examples:
   autotune version
 `,
 	run: func(c *command, std *stdio, args []string) error {
-		fs := newFlags(c, std)
-		args, err := parse(fs, args)
-		if err != nil {
-			return err
-		}
-		if err := noArgs(fs, args); err != nil {
+		if err := parseFlags(newFlags(c, std), args); err != nil {
 			return err
 		}
 		goVersion := "unknown"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -156,11 +157,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 	var path string
 	dbFlag(fs, &path)
 	asJSON := fs.Bool("json", false, "print a JSON array of workload summaries")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	db, err := openDB(path, true)
@@ -212,11 +209,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 	dbFlag(fs, &path)
 	top := fs.Int("top", 20, "show at most N records (0: all)")
 	asJSON := fs.Bool("json", false, "print a JSON array of records")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *top < 0 {
@@ -284,11 +277,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	var path string
 	dbFlag(fs, &path)
 	out := fs.String("out", "", "write to FILE instead of standard output")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	db, err := openDB(path, true)
@@ -333,22 +322,26 @@ func runDBImport(c *command, std *stdio, args []string) error {
 	}
 	defer db.Close()
 	for _, name := range files {
-		f := std.in
-		if name != "-" {
-			file, err := os.Open(name)
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			f = file
-		}
-		st, err := db.Import(f)
+		st, err := importFile(db, name, std.in)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		fmt.Fprintf(std.out, "%s: imported %d records, %d already present\n", name, st.Added, st.Skipped)
 	}
 	return nil
+}
+
+// importFile imports one JSON Lines file, or stdin for "-".
+func importFile(db *tunedb.DB, name string, stdin io.Reader) (tunedb.ImportStats, error) {
+	if name == "-" {
+		return db.Import(stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return tunedb.ImportStats{}, err
+	}
+	defer f.Close()
+	return db.Import(f)
 }
 
 func runDBMerge(c *command, std *stdio, args []string) error {
@@ -382,11 +375,7 @@ func runDBPrune(c *command, std *stdio, args []string) error {
 	var path string
 	dbFlag(fs, &path)
 	keep := fs.Int("keep", 0, "number of configs to keep per workload (required, at least 1)")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *keep < 1 {

@@ -86,11 +86,7 @@ func newListDevice(name string, t device.Target) listDevice {
 func runList(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	asJSON := fs.Bool("json", false, "print one JSON object with ops and devices")
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var ops []listOp

@@ -97,11 +97,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	var o simulateOptions
 	o.register(fs)
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	wf := workloadFlags{op: o.op, shape: o.shape, device: "auto"}

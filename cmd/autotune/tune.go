@@ -89,11 +89,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	var o tuneOptions
 	o.register(fs)
-	args, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := noArgs(fs, args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	w, err := o.resolve()
