@@ -97,20 +97,10 @@ func renderBenchHarness(w workload, entries []benchEntry) ([]byte, error) {
 		jen.Id("fn").Id("kernelFunc"), jen.Id("verify").Bool(), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32(),
 		jen.Id("want").Index().Float64(), jen.Id("minSample").Qual("time", "Duration"),
 	).Params(jen.Id("e").Id("event")).Block(
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Id("r").Op(":=").Recover(), jen.Id("r").Op("!=").Nil()).Block(
-				jen.Id("stack").Op(":=").Make(jen.Index().Byte(), jen.Lit(2048)),
-				jen.Id("stack").Op("=").Id("stack").Index(jen.Op(":").Qual("runtime", "Stack").Call(jen.Id("stack"), jen.False())),
-				jen.Id("e").Op("=").Id("event").Values(jen.Dict{
-					jen.Id("Status"): jen.Lit(string(measure.StatusCrash)),
-					jen.Id("Error"):  jen.Qual("fmt", "Sprintf").Call(jen.Lit("panic: %v\n\n%s"), jen.Id("r"), jen.Id("stack")),
-				}),
-			),
-		).Call(),
+		recoverCrash(),
 		jen.Line(),
 		jen.Comment("Poison the output, so that an element the kernel never writes is wrong."),
-		jen.Id("nan").Op(":=").Float32().Call(jen.Qual("math", "NaN").Call()),
-		jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(jen.Id("out").Index(jen.Id("i")).Op("=").Id("nan")),
+		poisonOutput(),
 		call,
 		jen.If(jen.Id("verify")).Block(
 			jen.If(jen.Id("msg").Op(":=").Id("check").Call(jen.Id("out"), jen.Id("want")), jen.Id("msg").Op("!=").Lit("")).Block(

@@ -161,20 +161,10 @@ func renderHarness(w workload, ids []int) ([]byte, error) {
 		jen.Id("fn").Id("kernelFunc"), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32(),
 		jen.Id("want").Index().Float64(), jen.Id("s").Id("settings"),
 	).Params(jen.Id("e").Id("event")).Block(
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Id("r").Op(":=").Recover(), jen.Id("r").Op("!=").Nil()).Block(
-				jen.Id("stack").Op(":=").Make(jen.Index().Byte(), jen.Lit(2048)),
-				jen.Id("stack").Op("=").Id("stack").Index(jen.Op(":").Qual("runtime", "Stack").Call(jen.Id("stack"), jen.False())),
-				jen.Id("e").Op("=").Id("event").Values(jen.Dict{
-					jen.Id("Status"): jen.Lit(string(measure.StatusCrash)),
-					jen.Id("Error"):  jen.Qual("fmt", "Sprintf").Call(jen.Lit("panic: %v\n\n%s"), jen.Id("r"), jen.Id("stack")),
-				}),
-			),
-		).Call(),
+		recoverCrash(),
 		jen.Line(),
 		jen.Comment("Poison the output, so that an element the kernel never writes is wrong."),
-		jen.Id("nan").Op(":=").Float32().Call(jen.Qual("math", "NaN").Call()),
-		jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(jen.Id("out").Index(jen.Id("i")).Op("=").Id("nan")),
+		poisonOutput(),
 		call,
 		jen.If(jen.Id("msg").Op(":=").Id("check").Call(jen.Id("out"), jen.Id("want")), jen.Id("msg").Op("!=").Lit("")).Block(
 			jen.Return(jen.Id("event").Values(jen.Dict{jen.Id("Status"): jen.Lit(string(measure.StatusWrongAnswer)), jen.Id("Error"): jen.Id("msg")})),
@@ -386,3 +376,25 @@ autotune's CPU runner (package measure/cpu). It reads the inputs and the
 float64 reference from the directory -data, runs the candidates -ids in
 that order and writes one JSON line per event to stdout: ready, then start
 and result for each candidate, then done.`
+
+// recoverCrash is the deferred recover of a generated function that returns
+// e: a candidate's panic becomes a crash event with the head of its stack,
+// not the harness's death.
+func recoverCrash() jen.Code {
+	return jen.Defer().Func().Params().Block(
+		jen.If(jen.Id("r").Op(":=").Recover(), jen.Id("r").Op("!=").Nil()).Block(
+			jen.Id("stack").Op(":=").Make(jen.Index().Byte(), jen.Lit(2048)),
+			jen.Id("stack").Op("=").Id("stack").Index(jen.Op(":").Qual("runtime", "Stack").Call(jen.Id("stack"), jen.False())),
+			jen.Id("e").Op("=").Id("event").Values(jen.Dict{
+				jen.Id("Status"): jen.Lit(string(measure.StatusCrash)),
+				jen.Id("Error"):  jen.Qual("fmt", "Sprintf").Call(jen.Lit("panic: %v\n\n%s"), jen.Id("r"), jen.Id("stack")),
+			}),
+		),
+	).Call()
+}
+
+// poisonOutput fills out with NaN before a checked call.
+func poisonOutput() jen.Code {
+	return jen.Id("nan").Op(":=").Float32().Call(jen.Qual("math", "NaN").Call()).Line().
+		For(jen.Id("i").Op(":=").Range().Id("out")).Block(jen.Id("out").Index(jen.Id("i")).Op("=").Id("nan"))
+}
