@@ -47,16 +47,25 @@ type Options struct {
 	// ReadOnly opens an existing database with a shared lock: readers do not
 	// block each other, but they and a writer do. It never creates a file.
 	ReadOnly bool
+
+	// Shared holds the file, and its lock, only for the length of each
+	// operation rather than from Open to Close, so that other processes can
+	// use the database in between: `autotune best` or `db ls` while a tuner
+	// runs, or two tuners taking turns. Each operation then waits up to
+	// Timeout for the lock, so give a writer a generous one. Reads take a
+	// shared lock, writes an exclusive one.
+	Shared bool
 }
 
 // DB is an open tuning database. It is safe for concurrent use. Its queries
 // of a workload report the workload's Validate error, as there cannot be
 // records of an invalid one.
 type DB struct {
-	bolt     *bbolt.DB
+	bolt     *bbolt.DB // nil when shared: opened per operation
 	path     string
 	timeout  time.Duration
 	readOnly bool
+	shared   bool
 }
 
 // DefaultPath returns $AUTOTUNE_DB if it is set and non-empty, else
@@ -83,7 +92,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}
-	db := &DB{path: path, timeout: o.Timeout, readOnly: o.ReadOnly}
+	db := &DB{path: path, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
 	if err := db.sniff(); err != nil {
 		return nil, err
 	}
@@ -100,6 +109,13 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err := db.init(); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if db.shared {
+		// Checked and initialised; from now on each operation opens it.
+		if err := b.Close(); err != nil {
+			return nil, fmt.Errorf("tunedb: close %s: %w", db.path, err)
+		}
+		db.bolt = nil
 	}
 	return db, nil
 }
@@ -237,6 +253,9 @@ func (db *DB) Path() string { return db.path }
 
 // Close releases the database and its lock.
 func (db *DB) Close() error {
+	if db.bolt == nil {
+		return nil
+	}
 	if err := db.bolt.Close(); err != nil {
 		return fmt.Errorf("tunedb: close %s: %w", db.path, err)
 	}
@@ -247,18 +266,42 @@ func (db *DB) Close() error {
 // page makes it panic or fault on the mapped memory, which they turn into an
 // error.
 func (db *DB) view(fn func(*bbolt.Tx) error) (err error) {
+	b, done, err := db.handle(true)
+	if err != nil {
+		return err
+	}
+	defer done()
 	defer db.recoverCorrupt(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return db.bolt.View(fn)
+	return b.View(fn)
 }
 
 func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
 	if db.readOnly {
 		return fmt.Errorf("tunedb: %s is open read-only", db.path)
 	}
+	b, done, err := db.handle(false)
+	if err != nil {
+		return err
+	}
+	defer done()
 	defer db.recoverCorrupt(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return db.bolt.Update(fn)
+	return b.Update(fn)
+}
+
+// handle returns the bbolt database for one operation and what to call
+// when it is over: the open one, or for a shared database a fresh one,
+// read-only for reads so that readers share the lock.
+func (db *DB) handle(read bool) (*bbolt.DB, func(), error) {
+	if db.bolt != nil {
+		return db.bolt, func() {}, nil
+	}
+	b, err := db.openBolt(Options{Timeout: db.timeout, ReadOnly: read || db.readOnly})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { b.Close() }, nil
 }
 
 func (db *DB) recoverCorrupt(err *error) {

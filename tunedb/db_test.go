@@ -697,3 +697,47 @@ func TestRankByLatestMeasurement(t *testing.T) {
 		t.Errorf("TopK after re-measuring vec=16,unroll=2 slower = %v, want %v", got, want)
 	}
 }
+
+// A shared database holds its lock only during operations: readers get in
+// between a writer's commits, and a commit waits for a reader to finish.
+func TestShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	w, err := Open(path, &Options{Shared: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	recs := fixture(t)
+	if err := w.Commit(recs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	// A reader opens while the writer is between operations.
+	r, err := Open(path, &Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a reader could not open a shared database between commits: %v", err)
+	}
+	if got, _ := r.Records(recs[0].Workload); len(got) != 1 {
+		t.Errorf("the reader sees %d records, want 1", len(got))
+	}
+	// The writer's next commit waits for the reader to close.
+	done := make(chan error)
+	go func() { done <- w.Commit(recs[1:]) }()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the commit did not wait for the reader: %v", err)
+	default:
+	}
+	r.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("the commit failed after the reader closed: %v", err)
+	}
+	n := 0
+	sums, err := w.Workloads()
+	for _, s := range sums {
+		n += s.Records
+	}
+	if err != nil || n != len(recs) {
+		t.Errorf("%d records after both commits (%v), want %d", n, err, len(recs))
+	}
+}

@@ -139,17 +139,36 @@ func dbFlag(fs *flag.FlagSet, path *string) {
 // empty. Commands that only read open it read-only, so they can share it;
 // a database that does not exist yet is created empty, as on first use.
 func openDB(path string, readOnly bool) (*tunedb.DB, error) {
-	if path == "" {
-		p, err := tunedb.DefaultPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
+	path, err := dbPath(path)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		readOnly = false
 	}
 	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly})
+}
+
+// tunerLockWait is how long a tuner waits for the database at each batch:
+// readers hold it for milliseconds, another tuner for one commit.
+const tunerLockWait = 30 * time.Second
+
+// openForTuning opens the database the way a tuner uses it for minutes:
+// shared, locked only during each operation, so that best, db ls and other
+// tuners can use it between batches.
+func openForTuning(path string) (*tunedb.DB, error) {
+	path, err := dbPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return tunedb.Open(path, &tunedb.Options{Shared: true, Timeout: tunerLockWait})
+}
+
+func dbPath(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	return tunedb.DefaultPath()
 }
 
 func runDBList(c *command, std *stdio, args []string) error {

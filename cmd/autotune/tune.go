@@ -116,7 +116,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(o.db, false)
+	db, err := openForTuning(o.db)
 	if err != nil {
 		return err
 	}

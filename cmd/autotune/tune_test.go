@@ -107,8 +107,9 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestTuneCtrlC interrupts a run after its first batch: it exits 0, says it
-// was interrupted, and every record it reports is in the database.
+// TestTuneCtrlC reads the database during a run, then interrupts the run
+// after its first batch: it exits 0, says it was interrupted, and every
+// record it reports is in the database.
 func TestTuneCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs generated kernels")
@@ -125,6 +126,11 @@ func TestTuneCtrlC(t *testing.T) {
 	case <-errs.batch:
 	case code := <-done:
 		t.Fatalf("tune ended before it was interrupted: exit %d\n%s", code, errs.buf.String())
+	}
+	// The tuner holds the database only during its operations, so it can
+	// be read while the run goes on.
+	if code, stdout, stderr := run(t, "", "db", "ls", "--db", path); code != 0 || !strings.Contains(stdout, "512x1000") {
+		t.Errorf("db ls during a tuning run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
