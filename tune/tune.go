@@ -146,10 +146,8 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		if s.Best != nil {
 			batch.Best = time.Duration(s.Best.MedianNS)
 		}
-		results, merr := t.Measurer.Measure(ctx, batch)
-		if merr != nil && !errors.Is(merr, context.Canceled) && !errors.Is(merr, context.DeadlineExceeded) {
-			return s, merr
-		}
+		results, merr := measureWithin(ctx, t, start, batch)
+		// What finished is committed whatever happened to the rest.
 		bestBefore := s.Best
 		recs, err := s.record(t, w, results)
 		if err != nil {
@@ -167,8 +165,16 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		if t.Observer != nil {
 			t.Observer.Batch(s.Progress)
 		}
-		if merr != nil {
+		switch {
+		case merr == nil:
+		case ctx.Err() != nil:
 			s.Interrupted = true
+		case errors.Is(merr, context.DeadlineExceeded):
+			// The --time budget ran out inside the batch.
+		default:
+			return s, merr
+		}
+		if merr != nil {
 			break
 		}
 		if t.EarlyStop > 0 && sinceBest >= t.EarlyStop {
@@ -185,6 +191,17 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	return s, nil
 }
 
+// measureWithin measures a batch, stopping it when the run's time budget
+// runs out: the budget bounds the run, not just the start of its batches.
+func measureWithin(ctx context.Context, t Task, start time.Time, b measure.Batch) ([]measure.Result, error) {
+	if t.Time > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, start.Add(t.Time))
+		defer cancel()
+	}
+	return t.Measurer.Measure(ctx, b)
+}
+
 // RemeasureRounds is how often each leader is measured again: rounds of
 // one measurement of every leader, so that all see the same machine.
 const RemeasureRounds = 3
@@ -195,10 +212,40 @@ const RemeasureRounds = 3
 // rest of the database. Each leader gets one record pooling its samples of
 // every round; being the newest, it is the one the database ranks by.
 func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) error {
-	top, err := t.Store.TopK(w, t.Remeasure)
-	if err != nil || len(top) < 2 {
+	// Re-measured leaders may come out slower than their first figures and
+	// let a config below them, never re-measured, rank first. Re-measure
+	// again, with it, until the first is a re-measured one (or give up after
+	// a few rounds: the machine is too noisy to say more).
+	again := map[string]bool{}
+	for range 3 {
+		top, err := t.Store.TopK(w, t.Remeasure)
+		if err != nil || len(top) < 2 {
+			return err
+		}
+		if again[top[0].Config.String()] {
+			break
+		}
+		done, err := s.remeasureOnce(ctx, t, w, top)
+		if err != nil || !done {
+			return err
+		}
+		for _, r := range top {
+			again[r.Config.String()] = true
+		}
+	}
+	best, ok, err := t.Store.Best(w)
+	if err != nil {
 		return err
 	}
+	if ok {
+		s.Best = &best
+	}
+	return nil
+}
+
+// remeasureOnce measures top again in rounds and commits one pooled record
+// per leader; it reports false when cancelled, which keeps what was there.
+func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, top []tunedb.Record) (bool, error) {
 	batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Best: time.Duration(top[0].MedianNS)}
 	for range RemeasureRounds {
 		for _, r := range top {
@@ -208,10 +255,10 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 	results, err := t.Measurer.Measure(ctx, batch)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		s.Interrupted = true
-		return nil // the leaders keep their first measurements
+		return false, nil // the leaders keep their first measurements
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	pooled := make([]measure.Result, len(top))
 	for i, r := range results {
@@ -237,9 +284,10 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 	trials, failures := s.Trials, maps.Clone(s.Failures)
 	recs, err := s.record(t, w, pooled)
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.Trials, s.Failures = trials, failures // re-measurements are not new trials
+	s.Leaders = s.Leaders[:0]
 	for _, r := range recs {
 		if r.Status == tunedb.StatusOK {
 			s.Leaders = append(s.Leaders, r)
@@ -247,14 +295,7 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 	}
 	slices.SortStableFunc(s.Leaders, func(a, b tunedb.Record) int { return cmp.Compare(a.MedianNS, b.MedianNS) })
 	s.Tied = len(s.Leaders) >= 2 && s.Leaders[1].P20NS <= s.Leaders[0].P80NS
-	best, ok, err := t.Store.Best(w)
-	if err != nil {
-		return err
-	}
-	if ok {
-		s.Best = &best
-	}
-	return nil
+	return true, nil
 }
 
 // record commits a batch's results and folds them into the summary.

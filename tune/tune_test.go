@@ -17,6 +17,8 @@ import (
 // as a wrong answer and vec=1,unroll=4 does not build.
 type fakeMeasurer struct {
 	calls    int
+	repeat   map[string]float64 // a factor on the median of a config measured again
+	seen     map[string]bool
 	spread   float64 // samples are median×(1-spread), median, median×(1+spread)
 	measured []string
 	cancel   func() // when set, cancels after the first result of the second batch
@@ -40,6 +42,13 @@ func (f *fakeMeasurer) Measure(ctx context.Context, b measure.Batch) ([]measure.
 			r.Status, r.Error = measure.StatusBuildError, "k003.go:1: syntax error"
 		default:
 			ns := float64(1000 * (17 - c.Int("vec")) * c.Int("unroll"))
+			if f.seen[c.String()] && f.repeat[c.String()] > 0 {
+				ns *= f.repeat[c.String()]
+			}
+			if f.seen == nil {
+				f.seen = map[string]bool{}
+			}
+			f.seen[c.String()] = true
 			r.SamplesNS = []float64{ns * (1 - f.spread), ns, ns * (1 + f.spread)}
 			r.MedianNS, r.P20NS, r.P80NS = ns, ns, ns
 		}
@@ -244,5 +253,27 @@ func TestRemeasureLeaders(t *testing.T) {
 		if s.Best == nil || !s.Best.Config.Equal(s.Leaders[0].Config) || s.Best.Time != s.Leaders[0].Time {
 			t.Errorf("best %+v is not the re-measured winner", s.Best)
 		}
+	}
+}
+
+// When the leader measures slower the second time, the winner is the best
+// of the re-measured configs, never one that was measured only once.
+func TestRemeasuredLeaderThatSlowsDown(t *testing.T) {
+	db := openDB(t)
+	// The two leaders, vec=16 with unroll 1 and 2 (1 and 2µs), re-measure at
+	// 5 and 10µs: slower than vec=16,unroll=4 (4µs), measured only once.
+	m := &fakeMeasurer{repeat: map[string]float64{"vec=16,unroll=1": 5, "vec=16,unroll=2": 5}}
+	task := testTask(t, db, m)
+	task.Strategy, task.Trials, task.BatchSize, task.Remeasure = "grid", 12, 12, 2
+	s, err := Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Best == nil || s.Best.Config.String() != "vec=16,unroll=4" {
+		t.Fatalf("best = %v, want vec=16,unroll=4 (4µs, re-measured in a second round)", s.Best)
+	}
+	best, _, _ := db.Best(Workload(task.Template, task.Shape, task.Target))
+	if !best.Config.Equal(s.Best.Config) || len(best.SamplesNS) != 3*RemeasureRounds {
+		t.Errorf("the database's best is %s with %d samples; want the re-measured %s", best.Config, len(best.SamplesNS), s.Best.Config)
 	}
 }
