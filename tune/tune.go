@@ -191,6 +191,22 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	return s, nil
 }
 
+// commitTries bounds how often a batch's commit is retried while another
+// process holds the database; each try waits for the lock's timeout.
+const commitTries = 10
+
+// commit stores a batch. Measurements are expensive and a reader (an export
+// piped into a pager, say) may hold the database for a while, so a commit
+// that finds it in use is tried again rather than losing the batch.
+func commit(db *tunedb.DB, recs []tunedb.Record) error {
+	for try := 1; ; try++ {
+		err := db.Commit(recs)
+		if !errors.Is(err, tunedb.ErrInUse) || try == commitTries {
+			return err
+		}
+	}
+}
+
 // measureWithin measures a batch, stopping it when the run's time budget
 // runs out: the budget bounds the run, not just the start of its batches.
 func measureWithin(ctx context.Context, t Task, start time.Time, b measure.Batch) ([]measure.Result, error) {
@@ -313,7 +329,7 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([
 		}
 	}
 	if len(recs) > 0 {
-		if err := t.Store.Commit(recs); err != nil {
+		if err := commit(t.Store, recs); err != nil {
 			return nil, err
 		}
 	}

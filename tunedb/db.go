@@ -37,15 +37,28 @@ const formatName = "autotune-tunedb"
 // a bbolt file; checking it here keeps bbolt from mapping arbitrary files.
 const boltMagic = 0xED0CDAED
 
+// ErrInUse matches (with errors.Is) the error of an operation that could not
+// get the database's lock within the timeout: another process holds it.
+var ErrInUse = errors.New("tunedb: database in use")
+
+type inUseError struct{ path string }
+
+func (e inUseError) Error() string {
+	return "tunedb: database " + e.path + " is in use by another autotune process"
+}
+
+func (e inUseError) Is(target error) bool { return target == ErrInUse }
+
 // Options configures Open. A nil *Options means the zero Options.
 type Options struct {
-	// Timeout is how long Open waits for another process to release the
-	// database. A tuner holds it for its whole run, so waiting longer rarely
-	// helps. Zero means one second.
+	// Timeout is how long Open, or each operation of a Shared database,
+	// waits for another process to release the database. Zero means one
+	// second.
 	Timeout time.Duration
 
 	// ReadOnly opens an existing database with a shared lock: readers do not
-	// block each other, but they and a writer do. It never creates a file.
+	// block each other, but they and a writer do (see Shared). It never
+	// creates a file.
 	ReadOnly bool
 
 	// Shared holds the file, and its lock, only for the length of each
@@ -174,7 +187,7 @@ func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
 	case err == nil:
 		return b, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("tunedb: database %s is in use by another autotune process", db.path)
+		return nil, inUseError{db.path}
 	case errors.Is(err, berrors.ErrInvalid):
 		return nil, db.notOurs()
 	case errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):

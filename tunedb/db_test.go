@@ -2,6 +2,7 @@ package tunedb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -739,5 +740,18 @@ func TestShared(t *testing.T) {
 	}
 	if err != nil || n != len(recs) {
 		t.Errorf("%d records after both commits (%v), want %d", n, err, len(recs))
+	}
+}
+
+func TestErrInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = Open(path, &Options{Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), path+" is in use by another autotune process") {
+		t.Errorf("second writer: %v", err)
 	}
 }

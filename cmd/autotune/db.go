@@ -136,8 +136,10 @@ func dbFlag(fs *flag.FlagSet, path *string) {
 }
 
 // openDB opens the tuning database at path, or the default one when path is
-// empty. Commands that only read open it read-only, so they can share it;
-// a database that does not exist yet is created empty, as on first use.
+// empty. Commands that only read open it read-only and shared, so that they
+// hold the lock only while they read and never keep a tuner from
+// committing; a database that does not exist yet is created empty, as on
+// first use.
 func openDB(path string, readOnly bool) (*tunedb.DB, error) {
 	path, err := dbPath(path)
 	if err != nil {
@@ -146,7 +148,7 @@ func openDB(path string, readOnly bool) (*tunedb.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		readOnly = false
 	}
-	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly})
+	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly, Shared: readOnly})
 }
 
 // tunerLockWait is how long a tuner waits for the database at each batch:
