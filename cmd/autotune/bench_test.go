@@ -84,9 +84,9 @@ func TestBenchWithoutTunedRecord(t *testing.T) {
 // A record of another template version describes other code: exit 1.
 func TestBenchOfAnotherTemplateVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
-	seed(t, path) // softmax 64x33 records of template "v1-test"
+	seedVersion(t, path, "v1-test") // softmax 64x33 records of an old template
 	code, _, stderr := run(t, "", "bench", "--op", "softmax", "--shape", "64x33", "--device", "cpu", "--db", path)
-	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "is for template v1-test") {
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "are for template v1-test") {
 		t.Errorf("exit %d, stderr %q; want 1 and one line naming the old template", code, stderr)
 	}
 }

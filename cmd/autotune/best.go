@@ -18,8 +18,8 @@ var bestCommand = command{
 Usage: autotune best --op OP --shape SHAPE [--device DEV] [--db PATH] [--json]
 
 Prints the fastest correct config recorded for a workload on a device, with
-its median time and spread. When the database holds records of several
-template versions of the op, the version whose best record is newest is used.
+its median time and spread, for the op's current template version: records
+of older versions measured other code and are not used.
 
 Examples:
   autotune best --op softmax --shape 4096x1024 --device cpu
@@ -108,9 +108,22 @@ func runBest(c *command, std *stdio, args []string) error {
 	return tw.Flush()
 }
 
-// latestBest returns the best record of the workload's most recently
-// measured template version.
+// latestBest returns the best record of the workload for the op's current
+// template, whose code is what this autotune emits. For an op without a
+// template it falls back to the version whose best record is newest.
 func latestBest(db *tunedb.DB, w workload) (tunedb.Record, bool, error) {
+	if tmpl, ok := tune.Template(w.op.Name); ok {
+		r, found, err := db.Best(tune.Workload(tmpl, w.shape, w.target))
+		if err != nil || found {
+			return r, found, err
+		}
+		others, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+		if err != nil || len(others) == 0 {
+			return r, false, err
+		}
+		return r, false, fmt.Errorf("the records of %s are for template %s, not %s (this autotune's): they measured other code; tune again",
+			describeWorkload(w), others[0].Template, tmpl.Version)
+	}
 	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
 	if err != nil {
 		return tunedb.Record{}, false, err

@@ -11,8 +11,22 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
+
+// TestMain points the default database at a temporary directory, so that no
+// test, whatever flags it forgets, touches the user's real one.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "autotune-cmd-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("AUTOTUNE_DB", filepath.Join(dir, "default.db"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // run calls Main in-process and returns its exit code and outputs.
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -73,12 +87,13 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 }
 
 func TestUntunableExits1(t *testing.T) {
+	t.Setenv("AUTOTUNE_DB", filepath.Join(t.TempDir(), "tune.db"))
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--op", "softmax", "--shape", "4096x1024", "--device", "sm_86"}, "no CUDA backend yet"},
-		{[]string{"tune", "--op", "gemm", "--shape", "8x8x8", "--device", "cpu"}, "no template for op gemm"},
+		{[]string{"tune", "--op", "attention", "--shape", "1x1x8x8", "--device", "cpu"}, "no template for op attention"},
 		{[]string{"bench", "--op", "attention", "--shape", "1x8x1024x64"}, "no template for op attention"},
 	} {
 		code, _, stderr := run(t, "", tt.args...)
@@ -131,7 +146,7 @@ func TestList(t *testing.T) {
 		t.Errorf("list --json has %d ops, %d devices", len(got.Ops), len(got.Devices))
 	}
 	for _, op := range got.Ops {
-		tunable := op.Name == "softmax"
+		_, tunable := tune.Template(op.Name)
 		if op.Template != tunable || tunable != (len(op.Knobs) > 0) {
 			t.Errorf("list --json: %s has template %v and knobs %v", op.Name, op.Template, op.Knobs)
 		}
@@ -158,8 +173,16 @@ func TestExportOfFreshDatabaseIsEmpty(t *testing.T) {
 	}
 }
 
-// seed writes a few softmax records for this machine's CPU into a database.
+// seed writes a few softmax records of the current template for this
+// machine's CPU into a database.
 func seed(t *testing.T, path string) tunedb.Workload {
+	t.Helper()
+	tmpl, _ := tune.Template("softmax")
+	return seedVersion(t, path, tmpl.Version)
+}
+
+// seedVersion is seed with records of the given template version.
+func seedVersion(t *testing.T, path, version string) tunedb.Workload {
 	t.Helper()
 	db, err := tunedb.Open(path, nil)
 	if err != nil {
@@ -167,7 +190,7 @@ func seed(t *testing.T, path string) tunedb.Workload {
 	}
 	defer db.Close()
 	w := tunedb.Workload{Op: "softmax", Shape: []int{64, 33}, DType: "f32",
-		Device: device.Host().Fingerprint(), Template: "v1-test"}
+		Device: device.Host().Fingerprint(), Template: version}
 	at := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
 	var recs []tunedb.Record
 	for i, c := range []struct {
