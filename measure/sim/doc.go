@@ -16,10 +16,11 @@
 // (kept, so that a replayed run's summary says how long the real one would
 // have taken). Its Config is the batch's.
 //
-// When several results were recorded for one config, the fastest ok one is
-// replayed (the lowest median; the first of equal ones), because that is
-// the measurement the tuning database ranks a config by (tunedb.DB.Best and
-// Prune). A config with no ok result replays the first of its failures.
+// When several results were recorded for one config, the latest ok one is
+// replayed (New takes them oldest first, as the tuning database stores
+// them), because that is the measurement the database ranks a config by
+// (tunedb.DB.Best, TopK and Prune). A config with no ok result replays the
+// first of its failures.
 //
 // A config that was never recorded cannot be replayed. It comes back as a
 // failure, StatusRuntimeError with the error NotRecorded, so that the tuner

@@ -28,11 +28,11 @@ func New(recorded []measure.Result) *Measurer {
 	m := &Measurer{byConfig: make(map[string]measure.Result, len(recorded))}
 	for _, r := range recorded {
 		k := r.Config.String()
-		old, seen := m.byConfig[k]
+		_, seen := m.byConfig[k]
 		if !seen {
 			m.configs = append(m.configs, r.Config)
 		}
-		if !seen || r.Status == measure.StatusOK && (old.Status != measure.StatusOK || r.MedianNS < old.MedianNS) {
+		if !seen || r.Status == measure.StatusOK {
 			m.byConfig[k] = r
 		}
 	}
