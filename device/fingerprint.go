@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// maxCores bounds the cores a fingerprint may claim: templates offer a
+// thread count per core, and a forged record must not make them allocate
+// without bound.
+const maxCores = 1 << 12
+
 // FromFingerprint rebuilds a CPU target from its fingerprint,
 // "cpu/<model>/<isa>/<cores>c", so that records of another machine can be
 // read with the knob space that machine had: cores and ISA are what spaces
@@ -29,7 +34,7 @@ func FromFingerprint(fingerprint string) (Target, error) {
 	}
 	model, isaText := rest[:i], rest[i+1:]
 	cores, err := strconv.Atoi(strings.TrimSuffix(coresText, "c"))
-	if err != nil || cores < 1 {
+	if err != nil || cores < 1 || cores > maxCores {
 		return Target{}, bad
 	}
 	var isa ISA

@@ -13,7 +13,7 @@ func TestFromFingerprint(t *testing.T) {
 			t.Errorf("FromFingerprint(%q) = %+v, %v", want.Fingerprint(), got.CPU, err)
 		}
 	}
-	for _, bad := range []string{"cuda/sm_86", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c"} {
+	for _, bad := range []string{"cuda/sm_86", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c", "cpu/x/avx2/99999999999c"} {
 		if _, err := FromFingerprint(bad); err == nil {
 			t.Errorf("FromFingerprint(%q) succeeded", bad)
 		}

@@ -592,7 +592,7 @@ func (db *DB) Workloads() ([]Summary, error) {
 }
 
 // Prune keeps, per workload, every record of its k fastest configs (ranked by
-// their best ok record) and deletes all others, failures included; a
+// their latest ok record) and deletes all others, failures included; a
 // workload left without records is deleted. bbolt reuses the freed pages but
 // does not shrink the file.
 func (db *DB) Prune(k int) (removed int, err error) {

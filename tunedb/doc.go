@@ -33,9 +33,13 @@
 // Commit writes a batch in one bbolt transaction, on disk when Commit
 // returns. A tuner killed at any moment loses at most the batch it was
 // measuring; the next run asks Measured which configs to skip, failures
-// included, and measures each config once. One process at a time may open a
+// included, and measures each config once. One process at a time may hold a
 // database for writing; readers share it with each other but not with a
-// writer, and Open gives up after Options.Timeout. A file damaged behind
+// writer, and an open gives up after Options.Timeout. A Shared database is
+// held only during each operation, so a long-running tuner lets readers and
+// other writers in between its batches; two tuners of the same workload
+// then take turns but may measure the same config twice, since each reads
+// Measured once when it starts. A file damaged behind
 // bbolt's back makes bbolt panic or fault on its mapped memory; tunedb turns
 // both into errors saying the file is corrupt.
 //

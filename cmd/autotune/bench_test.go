@@ -61,7 +61,8 @@ func TestBenchEndToEnd(t *testing.T) {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "× TUNED", "\ntuned ", "\nnaive ", "\nfloor ",
-		tuned.Best.Config.String(), "machine", "tuned is ", "× faster than naive", "the memory floor"} {
+		// Faster or slower is the machine's business: a 3x17 softmax is tiny.
+		tuned.Best.Config.String(), "machine", "tuned is ", "× ", " than naive", "the memory floor"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}

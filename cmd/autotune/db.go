@@ -323,6 +323,10 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file private; an export is meant to be shared.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), *out)
 }
 

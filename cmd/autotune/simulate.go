@@ -41,7 +41,8 @@ that recorded them, read from their device fingerprint; --device chooses
 between machines when the records hold several (a name such as cpu, or a
 fingerprint as 'autotune db ls' shows it). Record a full landscape with a grid
 search, e.g. autotune --op softmax --shape 1024x1024 --strategy grid
---trials 100000 --time 0 --db landscape.db.
+--trials 100000 --time 0 --remeasure 0 --db landscape.db (no re-measured
+leaders, so that every config is measured once).
 
 A search is a strategy with, for evolutionary, the cost model guiding it:
 evolutionary/gbt (or evolutionary), evolutionary/none, random, grid. Per

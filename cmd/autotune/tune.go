@@ -81,7 +81,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
 	fs.StringVar(&o.model, "model", tune.Models[0], "cost model guiding the evolutionary search: gbt (boosted trees, saved in the database) or none (random scores)")
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
-	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0: don't)")
+	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 }
 
