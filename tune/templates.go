@@ -2,6 +2,7 @@ package tune
 
 import (
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 )
 
@@ -9,6 +10,7 @@ import (
 // template here is known (its shapes parse) but cannot be tuned yet.
 var templates = []kernels.Template{
 	softmax.Template,
+	gemm.Template,
 }
 
 // Template returns the template of the named op.

@@ -1,0 +1,235 @@
+package gemm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// revision is bumped by hand whenever the emitted code changes in a way the
+// knob space does not show (see the package doc); Version hashes it with the
+// space's description.
+const revision = "gemm-1"
+
+// Template is the float32 matrix product C = A·B: for a shape [M, N, K], A
+// (in0) is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the
+// kernel writes the row-major M×N matrix C (out).
+var Template = kernels.Template{
+	Op:        op(),
+	Version:   version(),
+	Space:     space,
+	Args:      args,
+	Reference: reference,
+	Tolerance: tolerance,
+	FLOPs: func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		return 2 * float64(m) * float64(n) * float64(k)
+	},
+	Bytes: func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
+	},
+	EmitGo:    emitGo,
+	Baselines: baselines,
+}
+
+func op() kernels.Op {
+	op, err := kernels.Lookup("gemm")
+	if err != nil {
+		panic(err)
+	}
+	return op
+}
+
+// checkShape panics unless shape is [M, N, K] with all three positive: the
+// tuner parses shapes with kernels.Op.ParseShape, so anything else is a bug.
+func checkShape(shape []int) (m, n, k int) {
+	if len(shape) != 3 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 {
+		panic(fmt.Sprintf("gemm: shape %v, want [M N K] with all ≥ 1", shape))
+	}
+	return shape[0], shape[1], shape[2]
+}
+
+func args(shape []int) (ins []int, out int) {
+	m, n, k := checkShape(shape)
+	return []int{m * k, k * n}, m * n
+}
+
+// Knob values. The order is the order mutation walks. mc values are
+// multiples of 24, so that every mr divides them and only the last block of
+// rows can end in a partial tile; nc values are powers of two, multiples of
+// every nr.
+var (
+	vecs    = []int{1, 8, 16}
+	mrs     = []int{1, 2, 4, 6, 8}
+	nrVecs  = []int{1, 2}
+	kcs     = []int{64, 128, 256, 512}
+	mcs     = []int{24, 48, 96, 192, 384, 768}
+	ncs     = []int{256, 512, 1024, 2048, 4096}
+	unrolls = []int{1, 2, 4}
+)
+
+// registerBudget is how many vector registers a micro-kernel may keep live:
+// its mr·nr_vecs accumulators, nr_vecs vectors of B and one broadcast of A.
+// Go 1.26's register allocator uses X0–X14 (X15 is the fixed zero register
+// of its ABI) on AVX2 and AVX-512 alike, and needs one or two for addresses
+// of spilled values; an AVX-512 6×32 tile (12 accumulators, 15 live
+// vectors) spilled and ran at 26 GFLOP/s where 4×32 (11) ran at 58–74 on
+// one core. Scalar tiles use the same X registers.
+const registerBudget = 14
+
+// Cache sizes assumed when the target does not report them.
+const (
+	fallbackL2 = 256 << 10
+	fallbackL3 = 0 // no L3: the B panel must fit L2
+)
+
+// space returns the knobs for shape on target; see the package doc for what
+// each knob and constraint means.
+func space(shape []int, target device.Target) *schedule.Space {
+	m, n, k := checkShape(shape)
+	cpu := target.CPU
+	if cpu == nil {
+		cpu = &device.CPU{Cores: 1}
+	}
+	threads := make([]int, max(cpu.Cores, 1))
+	for i := range threads {
+		threads[i] = i + 1
+	}
+	l2, l3 := cpu.L2, cpu.L3
+	if l2 <= 0 {
+		l2 = fallbackL2
+	}
+	if l3 <= 0 {
+		l3 = fallbackL3
+	}
+	isa := cpu.ISA
+	lanes := func(c schedule.Config) int { return c.Int("vec") }
+	var constraints []schedule.Constraint
+	if target.CPU == nil {
+		// The template has only a Go emitter.
+		constraints = append(constraints, schedule.Constraint{
+			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
+	}
+	constraints = append(constraints, []schedule.Constraint{
+		{Name: "vec8_needs_avx2_fma", OK: func(c schedule.Config) bool {
+			return lanes(c) != 8 || isa.AVX2 && isa.FMA
+		}},
+		{Name: "vec16_needs_avx512", OK: func(c schedule.Config) bool {
+			return lanes(c) != 16 || isa.AVX512
+		}},
+		{Name: "register_budget", OK: func(c schedule.Config) bool {
+			return registers(c.Int("mr"), c.Int("nr_vecs")) <= registerBudget
+		}},
+		// The A block is reused by every strip of the B panel.
+		{Name: "a_block_fits_l2", OK: func(c schedule.Config) bool {
+			return 4*c.Int("mc")*c.Int("kc") <= l2
+		}},
+		// Every goroutine packs a B panel of its own, and they share L3.
+		{Name: "b_panel_fits_cache", OK: func(c schedule.Config) bool {
+			panel := 4 * c.Int("kc") * c.Int("nc")
+			if l3 > 0 {
+				return panel*c.Int("threads") <= l3
+			}
+			return panel <= l2
+		}},
+		// A block as large as the matrix is the same kernel as any larger one.
+		{Name: "kc_within_k", OK: func(c schedule.Config) bool { return within(c.Int("kc"), k, kcs) }},
+		{Name: "mc_within_m", OK: func(c schedule.Config) bool { return within(c.Int("mc"), m, mcs) }},
+		{Name: "nc_within_n", OK: func(c schedule.Config) bool { return within(c.Int("nc"), n, ncs) }},
+		{Name: "threads_at_most_tiles", OK: func(c schedule.Config) bool {
+			t := c.Int("threads")
+			_, ok := rowsPerThread(m, c.Int("mr"), t)
+			return ok
+		}},
+	}...)
+	return schedule.NewSpace([]schedule.Knob{
+		schedule.Choice("vec", vecs...),
+		schedule.Choice("mr", mrs...),
+		schedule.Choice("nr_vecs", nrVecs...),
+		schedule.Choice("kc", kcs...),
+		schedule.Choice("mc", mcs...),
+		schedule.Choice("nc", ncs...),
+		schedule.Bool("pack_b"),
+		schedule.Choice("unroll", unrolls...),
+		schedule.Choice("threads", threads...),
+	}, constraints...)
+}
+
+// registers returns the vector registers an mr × nrVecs micro-kernel keeps
+// live: the accumulators, one row of B and one broadcast element of A.
+func registers(mr, nrVecs int) int { return mr*nrVecs + nrVecs + 1 }
+
+// within reports whether block b is worth offering for an extent: the
+// smallest block always is, a larger one only if the next smaller one does
+// not already cover the extent.
+func within(b, extent int, blocks []int) bool {
+	return b == blocks[0] || b/2 < extent
+}
+
+// rowsPerThread splits m rows among threads goroutines in contiguous runs
+// of whole mr-row tiles, so that only the last goroutine can end in a
+// partial tile. ok is false when some goroutine would get no rows.
+func rowsPerThread(m, mr, threads int) (per int, ok bool) {
+	tiles := (m + mr - 1) / mr
+	perTiles := (tiles + threads - 1) / threads
+	return perTiles * mr, (threads-1)*perTiles < tiles
+}
+
+// version hashes revision and the space of a fixed workload on a fixed
+// target, so that it is the same on every machine and changes whenever a
+// knob, a value or a constraint does.
+func version() string { return versionOf(revision, space) }
+
+func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
+	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
+		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+	s := space([]int{1024, 1024, 1024}, ref)
+	var b strings.Builder
+	b.WriteString(rev)
+	fmt.Fprintf(&b, "\nregister_budget=%d", registerBudget)
+	for _, k := range s.Knobs() {
+		b.WriteString("\n" + k.String())
+	}
+	b.WriteString("\n" + strings.Join(s.Constraints(), ","))
+	sum := sha256.Sum256([]byte(b.String()))
+	return rev + "-" + hex.EncodeToString(sum[:6])
+}
+
+// reference computes C = A·B in float64, loop order i-k-j.
+func reference(shape []int, ins [][]float32, out []float64) {
+	m, n, k := checkShape(shape)
+	a, b := ins[0][:m*k], ins[1][:k*n]
+	out = out[:m*n]
+	for i := range m {
+		c := out[i*n : (i+1)*n]
+		clear(c)
+		for p := range k {
+			aip := float64(a[i*k+p])
+			for j, bpj := range b[p*n : (p+1)*n] {
+				c[j] += aip * float64(bpj)
+			}
+		}
+	}
+}
+
+// Error model of the tolerance (see the package doc). Inputs are assumed to
+// be at most inputBound in magnitude, as the tuner's harness (±[0.125, 4])
+// and the tests draw them.
+const (
+	eps32      = 0x1p-24
+	inputBound = 4
+)
+
+// tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
+// 7.6e-6 and 7.8e-3 at K = 1024.
+func tolerance(shape []int) (rel, abs float64) {
+	_, _, k := checkShape(shape)
+	return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * inputBound * inputBound
+}

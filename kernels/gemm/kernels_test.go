@@ -1,0 +1,349 @@
+package gemm
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+var speed = flag.Bool("speed", false, "time good configs on 1024x1024x1024 against the naive baseline, and log the table")
+
+// A genKernel is one generated kernel of a throw-away module: a config of
+// the template, or a baseline when base is set.
+type genKernel struct {
+	name  string
+	shape []int
+	cfg   schedule.Config
+	base  *kernels.Baseline
+}
+
+func (k genKernel) String() string {
+	if k.base != nil {
+		return k.base.Name
+	}
+	return k.cfg.String()
+}
+
+// testShapes are the shapes every config of the grid is checked on: one
+// element; tails in M, N and K at once, over several blocks of each; one row
+// and one column; a tile narrower than a vector; K of 1.
+var testShapes = [][]int{{1, 1, 1}, {1023, 517, 259}, {1, 4096, 1}, {17, 1, 33}, {64, 64, 1}}
+
+// schedules are crossed with every micro-kernel (vec × mr × nr_vecs) so that
+// each meets packing on and off, one and two threads, every unroll and two
+// sets of blocks: the smallest, which split every test shape into several
+// blocks with tails, and middling ones. -short keeps the first two.
+var schedules = []string{
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2",
+	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1",
+}
+
+// grid returns the valid configs on target of the micro-kernels crossed
+// with schedules. A schedule a shape does not offer (two threads on one
+// row, a block larger than the matrix) is left out for that shape.
+func grid(t *testing.T, shape []int, target device.Target, short bool) []schedule.Config {
+	sp := Template.Space(shape, target)
+	scheds := schedules
+	if short {
+		scheds = scheds[:2]
+	}
+	var out []schedule.Config
+	for _, vec := range vecs {
+		for _, mr := range mrs {
+			for _, nv := range nrVecs {
+				for _, s := range scheds {
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=%d,nr_vecs=%d,%s", vec, mr, nv, s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sp.Valid(cfg) {
+						out = append(out, cfg)
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no valid config for %v on %s", shape, target.Fingerprint())
+	}
+	return out
+}
+
+// TestKernels generates the grid of configs and the baselines for every
+// test shape into one module, builds and vets it once with
+// GOEXPERIMENT=simd, and checks every kernel against the float64 reference
+// on random inputs, with the output poisoned with NaN beforehand.
+func TestKernels(t *testing.T) {
+	host := device.Host()
+	var ks []genKernel
+	for _, shape := range testShapes {
+		for _, cfg := range grid(t, shape, host, testing.Short()) {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
+		}
+		for i := range Template.Baselines {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
+		}
+	}
+	start := time.Now()
+	dir, bin := buildModule(t, ks)
+	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
+
+	t.Run("vet", func(t *testing.T) {
+		goTool(t, dir, "vet", ".")
+	})
+
+	var jobs strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	type inputs struct{ a, b []float32 }
+	ins := make(map[string]inputs)
+	for _, shape := range testShapes {
+		m, n, k := shape[0], shape[1], shape[2]
+		key := kernels.FormatShape(shape)
+		in := inputs{random(m*k, rng), random(k*n, rng)}
+		ins[key] = in
+		fileA, fileB := filepath.Join(dir, "a_"+key+".bin"), filepath.Join(dir, "b_"+key+".bin")
+		writeFloats(t, fileA, in.a)
+		writeFloats(t, fileB, in.b)
+		for _, kr := range ks {
+			if slices.Equal(kr.shape, shape) {
+				fmt.Fprintf(&jobs, "%s %s %s\n", kr.name, fileA, fileB)
+			}
+		}
+	}
+	jobsFile := filepath.Join(dir, "jobs")
+	if err := os.WriteFile(jobsFile, []byte(jobs.String()), 0o666); err != nil {
+		t.Fatal(err)
+	}
+
+	start = time.Now()
+	cmd := exec.Command(bin, "run", jobsFile)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReaderSize(pipe, 1<<20)
+	for _, shape := range testShapes {
+		t.Run(kernels.FormatShape(shape), func(t *testing.T) {
+			m, n, _ := shape[0], shape[1], shape[2]
+			in := ins[kernels.FormatShape(shape)]
+			want := make([]float64, m*n)
+			Template.Reference(shape, [][]float32{in.a, in.b}, want)
+			rel, abs := Template.Tolerance(shape)
+			got, buf := make([]float32, m*n), make([]byte, 4*m*n)
+			worst, worstCfg, count := 0.0, "", 0
+			for _, kr := range ks {
+				if !slices.Equal(kr.shape, shape) {
+					continue
+				}
+				count++
+				if _, err := io.ReadFull(out, buf); err != nil {
+					t.Fatalf("reading %s's output: %v\n%s", kr.name, err, stderr.String())
+				}
+				for i := range got {
+					got[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+				}
+				c := compare(got, want, rel, abs)
+				if c.bad > 0 {
+					t.Errorf("%s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g (rel %.2g, abs %.2g)",
+						kr, c.bad, len(got), c.first/n, c.first%n, got[c.first], want[c.first], rel, abs)
+				}
+				if c.worst > worst {
+					worst, worstCfg = c.worst, kr.String()
+				}
+			}
+			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
+		})
+	}
+	if _, err := io.Copy(io.Discard, out); err != nil {
+		t.Error(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("driver: %v\n%s", err, stderr.String())
+	}
+	t.Logf("ran and checked in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// random returns n values drawn as the tuner's harness draws them:
+// uniform in ±[0.125, 4], never zero.
+func random(n int, rng *rand.Rand) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		x := 0.125 + rng.Float64()*(inputBound-0.125)
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		xs[i] = float32(x)
+	}
+	return xs
+}
+
+// comparison is how far one output is from the reference.
+type comparison struct {
+	bad, first int     // wrong outputs, and the index of the first
+	worst      float64 // largest error as a fraction of the tolerance
+}
+
+// compare checks got against want: |got-want| ≤ abs + rel·|want|, which
+// NaN never is.
+func compare(got []float32, want []float64, rel, abs float64) comparison {
+	c := comparison{first: -1}
+	for i, w := range want {
+		tol := abs + rel*math.Abs(w)
+		err := math.Abs(float64(got[i]) - w)
+		if err <= tol {
+			c.worst = max(c.worst, err/tol)
+			continue
+		}
+		if c.bad == 0 {
+			c.first = i
+		}
+		c.bad++
+	}
+	return c
+}
+
+// TestSpeed is a report, not a check: with -speed it times good configs on
+// 1024x1024x1024 against the naive baseline in one process, and logs the
+// table.
+func TestSpeed(t *testing.T) {
+	if !*speed {
+		t.Skip("run with -speed to time kernels")
+	}
+	shape := []int{1024, 1024, 1024}
+	host := device.Host()
+	sp := Template.Space(shape, host)
+	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
+	for _, text := range []string{
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2",
+		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1",
+		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+	} {
+		cfg, err := sp.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Valid(cfg) {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
+		}
+	}
+	_, bin := buildModule(t, ks)
+	out, err := exec.Command(bin, "bench", "5").CombinedOutput()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, out)
+	}
+	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+}
+
+// buildModule writes ks, a table of them and the driver into a throw-away
+// module, builds it with GOEXPERIMENT=simd and returns the module's
+// directory and the binary.
+func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	files := map[string][]byte{"go.mod": []byte("module kerneltest\n\ngo 1.26\n")}
+	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["main.go"] = driver
+
+	// One file per shape keeps files a readable size.
+	byShape := make(map[string]*jen.File)
+	table := golang.NewFile("main")
+	var entries []jen.Code
+	for _, k := range ks {
+		key := kernels.FormatShape(k.shape)
+		f, ok := byShape[key]
+		if !ok {
+			f = golang.NewFile("main")
+			byShape[key] = f
+		}
+		if k.base != nil {
+			k.base.EmitGo(f, k.name, k.shape)
+		} else {
+			Template.EmitGo(f, k.name, k.shape, k.cfg)
+		}
+		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
+			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Id(k.name)))
+	}
+	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(entries...)
+	for key, f := range byShape {
+		files["kernels_"+key+".go"] = render(t, f)
+	}
+	files["table.go"] = render(t, table)
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin = filepath.Join(dir, "driver")
+	goTool(t, dir, "build", "-o", bin, ".")
+	return dir, bin
+}
+
+func render(t *testing.T, f *jen.File) []byte {
+	t.Helper()
+	src, err := golang.Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// goTool runs the go command in dir with GOEXPERIMENT=simd, outside any
+// workspace and ignoring GOFLAGS, and fails the test if it fails.
+func goTool(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	tool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	cmd := exec.Command(tool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func writeFloats(t *testing.T, path string, xs []float32) {
+	t.Helper()
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	if err := os.WriteFile(path, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
