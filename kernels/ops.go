@@ -61,6 +61,10 @@ func (op Op) ShapeForm() string { return strings.Join(op.Dims, "x") }
 // arithmetic on the GPU, and a larger extent is a typo, not a workload.
 const MaxDim = math.MaxInt32
 
+// MaxProduct bounds the product of a shape's extents, so that no tensor
+// size or work count derived from it can overflow an int.
+const MaxProduct = 1 << 53
+
 // ParseShape reads a shape such as "4096x1024": exactly len(op.Dims)
 // positive decimal extents joined by 'x', each at most MaxDim.
 func (op Op) ParseShape(s string) ([]int, error) {
@@ -88,6 +92,13 @@ func (op Op) ParseShape(s string) ([]int, error) {
 			return nil, fmt.Errorf("invalid shape %q: %s is 0, extents start at 1; %s", s, dim, want)
 		}
 		shape[i] = int(n)
+	}
+	product := 1
+	for _, n := range shape {
+		if product > MaxProduct/n {
+			return nil, fmt.Errorf("invalid shape %q: the product of its extents is over 2^53; no workload is that large", s)
+		}
+		product *= n
 	}
 	return shape, nil
 }

@@ -47,6 +47,8 @@ func TestParseShape(t *testing.T) {
 		{softmax, "4096x1024x3", "3 dimensions, want RxC for softmax"},
 		{gemm, "64x64", "2 dimensions, want MxNxK for gemm"},
 		{attention, "1x8x1024", "want BxHxSxD for attention"},
+		{attention, "2147483647x2147483647x2147483647x2147483647", "product of its extents is over 2^53"},
+		{gemm, "2147483647x2147483647x4096", "product of its extents is over 2^53"},
 	}
 	for _, tt := range bad {
 		_, err := tt.op.ParseShape(tt.in)

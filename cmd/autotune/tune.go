@@ -163,8 +163,22 @@ func tunable(w workload, what string) (kernels.Template, error) {
 	if w.target.IsCUDA() {
 		return kernels.Template{}, fmt.Errorf("no CUDA backend yet: cannot %s %s on %s; use --device cpu", what, w.op.Name, w.target)
 	}
+	ins, out := tmpl.Args(w.shape)
+	total := out
+	for _, n := range ins {
+		total += n
+	}
+	if total > maxHarnessElements {
+		return kernels.Template{}, usagef("%s %s is too large to %s here: its tensors hold %d float32 values, and the harness (with a float64 reference) takes at most %d",
+			w.op.Name, kernels.FormatShape(w.shape), what, total, maxHarnessElements)
+	}
 	return tmpl, nil
 }
+
+// maxHarnessElements bounds the float32 values of a workload's tensors: the
+// tuner and its harness each hold the inputs, the output and a float64
+// reference, 12 bytes a value or more, and 2^29 of them is 6 GiB.
+const maxHarnessElements = 1 << 29
 
 // summaryJSON is tune's --json output.
 type summaryJSON struct {
