@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -25,6 +26,10 @@ func StrategyKnown(name string) bool { return slices.Contains(Strategies, name) 
 
 // ModelKnown reports whether name is one of Models.
 func ModelKnown(name string) bool { return slices.Contains(Models, name) }
+
+// noneStream is the second word of the None model's PCG seed, so that its
+// scores do not repeat the search's own random draws.
+const noneStream = 0x6e6f6e65 // "none"
 
 // transferShapes and transferConfigs bound the seeds taken from other
 // shapes: the best few configs of the nearest few tuned shapes.
@@ -88,8 +93,9 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 		// random), and tell trains it after the first batch.
 		evo.Model = l.model
 	case "none":
-		// No model: the search scores proposals with its own seeded
-		// generator, which is what costmodel.None does.
+		// Random scores from the run's seed: the control that shows what
+		// the trained model is worth.
+		evo.Model = costmodel.NewNone(rand.New(rand.NewPCG(t.Seed, noneStream)))
 	default:
 		return nil, fmt.Errorf("tune: unknown cost model %q (known: %v)", name, Models)
 	}
@@ -102,7 +108,7 @@ func (l *learner) tell(recs []tunedb.Record) error {
 	cfgs := make([]schedule.Config, len(recs))
 	costs := make([]float64, len(recs))
 	for i, r := range recs {
-		cfgs[i], costs[i] = r.Config, cost(r)
+		cfgs[i], costs[i] = r.Config, cost(r.Status == tunedb.StatusOK, r.MedianNS)
 		l.rows = append(l.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
 	}
 	if l.model != nil {
@@ -138,12 +144,13 @@ func (l *learner) save(db *tunedb.DB) error {
 	return db.SaveModel(l.key, b)
 }
 
-// cost is what the search learns from: the median, +Inf for a failure.
-func cost(r tunedb.Record) float64 {
-	if r.Status != tunedb.StatusOK {
+// cost is what the search and the model learn from: the median, or +Inf
+// for a failure, whatever kind.
+func cost(ok bool, medianNS float64) float64 {
+	if !ok {
 		return math.Inf(1)
 	}
-	return r.MedianNS
+	return medianNS
 }
 
 // featurize returns the model's input for configs of space: the config's
@@ -200,7 +207,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 				continue // e.g. measured on a CPU whose ISA has since changed
 			}
 			c, _ := space.Canonical(r.Config)
-			h.rows = append(h.rows, costmodel.Sample{Features: feats(c), Group: o.Key(), Cost: cost(r)})
+			h.rows = append(h.rows, costmodel.Sample{Features: feats(c), Group: o.Key(), Cost: cost(r.Status == tunedb.StatusOK, r.MedianNS)})
 			if same && r.Status == tunedb.StatusOK {
 				h.elite, h.eliteCosts = append(h.elite, c), append(h.eliteCosts, r.MedianNS)
 			}

@@ -432,7 +432,7 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 			continue // not a measurement
 		}
 		trained[r.Config.String()] = true
-		train = append(train, costmodel.Sample{Features: feats(r.Config), Group: group, Cost: resultCost(r)})
+		train = append(train, costmodel.Sample{Features: feats(r.Config), Group: group, Cost: cost(r.Status == measure.StatusOK, r.MedianNS)})
 	}
 	if len(train) < n {
 		return math.NaN()
@@ -445,7 +445,7 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 		}
 		r, _ := replay.Lookup(c)
 		test = append(test, feats(c))
-		speed = append(speed, 1/resultCost(r))
+		speed = append(speed, 1/cost(r.Status == measure.StatusOK, r.MedianNS))
 	}
 	if len(test) < 2 {
 		return math.NaN()
@@ -455,14 +455,6 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 		return math.NaN() // e.g. every training config failed: nothing to rank by
 	}
 	return costmodel.KendallTau(m.Predict(test), speed)
-}
-
-// resultCost is cost for a result: its median, +Inf for a failure.
-func resultCost(r measure.Result) float64 {
-	if r.Status != measure.StatusOK {
-		return math.Inf(1)
-	}
-	return r.MedianNS
 }
 
 // medianTrials is the median of a trial count over runs, with 0 (never
