@@ -44,13 +44,14 @@ the winner is the fastest of those; the summary says when the two fastest
 are within each other's p20–p80 spread. Progress goes to stderr (a bar on a terminal, a line per
 batch otherwise); the summary goes to stdout.
 
-Ops with a template: softmax (CPU). gemm and attention are not tunable yet;
-CUDA devices are not either.
+'autotune list' shows which ops have a template and their knobs; CUDA
+devices cannot be tuned yet.
 
 Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
   autotune tune --op softmax --shape 4096x1024 --trials 64 --strategy grid
   autotune tune --op softmax --shape 8192x512 --early-stop 48
+  autotune tune --op gemm --shape 1024x1024x1024 --trials 100
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
 `,
 	run: runTune,
