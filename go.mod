@@ -13,6 +13,7 @@ require (
 	github.com/dave/jennifer v1.7.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/term v0.47.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

@@ -68,4 +68,27 @@ type Baseline struct {
 	// EmitGo adds to f a function with the given name and the kernel
 	// calling convention, func name(out, in0, ... []float32).
 	EmitGo func(f *jen.File, name string, shape []int)
+
+	// Requires lists the modules, beyond the standard library, whose
+	// packages the emitted code imports ("gonum.org/v1/gonum"). The bench
+	// module requires each at the version of autotune's own go.mod (see
+	// package github.com/autotune-dev/autotune), so each must be a
+	// requirement of it. Nil for plain Go.
+	Requires []string
+
+	// Cgo says the emitted code uses cgo (a C library such as OpenBLAS):
+	// the bench module is then built with CGO_ENABLED=1.
+	Cgo bool
+
+	// Skip, when set, returns why the baseline is left out of a bench of
+	// shape, or "" to run it: a baseline far too slow for large shapes.
+	Skip func(shape []int) string
+}
+
+// Skipped returns why b is left out of a bench of shape, or "".
+func (b Baseline) Skipped(shape []int) string {
+	if b.Skip == nil {
+		return ""
+	}
+	return b.Skip(shape)
 }

@@ -25,13 +25,16 @@ Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
 the op's baselines (for softmax: plain Go, three loops per row with
-math.Exp) and a memory floor (a copy of the input to the output with as
-many goroutines as the tuned kernel uses), in one process, interleaved:
-each round times one sample of every entry, in a rotating order, until
-each has --samples samples and all of them add up to --time. The tuned
-kernel and the baselines are first checked against the float64 reference.
-Prints each entry's median time, p20–p80 spread, GB/s and its time as a
-multiple of the tuned kernel's, with the tuned config and the machine.
+math.Exp; for gemm: plain Go i-k-j loops, left out above 2e10 FLOPs, and
+gonum's blas32.Gemm), an FMA peak (independent fused multiply-adds on the
+widest vectors the CPU has) and a memory floor (a copy of the input to the
+output), the last two with as many goroutines as the tuned kernel uses, in
+one process, interleaved: each round times one sample of every entry, in a
+rotating order, until each has --samples samples and all of them add up
+to --time. The tuned kernel and the baselines are first checked against
+the float64 reference. Prints each entry's median time, p20–p80 spread,
+GB/s, GFLOP/s and its time as a multiple of the tuned kernel's, with the
+tuned config, the machine and the tuned kernel's fraction of the peak.
 
 The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
@@ -65,6 +68,9 @@ type benchJSON struct {
 	Template string            `json:"template"`
 	Machine  string            `json:"machine"`
 	Seed     uint64            `json:"seed"`
+	// OfPeak is the tuned kernel's GFLOP/s as a fraction of the peak's,
+	// at the same number of goroutines; absent without a peak.
+	OfPeak float64 `json:"of_peak,omitempty"`
 }
 
 // benchResultJSON is one entry of a bench: tuned, a baseline, or floor.
@@ -74,6 +80,7 @@ type benchResultJSON struct {
 	P20NS    float64 `json:"p20_ns"`
 	P80NS    float64 `json:"p80_ns"`
 	GBps     float64 `json:"gbps"`
+	GFLOPs   float64 `json:"gflops"` // GFLOP/s: the op's FLOPs (the peak loop's own) per second; 0 for the floor
 	// VsTuned is the median as a multiple of the tuned kernel's: how many
 	// times slower than tuned (below 1 for the floor, normally).
 	VsTuned float64          `json:"vs_tuned"`
@@ -131,7 +138,14 @@ func runBench(c *command, std *stdio, args []string) error {
 	defer stop()
 	names := []string{measurecpu.BenchTuned}
 	for _, b := range tmpl.Baselines {
+		if why := b.Skipped(w.shape); why != "" {
+			fmt.Fprintf(std.errs, "leaving out %s: %s\n", b.Name, why)
+			continue
+		}
 		names = append(names, b.Name)
+	}
+	if tmpl.FLOPs != nil {
+		names = append(names, measurecpu.BenchPeak)
 	}
 	names = append(names, measurecpu.BenchFloor)
 	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d)\n",
@@ -152,6 +166,7 @@ func runBench(c *command, std *stdio, args []string) error {
 			Samples: len(r.SamplesNS), Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
 		if r.MedianNS > 0 {
 			j.GBps = r.Bytes / r.MedianNS
+			j.GFLOPs = r.FLOPs / r.MedianNS
 		}
 		if tuned > 0 {
 			j.VsTuned = r.MedianNS / tuned
@@ -160,6 +175,11 @@ func runBench(c *command, std *stdio, args []string) error {
 			j.Config = &best.Config
 		}
 		out.Results = append(out.Results, j)
+	}
+	for _, r := range out.Results {
+		if r.Name == measurecpu.BenchPeak && r.GFLOPs > 0 {
+			out.OfPeak = out.Results[0].GFLOPs / r.GFLOPs
+		}
 	}
 	if o.json {
 		return writeJSON(std, out)
@@ -187,10 +207,17 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	fmt.Fprintln(std.out)
 
 	tw = tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMEDIAN\tP20–P80\tGB/s\t× TUNED\tWHAT")
+	fmt.Fprintln(tw, "NAME\tMEDIAN\tP20–P80\tGB/s\tGFLOP/s\t× TUNED\tWHAT")
 	for _, r := range b.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%.1f\t%.2f\t%s\n", r.Name, formatNS(r.MedianNS),
-			formatNS(r.P20NS), formatNS(r.P80NS), r.GBps, r.VsTuned, r.Doc)
+		gbps, gflops := fmt.Sprintf("%.1f", r.GBps), fmt.Sprintf("%.1f", r.GFLOPs)
+		if r.Name == measurecpu.BenchPeak {
+			gbps = "-" // it moves no memory
+		}
+		if r.Name == measurecpu.BenchFloor {
+			gflops = "-" // it computes nothing
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\n", r.Name, formatNS(r.MedianNS),
+			formatNS(r.P20NS), formatNS(r.P80NS), gbps, gflops, r.VsTuned, r.Doc)
 	}
 	tw.Flush()
 
@@ -199,6 +226,10 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 		switch {
 		case r.VsTuned <= 0:
 			continue
+		case r.Name == measurecpu.BenchPeak:
+			if b.OfPeak > 0 {
+				parts = append(parts, fmt.Sprintf("runs at %.0f%% of the FMA peak", 100*b.OfPeak))
+			}
 		case r.Name == measurecpu.BenchFloor:
 			parts = append(parts, fmt.Sprintf("takes %.2f× the time of the memory floor", 1/r.VsTuned))
 		case r.VsTuned >= 1:

@@ -42,15 +42,19 @@ func TestBenchEndToEnd(t *testing.T) {
 	var names []string
 	for _, r := range b.Results {
 		names = append(names, r.Name)
-		if r.Samples < 5 || !(r.MedianNS > 0) || !(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || !(r.GBps > 0) || !(r.VsTuned > 0) {
+		if r.Samples < 5 || !(r.MedianNS > 0) || !(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || !(r.VsTuned > 0) ||
+			(r.GBps > 0) != (r.Name != "peak") || (r.GFLOPs > 0) != (r.Name != "floor") {
 			t.Errorf("%s: bad statistics: %+v", r.Name, r)
 		}
-		if (r.Config != nil) != (r.Name == "tuned") || r.Checked != (r.Name != "floor") {
+		if (r.Config != nil) != (r.Name == "tuned") || r.Checked != (r.Name != "floor" && r.Name != "peak") {
 			t.Errorf("%s: config %v, checked %v", r.Name, r.Config, r.Checked)
 		}
 	}
-	if strings.Join(names, ",") != "tuned,naive,floor" {
-		t.Fatalf("results %v, want tuned, naive, floor", names)
+	if strings.Join(names, ",") != "tuned,naive,peak,floor" {
+		t.Fatalf("results %v, want tuned, naive, peak, floor", names)
+	}
+	if !(b.OfPeak > 0) {
+		t.Errorf("of_peak = %v", b.OfPeak)
 	}
 	if !b.Results[0].Config.Equal(tuned.Best.Config) || b.Results[0].VsTuned != 1 {
 		t.Errorf("bench timed %s (vs_tuned %v), tune found %s", b.Results[0].Config, b.Results[0].VsTuned, tuned.Best.Config)
@@ -60,12 +64,48 @@ func TestBenchEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "× TUNED", "\ntuned ", "\nnaive ", "\nfloor ",
+	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
+		"% of the FMA peak",
 		// Faster or slower is the machine's business: a 3x17 softmax is tiny.
 		tuned.Best.Config.String(), "machine", "tuned is ", "× ", " than naive", "the memory floor"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestBenchGEMM benches a tiny tuned GEMM: tuned, naive, gonum (built into
+// the bench module from autotune's own go.mod and go.sum), peak and floor,
+// each with its GFLOP/s in --json.
+func TestBenchGEMM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	workload := []string{"--op", "gemm", "--shape", "9x20x7", "--device", "cpu", "--db", path}
+	if code, _, stderr := run(t, "", append(workload, "--trials", "2", "--batch", "2", "--seed", "5")...); code != 0 {
+		t.Fatalf("tune: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", append(append([]string{"bench"}, workload...), "--samples", "3", "--time", "5ms", "--json")...)
+	if code != 0 {
+		t.Fatalf("bench --json: exit %d\n%s", code, stderr)
+	}
+	var b benchJSON
+	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, stdout)
+	}
+	var names []string
+	for _, r := range b.Results {
+		names = append(names, r.Name)
+		if (r.GFLOPs > 0) != (r.Name != "floor") || r.Checked != (r.Name != "floor" && r.Name != "peak") {
+			t.Errorf("%s: gflops %v, checked %v", r.Name, r.GFLOPs, r.Checked)
+		}
+	}
+	if strings.Join(names, ",") != "tuned,naive,gonum,peak,floor" {
+		t.Fatalf("results %v, want tuned, naive, gonum, peak, floor", names)
+	}
+	if !strings.Contains(stdout, `"gflops":`) || !strings.Contains(stdout, `"of_peak":`) {
+		t.Errorf("--json lacks gflops or of_peak:\n%s", stdout)
 	}
 }
 

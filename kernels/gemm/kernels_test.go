@@ -19,6 +19,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -271,7 +272,25 @@ func TestSpeed(t *testing.T) {
 func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	t.Helper()
 	dir = t.TempDir()
-	files := map[string][]byte{"go.mod": []byte("module kerneltest\n\ngo 1.26\n")}
+	files := map[string][]byte{}
+	// Baselines that import a module (gonum) get it as autotune bench's
+	// module does: at autotune's version, with its checksums.
+	var requires []string
+	for _, k := range ks {
+		if k.base != nil {
+			requires = append(requires, k.base.Requires...)
+		}
+	}
+	mod := "module kerneltest\n\ngo 1.26\n"
+	if len(requires) > 0 {
+		req, sum, err := autotune.Require(requires...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod += "\n" + req
+		files["go.sum"] = []byte(sum)
+	}
+	files["go.mod"] = []byte(mod)
 	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
 	if err != nil {
 		t.Fatal(err)

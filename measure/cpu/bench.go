@@ -25,6 +25,7 @@ import (
 const (
 	BenchTuned = "tuned" // the kernel of BenchBatch.Config
 	BenchFloor = "floor" // the memory-copy floor
+	BenchPeak  = "peak"  // the FMA-peak calibration loop
 )
 
 // ThreadsKnob is the knob whose value the floor copies with as many
@@ -68,8 +69,9 @@ type BenchBatch struct {
 type BenchResult struct {
 	Name    string  // BenchTuned, a baseline's Name, or BenchFloor
 	Doc     string  // one line: the config, the baseline's Doc, what the floor copies
-	Checked bool    // the output was compared with the reference and passed; false for the floor
-	Bytes   float64 // memory one call must move: Template.Bytes, or what the floor copies
+	Checked bool    // the output was compared with the reference and passed; false for the floor and the peak
+	Bytes   float64 // memory one call must move: Template.Bytes, or what the floor copies; 0 for the peak
+	FLOPs   float64 // work of one call: Template.FLOPs, or the peak loop's; 0 for the floor
 	Reps    int     // calls per sample
 
 	SamplesNS []float64 // every timed sample, in ns per call, in round order
@@ -84,17 +86,32 @@ type benchEntry struct {
 	pkg       string // its package in the bench module
 	checked   bool
 	bytes     float64
+	flops     float64
+	requires  []string          // modules the package imports (kernels.Baseline.Requires)
+	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
 	emit      func(f *jen.File) // adds func Kernel to the package
 }
 
-// Bench times b's tuned kernel, every one of b.Template.Baselines and the
-// memory floor in one harness process, interleaved, and returns one result
-// per entry in that order: the tuned kernel first, the floor last.
+// Bench times b's tuned kernel, every one of b.Template.Baselines that is
+// not skipped for the shape (kernels.Baseline.Skip), the FMA peak (for a
+// template with FLOPs) and the memory floor in one harness process,
+// interleaved, and returns one result per entry in that order: the tuned
+// kernel first, the floor last.
 //
 // The floor copies the first input into the output, as many elements as
 // both hold, split evenly among as many goroutines as the tuned config's
 // ThreadsKnob: for an op that reads one array and writes one of the same
 // size (softmax), that is the least memory traffic any kernel of it has.
+//
+// The peak is the arithmetic counterpart of the floor (see emitPeak): on
+// as many goroutines as the floor, each runs peakChains independent chains
+// of fused multiply-adds on the widest vectors the target has (Float32x16
+// with AVX-512, Float32x8 with AVX2 and FMA, scalar float32 otherwise), so
+// its FLOPs per second are what the machine's vector units deliver to Go
+// code at that thread count, and a tuned kernel's GFLOP/s divided by them
+// is its fraction of peak. Every template with FLOPs gets it: it costs a
+// few milliseconds, and it tells a memory-bound op (softmax, a few per cent
+// of peak) from a compute-bound one (GEMM) at a glance.
 //
 // The harness checks the tuned kernel and the baselines against the
 // reference once, on a poisoned output, the way tuning does, and an entry
@@ -155,28 +172,31 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 	res := make([]BenchResult, len(entries))
 	for i, e := range entries {
 		median, p20, p80 := measure.Summarize(samples[i])
-		res[i] = BenchResult{Name: e.name, Doc: e.doc, Checked: e.checked, Bytes: e.bytes, Reps: reps[i],
+		res[i] = BenchResult{Name: e.name, Doc: e.doc, Checked: e.checked, Bytes: e.bytes, FLOPs: e.flops, Reps: reps[i],
 			SamplesNS: samples[i], MedianNS: median, P20NS: p20, P80NS: p80}
 	}
 	return res, nil
 }
 
-// benchEntries lists what b's bench times: the tuned kernel, the baselines,
-// the floor.
+// benchEntries lists what b's bench times: the tuned kernel, the baselines
+// not skipped for the shape, the peak, the floor.
 func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	if b.Template.EmitGo == nil || b.Template.Args == nil || b.Template.Reference == nil || b.Template.Tolerance == nil {
 		return nil, fmt.Errorf("cpu: bench: template %s has no Go emitter, reference or tolerance", b.Template.Op.Name)
 	}
-	bytes := 0.0
+	bytes, flops := 0.0, 0.0
 	if b.Template.Bytes != nil {
 		bytes = b.Template.Bytes(slices.Clone(b.Shape))
 	}
+	if b.Template.FLOPs != nil {
+		flops = b.Template.FLOPs(slices.Clone(b.Shape))
+	}
 	shape := b.Shape
 	entries := []benchEntry{{
-		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes,
+		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes, flops: flops,
 		emit: func(f *jen.File) { b.Template.EmitGo(f, kernelName, slices.Clone(shape), b.Config) },
 	}}
-	seen := map[string]bool{BenchTuned: true, BenchFloor: true}
+	seen := map[string]bool{BenchTuned: true, BenchFloor: true, BenchPeak: true}
 	for i, bl := range b.Template.Baselines {
 		switch {
 		case bl.Name == "" || bl.EmitGo == nil:
@@ -185,8 +205,12 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			return nil, fmt.Errorf("cpu: bench: baseline name %q of %s is taken", bl.Name, b.Template.Op.Name)
 		}
 		seen[bl.Name] = true
+		if bl.Skipped(slices.Clone(shape)) != "" {
+			continue
+		}
 		entries = append(entries, benchEntry{
-			name: bl.Name, doc: bl.Doc, pkg: fmt.Sprintf("base%d", i), checked: true, bytes: bytes,
+			name: bl.Name, doc: bl.Doc, pkg: fmt.Sprintf("base%d", i), checked: true, bytes: bytes, flops: flops,
+			requires: bl.Requires, cgo: bl.Cgo,
 			emit: func(f *jen.File) { bl.EmitGo(f, kernelName, slices.Clone(shape)) },
 		})
 	}
@@ -195,6 +219,14 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	goroutines := "one goroutine"
 	if threads > 1 {
 		goroutines = fmt.Sprintf("%d goroutines", threads)
+	}
+	if b.Template.FLOPs != nil {
+		v := peakVector(b.Target)
+		entries = append(entries, benchEntry{
+			name: BenchPeak, pkg: "peak", flops: peakFLOPs(v, threads),
+			doc:  fmt.Sprintf("FMA peak: %d chains of %s multiply-adds with %s", peakChains, v.Name(), goroutines),
+			emit: func(f *jen.File) { emitPeak(f, len(inLens), v, threads) },
+		})
 	}
 	return append(entries, benchEntry{
 		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(4*n), goroutines),
@@ -233,7 +265,20 @@ func byteSize(n int) string {
 // harness, and builds it. Any failure is an error: the tuned config was
 // built by the tuner, and a baseline that does not build is a bug.
 func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []benchEntry) (string, error) {
-	files := map[string][]byte{"go.mod": []byte(goMod)}
+	var requires []string
+	cgo := false
+	for _, e := range entries {
+		requires = append(requires, e.requires...)
+		cgo = cgo || e.cgo
+	}
+	mod, sum, err := benchModFiles(requires)
+	if err != nil {
+		return "", err
+	}
+	files := map[string][]byte{"go.mod": []byte(mod)}
+	if sum != "" {
+		files["go.sum"] = []byte(sum)
+	}
 	for _, e := range entries {
 		src, msg := emitPackage(e.pkg, e.emit)
 		if msg != "" {
@@ -261,7 +306,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	bd := &builder{goCmd: goCmd, dir: dir}
+	bd := &builder{goCmd: goCmd, dir: dir, cgo: cgo}
 	if out, err := bd.goBuild(ctx, bin); err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())

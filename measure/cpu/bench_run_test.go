@@ -13,8 +13,10 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -40,6 +42,14 @@ func TestBenchHarnessGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(append(got, "\n// ---- floor/floor.go with 2 threads ----\n\n"...), floor.Bytes()...)
+	f = jen.NewFile("peak")
+	f.HeaderComment(generatedHeader)
+	emitPeak(f, 1, golang.Float32(16), 2)
+	var peak bytes.Buffer
+	if err := f.Render(&peak); err != nil {
+		t.Fatal(err)
+	}
+	got = append(append(got, "\n// ---- peak/peak.go with Float32x16 and 2 threads ----\n\n"...), peak.Bytes()...)
 
 	golden := filepath.Join("testdata", "bench_harness.golden")
 	if *update {
@@ -78,8 +88,8 @@ func validConfig(t *testing.T, tmpl kernels.Template, shape []int, texts ...stri
 	return schedule.Config{}
 }
 
-// Softmax's tuned kernel, its naive baseline and the floor are all timed,
-// interleaved, after the first two pass the check.
+// Softmax's tuned kernel, its naive baseline, the peak and the floor are
+// all timed, interleaved, after the first two pass the check.
 func TestBenchSoftmax(t *testing.T) {
 	needGo(t)
 	tests := []struct {
@@ -109,12 +119,13 @@ func TestBenchSoftmax(t *testing.T) {
 				t.Logf("%-6s median %8.0fns (p20 %.0f, p80 %.0f) over %d samples of %d calls: %s",
 					r.Name, r.MedianNS, r.P20NS, r.P80NS, len(r.SamplesNS), r.Reps, r.Doc)
 			}
-			if !slices.Equal(names, []string{BenchTuned, "naive", BenchFloor}) {
-				t.Fatalf("entries %v, want tuned, naive, floor", names)
+			if !slices.Equal(names, []string{BenchTuned, "naive", BenchPeak, BenchFloor}) {
+				t.Fatalf("entries %v, want tuned, naive, peak, floor", names)
 			}
 			bytes := 8 * float64(tt.shape[0]*tt.shape[1])
+			flops := softmax.Template.FLOPs(tt.shape)
 			for i, r := range res {
-				if r.Checked != (r.Name != BenchFloor) {
+				if r.Checked != (r.Name != BenchFloor && r.Name != BenchPeak) {
 					t.Errorf("%s: Checked = %v", r.Name, r.Checked)
 				}
 				if len(r.SamplesNS) < benchSamples || len(r.SamplesNS) != len(res[0].SamplesNS) {
@@ -123,8 +134,15 @@ func TestBenchSoftmax(t *testing.T) {
 				if slices.Min(r.SamplesNS) <= 0 || !(r.P20NS <= r.MedianNS && r.MedianNS <= r.P80NS) || r.Reps < 1 {
 					t.Errorf("%s: bad statistics: %+v", r.Name, r)
 				}
-				if r.Bytes != bytes {
-					t.Errorf("entry %d (%s): Bytes = %g, want %g", i, r.Name, r.Bytes, bytes)
+				wantBytes, wantFLOPs := bytes, flops
+				switch r.Name {
+				case BenchPeak:
+					wantBytes, wantFLOPs = 0, peakFLOPs(peakVector(device.Host()), max(tt.threads, cfg.Int("threads")))
+				case BenchFloor:
+					wantFLOPs = 0
+				}
+				if r.Bytes != wantBytes || r.FLOPs != wantFLOPs {
+					t.Errorf("entry %d (%s): Bytes = %g, FLOPs = %g, want %g and %g", i, r.Name, r.Bytes, r.FLOPs, wantBytes, wantFLOPs)
 				}
 			}
 			if !strings.Contains(res[0].Doc, cfg.String()) {
@@ -138,8 +156,10 @@ func TestBenchSoftmax(t *testing.T) {
 			if threads > 1 {
 				want = fmt.Sprintf("with %d goroutines", threads)
 			}
-			if !strings.Contains(res[2].Doc, want) {
-				t.Errorf("floor Doc %q, want %q", res[2].Doc, want)
+			for _, r := range res[2:] {
+				if !strings.Contains(r.Doc, want) {
+					t.Errorf("%s Doc %q, want %q", r.Name, r.Doc, want)
+				}
 			}
 		})
 	}
@@ -166,6 +186,18 @@ func affineBaseline(name, mode string) kernels.Baseline {
 	}}
 }
 
+// skipped returns b, skipped for every shape.
+func skipped(b kernels.Baseline) kernels.Baseline {
+	b.Skip = func([]int) string { return "never run" }
+	return b
+}
+
+// requiring returns b, declaring that it imports a package of module.
+func requiring(b kernels.Baseline, module string) kernels.Baseline {
+	b.Requires = []string{module}
+	return b
+}
+
 // A wrong tuned kernel or baseline is an error: it would make every ratio
 // meaningless. So is a bench that cannot be set up.
 func TestBenchFailures(t *testing.T) {
@@ -188,6 +220,10 @@ func TestBenchFailures(t *testing.T) {
 		{"invalid tuned config", "bogus", nil, []string{"tuned config", "not valid"}},
 		{"reserved baseline name", "ok", []kernels.Baseline{affineBaseline(BenchFloor, "ok")}, []string{`baseline name "floor"`, "taken"}},
 		{"duplicate baseline name", "ok", []kernels.Baseline{good, good}, []string{`baseline name "good"`}},
+		{"reserved name peak", "ok", []kernels.Baseline{affineBaseline(BenchPeak, "ok")}, []string{`baseline name "peak"`, "taken"}},
+		{"skipped baseline", "ok", []kernels.Baseline{good, skipped(affineBaseline("never", "exit"))}, nil},
+		{"baseline of a module autotune lacks", "ok", []kernels.Baseline{requiring(good, "example.com/nowhere")},
+			[]string{"example.com/nowhere is not a requirement of autotune's go.mod"}},
 	}
 	m := New(&Options{Seed: 1})
 	for _, tt := range tests {
@@ -200,9 +236,19 @@ func TestBenchFailures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(res) != 2+len(tt.baselines) || res[len(res)-1].Name != BenchFloor ||
-					!strings.Contains(res[len(res)-1].Doc, "with one goroutine") {
-					t.Errorf("results %+v, want tuned, the baselines and a floor of one goroutine", res)
+				var names []string
+				for _, r := range res {
+					names = append(names, r.Name)
+				}
+				want := []string{BenchTuned}
+				for _, b := range tt.baselines {
+					if b.Skip == nil {
+						want = append(want, b.Name)
+					}
+				}
+				want = append(want, BenchPeak, BenchFloor)
+				if !slices.Equal(names, want) || !strings.Contains(res[len(res)-1].Doc, "with one goroutine") {
+					t.Errorf("results %v (floor %q), want %v and a floor of one goroutine", names, res[len(res)-1].Doc, want)
 				}
 				return
 			}
@@ -256,5 +302,70 @@ func TestBenchGODEBUG(t *testing.T) {
 	t.Setenv("GODEBUG", "gctrace=1")
 	if got := harnessGODEBUG(); got != "gctrace=1,asyncpreemptoff=1" {
 		t.Errorf("harnessGODEBUG() = %q with GODEBUG=gctrace=1", got)
+	}
+}
+
+// GEMM's bench has the tuned kernel, the naive and gonum baselines (gonum
+// in the bench module at autotune's version), the peak and the floor; the
+// first three are checked and all but the floor have FLOPs.
+func TestBenchGEMM(t *testing.T) {
+	needGo(t)
+	shape := []int{37, 45, 29}
+	cfg := validConfig(t, gemm.Template, shape,
+		"vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2",
+		"vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2",
+		"vec=1,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1")
+	res, err := New(&Options{Seed: 1}).Bench(context.Background(), benchBatch(gemm.Template, shape, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range res {
+		names = append(names, r.Name)
+		t.Logf("%-6s median %8.0fns, %6.2f GFLOP/s: %s", r.Name, r.MedianNS, r.FLOPs/r.MedianNS, r.Doc)
+		if r.Checked != (r.Name != BenchFloor && r.Name != BenchPeak) || (r.FLOPs > 0) != (r.Name != BenchFloor) {
+			t.Errorf("%s: Checked %v, FLOPs %g", r.Name, r.Checked, r.FLOPs)
+		}
+		if r.Name != BenchFloor && r.Name != BenchPeak && r.FLOPs != 2*37*45*29 {
+			t.Errorf("%s: FLOPs %g, want 2·M·N·K", r.Name, r.FLOPs)
+		}
+	}
+	if !slices.Equal(names, []string{BenchTuned, "naive", "gonum", BenchPeak, BenchFloor}) {
+		t.Fatalf("entries %v, want tuned, naive, gonum, peak, floor", names)
+	}
+}
+
+// A baseline that skips a shape is not in its bench: naive is not run on
+// 4096³.
+func TestBenchEntriesSkip(t *testing.T) {
+	shape := []int{4096, 4096, 4096}
+	cfg := validConfig(t, gemm.Template, shape, "vec=1,mr=4,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1")
+	entries, err := benchEntries(BenchBatch{Template: gemm.Template, Shape: shape, Target: device.Host(), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.name)
+	}
+	if !slices.Equal(names, []string{BenchTuned, "gonum", BenchPeak, BenchFloor}) {
+		t.Errorf("entries %v, want tuned, gonum, peak, floor", names)
+	}
+}
+
+// A bench module without requirements is the tuning module; one with
+// gonum requires it at autotune's version, with its two checksums.
+func TestBenchModFiles(t *testing.T) {
+	mod, sum, err := benchModFiles(nil)
+	if err != nil || mod != goMod || sum != "" {
+		t.Errorf("benchModFiles(nil) = %q, %q, %v", mod, sum, err)
+	}
+	mod, sum, err = benchModFiles([]string{"gonum.org/v1/gonum", "gonum.org/v1/gonum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(mod, goMod) || strings.Count(mod, "gonum.org/v1/gonum v") != 1 ||
+		strings.Count(sum, "gonum.org/v1/gonum v") != 2 || !strings.Contains(sum, "/go.mod h1:") {
+		t.Errorf("go.mod:\n%s\ngo.sum:\n%s", mod, sum)
 	}
 }

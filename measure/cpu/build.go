@@ -34,6 +34,7 @@ type builder struct {
 	dir   string
 	batch measure.Batch
 	work  workload
+	cgo   bool // build with cgo: only a bench with a cgo baseline (OpenBLAS)
 }
 
 // build writes a package per candidate of ids and a harness, and builds them
@@ -127,12 +128,16 @@ func emitPackage(pkg string, emit func(f *jen.File)) (src []byte, msg string) {
 func (b *builder) goBuild(ctx context.Context, bin string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, b.goCmd, "build", "-o", bin, ".")
 	cmd.Dir = b.dir
+	cgo := "CGO_ENABLED=0" // no C compiler needed: candidates are pure Go
+	if b.cgo {
+		cgo = "CGO_ENABLED=1"
+	}
 	cmd.Env = append(os.Environ(),
 		"GOEXPERIMENT=simd", // simd/archsimd exists only with it
 		"GOWORK=off",        // the batch module stands alone
 		"GOFLAGS=",          // a caller's -mod=vendor or -race is not for the harness
 		"GOTOOLCHAIN=local", // never download a toolchain in the middle of a tuning run
-		"CGO_ENABLED=0",     // no C compiler needed, and nothing here uses cgo
+		cgo,
 	)
 	newGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
