@@ -2,6 +2,7 @@ package tune
 
 import (
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 )
@@ -11,6 +12,7 @@ import (
 var templates = []kernels.Template{
 	softmax.Template,
 	gemm.Template,
+	attention.Template,
 }
 
 // Template returns the template of the named op.

@@ -94,7 +94,7 @@ func exitCode(stderr io.Writer, cmd string, err error) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprint(w, `autotune tunes softmax and GEMM kernels for this CPU (attention and CUDA GPUs next),
+	fmt.Fprint(w, `autotune tunes softmax, GEMM and attention kernels for this CPU (CUDA GPUs next),
 keeps every measurement in a tuning database, and ships the winners.
 
 Usage:

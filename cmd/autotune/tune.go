@@ -279,5 +279,5 @@ func throughput(tmpl kernels.Template, shape []int, medianNS float64) string {
 	if medianNS <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.1f GB/s, %.2f GFLOP/s", tmpl.Bytes(shape)/medianNS, tmpl.FLOPs(shape)/medianNS)
+	return fmt.Sprintf("%.3g GB/s, %.3g GFLOP/s", tmpl.Bytes(shape)/medianNS, tmpl.FLOPs(shape)/medianNS)
 }

@@ -1,0 +1,116 @@
+// Package attention is the template of fused scaled dot-product attention:
+// for a shape [B, H, S, D], the kernel func(out, q, k, v []float32) reads
+// the [B][H][S][D] tensors Q, K and V once each and writes O, of the same
+// layout, with
+//
+//	O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ / √D) · V[b][h]   (softmax along each row)
+//
+// non-causal, never forming the S×S score matrix. Template holds the knob
+// space, the Go emitter, the float64 reference, the tolerance and the work
+// counts; the tuner needs nothing else from this package.
+//
+// # Algorithm
+//
+// Flash-style, with an online softmax. The work is cut into units, a block
+// of br query rows of one head, dealt round-robin to the goroutines; units
+// run head by head, so that the goroutines share a head's K and V in cache.
+// A unit meets the keys and values in blocks of bc rows (the last block
+// S mod bc long, a function of its own with its own compile-time size).
+// For each query row and key block it computes the scaled scores into a
+// [bc]float32 array, their maximum mNew, the weights p = e^(score-mNew) and
+// their sum, then rescales the row's running sum l and output row acc by
+// alpha = e^(mOld-mNew) and adds Σ_c p[c]·V[c]; at the end of the unit,
+// O = acc/l. A block of bc keys and values is read from memory once per
+// unit and br times from cache. Each goroutine's memory is one struct of
+// br·D + br floats and br vectors (acc, running maxima, running sums kept
+// per lane) on its stack — the compiler moves it to the heap when it is
+// over 128 KiB, once per call — plus a [bc]float32 of weights: O(br·D + bc),
+// never O(S²).
+//
+// Dot products run along D with up to four vector accumulators and one
+// horizontal sum per score; the weighted sum of V keeps up to four vectors
+// of the output row in registers while the keys of a block go by. D not a
+// multiple of vec ends in a partial vector (LoadSlicePart/StoreSlicePart,
+// zeros past the end); a key block not a multiple of vec ends in a partial
+// vector of weights with -Inf past the end, which add e^-Inf = 0 to the sum.
+//
+// Rescaling happens only when a row's maximum grows. The polynomial exps
+// give e^0 = 0.9999993 (poly4), not 1, and rescaling every block by it
+// weighs the first keys of a row less by (1-7e-7)^(S/bc): 7e-4 relative at
+// S = 1000, bc = 1, which the tests caught.
+//
+// # Knobs
+//
+//	vec      1, 8, 16              scalar Go, archsimd.Float32x8, archsimd.Float32x16, along D and along a key block
+//	br       1, 4, 8, 16, 32, 64   query rows per unit (those ≤ S, and 1)
+//	bc       1, 4, 8, 16, 32, 64   keys per block (those ≤ S, and 1)
+//	exp      f64                   math.Exp in float64 (codegen/golang.Exp degree 0)
+//	         poly4, poly5          range reduction and a degree-4 or -5 polynomial (degree 4, 5)
+//	threads  1 … cores             goroutines, the caller included; 1 starts none
+//
+// Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
+// target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
+// without a unit is waste); needs_cpu_target (the template has only a Go
+// emitter, so every point is invalid on a CUDA target). The scalar point
+// vec=1,br=1,bc=1,threads=1 is valid for every shape on every CPU.
+//
+// # Accuracy
+//
+// Inputs are assumed at most inputBound = 4 in magnitude, as the tuner's
+// harness draws them (±[0.125, 4]). Tolerance is |got-want| ≤ abs + rel·|want|
+// with rel = 4·2^-24 and
+//
+//	σ   = 8·2^-24·D·inputBound² / √D      the error of a scaled score: gemm's bound for a dot of length D, times 1/√D
+//	δ   = σ + 88·2^-24 + 2.7e-6          the relative error of a weight: the score, s-m rounded in float32
+//	                                     (weights below e^-88 do not count), the worst exp (poly4)
+//	abs = inputBound · (2δ + 8·2^-24·(1+√S))
+//
+// O is a convex combination of V's rows, so relative errors δ in the
+// weights move it by at most 2δ·max|v|; the float32 sums over S keys (the
+// running sum, the output rows) add an error that grows like √S. Errors of
+// alpha and of the row maximum cancel: the same float32 value scales both
+// acc and l, and a common shift of the scores leaves the softmax alone.
+// abs is 1.3e-4 at 1x1x1x1, 2.1e-4 at 1x3x7x5, 5.7e-4 at D = 64, S = 64,
+// 6.1e-4 at D = 64, S = 1024 and 6.7e-4 at D = 80, S = 1000. Over the test grid the largest error
+// of a generated kernel is about 0.03 of it and of the naive baseline
+// (one float32 accumulator per dot) 0.06: the bound is loose for D but it
+// still caught the 1e-3 drift above. A large score gap is safe: arguments of
+// exp are always ≤ 0 (score - running maximum), the polynomial exps clamp
+// at -88 and give exactly 0 below, and the running maxima start at
+// -MaxFloat32, not -Inf, so that the first rescaling is e^(-huge) = 0, not
+// NaN. The tests' "large" inputs make most weights underflow this way.
+//
+// # Work
+//
+// FLOPs is 4·B·H·S²·D (two products of 2·S²·D per head; the softmax's
+// O(S²) is not counted). Bytes is 4·4·B·H·S·D: the four tensors once.
+//
+// # Causal attention
+//
+// Causal masking changes the result, so it is not a knob; it is a second
+// op. To add it:
+//
+//  1. kernels/ops.go: add {Name: "attention_causal", Dims: B, H, S, D, …}.
+//  2. Here: give kernel a causal bool and export a second Template,
+//     TemplateCausal, built by a function shared with Template (Op from
+//     kernels.Lookup("attention_causal"), its own revision "attention-causal-1",
+//     EmitGo a closure setting causal, Reference and the naive baseline
+//     with the mask j ≤ i; FLOPs about half: 2·B·H·S·(S+1)·D).
+//  3. In the emitter: in emitWork, the key loop of unit i0 runs only to
+//     the block holding key i0+rows-1 (blocks entirely above the diagonal
+//     are skipped, which is the saving); the one diagonal-crossing block
+//     calls a keys function that sets score = -Inf for c+j0 > r+i0 (pass
+//     j0-i0 as an argument; the -Inf weight is e^-Inf = 0, and every row
+//     has key 0 ≤ i, so no row is all -Inf). Units are then unequal work:
+//     deal them round-robin from both ends, or in reverse order, so that
+//     threads finish together.
+//  4. tune/templates.go: list attention.TemplateCausal.
+//
+// # Version
+//
+// Template.Version is revision (in attention.go) and a hash of the knob
+// space of a fixed workload and target, so it changes by itself when a
+// knob, a value or a constraint does. When the emitted code changes, bump
+// revision by hand ("attention-1" to "attention-2"); TestGolden refuses to
+// rewrite golden files whose code changed unless revision changed too.
+package attention

@@ -1,0 +1,378 @@
+package attention
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+var speed = flag.Bool("speed", false, "time a few configs on 1x8x1024x64 against the naive baseline, and log the table")
+
+// A genKernel is one generated kernel of a throw-away module: a config of
+// the template, or a baseline when base is set.
+type genKernel struct {
+	name  string
+	shape []int
+	cfg   schedule.Config
+	base  *kernels.Baseline
+}
+
+func (k genKernel) String() string {
+	if k.base != nil {
+		return k.base.Name
+	}
+	return k.cfg.String()
+}
+
+// testShapes are the shapes every config of the grid is checked on: one
+// element; S and D shorter than a vector and multiples of no block size
+// but 1; the S = 1000, which leaves a partial block of every size
+// above 8 (D = 80 is five vectors of 16, ten of 8); batches and heads.
+var testShapes = [][]int{{1, 1, 1, 1}, {1, 3, 7, 5}, {1, 1, 1000, 80}, {2, 3, 64, 64}}
+
+// blockPairs are the (br, bc) pairs the grid crosses with every vec, exp
+// and threads; a shape that does not offer a pair (a block larger than S)
+// leaves it out. -short keeps the first three.
+var blockPairs = [][2]int{{1, 1}, {4, 4}, {64, 32}, {16, 64}, {8, 16}}
+
+// grid returns the valid configs on target of vec × exp × blockPairs ×
+// threads 1 and 2.
+func grid(t *testing.T, shape []int, target device.Target, short bool) []schedule.Config {
+	sp := Template.Space(shape, target)
+	pairs, threads := blockPairs, []int{1, 2}
+	if short {
+		pairs = pairs[:3]
+	}
+	var out []schedule.Config
+	for _, vec := range vecs {
+		for _, exp := range exps {
+			for _, p := range pairs {
+				for _, th := range threads {
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=%s,threads=%d", vec, p[0], p[1], exp, th))
+					if err != nil {
+						continue // a block size or thread count this shape or host does not offer
+					}
+					if sp.Valid(cfg) {
+						out = append(out, cfg)
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no valid config for %v on %s", shape, target.Fingerprint())
+	}
+	return out
+}
+
+// inputKinds are the inputs kernels run on; see input.
+var inputKinds = []string{"random", "large"}
+
+// TestKernels generates the grid of configs and the baselines for every
+// test shape into one module, builds and vets it once with
+// GOEXPERIMENT=simd, and checks every kernel against the float64 reference
+// on every kind of input, with the output poisoned with NaN beforehand.
+func TestKernels(t *testing.T) {
+	host := device.Host()
+	var ks []genKernel
+	for _, shape := range testShapes {
+		for _, cfg := range grid(t, shape, host, testing.Short()) {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
+		}
+		for i := range Template.Baselines {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
+		}
+	}
+	start := time.Now()
+	dir, bin := buildModule(t, ks)
+	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
+
+	t.Run("vet", func(t *testing.T) {
+		goTool(t, dir, "vet", ".")
+	})
+
+	type group struct {
+		shape []int
+		kind  string
+		ins   [][]float32
+	}
+	var groups []group
+	var jobs strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, shape := range testShapes {
+		for _, kind := range inputKinds {
+			g := group{shape: shape, kind: kind, ins: input(shape, kind, rng)}
+			var files []string
+			for i, in := range g.ins {
+				file := filepath.Join(dir, fmt.Sprintf("in%d_%s_%s.bin", i, kernels.FormatShape(shape), kind))
+				writeFloats(t, file, in)
+				files = append(files, file)
+			}
+			for _, k := range ks {
+				if slices.Equal(k.shape, shape) {
+					fmt.Fprintf(&jobs, "%s %s\n", k.name, strings.Join(files, " "))
+				}
+			}
+			groups = append(groups, g)
+		}
+	}
+	jobsFile := filepath.Join(dir, "jobs")
+	if err := os.WriteFile(jobsFile, []byte(jobs.String()), 0o666); err != nil {
+		t.Fatal(err)
+	}
+
+	start = time.Now()
+	cmd := exec.Command(bin, "run", jobsFile)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReaderSize(pipe, 1<<20)
+	for _, g := range groups {
+		t.Run(kernels.FormatShape(g.shape)+"/"+g.kind, func(t *testing.T) {
+			_, n := Template.Args(g.shape)
+			d := g.shape[3]
+			want := make([]float64, n)
+			Template.Reference(g.shape, g.ins, want)
+			rel, abs := Template.Tolerance(g.shape)
+			got, buf := make([]float32, n), make([]byte, 4*n)
+			worst, worstCfg, count := 0.0, "", 0
+			for _, kr := range ks {
+				if !slices.Equal(kr.shape, g.shape) {
+					continue
+				}
+				count++
+				if _, err := io.ReadFull(out, buf); err != nil {
+					t.Fatalf("reading %s's output: %v\n%s", kr.name, err, stderr.String())
+				}
+				for i := range got {
+					got[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+				}
+				c := compare(got, want, rel, abs)
+				if c.bad > 0 {
+					t.Errorf("%s: %d of %d outputs wrong; first at row %d, column %d: got %g, want %g (rel %.2g, abs %.2g)",
+						kr, c.bad, len(got), c.first/d, c.first%d, got[c.first], want[c.first], rel, abs)
+				}
+				if c.worst > worst {
+					worst, worstCfg = c.worst, kr.String()
+				}
+			}
+			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
+		})
+	}
+	if _, err := io.Copy(io.Discard, out); err != nil {
+		t.Error(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("driver: %v\n%s", err, stderr.String())
+	}
+	t.Logf("ran and checked in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// input returns q, k and v of the given kind, never zero and never above
+// inputBound in magnitude:
+//
+//	random  uniform in ±[0.125, 4], as the tuner's harness draws them
+//	large   q uniform in [2, 4], each row of k one sign times [0.125, 4]:
+//	        scores reach ±16·√D with gaps far past 88 between rows of k of
+//	        opposite signs, so that most weights underflow to 0
+func input(shape []int, kind string, rng *rand.Rand) [][]float32 {
+	_, n := Template.Args(shape)
+	d := shape[3]
+	uniform := func(lo, hi float64) float32 { return float32(lo + rng.Float64()*(hi-lo)) }
+	sign := func() float32 {
+		if rng.IntN(2) == 0 {
+			return -1
+		}
+		return 1
+	}
+	ins := make([][]float32, 3)
+	for i := range ins {
+		ins[i] = make([]float32, n)
+	}
+	q, k, v := ins[0], ins[1], ins[2]
+	var rowSign float32
+	for i := range n {
+		if i%d == 0 {
+			rowSign = sign()
+		}
+		v[i] = sign() * uniform(0.125, inputBound)
+		switch kind {
+		case "large":
+			q[i] = uniform(2, inputBound)
+			k[i] = rowSign * uniform(0.125, inputBound)
+		default:
+			q[i] = sign() * uniform(0.125, inputBound)
+			k[i] = sign() * uniform(0.125, inputBound)
+		}
+	}
+	return ins
+}
+
+// comparison is how far one output is from the reference.
+type comparison struct {
+	bad, first int     // wrong outputs, and the index of the first
+	worst      float64 // largest error as a fraction of the tolerance
+}
+
+// compare checks got against want: |got-want| ≤ abs + rel·|want|, which
+// NaN never is.
+func compare(got []float32, want []float64, rel, abs float64) comparison {
+	c := comparison{first: -1}
+	for i, w := range want {
+		tol := abs + rel*math.Abs(w)
+		err := math.Abs(float64(got[i]) - w)
+		if err <= tol {
+			c.worst = max(c.worst, err/tol)
+			continue
+		}
+		if c.bad == 0 {
+			c.first = i
+		}
+		c.bad++
+	}
+	return c
+}
+
+// TestSpeed is a report, not a check: with -speed it times a few configs
+// on 1x8x1024x64 against the naive baseline in one process, and logs the
+// table.
+func TestSpeed(t *testing.T) {
+	if !*speed {
+		t.Skip("run with -speed to time kernels")
+	}
+	shape := []int{1, 8, 1024, 64}
+	host := device.Host()
+	sp := Template.Space(shape, host)
+	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
+	for _, text := range []string{
+		"vec=16,br=64,bc=64,exp=poly5,threads=1",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2",
+		"vec=16,br=16,bc=32,exp=poly5,threads=2",
+		"vec=16,br=64,bc=64,exp=poly4,threads=2",
+		"vec=16,br=64,bc=64,exp=f64,threads=2",
+		"vec=8,br=64,bc=64,exp=poly5,threads=2",
+		"vec=1,br=64,bc=64,exp=poly5,threads=1",
+	} {
+		cfg, err := sp.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Valid(cfg) {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
+		}
+	}
+	_, bin := buildModule(t, ks)
+	out, err := exec.Command(bin, "bench", "7").CombinedOutput()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, out)
+	}
+	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+}
+
+// buildModule writes ks, a table of them and the driver into a throw-away
+// module, builds it with GOEXPERIMENT=simd and returns the module's
+// directory and the binary.
+func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	files := map[string][]byte{"go.mod": []byte("module kerneltest\n\ngo 1.26\n")}
+	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["main.go"] = driver
+
+	// One file per shape keeps files a readable size.
+	byShape := make(map[string]*jen.File)
+	table := golang.NewFile("main")
+	var entries []jen.Code
+	for _, k := range ks {
+		key := kernels.FormatShape(k.shape)
+		f, ok := byShape[key]
+		if !ok {
+			f = golang.NewFile("main")
+			byShape[key] = f
+		}
+		if k.base != nil {
+			k.base.EmitGo(f, k.name, k.shape)
+		} else {
+			Template.EmitGo(f, k.name, k.shape, k.cfg)
+		}
+		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
+			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.shape[3]), jen.Id(k.name)))
+	}
+	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(entries...)
+	for key, f := range byShape {
+		files["kernels_"+key+".go"] = render(t, f)
+	}
+	files["table.go"] = render(t, table)
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin = filepath.Join(dir, "driver")
+	goTool(t, dir, "build", "-o", bin, ".")
+	return dir, bin
+}
+
+func render(t *testing.T, f *jen.File) []byte {
+	t.Helper()
+	src, err := golang.Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// goTool runs the go command in dir with GOEXPERIMENT=simd, outside any
+// workspace and ignoring GOFLAGS, and fails the test if it fails.
+func goTool(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	tool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	cmd := exec.Command(tool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func writeFloats(t *testing.T, path string, xs []float32) {
+	t.Helper()
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	if err := os.WriteFile(path, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
