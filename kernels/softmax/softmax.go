@@ -1,11 +1,8 @@
 package softmax
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -132,17 +129,11 @@ func space(shape []int, target device.Target) *schedule.Space {
 // knob, a value or a constraint does.
 func version() string { return versionOf(revision, space) }
 
+// versionOf is the version of revision rev of a space function: its space
+// for 4096x1024 on a fixed reference CPU with AVX-512 and 4 cores.
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
-	s := space([]int{4096, 1024}, ref)
-	var b strings.Builder
-	b.WriteString(rev)
-	for _, k := range s.Knobs() {
-		b.WriteString("\n" + k.String())
-	}
-	b.WriteString("\n" + strings.Join(s.Constraints(), ","))
-	sum := sha256.Sum256([]byte(b.String()))
-	return rev + "-" + hex.EncodeToString(sum[:6])
+	return kernels.Version(rev, space([]int{4096, 1024}, ref))
 }
 
 // reference computes softmax in float64, subtracting the row maximum first.
