@@ -21,8 +21,14 @@ var ops = []Op{
 		Summary: "row-wise softmax over the last axis of an R×C matrix"},
 	{Name: "gemm", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
 		Summary: "C = A·B for row-major M×K and K×N matrices"},
+	{Name: "gemm_bias", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
+		Summary: "C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row"},
+	{Name: "gemm_bias_relu", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
+		Summary: "C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias"},
 	{Name: "attention", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
 		Summary: "softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors"},
+	{Name: "attention_causal", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
+		Summary: "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i"},
 }
 
 // Ops returns every known operator.

@@ -68,7 +68,7 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	_, err := Lookup("conv2d")
-	if err == nil || !strings.Contains(err.Error(), "known: softmax, gemm, attention") {
+	if err == nil || !strings.Contains(err.Error(), "known: softmax, gemm, gemm_bias, gemm_bias_relu, attention, attention_causal") {
 		t.Errorf("Lookup(conv2d) error = %v", err)
 	}
 	Ops()[0].Dims[0] = "Z"

@@ -12,7 +12,10 @@ import (
 var templates = []kernels.Template{
 	softmax.Template,
 	gemm.Template,
+	gemm.BiasTemplate,
+	gemm.BiasReLUTemplate,
 	attention.Template,
+	attention.TemplateCausal,
 }
 
 // Template returns the template of the named op.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -55,7 +56,7 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--op", "softmax", "--shape", "4x4x4"}, "3 dimensions, want RxC for softmax"},
 		{[]string{"--op", "gemm", "--shape", "64x64"}, "want MxNxK for gemm"},
 		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},
-		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: softmax, gemm, attention)`},
+		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: softmax, gemm, gemm_bias`},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--device", "sm_99"}, `unknown device "sm_99" (known: auto, cpu, sm_70`},
 		{[]string{"--shape", "4x4"}, "--op is required"},
 		{[]string{"--op", "softmax"}, "--shape is required (RxC for softmax"},
@@ -146,7 +147,7 @@ func TestList(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil {
 		t.Fatalf("list --json: exit %d, %v\n%s", code, err, stdout)
 	}
-	if len(got.Ops) != 3 || len(got.Devices) != len(device.Names()) {
+	if len(got.Ops) != len(kernels.Names()) || len(got.Devices) != len(device.Names()) {
 		t.Errorf("list --json has %d ops, %d devices", len(got.Ops), len(got.Devices))
 	}
 	for _, op := range got.Ops {

@@ -14,29 +14,61 @@ import (
 
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
-// space's description.
-const revision = "attention-1"
+// space's description. causalRevision is TemplateCausal's: bump it when the
+// causal kernels' code changes (a change to the shared emitter usually
+// changes both).
+const (
+	revision       = "attention-1"
+	causalRevision = "attention-causal-1"
+)
 
 // Template is fused, non-causal scaled dot-product attention: for a shape
 // [B, H, S, D], Q (in0), K (in1) and V (in2) are [B][H][S][D] tensors and
 // the kernel writes O (out), of the same layout, with
 // O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ/√D)·V[b][h].
-var Template = kernels.Template{
-	Op:        op(),
-	Version:   version(),
-	Space:     space,
-	Args:      args,
-	Reference: reference,
-	Tolerance: tolerance,
-	FLOPs: func(shape []int) float64 {
-		b, h, s, d := checkShape(shape)
-		return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
-	},
-	Bytes: func(shape []int) float64 {
-		return 4 * 4 * elements(shape)
-	},
-	EmitGo:    emitGo,
-	Baselines: baselines,
+var Template = newTemplate(false)
+
+// TemplateCausal is fused causal scaled dot-product attention, the op
+// attention_causal: as Template, but query row i attends only to key rows
+// j ≤ i, O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ/√D + M)·V[b][h] with M[i][j] = 0
+// for j ≤ i and -Inf above the diagonal. It shares Template's knob space and
+// emitter; the kernels skip the key blocks above the diagonal, so its FLOPs
+// are about half.
+var TemplateCausal = newTemplate(true)
+
+// newTemplate returns Template, or TemplateCausal when causal is set.
+func newTemplate(causal bool) kernels.Template {
+	t := kernels.Template{
+		Op:        op(),
+		Version:   version(),
+		Space:     space,
+		Args:      args,
+		Reference: func(shape []int, ins [][]float32, out []float64) { reference(false, shape, ins, out) },
+		Tolerance: tolerance,
+		FLOPs: func(shape []int) float64 {
+			b, h, s, d := checkShape(shape)
+			return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
+		},
+		Bytes: func(shape []int) float64 {
+			return 4 * 4 * elements(shape)
+		},
+		EmitGo:    emitGo,
+		Baselines: baselines,
+	}
+	if causal {
+		t.Op = causalOp
+		t.Version = causalVersion()
+		t.Reference = func(shape []int, ins [][]float32, out []float64) { reference(true, shape, ins, out) }
+		// The two products over the S(S+1)/2 pairs j ≤ i of each head, 2·D
+		// each; the softmax is not counted, as in Template.
+		t.FLOPs = func(shape []int) float64 {
+			b, h, s, d := checkShape(shape)
+			return 2 * float64(b) * float64(h) * float64(d) * float64(s) * float64(s+1)
+		}
+		t.EmitGo = emitGoCausal
+		t.Baselines = causalBaselines
+	}
+	return t
 }
 
 func op() kernels.Op {
@@ -45,6 +77,16 @@ func op() kernels.Op {
 		panic(err)
 	}
 	return op
+}
+
+// causalOp is TemplateCausal's op. It is spelled out here rather than taken
+// from kernels.Lookup so that the package does not depend on the entry in
+// kernels/ops.go being there; TestCausalOp checks that they agree once it is.
+var causalOp = kernels.Op{
+	Name:    "attention_causal",
+	Dims:    []string{"B", "H", "S", "D"},
+	Example: "1x8x1024x64",
+	Summary: "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i",
 }
 
 // checkShape panics unless shape is [B, H, S, D] with all four positive: the
@@ -129,6 +171,10 @@ func space(shape []int, target device.Target) *schedule.Space {
 // knob, a value or a constraint does.
 func version() string { return versionOf(revision, space) }
 
+// causalVersion is version for TemplateCausal: its own revision, the same
+// space.
+func causalVersion() string { return versionOf(causalRevision, space) }
+
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	s := space([]int{1, 8, 1024, 64}, ref)
@@ -144,8 +190,9 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 
 // reference computes attention in float64: per query row the scores, their
 // maximum subtracted before exp, the weights' sum, and the weighted sum of
-// V's rows divided by it.
-func reference(shape []int, ins [][]float32, out []float64) {
+// V's rows divided by it. With causal, row i meets only keys j ≤ i (the
+// masked scores' weights e^-Inf are 0, so they are left out).
+func reference(causal bool, shape []int, ins [][]float32, out []float64) {
 	b, h, s, d := checkShape(shape)
 	n := b * h * s * d
 	q, k, v := ins[0][:n], ins[1][:n], ins[2][:n]
@@ -156,8 +203,12 @@ func reference(shape []int, ins [][]float32, out []float64) {
 		base := bh * s * d
 		for i := range s {
 			qi := q[base+i*d : base+(i+1)*d]
+			w := w[:s]
+			if causal {
+				w = w[:i+1]
+			}
 			m := math.Inf(-1)
-			for j := range s {
+			for j := range w {
 				kj := k[base+j*d : base+(j+1)*d]
 				dot := 0.0
 				for x := range qi {

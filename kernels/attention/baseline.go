@@ -15,7 +15,14 @@ import (
 var baselines = []kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: the S×S scores per head, a softmax per row, then scores·V; one goroutine",
-	EmitGo: emitNaive,
+	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, false) },
+}}
+
+// causalBaselines are TemplateCausal's: the naive baseline with the mask.
+var causalBaselines = []kernels.Baseline{{
+	Name:   "naive",
+	Doc:    "plain Go: the lower-triangular S×S scores per head, a softmax per row, then scores·V; one goroutine",
+	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, true) },
 }}
 
 // emitNaive emits attention as a Go programmer would write it without a
@@ -24,12 +31,21 @@ var baselines = []kernels.Baseline{{
 // the softmax of each row (math.Exp in float64, a float64 sum, as in the
 // softmax baseline), and multiplies the result by V with i-j-x loops; no
 // vectors, one goroutine. The kernel called name passes the shape to it.
-func emitNaive(f *jen.File, name string, shape []int) {
+// With causal, row i of the scores holds only keys j ≤ i, and the softmax
+// and the product with V run over those alone.
+func emitNaive(f *jen.File, name string, shape []int, causal bool) {
 	b, h, s, d := checkShape(shape)
 	impl := name + "Attention"
 	id := jen.Id
+	// keys is the length of row i of the scores, rowEnd where it ends.
+	what, keys := "", id("s")
+	rowEnd := jen.Parens(id("i").Op("+").Lit(1)).Op("*").Id("s")
+	if causal {
+		what, keys = ", causal (query i attends to keys j ≤ i)", id("i").Op("+").Lit(1)
+		rowEnd = id("i").Op("*").Id("s").Op("+").Add(keys)
+	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√D)·v of the %d×%d×%d×%d [B][H][S][D] "+
-		"tensors q, k and v, with plain Go (%s); autotune bench compares tuned kernels with it.", name, b, h, s, d, impl)))
+		"tensors q, k and v%s, with plain Go (%s); autotune bench compares tuned kernels with it.", name, b, h, s, d, what, impl)))
 	f.Func().Id(name).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32()).Block(
 		id(impl).Call(id("out"), id("q"), id("k"), id("v"), jen.Lit(b), jen.Lit(h), jen.Lit(s), jen.Lit(d)),
 	)
@@ -47,7 +63,7 @@ func emitNaive(f *jen.File, name string, shape []int) {
 			jen.Comment("scores = q·kᵀ/√d"),
 			jen.For(id("i").Op(":=").Range().Id("s")).Block(
 				id("qi").Op(":=").Add(row(id("q"), "i")),
-				jen.For(id("j").Op(":=").Range().Id("s")).Block(
+				jen.For(id("j").Op(":=").Range().Add(keys)).Block(
 					id("kj").Op(":=").Add(row(id("k"), "j")),
 					jen.Var().Id("dot").Float32(),
 					jen.For(jen.List(id("x"), id("qx")).Op(":=").Range().Id("qi")).Block(
@@ -58,7 +74,7 @@ func emitNaive(f *jen.File, name string, shape []int) {
 			),
 			jen.Comment("softmax of each row"),
 			jen.For(id("i").Op(":=").Range().Id("s")).Block(
-				id("r").Op(":=").Id("scores").Index(id("i").Op("*").Id("s"), jen.Parens(id("i").Op("+").Lit(1)).Op("*").Id("s")),
+				id("r").Op(":=").Id("scores").Index(id("i").Op("*").Id("s"), rowEnd),
 				id("m").Op(":=").Float32().Call(jen.Qual("math", "Inf").Call(jen.Lit(-1))),
 				jen.For(jen.List(id("_"), id("x")).Op(":=").Range().Id("r")).Block(
 					id("m").Op("=").Max(id("m"), id("x")),
@@ -78,7 +94,7 @@ func emitNaive(f *jen.File, name string, shape []int) {
 			jen.For(id("i").Op(":=").Range().Id("s")).Block(
 				id("o").Op(":=").Add(row(id("out"), "i")),
 				jen.Clear(id("o")),
-				jen.For(id("j").Op(":=").Range().Id("s")).Block(
+				jen.For(id("j").Op(":=").Range().Add(keys)).Block(
 					id("p").Op(":=").Id("scores").Index(id("i").Op("*").Id("s").Op("+").Id("j")),
 					id("vj").Op(":=").Add(row(id("v"), "j")),
 					jen.For(jen.List(id("x"), id("vx")).Op(":=").Range().Id("vj")).Block(

@@ -88,29 +88,38 @@
 // # Causal attention
 //
 // Causal masking changes the result, so it is not a knob; it is a second
-// op. To add it:
+// op, attention_causal, and a second template, TemplateCausal: query row i
+// attends to key rows j ≤ i, O = softmax(Q·Kᵀ/√D + M)·V with M[i][j] = -Inf
+// above the diagonal. newTemplate builds both templates; TemplateCausal has
+// the same space, Args, Bytes and Tolerance (a causal row sums fewer keys),
+// its own Op (spelled out in attention.go, not taken from kernels.Lookup,
+// so that it does not depend on the entry in kernels/ops.go; TestCausalOp
+// checks they agree once it is there), its own revision, a masked
+// reference and naive baseline, and FLOPs 2·B·H·D·S·(S+1), the two
+// products over the S(S+1)/2 pairs j ≤ i: about half of Template's.
 //
-//  1. kernels/ops.go: add {Name: "attention_causal", Dims: B, H, S, D, …}.
-//  2. Here: give kernel a causal bool and export a second Template,
-//     TemplateCausal, built by a function shared with Template (Op from
-//     kernels.Lookup("attention_causal"), its own revision "attention-causal-1",
-//     EmitGo a closure setting causal, Reference and the naive baseline
-//     with the mask j ≤ i; FLOPs about half: 2·B·H·S·(S+1)·D).
-//  3. In the emitter: in emitWork, the key loop of unit i0 runs only to
-//     the block holding key i0+rows-1 (blocks entirely above the diagonal
-//     are skipped, which is the saving); the one diagonal-crossing block
-//     calls a keys function that sets score = -Inf for c+j0 > r+i0 (pass
-//     j0-i0 as an argument; the -Inf weight is e^-Inf = 0, and every row
-//     has key 0 ≤ i, so no row is all -Inf). Units are then unequal work:
-//     deal them round-robin from both ends, or in reverse order, so that
-//     threads finish together.
-//  4. tune/templates.go: list attention.TemplateCausal.
+// The emitter is shared, with a causal flag. A causal unit i0 meets keys
+// only up to its last row, i0+rows-1: first the full blocks entirely at or
+// below the diagonal (every key ≤ i0) with the unmasked keys function,
+// then the full blocks up to key i0+rows-1 with a masked one, then the
+// last, partial block, masked, if the unit reaches it; blocks above the
+// diagonal are never touched, which is the saving. The masked function
+// takes off = j0-i0 and gives row r the n = min(bc, r-off+1) keys c with
+// c+j0 ≤ r+i0: the scores of the others are -Inf (weight e^-Inf = 0), the
+// weighted sum of V stops at n, and a row with n ≤ 0 (above the whole
+// block, when br > bc) is left alone. Every row meets key 0, so none is
+// all -Inf. Units are then unequal work, growing with i0, so with threads
+// they are dealt snake-wise: in odd rounds of threads units goroutine t
+// takes unit threads-1-t of the round, not t.
 //
 // # Version
 //
 // Template.Version is revision (in attention.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-1" to "attention-2"); TestGolden refuses to
-// rewrite golden files whose code changed unless revision changed too.
+// revision by hand ("attention-1" to "attention-2"), and causalRevision
+// ("attention-causal-1") when the causal kernels' code changes, which a
+// change to the shared emitter usually does; TestGolden refuses to rewrite
+// golden files whose code changed unless their template's revision changed
+// too.
 package attention

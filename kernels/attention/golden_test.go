@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,30 +20,43 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // goldens are the configs whose generated code is checked in: the fast
 // path with threads; 8 lanes with partial vectors in D and in blocks of
 // keys (tail masks) and a partial block of queries; scalar code with exp
-// in float64.
-var goldens = []struct{ name, shape, config string }{
-	{"vec16_64x64", "1x8x1024x64", "vec=16,br=64,bc=64,exp=poly5,threads=2"},
-	{"vec8_tails", "1x3x7x5", "vec=8,br=4,bc=4,exp=poly4,threads=1"},
-	{"scalar_f64", "1x1x9x3", "vec=1,br=4,bc=8,exp=f64,threads=1"},
+// in float64. The causal one (TemplateCausal) has key blocks below,
+// across and beyond the diagonal, a partial last block, tail masks and the
+// snake-wise dealing of units to threads.
+var goldens = []struct {
+	name, shape, config string
+	causal              bool
+}{
+	{"vec16_64x64", "1x8x1024x64", "vec=16,br=64,bc=64,exp=poly5,threads=2", false},
+	{"vec8_tails", "1x3x7x5", "vec=8,br=4,bc=4,exp=poly4,threads=1", false},
+	{"scalar_f64", "1x1x9x3", "vec=1,br=4,bc=8,exp=f64,threads=1", false},
+	{"causal_vec8", "1x2x10x5", "vec=8,br=4,bc=4,exp=poly4,threads=2", true},
 }
 
 // goldenSum is the file recording which revision the golden files belong
-// to, with a digest of them.
+// to, with a digest of them: a line "revision digest" for each template,
+// Template's first.
 var goldenSum = filepath.Join("testdata", "golden.sum")
 
 // TestGolden compares the generated code of the golden configs with
 // testdata/*.golden; go test -update rewrites them. It also refuses golden
 // files that changed while revision did not: changed code under the old
-// Template.Version would let old tuning records describe new code.
+// Template.Version would let old tuning records describe new code; the
+// same for causalRevision and TemplateCausal.
 func TestGolden(t *testing.T) {
 	target := cpu(2, avx512)
-	digest := sha256.New()
+	revisions := []string{revision, causalRevision}
+	digests := []hash.Hash{sha256.New(), sha256.New()}
 	for _, g := range goldens {
-		shape, err := Template.Op.ParseShape(g.shape)
+		tm, digest, prefix := &Template, digests[0], "Attention"
+		if g.causal {
+			tm, digest, prefix = &TemplateCausal, digests[1], "AttentionCausal"
+		}
+		shape, err := tm.Op.ParseShape(g.shape)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := Template.Space(shape, target)
+		sp := tm.Space(shape, target)
 		cfg, err := sp.Parse(g.config)
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +65,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := golang.NewFile("kernels")
-		Template.EmitGo(f, "Attention"+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
+		tm.EmitGo(f, prefix+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
 		src, err := golang.Render(f)
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +87,10 @@ func TestGolden(t *testing.T) {
 		}
 	}
 
-	sum := revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
+	var sum string
+	for i, rev := range revisions {
+		sum += rev + " " + hex.EncodeToString(digests[i].Sum(nil))[:16] + "\n"
+	}
 	recorded, err := os.ReadFile(goldenSum)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -84,9 +101,16 @@ func TestGolden(t *testing.T) {
 		}
 		return
 	}
-	oldRevision, oldDigest, _ := strings.Cut(strings.TrimSpace(string(recorded)), " ")
-	if oldRevision == revision && oldDigest != strings.Fields(sum)[1] {
-		t.Fatalf("the generated code changed but revision is still %q: bump revision in attention.go, then run -update again", revision)
+	old := make(map[string]string)
+	for line := range strings.Lines(string(recorded)) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		old[rev] = digest
+	}
+	for line := range strings.Lines(sum) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if oldDigest, ok := old[rev]; ok && oldDigest != digest {
+			t.Fatalf("the generated code changed but its revision is still %q: bump it in attention.go, then run -update again", rev)
+		}
 	}
 	if err := os.WriteFile(goldenSum, []byte(sum), 0o666); err != nil {
 		t.Fatal(err)

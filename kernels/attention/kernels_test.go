@@ -28,19 +28,35 @@ import (
 var speed = flag.Bool("speed", false, "time a few configs on 1x8x1024x64 against the naive baseline, and log the table")
 
 // A genKernel is one generated kernel of a throw-away module: a config of
-// the template, or a baseline when base is set.
+// the template (TemplateCausal when causal is set), or a baseline of it
+// when base is set.
 type genKernel struct {
-	name  string
-	shape []int
-	cfg   schedule.Config
-	base  *kernels.Baseline
+	name   string
+	shape  []int
+	cfg    schedule.Config
+	base   *kernels.Baseline
+	causal bool
 }
 
 func (k genKernel) String() string {
+	s := k.cfg.String()
 	if k.base != nil {
-		return k.base.Name
+		s = k.base.Name
 	}
-	return k.cfg.String()
+	if k.causal {
+		s = "causal " + s
+	}
+	return s
+}
+
+// tmpl returns the template k belongs to.
+func (k genKernel) tmpl() *kernels.Template { return tmplOf(k.causal) }
+
+func tmplOf(causal bool) *kernels.Template {
+	if causal {
+		return &TemplateCausal
+	}
+	return &Template
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
@@ -88,18 +104,22 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 var inputKinds = []string{"random", "large"}
 
 // TestKernels generates the grid of configs and the baselines for every
-// test shape into one module, builds and vets it once with
-// GOEXPERIMENT=simd, and checks every kernel against the float64 reference
-// on every kind of input, with the output poisoned with NaN beforehand.
+// test shape, of Template and of TemplateCausal, into one module, builds
+// and vets it once with GOEXPERIMENT=simd, and checks every kernel against
+// its template's float64 reference on every kind of input, with the output
+// poisoned with NaN beforehand.
 func TestKernels(t *testing.T) {
 	host := device.Host()
 	var ks []genKernel
-	for _, shape := range testShapes {
-		for _, cfg := range grid(t, shape, host, testing.Short()) {
-			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
-		}
-		for i := range Template.Baselines {
-			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
+	for _, causal := range []bool{false, true} {
+		tm := tmplOf(causal)
+		for _, shape := range testShapes {
+			for _, cfg := range grid(t, shape, host, testing.Short()) {
+				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg, causal: causal})
+			}
+			for i := range tm.Baselines {
+				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &tm.Baselines[i], causal: causal})
+			}
 		}
 	}
 	start := time.Now()
@@ -111,28 +131,31 @@ func TestKernels(t *testing.T) {
 	})
 
 	type group struct {
-		shape []int
-		kind  string
-		ins   [][]float32
+		shape  []int
+		kind   string
+		ins    [][]float32
+		causal bool
 	}
 	var groups []group
 	var jobs strings.Builder
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, shape := range testShapes {
 		for _, kind := range inputKinds {
-			g := group{shape: shape, kind: kind, ins: input(shape, kind, rng)}
+			ins := input(shape, kind, rng)
 			var files []string
-			for i, in := range g.ins {
+			for i, in := range ins {
 				file := filepath.Join(dir, fmt.Sprintf("in%d_%s_%s.bin", i, kernels.FormatShape(shape), kind))
 				writeFloats(t, file, in)
 				files = append(files, file)
 			}
-			for _, k := range ks {
-				if slices.Equal(k.shape, shape) {
-					fmt.Fprintf(&jobs, "%s %s\n", k.name, strings.Join(files, " "))
+			for _, causal := range []bool{false, true} {
+				for _, k := range ks {
+					if slices.Equal(k.shape, shape) && k.causal == causal {
+						fmt.Fprintf(&jobs, "%s %s\n", k.name, strings.Join(files, " "))
+					}
 				}
+				groups = append(groups, group{shape: shape, kind: kind, ins: ins, causal: causal})
 			}
-			groups = append(groups, g)
 		}
 	}
 	jobsFile := filepath.Join(dir, "jobs")
@@ -153,16 +176,21 @@ func TestKernels(t *testing.T) {
 	}
 	out := bufio.NewReaderSize(pipe, 1<<20)
 	for _, g := range groups {
-		t.Run(kernels.FormatShape(g.shape)+"/"+g.kind, func(t *testing.T) {
-			_, n := Template.Args(g.shape)
+		name := kernels.FormatShape(g.shape) + "/" + g.kind
+		if g.causal {
+			name += "/causal"
+		}
+		t.Run(name, func(t *testing.T) {
+			tm := tmplOf(g.causal)
+			_, n := tm.Args(g.shape)
 			d := g.shape[3]
 			want := make([]float64, n)
-			Template.Reference(g.shape, g.ins, want)
-			rel, abs := Template.Tolerance(g.shape)
+			tm.Reference(g.shape, g.ins, want)
+			rel, abs := tm.Tolerance(g.shape)
 			got, buf := make([]float32, n), make([]byte, 4*n)
 			worst, worstCfg, count := 0.0, "", 0
 			for _, kr := range ks {
-				if !slices.Equal(kr.shape, g.shape) {
+				if !slices.Equal(kr.shape, g.shape) || kr.causal != g.causal {
 					continue
 				}
 				count++
@@ -321,7 +349,7 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 		if k.base != nil {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
-			Template.EmitGo(f, k.name, k.shape, k.cfg)
+			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
 		}
 		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
 			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.shape[3]), jen.Id(k.name)))

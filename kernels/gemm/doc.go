@@ -93,6 +93,23 @@
 //
 // FLOPs is 2·M·N·K; Bytes is 4·(M·K + K·N + M·N), each matrix moved once.
 //
+// # Epilogues
+//
+// BiasTemplate (op gemm_bias) computes C = A·B + bias and BiasReLUTemplate
+// (op gemm_bias_relu) C = max(0, A·B + bias), for a bias of N elements
+// (in2) added to every row: func(c, a, b, bias []float32). They are the
+// same kernel with the epilogue fused into the micro-kernel's store: on
+// the last slice of K only (pc+depth = K), the tile, still in registers,
+// gets the biases of its columns, loaded once per tile into the registers
+// of B (LoadSlicePart for the short-N tile) and added to each of its rows,
+// then for ReLU the maximum with zero, held in the register of A; so they
+// need no register beyond plain GEMM's, and share its knobs, constraints
+// and tolerance (the bias adds one rounding, within rel). Their references
+// are float64; FLOPs add M·N for the bias and M·N for ReLU, Bytes 4·N for
+// the bias. Their baselines are naive and gonum followed by a Go loop over
+// c. Their ops are built in this package (kernels.Op values in
+// epilogue.go).
+//
 // # Version
 //
 // Template.Version is revision (in gemm.go) and a hash of the register
@@ -100,4 +117,8 @@
 // by itself when a knob, a value or a constraint does. When the emitted
 // code changes, bump revision by hand ("gemm-1" to "gemm-2"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
+// The epilogue templates have revisions of their own (biasRevision and
+// biasReLURevision in epilogue.go), golden files and sum files of their
+// own; the code they share with plain GEMM changes theirs too, so bump all
+// three when it changes.
 package gemm

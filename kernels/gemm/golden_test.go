@@ -25,23 +25,55 @@ var goldens = []struct{ name, shape, config string }{
 	{"scalar_2x2", "5x3x7", "vec=1,mr=2,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1"},
 }
 
-// goldenSum is the file recording which revision the golden files belong
-// to, with a digest of them.
+// epilogueGoldens are the golden configs of the epilogue templates, one
+// each: AVX2 with B packed, two threads and tails in M, N and K, so that the
+// bias is loaded whole and with LoadSlicePart, and scalar code is left to
+// the grid test.
+var epilogueGoldens = []struct{ name, shape, config string }{
+	{"vec8_4x16_packed_tails", "17x20x70", "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2"},
+}
+
+// goldenSum is the file recording which revision the golden files of
+// Template belong to, with a digest of them; each epilogue template has a
+// file of its own, so that Template's never changes with theirs.
 var goldenSum = filepath.Join("testdata", "golden.sum")
+
+// goldenSets are the templates whose code is checked in, each with its
+// revision, its sum file, the prefix of its golden files and of its
+// kernels' names, and its configs.
+var goldenSets = []struct {
+	tmpl                 *kernels.Template
+	revision, sum        string
+	filePrefix, fnPrefix string
+	goldens              []struct{ name, shape, config string }
+}{
+	{&Template, revision, goldenSum, "", "Gemm", goldens},
+	{&BiasTemplate, biasRevision, filepath.Join("testdata", "golden_bias.sum"), "bias_", "GemmBias", epilogueGoldens},
+	{&BiasReLUTemplate, biasReLURevision, filepath.Join("testdata", "golden_bias_relu.sum"), "bias_relu_", "GemmBiasReLU", epilogueGoldens},
+}
 
 // TestGolden compares the generated code of the golden configs with
 // testdata/*.golden; go test -update rewrites them. It also refuses golden
-// files that changed while revision did not: changed code under the old
-// Template.Version would let old tuning records describe new code.
+// files that changed while their template's revision did not: changed code
+// under the old Version would let old tuning records describe new code.
 func TestGolden(t *testing.T) {
+	for _, set := range goldenSets {
+		t.Run(set.tmpl.Op.Name, func(t *testing.T) {
+			testGolden(t, set.tmpl, set.revision, set.sum, set.filePrefix, set.fnPrefix, set.goldens)
+		})
+	}
+}
+
+func testGolden(t *testing.T, tmpl *kernels.Template, revision, goldenSum, filePrefix, fnPrefix string,
+	goldens []struct{ name, shape, config string }) {
 	target := cpu(2, avx512)
 	digest := sha256.New()
 	for _, g := range goldens {
-		shape, err := Template.Op.ParseShape(g.shape)
+		shape, err := tmpl.Op.ParseShape(g.shape)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := Template.Space(shape, target)
+		sp := tmpl.Space(shape, target)
 		cfg, err := sp.Parse(g.config)
 		if err != nil {
 			t.Fatal(err)
@@ -50,13 +82,13 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := golang.NewFile("kernels")
-		Template.EmitGo(f, "Gemm"+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
+		tmpl.EmitGo(f, fnPrefix+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
 		src, err := golang.Render(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		digest.Write(src)
-		path := filepath.Join("testdata", g.name+".golden")
+		path := filepath.Join("testdata", filePrefix+g.name+".golden")
 		if *update {
 			if err := os.WriteFile(path, src, 0o666); err != nil {
 				t.Fatal(err)
@@ -85,7 +117,7 @@ func TestGolden(t *testing.T) {
 	}
 	oldRevision, oldDigest, _ := strings.Cut(strings.TrimSpace(string(recorded)), " ")
 	if oldRevision == revision && oldDigest != strings.Fields(sum)[1] {
-		t.Fatalf("the generated code changed but revision is still %q: bump revision in gemm.go, then run -update again", revision)
+		t.Fatalf("the generated code changed but revision is still %q: bump it (gemm.go, epilogue.go), then run -update again", revision)
 	}
 	if err := os.WriteFile(goldenSum, []byte(sum), 0o666); err != nil {
 		t.Fatal(err)

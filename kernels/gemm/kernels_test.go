@@ -29,20 +29,47 @@ import (
 var speed = flag.Bool("speed", false, "time good configs on 1024x1024x1024 against the naive baseline, and log the table")
 
 // A genKernel is one generated kernel of a throw-away module: a config of
-// the template, or a baseline when base is set.
+// tmpl (Template when nil), or a baseline of it when base is set.
 type genKernel struct {
 	name  string
+	tmpl  *kernels.Template
 	shape []int
 	cfg   schedule.Config
 	base  *kernels.Baseline
 }
 
 func (k genKernel) String() string {
+	s := k.cfg.String()
 	if k.base != nil {
-		return k.base.Name
+		s = k.base.Name
 	}
-	return k.cfg.String()
+	if k.tmpl != nil && k.tmpl.Op.Name != Template.Op.Name {
+		s = k.tmpl.Op.Name + " " + s
+	}
+	return s
 }
+
+// template returns the template k belongs to.
+func (k genKernel) template() *kernels.Template {
+	if k.tmpl == nil {
+		return &Template
+	}
+	return k.tmpl
+}
+
+// bias reports whether k takes a bias, a third input, as the epilogue
+// templates' kernels do.
+func (k genKernel) bias() bool {
+	ins, _ := k.template().Args(k.shape)
+	return len(ins) == 3
+}
+
+// epilogueTemplates are the templates TestKernels checks besides Template.
+// Their kernels differ from Template's only in the store of the last slice
+// of K, so they are checked on the -short grid, which still crosses every
+// micro-kernel with packing on and off, one and two threads, unroll 1 and
+// 4, and short tiles.
+var epilogueTemplates = []*kernels.Template{&BiasTemplate, &BiasReLUTemplate}
 
 // testShapes are the shapes every config of the grid is checked on: one
 // element; tails in M, N and K at once, over several blocks of each; one row
@@ -99,11 +126,14 @@ func TestKernels(t *testing.T) {
 	host := device.Host()
 	var ks []genKernel
 	for _, shape := range testShapes {
-		for _, cfg := range grid(t, shape, host, testing.Short()) {
-			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
-		}
-		for i := range Template.Baselines {
-			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
+		for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
+			short := testing.Short() || tmpl != &Template
+			for _, cfg := range grid(t, shape, host, short) {
+				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, cfg: cfg})
+			}
+			for i := range tmpl.Baselines {
+				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, base: &tmpl.Baselines[i]})
+			}
 		}
 	}
 	start := time.Now()
@@ -116,19 +146,25 @@ func TestKernels(t *testing.T) {
 
 	var jobs strings.Builder
 	rng := rand.New(rand.NewPCG(1, 2))
-	type inputs struct{ a, b []float32 }
+	biasRNG := rand.New(rand.NewPCG(3, 4)) // Template's inputs do not depend on the epilogues'
+	type inputs struct{ a, b, bias []float32 }
 	ins := make(map[string]inputs)
 	for _, shape := range testShapes {
 		m, n, k := shape[0], shape[1], shape[2]
 		key := kernels.FormatShape(shape)
-		in := inputs{random(m*k, rng), random(k*n, rng)}
+		in := inputs{random(m*k, rng), random(k*n, rng), random(n, biasRNG)}
 		ins[key] = in
-		fileA, fileB := filepath.Join(dir, "a_"+key+".bin"), filepath.Join(dir, "b_"+key+".bin")
+		fileA, fileB, fileBias := filepath.Join(dir, "a_"+key+".bin"), filepath.Join(dir, "b_"+key+".bin"), filepath.Join(dir, "bias_"+key+".bin")
 		writeFloats(t, fileA, in.a)
 		writeFloats(t, fileB, in.b)
+		writeFloats(t, fileBias, in.bias)
 		for _, kr := range ks {
 			if slices.Equal(kr.shape, shape) {
-				fmt.Fprintf(&jobs, "%s %s %s\n", kr.name, fileA, fileB)
+				bias := "-"
+				if kr.bias() {
+					bias = fileBias
+				}
+				fmt.Fprintf(&jobs, "%s %s %s %s\n", kr.name, fileA, fileB, bias)
 			}
 		}
 	}
@@ -153,15 +189,21 @@ func TestKernels(t *testing.T) {
 		t.Run(kernels.FormatShape(shape), func(t *testing.T) {
 			m, n, _ := shape[0], shape[1], shape[2]
 			in := ins[kernels.FormatShape(shape)]
-			want := make([]float64, m*n)
-			Template.Reference(shape, [][]float32{in.a, in.b}, want)
-			rel, abs := Template.Tolerance(shape)
+			wants := make(map[*kernels.Template][]float64)
 			got, buf := make([]float32, m*n), make([]byte, 4*m*n)
 			worst, worstCfg, count := 0.0, "", 0
 			for _, kr := range ks {
 				if !slices.Equal(kr.shape, shape) {
 					continue
 				}
+				tmpl := kr.template()
+				want, ok := wants[tmpl]
+				if !ok {
+					want = make([]float64, m*n)
+					tmpl.Reference(shape, [][]float32{in.a, in.b, in.bias}, want)
+					wants[tmpl] = want
+				}
+				rel, abs := tmpl.Tolerance(shape)
 				count++
 				if _, err := io.ReadFull(out, buf); err != nil {
 					t.Fatalf("reading %s's output: %v\n%s", kr.name, err, stderr.String())
@@ -178,6 +220,7 @@ func TestKernels(t *testing.T) {
 					worst, worstCfg = c.worst, kr.String()
 				}
 			}
+			rel, abs := Template.Tolerance(shape)
 			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
 		})
 	}
@@ -311,10 +354,16 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 		if k.base != nil {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
-			Template.EmitGo(f, k.name, k.shape, k.cfg)
+			k.template().EmitGo(f, k.name, k.shape, k.cfg)
+		}
+		// The table calls every kernel with a bias; Template's ignore it.
+		fn := jen.Id(k.name)
+		if !k.bias() {
+			fn = jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("_")).Index().Float32()).Block(
+				jen.Id(k.name).Call(jen.Id("c"), jen.Id("a"), jen.Id("b")))
 		}
 		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
-			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Id(k.name)))
+			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.bias()), fn))
 	}
 	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(entries...)
 	for key, f := range byShape {

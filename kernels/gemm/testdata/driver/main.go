@@ -2,15 +2,20 @@
 // tests copy it into a throw-away module next to the generated kernels and a
 // generated table of them, table.go:
 //
-//	var kernels = []kernel{{"K0", "vec=16,mr=4,…", 17, 1, 33, K0}, …}
+//	var kernels = []kernel{{"K0", "vec=16,mr=4,…", 17, 1, 33, false, func(c, a, b, _ []float32) { K0(c, a, b) }}, …}
+//
+// Every kernel is called with a bias vector; those that take none (bias
+// false) ignore it.
 //
 // Usage:
 //
-//	driver run JOBS       for each line "name a b" of the file JOBS, fill
-//	                      the output with NaN, run the kernel on the float32
-//	                      matrices in the files a and b (little-endian),
-//	                      check that it left them alone, and write the
-//	                      output to stdout in the same form
+//	driver run JOBS       for each line "name a b bias" of the file JOBS
+//	                      (bias "-" for a kernel without one), fill the
+//	                      output with NaN, run the kernel on the float32
+//	                      matrices in the files a and b and the vector in
+//	                      bias (little-endian), check that it left them
+//	                      alone, and write the output to stdout in the
+//	                      same form
 //	driver bench ROUNDS   time every kernel (one shape) side by side,
 //	                      interleaved; print a table with GFLOP/s
 package main
@@ -30,7 +35,8 @@ import (
 type kernel struct {
 	name, config string
 	m, n, k      int
-	fn           func(c, a, b []float32)
+	bias         bool
+	fn           func(c, a, b, bias []float32)
 }
 
 func main() {
@@ -74,12 +80,12 @@ func run(jobsFile string) error {
 		inputs[path] = xs
 		return xs, err
 	}
-	var c, a, b []float32
+	var c, a, b, bias []float32
 	var buf []byte
 	for line := range strings.Lines(string(jobs)) {
 		f := strings.Fields(line)
-		if len(f) != 3 {
-			return fmt.Errorf("job %q: want name a b", line)
+		if len(f) != 4 {
+			return fmt.Errorf("job %q: want name a b bias", line)
 		}
 		k, ok := byName[f[0]]
 		if !ok {
@@ -93,16 +99,25 @@ func run(jobsFile string) error {
 		if err != nil {
 			return err
 		}
+		var inBias []float32
+		if f[3] != "-" {
+			if inBias, err = load(f[3]); err != nil {
+				return err
+			}
+		}
 		if len(inA) != k.m*k.k || len(inB) != k.k*k.n {
 			return fmt.Errorf("%s: %d and %d values for a %dx%dx%d kernel", k.name, len(inA), len(inB), k.m, k.n, k.k)
 		}
-		a, b = append(a[:0], inA...), append(b[:0], inB...)
+		if k.bias != (inBias != nil) || k.bias && len(inBias) != k.n {
+			return fmt.Errorf("%s: %d values of bias for a %dx%dx%d kernel (bias %v)", k.name, len(inBias), k.m, k.n, k.k, k.bias)
+		}
+		a, b, bias = append(a[:0], inA...), append(b[:0], inB...), append(bias[:0], inBias...)
 		c = slices.Grow(c[:0], k.m*k.n)[:k.m*k.n]
 		for i := range c {
 			c[i] = float32(math.NaN())
 		}
-		k.fn(c, a, b)
-		if !slices.Equal(a, inA) || !slices.Equal(b, inB) {
+		k.fn(c, a, b, bias)
+		if !slices.Equal(a, inA) || !slices.Equal(b, inB) || !slices.Equal(bias, inBias) {
 			return fmt.Errorf("%s (%s) wrote to its inputs", k.name, k.config)
 		}
 		buf = buf[:0]
@@ -141,13 +156,13 @@ func bench(rounds int) {
 		}
 		return xs
 	}
-	a, b, c := random(m*k), random(k*n), make([]float32, m*n)
+	a, b, c, bias := random(m*k), random(k*n), make([]float32, m*n), random(n)
 	samples := make([][]time.Duration, len(kernels))
 	for round := -1; round < rounds; round++ { // round -1 warms up
 		for i := range kernels {
 			j := (i + round + 1) % len(kernels)
 			start := time.Now()
-			kernels[j].fn(c, a, b)
+			kernels[j].fn(c, a, b, bias)
 			if d := time.Since(start); round >= 0 {
 				samples[j] = append(samples[j], d)
 			}
