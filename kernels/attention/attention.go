@@ -1,11 +1,8 @@
 package attention
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -177,15 +174,7 @@ func causalVersion() string { return versionOf(causalRevision, space) }
 
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
-	s := space([]int{1, 8, 1024, 64}, ref)
-	var b strings.Builder
-	b.WriteString(rev)
-	for _, k := range s.Knobs() {
-		b.WriteString("\n" + k.String())
-	}
-	b.WriteString("\n" + strings.Join(s.Constraints(), ","))
-	sum := sha256.Sum256([]byte(b.String()))
-	return rev + "-" + hex.EncodeToString(sum[:6])
+	return kernels.Version(rev, space([]int{1, 8, 1024, 64}, ref))
 }
 
 // reference computes attention in float64: per query row the scores, their

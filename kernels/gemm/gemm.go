@@ -1,11 +1,8 @@
 package gemm
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -190,16 +187,7 @@ func version() string { return versionOf(revision, space) }
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
 		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
-	s := space([]int{1024, 1024, 1024}, ref)
-	var b strings.Builder
-	b.WriteString(rev)
-	fmt.Fprintf(&b, "\nregister_budget=%d", registerBudget)
-	for _, k := range s.Knobs() {
-		b.WriteString("\n" + k.String())
-	}
-	b.WriteString("\n" + strings.Join(s.Constraints(), ","))
-	sum := sha256.Sum256([]byte(b.String()))
-	return rev + "-" + hex.EncodeToString(sum[:6])
+	return kernels.Version(rev, space([]int{1024, 1024, 1024}, ref), fmt.Sprintf("register_budget=%d", registerBudget))
 }
 
 // reference computes C = A·B in float64, loop order i-k-j.
