@@ -207,7 +207,7 @@ type workloadFlags struct {
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
-	fs.StringVar(&w.shape, "shape", "", "shape: RxC for softmax, MxNxK for gemm, BxHxSxD for attention (required)")
+	fs.StringVar(&w.shape, "shape", "", "shape: RxC for softmax, MxNxK for gemm*, BxHxSxD for attention* (required)")
 	fs.StringVar(&w.device, "device", "auto", "target: auto, cpu or a CUDA architecture such as sm_86 (see 'autotune list')")
 }
 
