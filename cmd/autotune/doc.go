@@ -16,8 +16,10 @@
 //	db        ls, show, export, import, merge and prune the tuning database
 //	version   print the version
 //
-// A workload is named by --op (softmax, gemm, attention), --shape (RxC,
-// MxNxK or BxHxSxD: positive extents up to 2^31-1 joined by 'x') and
+// A workload is named by --op (softmax, gemm, gemm_bias, gemm_bias_relu,
+// attention, attention_causal; 'autotune list' shows them with their
+// knobs), --shape (RxC, MxNxK or BxHxSxD: positive extents up to 2^31-1
+// joined by 'x') and
 // --device (auto, cpu, or a CUDA architecture sm_70 … sm_90; auto is the
 // local GPU when one is usable, else the CPU). --db names the tuning
 // database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache
@@ -27,8 +29,7 @@
 // Results go to standard output; progress and logs to standard error.
 // Exit status: 0 success, 1 failure, 2 usage error, each error on one line.
 //
-// Softmax on the CPU is the one op that can be tuned so far: tune and bench
-// for gemm or attention, or for a CUDA device, validate their arguments and
-// exit 1 saying so.
+// Every op can be tuned on the CPU; there is no CUDA backend yet, so tune
+// and bench for a CUDA device validate their arguments and exit 1 saying so.
 // 'autotune COMMAND --help' documents each command with examples.
 package main
