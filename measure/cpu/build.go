@@ -101,9 +101,25 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 // emit renders candidate id's source. A template that panics or emits code
 // that is not even Go fails that candidate alone, with msg saying why.
 func (b *builder) emit(id int) (src []byte, msg string) {
+	ins, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
 	return emitPackage(pkgName(id), func(f *jen.File) {
 		b.batch.Template.EmitGo(f, kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
+		assertSignature(f, len(ins))
 	})
+}
+
+// assertSignature states the kernel calling convention, func(out, in0, ...
+// []float32), in the candidate's own package: a kernel that breaks it then
+// fails to build there, as a build error of its own, instead of in the
+// harness's main, where no candidate would be blamed and the batch would
+// fail.
+func assertSignature(f *jen.File, inputs int) {
+	params := make([]jen.Code, 1+inputs)
+	for i := range params {
+		params[i] = jen.Index().Float32()
+	}
+	f.Comment("The kernel calling convention: out, then the inputs.")
+	f.Var().Id("_").Func().Params(params...).Op("=").Id(kernelName)
 }
 
 // emitPackage renders the file of package pkg that emit fills in. When emit

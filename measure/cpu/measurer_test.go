@@ -241,7 +241,8 @@ func TestMeasureCutsClearlySlowCandidates(t *testing.T) {
 func TestMeasureNothingBuilds(t *testing.T) {
 	needGo(t)
 	b := batchOf([]int{8}, testConfig("nocompile", 1, 0), testConfig("nosyntax", 1, 1),
-		testConfig("emitpanic", 1, 2), testConfig("nocompile", 1, 3), testConfig("bogus", 1, 4))
+		testConfig("emitpanic", 1, 2), testConfig("nocompile", 1, 3), testConfig("bogus", 1, 4),
+		testConfig("badsig", 1, 5))
 	m := New(fastOptions(t))
 	var started atomic.Int32
 	m.onStart = func(int) { started.Add(1) }
@@ -255,6 +256,7 @@ func TestMeasureNothingBuilds(t *testing.T) {
 		{measure.StatusBuildError, []string{"panicked"}},
 		{measure.StatusBuildError, []string{"k003/k003.go:", "undefinedValue"}},
 		{measure.StatusInvalid, nil},
+		{measure.StatusBuildError, []string{"k005/k005.go:", "Kernel"}},
 	})
 	if n := started.Load(); n != 0 {
 		t.Errorf("%d candidates started, want none", n)

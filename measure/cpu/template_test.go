@@ -26,12 +26,13 @@ import (
 //	clobber    correct, but writes to its input
 //	segv       writes to an unmapped address: a fault the runtime cannot recover
 //	exit       calls os.Exit(3)
+//	badsig     valid Go, but Kernel is not func(out, in0 []float32)
 //
 // reps repeats the computation, to make a candidate slower; salt only
 // changes the source, so that a benchmark's candidates miss the build cache.
 var testModes = []string{
 	"ok", "ok_slow", "print", "nocompile", "nosyntax", "emitpanic", "panic",
-	"hang", "wrongans", "clobber", "segv", "exit",
+	"hang", "wrongans", "clobber", "segv", "exit", "badsig",
 }
 
 func testTemplate() kernels.Template {
@@ -110,6 +111,10 @@ func emitTest(f *jen.File, name string, shape []int, cfg schedule.Config) {
 		).Op("=").Lit(1))
 	case "exit":
 		body = append(body, jen.Qual("os", "Exit").Call(jen.Lit(3)))
+	case "badsig":
+		// Valid Go, but not the calling convention.
+		f.Func().Id(name).Params(jen.Id("out").Index().Float32()).Block()
+		return
 	default:
 		panic(fmt.Sprintf("test template: unknown mode %q", mode))
 	}
