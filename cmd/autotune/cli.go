@@ -95,7 +95,7 @@ func exitCode(stderr io.Writer, cmd string, err error) int {
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `autotune tunes softmax, GEMM and attention kernels for this CPU (CUDA GPUs next),
-keeps every measurement in a tuning database, and ships the winners.
+keeps every measurement in a tuning database, and reports the winners.
 
 Usage:
   autotune --op OP --shape SHAPE [--device DEV]   same as 'autotune tune ...'

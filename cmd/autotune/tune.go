@@ -41,8 +41,8 @@ The run stops at whichever budget comes first: --trials new measurements,
 --time of wall time, or --early-stop trials without a new best. Then the
 --remeasure fastest configs are measured again, in interleaved rounds, and
 the winner is the fastest of those; the summary says when the two fastest
-are within each other's p20–p80 spread. Progress goes to stderr (a bar on a terminal, a line per
-batch otherwise); the summary goes to stdout.
+are within each other's p20–p80 spread. Progress goes to stderr (a bar on a
+terminal, a line per batch otherwise); the summary goes to stdout.
 
 'autotune list' shows which ops have a template and their knobs; CUDA
 devices cannot be tuned yet.
