@@ -1,17 +1,10 @@
 package attention
 
 import (
-	"bufio"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,9 +12,9 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -127,7 +120,7 @@ func TestKernels(t *testing.T) {
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
 
 	t.Run("vet", func(t *testing.T) {
-		goTool(t, dir, "vet", ".")
+		kerneltest.Go(t, dir, "vet", ".")
 	})
 
 	type group struct {
@@ -145,7 +138,7 @@ func TestKernels(t *testing.T) {
 			var files []string
 			for i, in := range ins {
 				file := filepath.Join(dir, fmt.Sprintf("in%d_%s_%s.bin", i, kernels.FormatShape(shape), kind))
-				writeFloats(t, file, in)
+				kerneltest.WriteFloats(t, file, in)
 				files = append(files, file)
 			}
 			for _, causal := range []bool{false, true} {
@@ -158,23 +151,8 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
-	jobsFile := filepath.Join(dir, "jobs")
-	if err := os.WriteFile(jobsFile, []byte(jobs.String()), 0o666); err != nil {
-		t.Fatal(err)
-	}
-
 	start = time.Now()
-	cmd := exec.Command(bin, "run", jobsFile)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReaderSize(pipe, 1<<20)
+	run := kerneltest.Start(t, dir, bin, jobs.String())
 	for _, g := range groups {
 		name := kernels.FormatShape(g.shape) + "/" + g.kind
 		if g.causal {
@@ -187,37 +165,27 @@ func TestKernels(t *testing.T) {
 			want := make([]float64, n)
 			tm.Reference(g.shape, g.ins, want)
 			rel, abs := tm.Tolerance(g.shape)
-			got, buf := make([]float32, n), make([]byte, 4*n)
+			got := make([]float32, n)
 			worst, worstCfg, count := 0.0, "", 0
 			for _, kr := range ks {
 				if !slices.Equal(kr.shape, g.shape) || kr.causal != g.causal {
 					continue
 				}
 				count++
-				if _, err := io.ReadFull(out, buf); err != nil {
-					t.Fatalf("reading %s's output: %v\n%s", kr.name, err, stderr.String())
-				}
-				for i := range got {
-					got[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-				}
-				c := compare(got, want, rel, abs)
-				if c.bad > 0 {
+				run.Next(t, kr.name, got)
+				c := kerneltest.Compare(got, want, rel, abs)
+				if c.Bad > 0 {
 					t.Errorf("%s: %d of %d outputs wrong; first at row %d, column %d: got %g, want %g (rel %.2g, abs %.2g)",
-						kr, c.bad, len(got), c.first/d, c.first%d, got[c.first], want[c.first], rel, abs)
+						kr, c.Bad, len(got), c.First/d, c.First%d, got[c.First], want[c.First], rel, abs)
 				}
-				if c.worst > worst {
-					worst, worstCfg = c.worst, kr.String()
+				if c.Worst > worst {
+					worst, worstCfg = c.Worst, kr.String()
 				}
 			}
 			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
 		})
 	}
-	if _, err := io.Copy(io.Discard, out); err != nil {
-		t.Error(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("driver: %v\n%s", err, stderr.String())
-	}
+	run.Wait(t)
 	t.Logf("ran and checked in %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -261,31 +229,6 @@ func input(shape []int, kind string, rng *rand.Rand) [][]float32 {
 	return ins
 }
 
-// comparison is how far one output is from the reference.
-type comparison struct {
-	bad, first int     // wrong outputs, and the index of the first
-	worst      float64 // largest error as a fraction of the tolerance
-}
-
-// compare checks got against want: |got-want| ≤ abs + rel·|want|, which
-// NaN never is.
-func compare(got []float32, want []float64, rel, abs float64) comparison {
-	c := comparison{first: -1}
-	for i, w := range want {
-		tol := abs + rel*math.Abs(w)
-		err := math.Abs(float64(got[i]) - w)
-		if err <= tol {
-			c.worst = max(c.worst, err/tol)
-			continue
-		}
-		if c.bad == 0 {
-			c.first = i
-		}
-		c.bad++
-	}
-	return c
-}
-
 // TestSpeed is a report, not a check: with -speed it times a few configs
 // on 1x8x1024x64 against the naive baseline in one process, and logs the
 // table.
@@ -315,11 +258,7 @@ func TestSpeed(t *testing.T) {
 		}
 	}
 	_, bin := buildModule(t, ks)
-	out, err := exec.Command(bin, "bench", "7").CombinedOutput()
-	if err != nil {
-		t.Fatalf("driver: %v\n%s", err, out)
-	}
-	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+	kerneltest.Bench(t, bin, 7)
 }
 
 // buildModule writes ks, a table of them and the driver into a throw-away
@@ -327,80 +266,16 @@ func TestSpeed(t *testing.T) {
 // directory and the binary.
 func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	t.Helper()
-	dir = t.TempDir()
-	files := map[string][]byte{"go.mod": []byte("module kerneltest\n\ngo 1.26\n")}
-	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["main.go"] = driver
-
-	// One file per shape keeps files a readable size.
-	byShape := make(map[string]*jen.File)
-	table := golang.NewFile("main")
-	var entries []jen.Code
+	m := kerneltest.NewModule(t)
 	for _, k := range ks {
-		key := kernels.FormatShape(k.shape)
-		f, ok := byShape[key]
-		if !ok {
-			f = golang.NewFile("main")
-			byShape[key] = f
-		}
+		f := m.File(k.shape)
 		if k.base != nil {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
 		}
-		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
+		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
 			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.shape[3]), jen.Id(k.name)))
 	}
-	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(entries...)
-	for key, f := range byShape {
-		files["kernels_"+key+".go"] = render(t, f)
-	}
-	files["table.go"] = render(t, table)
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin = filepath.Join(dir, "driver")
-	goTool(t, dir, "build", "-o", bin, ".")
-	return dir, bin
-}
-
-func render(t *testing.T, f *jen.File) []byte {
-	t.Helper()
-	src, err := golang.Render(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
-}
-
-// goTool runs the go command in dir with GOEXPERIMENT=simd, outside any
-// workspace and ignoring GOFLAGS, and fails the test if it fails.
-func goTool(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	tool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	cmd := exec.Command(tool, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-func writeFloats(t *testing.T, path string, xs []float32) {
-	t.Helper()
-	b := make([]byte, 4*len(xs))
-	for i, x := range xs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	if err := os.WriteFile(path, b, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	return m.Build()
 }

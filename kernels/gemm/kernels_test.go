@@ -1,17 +1,10 @@
 package gemm
 
 import (
-	"bufio"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,10 +12,9 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/autotune-dev/autotune"
-	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -141,7 +133,7 @@ func TestKernels(t *testing.T) {
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
 
 	t.Run("vet", func(t *testing.T) {
-		goTool(t, dir, "vet", ".")
+		kerneltest.Go(t, dir, "vet", ".")
 	})
 
 	var jobs strings.Builder
@@ -155,9 +147,9 @@ func TestKernels(t *testing.T) {
 		in := inputs{random(m*k, rng), random(k*n, rng), random(n, biasRNG)}
 		ins[key] = in
 		fileA, fileB, fileBias := filepath.Join(dir, "a_"+key+".bin"), filepath.Join(dir, "b_"+key+".bin"), filepath.Join(dir, "bias_"+key+".bin")
-		writeFloats(t, fileA, in.a)
-		writeFloats(t, fileB, in.b)
-		writeFloats(t, fileBias, in.bias)
+		kerneltest.WriteFloats(t, fileA, in.a)
+		kerneltest.WriteFloats(t, fileB, in.b)
+		kerneltest.WriteFloats(t, fileBias, in.bias)
 		for _, kr := range ks {
 			if slices.Equal(kr.shape, shape) {
 				bias := "-"
@@ -168,29 +160,14 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
-	jobsFile := filepath.Join(dir, "jobs")
-	if err := os.WriteFile(jobsFile, []byte(jobs.String()), 0o666); err != nil {
-		t.Fatal(err)
-	}
-
 	start = time.Now()
-	cmd := exec.Command(bin, "run", jobsFile)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReaderSize(pipe, 1<<20)
+	run := kerneltest.Start(t, dir, bin, jobs.String())
 	for _, shape := range testShapes {
 		t.Run(kernels.FormatShape(shape), func(t *testing.T) {
 			m, n, _ := shape[0], shape[1], shape[2]
 			in := ins[kernels.FormatShape(shape)]
 			wants := make(map[*kernels.Template][]float64)
-			got, buf := make([]float32, m*n), make([]byte, 4*m*n)
+			got := make([]float32, m*n)
 			worst, worstCfg, count := 0.0, "", 0
 			for _, kr := range ks {
 				if !slices.Equal(kr.shape, shape) {
@@ -205,31 +182,21 @@ func TestKernels(t *testing.T) {
 				}
 				rel, abs := tmpl.Tolerance(shape)
 				count++
-				if _, err := io.ReadFull(out, buf); err != nil {
-					t.Fatalf("reading %s's output: %v\n%s", kr.name, err, stderr.String())
-				}
-				for i := range got {
-					got[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-				}
-				c := compare(got, want, rel, abs)
-				if c.bad > 0 {
+				run.Next(t, kr.name, got)
+				c := kerneltest.Compare(got, want, rel, abs)
+				if c.Bad > 0 {
 					t.Errorf("%s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g (rel %.2g, abs %.2g)",
-						kr, c.bad, len(got), c.first/n, c.first%n, got[c.first], want[c.first], rel, abs)
+						kr, c.Bad, len(got), c.First/n, c.First%n, got[c.First], want[c.First], rel, abs)
 				}
-				if c.worst > worst {
-					worst, worstCfg = c.worst, kr.String()
+				if c.Worst > worst {
+					worst, worstCfg = c.Worst, kr.String()
 				}
 			}
 			rel, abs := Template.Tolerance(shape)
 			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
 		})
 	}
-	if _, err := io.Copy(io.Discard, out); err != nil {
-		t.Error(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("driver: %v\n%s", err, stderr.String())
-	}
+	run.Wait(t)
 	t.Logf("ran and checked in %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -245,31 +212,6 @@ func random(n int, rng *rand.Rand) []float32 {
 		xs[i] = float32(x)
 	}
 	return xs
-}
-
-// comparison is how far one output is from the reference.
-type comparison struct {
-	bad, first int     // wrong outputs, and the index of the first
-	worst      float64 // largest error as a fraction of the tolerance
-}
-
-// compare checks got against want: |got-want| ≤ abs + rel·|want|, which
-// NaN never is.
-func compare(got []float32, want []float64, rel, abs float64) comparison {
-	c := comparison{first: -1}
-	for i, w := range want {
-		tol := abs + rel*math.Abs(w)
-		err := math.Abs(float64(got[i]) - w)
-		if err <= tol {
-			c.worst = max(c.worst, err/tol)
-			continue
-		}
-		if c.bad == 0 {
-			c.first = i
-		}
-		c.bad++
-	}
-	return c
 }
 
 // TestSpeed is a report, not a check: with -speed it times good configs on
@@ -302,11 +244,7 @@ func TestSpeed(t *testing.T) {
 		}
 	}
 	_, bin := buildModule(t, ks)
-	out, err := exec.Command(bin, "bench", "5").CombinedOutput()
-	if err != nil {
-		t.Fatalf("driver: %v\n%s", err, out)
-	}
-	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+	kerneltest.Bench(t, bin, 5)
 }
 
 // buildModule writes ks, a table of them and the driver into a throw-away
@@ -314,44 +252,11 @@ func TestSpeed(t *testing.T) {
 // directory and the binary.
 func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	t.Helper()
-	dir = t.TempDir()
-	files := map[string][]byte{}
-	// Baselines that import a module (gonum) get it as autotune bench's
-	// module does: at autotune's version, with its checksums.
-	var requires []string
+	m := kerneltest.NewModule(t)
 	for _, k := range ks {
+		f := m.File(k.shape)
 		if k.base != nil {
-			requires = append(requires, k.base.Requires...)
-		}
-	}
-	mod := "module kerneltest\n\ngo 1.26\n"
-	if len(requires) > 0 {
-		req, sum, err := autotune.Require(requires...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod += "\n" + req
-		files["go.sum"] = []byte(sum)
-	}
-	files["go.mod"] = []byte(mod)
-	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["main.go"] = driver
-
-	// One file per shape keeps files a readable size.
-	byShape := make(map[string]*jen.File)
-	table := golang.NewFile("main")
-	var entries []jen.Code
-	for _, k := range ks {
-		key := kernels.FormatShape(k.shape)
-		f, ok := byShape[key]
-		if !ok {
-			f = golang.NewFile("main")
-			byShape[key] = f
-		}
-		if k.base != nil {
+			m.Require(k.base.Requires...)
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			k.template().EmitGo(f, k.name, k.shape, k.cfg)
@@ -362,56 +267,8 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			fn = jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("_")).Index().Float32()).Block(
 				jen.Id(k.name).Call(jen.Id("c"), jen.Id("a"), jen.Id("b")))
 		}
-		entries = append(entries, jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
+		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
 			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.bias()), fn))
 	}
-	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(entries...)
-	for key, f := range byShape {
-		files["kernels_"+key+".go"] = render(t, f)
-	}
-	files["table.go"] = render(t, table)
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin = filepath.Join(dir, "driver")
-	goTool(t, dir, "build", "-o", bin, ".")
-	return dir, bin
-}
-
-func render(t *testing.T, f *jen.File) []byte {
-	t.Helper()
-	src, err := golang.Render(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
-}
-
-// goTool runs the go command in dir with GOEXPERIMENT=simd, outside any
-// workspace and ignoring GOFLAGS, and fails the test if it fails.
-func goTool(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	tool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	cmd := exec.Command(tool, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-func writeFloats(t *testing.T, path string, xs []float32) {
-	t.Helper()
-	b := make([]byte, 4*len(xs))
-	for i, x := range xs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	if err := os.WriteFile(path, b, 0o666); err != nil {
-		t.Fatal(err)
-	}
+	return m.Build()
 }

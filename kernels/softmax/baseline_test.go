@@ -1,12 +1,8 @@
 package softmax
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,8 +10,8 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
 
 func TestBaselinesAreListed(t *testing.T) {
@@ -53,32 +49,17 @@ func TestNaiveBaseline(t *testing.T) {
 			naive = b
 		}
 	}
-	dir := t.TempDir()
-	code, table := golang.NewFile("main"), golang.NewFile("main")
-	var rows []jen.Code
+	m := kerneltest.NewModule(t)
 	for i, shape := range testShapes {
 		name := fmt.Sprintf("B%d", i)
-		naive.EmitGo(code, name, shape)
-		rows = append(rows, jen.Values(jen.Lit(name), jen.Lit(naive.Name), jen.Lit(shape[0]), jen.Lit(shape[1]), jen.Id(name)))
+		naive.EmitGo(m.File(shape), name, shape)
+		m.Add(jen.Values(jen.Lit(name), jen.Lit(naive.Name), jen.Lit(shape[0]), jen.Lit(shape[1]), jen.Id(name)))
 	}
-	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(rows...)
-	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, src := range map[string][]byte{
-		"go.mod": []byte("module baselinetest\n\ngo 1.26\n"), "main.go": driver,
-		"baselines.go": render(t, code), "table.go": render(t, table),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "driver")
-	goTool(t, dir, "build", "-o", bin, ".")
-	goTool(t, dir, "vet", ".")
+	dir, bin := m.Build()
+	kerneltest.Go(t, dir, "vet", ".")
 
 	type job struct {
+		name  string
 		shape []int
 		kind  string
 		in    []float32
@@ -90,37 +71,24 @@ func TestNaiveBaseline(t *testing.T) {
 		for _, kind := range inputKinds {
 			file := filepath.Join(dir, fmt.Sprintf("in_%d_%s.bin", i, kind))
 			in := input(shape, kind, rng)
-			writeFloats(t, file, in)
-			jobs = append(jobs, job{shape, kind, in})
+			kerneltest.WriteFloats(t, file, in)
+			jobs = append(jobs, job{fmt.Sprintf("B%d", i), shape, kind, in})
 			fmt.Fprintf(&list, "B%d %s\n", i, file)
 		}
 	}
-	jobsFile := filepath.Join(dir, "jobs")
-	if err := os.WriteFile(jobsFile, []byte(list.String()), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "run", jobsFile).Output()
-	if err != nil {
-		t.Fatalf("driver: %v", err)
-	}
+	run := kerneltest.Start(t, dir, bin, list.String())
 	for _, j := range jobs {
-		n := len(j.in)
-		if len(out) < 4*n {
-			t.Fatalf("driver output ends before %v %s", j.shape, j.kind)
-		}
-		got := make([]float32, n)
-		for i := range got {
-			got[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
-		}
-		out = out[4*n:]
-		want := make([]float64, n)
+		got := make([]float32, len(j.in))
+		run.Next(t, j.name, got)
+		want := make([]float64, len(j.in))
 		Template.Reference(j.shape, [][]float32{j.in}, want)
 		rel, abs := Template.Tolerance(j.shape)
-		if c := compare(got, want, rel, abs); c.bad > 0 {
+		if c := kerneltest.CompareNaN(got, want, rel, abs); c.Bad > 0 {
 			t.Errorf("%s on %v %s: %d of %d outputs wrong; first [%d]: got %g, want %g",
-				naive.Name, j.shape, j.kind, c.bad, n, c.first, got[c.first], want[c.first])
+				naive.Name, j.shape, j.kind, c.Bad, len(got), c.First, got[c.First], want[c.First])
 		} else {
-			t.Logf("%v %s: largest error %.2f of the tolerance", j.shape, j.kind, c.worst)
+			t.Logf("%v %s: largest error %.2f of the tolerance", j.shape, j.kind, c.Worst)
 		}
 	}
+	run.Wait(t)
 }

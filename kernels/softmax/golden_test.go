@@ -1,113 +1,28 @@
 package softmax
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/autotune-dev/autotune/codegen/golang"
-	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldens are the configs whose generated code is checked in: the fast path
 // and one of each kind of code the emitter writes (tails, online, AVX2,
 // exp in float64, scalar).
-var goldens = []struct{ name, shape, config string }{
-	{"threepass_vec16", "4096x1024", "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16"},
-	{"online_vec16_tail", "3x17", "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1"},
-	{"online_vec8_f64", "5x100", "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
-	{"threepass_scalar", "3x17", "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1"},
-	{"online_scalar_f64", "7x9", "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
+var goldens = []kerneltest.Golden{
+	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16"},
+	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1"},
+	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
+	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1"},
+	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
 }
-
-// goldenSum is the file recording which revision the golden files belong
-// to, with a digest of them.
-var goldenSum = filepath.Join("testdata", "golden.sum")
 
 // TestGolden compares the generated code of the golden configs with
 // testdata/*.golden; go test -update rewrites them. It also refuses golden
-// files that changed while revision did not: changed code under the old
-// Template.Version would let old tuning records describe new code.
+// files that changed while revision did not (see kerneltest.CheckGolden);
+// testdata/golden.sum records the revision.
 func TestGolden(t *testing.T) {
-	target := cpu(2, avx512)
-	digest := sha256.New()
-	for _, g := range goldens {
-		shape, err := Template.Op.ParseShape(g.shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp := Template.Space(shape, target)
-		cfg, err := sp.Parse(g.config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sp.Check(cfg); err != nil {
-			t.Fatal(err)
-		}
-		f := golang.NewFile("kernels")
-		Template.EmitGo(f, "Softmax"+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
-		src, err := golang.Render(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		digest.Write(src)
-		path := filepath.Join("testdata", g.name+".golden")
-		if *update {
-			if err := os.WriteFile(path, src, 0o666); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update writes it)", err)
-		}
-		if string(src) != string(want) {
-			t.Errorf("%s is stale (go test -update rewrites it); first difference:\n%s", path, firstDiff(string(want), string(src)))
-		}
-	}
-
-	sum := revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
-	recorded, err := os.ReadFile(goldenSum)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	if !*update {
-		if string(recorded) != sum {
-			t.Errorf("%s says %q, want %q (go test -update rewrites it)", goldenSum, recorded, sum)
-		}
-		return
-	}
-	oldRevision, oldDigest, _ := strings.Cut(strings.TrimSpace(string(recorded)), " ")
-	if oldRevision == revision && oldDigest != strings.Fields(sum)[1] {
-		t.Fatalf("the generated code changed but revision is still %q: bump revision in softmax.go, then run -update again", revision)
-	}
-	if err := os.WriteFile(goldenSum, []byte(sum), 0o666); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// firstDiff returns the first line where want and got differ, with its number.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, wl, gl)
-		}
-	}
-	return "(none)"
+	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden.sum"), "softmax.go",
+		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Softmax", Goldens: goldens})
 }

@@ -1,0 +1,11 @@
+// Package kerneltest holds what the tests of the kernel templates
+// (kernels/softmax, kernels/gemm, kernels/attention) share: building
+// generated kernels into a throw-away module with a test-only driver,
+// running the driver and reading its outputs back, comparing them with a
+// float64 reference, and checking generated code against golden files
+// with -update and a revision guard.
+//
+// Like net/http/httptest it is for tests only: import it from _test.go
+// files of the template packages, never from production code. Importing it
+// registers the -update flag.
+package kerneltest

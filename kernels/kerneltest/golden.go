@@ -1,0 +1,128 @@
+package kerneltest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// A Golden is a config whose generated code is checked in, as
+// testdata/NAME.golden (with its set's FilePrefix).
+type Golden struct{ Name, Shape, Config string }
+
+// A GoldenSet is the golden configs of one template.
+type GoldenSet struct {
+	Template *kernels.Template
+	Revision string // the revision Template.Version is made from
+	// FilePrefix starts the names of the golden files, FuncPrefix those of
+	// the generated kernels, which end in the shape, "4096by1024".
+	FilePrefix, FuncPrefix string
+	Goldens                []Golden
+}
+
+// CheckGolden compares the code each set's template generates for its
+// golden configs on target with testdata/*.golden; go test -update rewrites
+// them. The file sumFile records which revision the golden files belong
+// to, with a digest of them: a line "revision digest" per set, in order.
+// With -update, CheckGolden refuses golden files that changed while their
+// revision did not: changed code under the old Version would let old
+// tuning records describe new code. bumpIn names the files where the
+// revisions are, for that message.
+func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, sets ...GoldenSet) {
+	t.Helper()
+	var sum string
+	for _, set := range sets {
+		digest := sha256.New()
+		for _, g := range set.Goldens {
+			tmpl := set.Template
+			shape, err := tmpl.Op.ParseShape(g.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := tmpl.Space(shape, target)
+			cfg, err := sp.Parse(g.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sp.Check(cfg); err != nil {
+				t.Fatal(err)
+			}
+			f := golang.NewFile("kernels")
+			tmpl.EmitGo(f, set.FuncPrefix+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
+			src, err := golang.Render(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			digest.Write(src)
+			path := filepath.Join("testdata", set.FilePrefix+g.Name+".golden")
+			if *update {
+				if err := os.WriteFile(path, src, 0o666); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -update writes it)", err)
+			}
+			if string(src) != string(want) {
+				t.Errorf("%s is stale (go test -update rewrites it); first difference:\n%s", path, firstDiff(string(want), string(src)))
+			}
+		}
+		sum += set.Revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
+	}
+
+	recorded, err := os.ReadFile(sumFile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if !*update {
+		if string(recorded) != sum {
+			t.Errorf("%s says %q, want %q (go test -update rewrites it)", sumFile, recorded, sum)
+		}
+		return
+	}
+	old := make(map[string]string)
+	for line := range strings.Lines(string(recorded)) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		old[rev] = digest
+	}
+	for line := range strings.Lines(sum) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if oldDigest, ok := old[rev]; ok && oldDigest != digest {
+			t.Fatalf("the generated code changed but its revision is still %q: bump it in %s, then run -update again", rev, bumpIn)
+		}
+	}
+	if err := os.WriteFile(sumFile, []byte(sum), 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstDiff returns the first line where want and got differ, with its number.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, wl, gl)
+		}
+	}
+	return "(none)"
+}

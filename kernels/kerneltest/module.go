@@ -1,0 +1,207 @@
+package kerneltest
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune"
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// A Module is a throw-away module of generated kernels: the template's
+// driver, testdata/driver/main.go, one file of kernels per shape, and
+// table.go, which lists them as
+//
+//	var kernels = []kernel{row, …}
+//
+// for the driver's kernel type.
+type Module struct {
+	t        testing.TB
+	byShape  map[string]*jen.File
+	rows     []jen.Code
+	requires []string
+}
+
+// NewModule returns an empty module.
+func NewModule(t testing.TB) *Module {
+	return &Module{t: t, byShape: make(map[string]*jen.File)}
+}
+
+// File returns the file the kernels of shape go in: one file per shape
+// keeps files a readable size.
+func (m *Module) File(shape []int) *jen.File {
+	key := kernels.FormatShape(shape)
+	f, ok := m.byShape[key]
+	if !ok {
+		f = golang.NewFile("main")
+		m.byShape[key] = f
+	}
+	return f
+}
+
+// Add appends a row, a jen.Values of the driver's kernel type, to the table.
+func (m *Module) Add(row jen.Code) { m.rows = append(m.rows, row) }
+
+// Require adds modules (as in kernels.Baseline.Requires) the kernels
+// import. They are required as autotune bench's module requires them: at
+// autotune's version, with its checksums.
+func (m *Module) Require(modules ...string) { m.requires = append(m.requires, modules...) }
+
+// Build writes the module into a temporary directory, builds it with
+// GOEXPERIMENT=simd and returns the directory and the binary.
+func (m *Module) Build() (dir, bin string) {
+	t := m.t
+	t.Helper()
+	dir = t.TempDir()
+	files := map[string][]byte{}
+	mod := "module kerneltest\n\ngo 1.26\n"
+	if len(m.requires) > 0 {
+		req, sum, err := autotune.Require(m.requires...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod += "\n" + req
+		files["go.sum"] = []byte(sum)
+	}
+	files["go.mod"] = []byte(mod)
+	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["main.go"] = driver
+	for key, f := range m.byShape {
+		files["kernels_"+key+".go"] = render(t, f)
+	}
+	table := golang.NewFile("main")
+	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(m.rows...)
+	files["table.go"] = render(t, table)
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin = filepath.Join(dir, "driver")
+	Go(t, dir, "build", "-o", bin, ".")
+	return dir, bin
+}
+
+func render(t testing.TB, f *jen.File) []byte {
+	t.Helper()
+	src, err := golang.Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// Go runs the go command in dir with GOEXPERIMENT=simd, outside any
+// workspace and ignoring GOFLAGS, and fails the test if it fails. It skips
+// the test if there is no go command.
+func Go(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	tool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	cmd := exec.Command(tool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// WriteFloats writes xs to path as little-endian float32, the form the
+// drivers read.
+func WriteFloats(t testing.TB, path string, xs []float32) {
+	t.Helper()
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	if err := os.WriteFile(path, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Run is a driver running a list of jobs, "driver run JOBS", whose
+// outputs are read back one job at a time, in the order of the list.
+type Run struct {
+	cmd    *exec.Cmd
+	out    *bufio.Reader
+	stderr strings.Builder
+	buf    []byte
+}
+
+// Start writes jobs to the file jobs in dir and starts the driver bin on
+// it.
+func Start(t testing.TB, dir, bin, jobs string) *Run {
+	t.Helper()
+	jobsFile := filepath.Join(dir, "jobs")
+	if err := os.WriteFile(jobsFile, []byte(jobs), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{cmd: exec.Command(bin, "run", jobsFile)}
+	r.cmd.Stderr = &r.stderr
+	pipe, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.out = bufio.NewReaderSize(pipe, 1<<20)
+	return r
+}
+
+// Next reads the output of the next job, kernel name's, into got, which
+// has the output's length.
+func (r *Run) Next(t testing.TB, name string, got []float32) {
+	t.Helper()
+	if cap(r.buf) < 4*len(got) {
+		r.buf = make([]byte, 4*len(got))
+	}
+	buf := r.buf[:4*len(got)]
+	if _, err := io.ReadFull(r.out, buf); err != nil {
+		t.Fatalf("reading %s's output: %v\n%s", name, err, r.stderr.String())
+	}
+	for i := range got {
+		got[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	}
+}
+
+// Wait reads what is left of the output and waits for the driver to exit.
+func (r *Run) Wait(t testing.TB) {
+	t.Helper()
+	if _, err := io.Copy(io.Discard, r.out); err != nil {
+		t.Error(err)
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("driver: %v\n%s", err, r.stderr.String())
+	}
+}
+
+// Bench runs "driver bench ROUNDS" on bin and logs its table with the host
+// it ran on.
+func Bench(t testing.TB, bin string, rounds int) {
+	t.Helper()
+	out, err := exec.Command(bin, "bench", strconv.Itoa(rounds)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, out)
+	}
+	host := device.Host()
+	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+}
