@@ -125,10 +125,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 	if cpu == nil {
 		cpu = &device.CPU{Cores: 1}
 	}
-	threads := make([]int, max(cpu.Cores, 1))
-	for i := range threads {
-		threads[i] = i + 1
-	}
+	threads := kernels.ThreadCounts(cpu)
 	var blocks []int
 	for _, n := range blockSizes {
 		if n == 1 || n <= s {
@@ -136,20 +133,14 @@ func space(shape []int, target device.Target) *schedule.Space {
 		}
 	}
 	isa := cpu.ISA
-	constraints := []schedule.Constraint{
-		{Name: "vec8_needs_avx2_fma", OK: func(c schedule.Config) bool {
-			return c.Int("vec") != 8 || isa.AVX2 && isa.FMA
-		}},
-		{Name: "vec16_needs_avx512", OK: func(c schedule.Config) bool {
-			return c.Int("vec") != 16 || isa.AVX512
-		}},
+	constraints := append(kernels.VectorConstraints(isa), []schedule.Constraint{
 		// Work is dealt in units of one block of query rows of one head; a
 		// goroutine without a unit is waste.
 		{Name: "threads_at_most_blocks", OK: func(c schedule.Config) bool {
 			br := c.Int("br")
 			return c.Int("threads") <= b*h*((s+br-1)/br)
 		}},
-	}
+	}...)
 	if target.CPU == nil {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})

@@ -95,10 +95,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 	if cpu == nil {
 		cpu = &device.CPU{Cores: 1}
 	}
-	threads := make([]int, max(cpu.Cores, 1))
-	for i := range threads {
-		threads[i] = i + 1
-	}
+	threads := kernels.ThreadCounts(cpu)
 	l2, l3 := cpu.L2, cpu.L3
 	if l2 <= 0 {
 		l2 = fallbackL2
@@ -107,20 +104,14 @@ func space(shape []int, target device.Target) *schedule.Space {
 		l3 = fallbackL3
 	}
 	isa := cpu.ISA
-	lanes := func(c schedule.Config) int { return c.Int("vec") }
 	var constraints []schedule.Constraint
 	if target.CPU == nil {
 		// The template has only a Go emitter.
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
+	constraints = append(constraints, kernels.VectorConstraints(isa)...)
 	constraints = append(constraints, []schedule.Constraint{
-		{Name: "vec8_needs_avx2_fma", OK: func(c schedule.Config) bool {
-			return lanes(c) != 8 || isa.AVX2 && isa.FMA
-		}},
-		{Name: "vec16_needs_avx512", OK: func(c schedule.Config) bool {
-			return lanes(c) != 16 || isa.AVX512
-		}},
 		{Name: "register_budget", OK: func(c schedule.Config) bool {
 			return registers(c.Int("mr"), c.Int("nr_vecs")) <= registerBudget
 		}},

@@ -82,10 +82,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 	if cpu == nil {
 		cpu = &device.CPU{Cores: 1}
 	}
-	threads := make([]int, max(cpu.Cores, 1))
-	for i := range threads {
-		threads[i] = i + 1
-	}
+	threads := kernels.ThreadCounts(cpu)
 	var chunks []int
 	for _, c := range chunkSizes {
 		if c == 1 || c <= rows {
@@ -93,13 +90,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 		}
 	}
 	isa := cpu.ISA
-	constraints := []schedule.Constraint{
-		{Name: "vec8_needs_avx2_fma", OK: func(c schedule.Config) bool {
-			return c.Int("vec") != 8 || isa.AVX2 && isa.FMA
-		}},
-		{Name: "vec16_needs_avx512", OK: func(c schedule.Config) bool {
-			return c.Int("vec") != 16 || isa.AVX512
-		}},
+	constraints := append(kernels.VectorConstraints(isa), []schedule.Constraint{
 		// One thread walks the rows in order; chunk sizes would all be the
 		// same kernel.
 		{Name: "rows_per_chunk_needs_threads", OK: func(c schedule.Config) bool {
@@ -109,7 +100,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 			chunk := c.Int("rows_per_chunk")
 			return c.Int("threads") <= (rows+chunk-1)/chunk
 		}},
-	}
+	}...)
 	if target.CPU == nil {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})

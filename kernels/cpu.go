@@ -1,0 +1,34 @@
+package kernels
+
+import (
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// VectorConstraints are the constraints of every CPU template whose "vec"
+// knob is a vector width in float32 lanes (1, 8 or 16): Float32x8 code
+// needs AVX2 and FMA, Float32x16 code needs AVX-512.
+func VectorConstraints(isa device.ISA) []schedule.Constraint {
+	return []schedule.Constraint{
+		{Name: "vec8_needs_avx2_fma", OK: func(c schedule.Config) bool {
+			return c.Int("vec") != 8 || isa.AVX2 && isa.FMA
+		}},
+		{Name: "vec16_needs_avx512", OK: func(c schedule.Config) bool {
+			return c.Int("vec") != 16 || isa.AVX512
+		}},
+	}
+}
+
+// ThreadCounts are the values of a "threads" knob: 1 to the CPU's cores
+// (at least 1, also for a CPU that does not say).
+func ThreadCounts(cpu *device.CPU) []int {
+	n := 1
+	if cpu != nil {
+		n = max(cpu.Cores, 1)
+	}
+	threads := make([]int, n)
+	for i := range threads {
+		threads[i] = i + 1
+	}
+	return threads
+}
