@@ -41,8 +41,10 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 	if first.Trials != 6 || first.Resumed != 0 || first.Best == nil || first.Best.MedianNS <= 0 || first.Best.GBps <= 0 {
 		t.Fatalf("first run: %+v", first)
 	}
-	if len(first.Leaders) != 3 || !first.Leaders[0].Config.Equal(first.Best.Config) {
-		t.Errorf("first run re-measured %d leaders (best %s), want 3 led by the best", len(first.Leaders), first.Best.Config)
+	// Which config wins is the machine's business (tune's tests pin the
+	// rule); that the leaders were re-measured is the CLI's.
+	if len(first.Leaders) != 3 {
+		t.Errorf("first run re-measured %d leaders, want 3", len(first.Leaders))
 	}
 	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" {
 		t.Errorf("first run describes the wrong workload: %+v", first)
@@ -62,8 +64,11 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 			second.Best.Config, second.Best.MedianNS)
 	}
 	code, stdout, _ = run(t, "", "db", "show", "--op", "softmax", "--shape", "3x17", "--db", path, "--top", "0")
-	if code != 0 || strings.Count(stdout, "\n") != 19 { // header + 12 trials + 3 re-measured leaders per run
-		t.Errorf("db show: exit %d, want 18 records:\n%s", code, stdout)
+	// 12 trials, then per run at least one round of 3 re-measured leaders;
+	// noise may call for another round (a config measured once rising to
+	// the top), so the count is 12 + 3k with k >= 2.
+	if n := strings.Count(stdout, "\n") - 1; code != 0 || n < 18 || (n-12)%3 != 0 {
+		t.Errorf("db show: exit %d, %d records, want 12 trials and rounds of 3 re-measured leaders:\n%s", code, n, stdout)
 	}
 }
 
