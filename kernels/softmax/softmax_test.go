@@ -1,13 +1,13 @@
 package softmax
 
 import (
-	"errors"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -42,21 +42,7 @@ func TestSpaceConstraints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp := Template.Space(tt.shape, tt.target)
-			cfg, err := sp.Parse(tt.config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = sp.Check(cfg)
-			var ce *schedule.ConstraintError
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Check(%s) = %v, want valid", cfg, err)
-			case tt.want != "" && !errors.As(err, &ce):
-				t.Errorf("Check(%s) = %v, want a violation of %s", cfg, err, tt.want)
-			case tt.want != "" && ce.Constraint != tt.want:
-				t.Errorf("Check(%s) violates %s, want %s", cfg, ce.Constraint, tt.want)
-			}
+			kerneltest.CheckConstraint(t, Template.Space(tt.shape, tt.target), tt.config, tt.want)
 		})
 	}
 }
