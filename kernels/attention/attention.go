@@ -15,8 +15,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-1"
-	causalRevision = "attention-causal-1"
+	revision       = "attention-2"
+	causalRevision = "attention-causal-2"
 )
 
 // Template is fused, non-causal scaled dot-product attention: for a shape
@@ -111,7 +111,17 @@ var (
 	vecs       = []int{1, 8, 16}
 	blockSizes = []int{1, 4, 8, 16, 32, 64}
 	exps       = []string{"f64", "poly4", "poly5"}
+	layouts    = []string{"rows", "lanes"}
+	tileKeys   = []int{1, 2, 4, 6, 8} // mr: keys (scores) and D rows (output) per register tile of the lanes layout
+	tileVecs   = []int{1, 2, 4}       // nv: vectors of query rows per register tile of the lanes layout
 )
+
+// registerBudget is the most vector registers a register tile of the lanes
+// layout may hold live: mr·nv accumulators, nv loaded vectors and one
+// broadcast. Go's register allocator uses about 15 of the 32 AVX-512
+// registers (gemm's package doc has the measurement); one is left for the
+// loop.
+const registerBudget = 14
 
 // expDegree maps the exp knob to golang.NewExp's degree.
 var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5}
@@ -140,6 +150,20 @@ func space(shape []int, target device.Target) *schedule.Space {
 			br := c.Int("br")
 			return c.Int("threads") <= b*h*((s+br-1)/br)
 		}},
+		// The rows layout has no register tile: one value of mr and nv
+		// each, or the space would hold copies of every rows point.
+		{Name: "rows_has_no_tile", OK: func(c schedule.Config) bool {
+			return c.Str("layout") != "rows" || (c.Int("mr") == 1 && c.Int("nv") == 1)
+		}},
+		// A lanes tile covers nv vectors of query rows, which must divide
+		// the block of br rows.
+		{Name: "lanes_tile_divides_br", OK: func(c schedule.Config) bool {
+			return c.Str("layout") != "lanes" || c.Int("br")%(c.Int("nv")*c.Int("vec")) == 0
+		}},
+		{Name: "register_budget", OK: func(c schedule.Config) bool {
+			mr, nv := c.Int("mr"), c.Int("nv")
+			return mr*nv+nv+1 <= registerBudget
+		}},
 	}...)
 	if target.CPU == nil {
 		constraints = append(constraints, schedule.Constraint{
@@ -151,6 +175,9 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("bc", blocks...),
 		schedule.Enum("exp", exps...),
 		schedule.Choice("threads", threads...),
+		schedule.Enum("layout", layouts...),
+		schedule.Choice("mr", tileKeys...),
+		schedule.Choice("nv", tileVecs...),
 	}, constraints...)
 }
 

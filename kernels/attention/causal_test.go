@@ -55,7 +55,7 @@ func TestCausalSpace(t *testing.T) {
 		if a.Size() != b.Size() || !slices.Equal(a.Constraints(), b.Constraints()) {
 			t.Errorf("%v: causal space %d points %v, want %d %v", shape, b.Size(), b.Constraints(), a.Size(), a.Constraints())
 		}
-		cfg, err := b.Parse("vec=1,br=1,bc=1,exp=f64,threads=1")
+		cfg, err := b.Parse("vec=1,br=1,bc=1,exp=f64,threads=1,layout=rows,mr=1,nv=1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,8 +147,12 @@ func TestCausalRenders(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", cfg, err)
 				}
-				if !strings.Contains(string(src), "KKeysMasked") || !strings.Contains(string(src), ", causal (") {
-					t.Fatalf("%s: no masked keys function, or not documented causal:\n%s", cfg, src)
+				masked := "KKeysMasked" // the rows layout's masked keys function
+				if cfg.Str("layout") == "lanes" {
+					masked = "KMask("
+				}
+				if !strings.Contains(string(src), masked) || !strings.Contains(string(src), ", causal (") {
+					t.Fatalf("%s: no masking function, or not documented causal:\n%s", cfg, src)
 				}
 			}
 		}

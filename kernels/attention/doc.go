@@ -11,12 +11,15 @@
 //
 // # Algorithm
 //
-// Flash-style, with an online softmax. The work is cut into units, a block
+// Flash-style, with an online softmax, in one of two layouts (the layout
+// knob). Both share the work split: the work is cut into units, a block
 // of br query rows of one head, dealt round-robin to the goroutines; units
 // run head by head, so that the goroutines share a head's K and V in cache.
-// A unit meets the keys and values in blocks of bc rows (the last block
-// S mod bc long, a function of its own with its own compile-time size).
-// For each query row and key block it computes the scaled scores into a
+// A unit meets the keys and values in blocks of bc rows.
+//
+// The rows layout keeps each query row along D in the vectors. The last
+// key block, S mod bc long, gets a function of its own with its own
+// compile-time size. For each query row and key block it computes the scaled scores into a
 // [bc]float32 array, their maximum mNew, the weights p = e^(score-mNew) and
 // their sum, then rescales the row's running sum l and output row acc by
 // alpha = e^(mOld-mNew) and adds Σ_c p[c]·V[c]; at the end of the unit,
@@ -34,25 +37,54 @@
 // zeros past the end); a key block not a multiple of vec ends in a partial
 // vector of weights with -Inf past the end, which add e^-Inf = 0 to the sum.
 //
-// Rescaling happens only when a row's maximum grows. The polynomial exps
+// The lanes layout puts the unit's query rows in the lanes of the vectors
+// (lanes.go): at the start of a unit the br query rows, scaled by 1/√D,
+// are transposed into qt[D][br], zero past the last row; the scores of a
+// key block go to p[bc][br] and the output accumulates in ot[D][br], all
+// with row i in column i. Both products are then register-tiled outer
+// products like gemm's micro-kernels, with no horizontal sums: the scores,
+// p = K·qt, in tiles of mr keys × nv vectors of query lanes over D, each
+// key element broadcast; the output, ot = alpha·ot + Vᵀ·p, in tiles of mr
+// rows of D × nv vectors over the block's keys, each value broadcast. The
+// softmax runs down p's columns one vector of query lanes at a time: the
+// new maxima (two chains), the weights in place of the scores with their
+// sums, and alpha per lane. At the end of the unit out = otᵀ/l. Each
+// goroutine's memory is one struct of 2·D·br + bc·br + 3·br floats.
+// Transposing costs D·br scalar moves per unit, against 4·br·S·D FLOPs.
+// Padding lanes past the last query row compute scores of 0 that are never
+// stored; keys past the end of S are never read (the tiles loop over the
+// block's cols keys, with single keys after the last full tile), and a D
+// that mr does not divide ends in one smaller tile.
+//
+// Rescaling happens only when a row's maximum grows (in the lanes layout,
+// alpha is exactly 1 in the lanes whose maximum did not grow). The polynomial exps
 // give e^0 = 0.9999993 (poly4), not 1, and rescaling every block by it
 // weighs the first keys of a row less by (1-7e-7)^(S/bc): 7e-4 relative at
 // S = 1000, bc = 1, which the tests caught.
 //
 // # Knobs
 //
-//	vec      1, 8, 16              scalar Go, archsimd.Float32x8, archsimd.Float32x16, along D and along a key block
+//	vec      1, 8, 16              scalar Go, archsimd.Float32x8, archsimd.Float32x16; along D and a key
+//	                               block (rows), along the query rows (lanes)
 //	br       1, 4, 8, 16, 32, 64   query rows per unit (those ≤ S, and 1)
 //	bc       1, 4, 8, 16, 32, 64   keys per block (those ≤ S, and 1)
 //	exp      f64                   math.Exp in float64 (codegen/golang.Exp degree 0)
 //	         poly4, poly5          range reduction and a degree-4 or -5 polynomial (degree 4, 5)
 //	threads  1 … cores             goroutines, the caller included; 1 starts none
+//	layout   rows, lanes           query rows along D, or in the vectors' lanes (transposed)
+//	mr       1, 2, 4, 6, 8         lanes: keys, and rows of D, per register tile
+//	nv       1, 2, 4               lanes: vectors of query rows per register tile
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
 // target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
-// without a unit is waste); needs_cpu_target (the template has only a Go
+// without a unit is waste); rows_has_no_tile (the rows layout takes mr = nv
+// = 1, so that the space holds no copies of its points);
+// lanes_tile_divides_br (nv·vec divides br); register_budget (mr·nv
+// accumulators, nv loaded vectors and a broadcast ≤ 14: Go allocates about
+// 15 vector registers); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
-// vec=1,br=1,bc=1,threads=1 is valid for every shape on every CPU.
+// vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
+// every CPU.
 //
 // # Accuracy
 //
@@ -98,7 +130,12 @@
 // reference and naive baseline, and FLOPs 2·B·H·D·S·(S+1), the two
 // products over the S(S+1)/2 pairs j ≤ i: about half of Template's.
 //
-// The emitter is shared, with a causal flag. A causal unit i0 meets keys
+// The emitter is shared, with a causal flag. In the lanes layout a unit
+// meets the key blocks up to the one holding its last row, i0+rows-1, and
+// a block that reaches past i0 gets its scores masked before the softmax:
+// key c of the block, key j0+c of the head, and lane i, row i0+i, with
+// i < c+j0-i0 get -Inf, whose weight is 0. In the rows layout a causal
+// unit i0 meets keys
 // only up to its last row, i0+rows-1: first the full blocks entirely at or
 // below the diagonal (every key ≤ i0) with the unmasked keys function,
 // then the full blocks up to key i0+rows-1 with a masked one, then the
@@ -117,8 +154,8 @@
 // Template.Version is revision (in attention.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-1" to "attention-2"), and causalRevision
-// ("attention-causal-1") when the causal kernels' code changes, which a
+// revision by hand ("attention-2" to "attention-3"), and causalRevision
+// ("attention-causal-2") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too.

@@ -22,6 +22,7 @@ type kernel struct {
 	br, bc     int
 	threads    int
 	causal     bool // query i attends to keys j ≤ i only (TemplateCausal)
+	lanes      bool // the lanes layout: query rows in vector lanes (lanes.go)
 }
 
 // maxAccs is the most vector accumulators a loop keeps live: the dot
@@ -56,6 +57,14 @@ func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal boo
 		bc:      cfg.Int("bc"),
 		threads: cfg.Int("threads"),
 		causal:  causal,
+		lanes:   cfg.Str("layout") == "lanes",
+	}
+	if k.lanes {
+		k.emitLanesState(f)
+		k.emitEntry(f)
+		k.emitWork(f)
+		k.emitLanes(f)
+		return
 	}
 	k.emitState(f)
 	k.emitEntry(f)
@@ -170,45 +179,10 @@ func (k kernel) emitEntry(f *jen.File) {
 // its keys and values in cache.
 func (k kernel) emitWork(f *jen.File) {
 	id := jen.Id
-	sd := k.s * k.d
-	state := []jen.Code{
-		jen.Clear(id("st").Dot("acc").Index(jen.Empty(), id("rows").Op("*").Id("D"))),
-		jen.For(id("r").Op(":=").Range().Id("rows")).Block(
-			id("st").Dot("m").Index(id("r")).Op("=").Op("-").Qual("math", "MaxFloat32").
-				Comment("not -Inf: -Inf-(-Inf) would be NaN"),
-			id("st").Dot("l").Index(id("r")).Op("=").Add(k.zero()),
-		),
+	unit := k.rowsUnit()
+	if k.lanes {
+		unit = k.lanesUnit()
 	}
-	keys := func(j0 jen.Code, cols int) jen.Code {
-		lo := id("base").Op("+").Add(j0).Op("*").Id("D")
-		hi := id("base").Op("+").Parens(jen.Add(j0).Op("+").Lit(cols)).Op("*").Id("D")
-		return id(k.keysFn(cols)).Call(jen.Op("&").Id("st"), id("qs"),
-			id("k").Index(lo, hi), id("v").Index(jen.Add(lo.Clone()), jen.Add(hi.Clone())), id("rows"))
-	}
-	var loop []jen.Code
-	full := k.s - k.s%k.bc
-	if k.causal {
-		loop = k.causalLoop(full)
-	} else {
-		if full > 0 {
-			loop = append(loop, jen.For(id("j0").Op(":=").Lit(0), id("j0").Op("<").Lit(full), id("j0").Op("+=").Lit(k.bc)).Block(
-				keys(id("j0"), k.bc),
-			))
-		}
-		if full < k.s {
-			loop = append(loop, keys(jen.Lit(full), k.s-full))
-		}
-	}
-	unit := append(append(append([]jen.Code{
-		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Lit(sd),
-		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
-		id("rows").Op(":=").Min(jen.Lit(k.br), id("S").Op("-").Id("i0")),
-		id("qs").Op(":=").Id("q").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
-	}, state...), loop...),
-		id(k.storeFn()).Call(jen.Op("&").Id("st"),
-			id("out").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
-			id("rows")),
-	)
 	units := jen.For(id("u").Op(":=").Id("t"), id("u").Op("<").Lit(k.units()), id("u").Op("+=").Lit(k.threads)).Block(unit...)
 	doc := fmt.Sprintf("%s computes goroutine t's share of the work: units t, t+%d, t+%d, … of the %d, "+
 		"a unit being a block of up to %d query rows of one head, which meets the keys in blocks of %d.",
@@ -243,6 +217,52 @@ func (k kernel) emitWork(f *jen.File) {
 	}
 	f.Add(golang.Comment(doc))
 	f.Func().Id(k.workFn()).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32(), id("t").Int()).Block(body...)
+}
+
+// rowsUnit returns the body of the loop over a goroutine's units in the
+// rows layout: reset the state of the unit's rows, fold in the key blocks
+// (causal: up to the unit's last row), store.
+func (k kernel) rowsUnit() []jen.Code {
+	id := jen.Id
+	sd := k.s * k.d
+	state := []jen.Code{
+		jen.Clear(id("st").Dot("acc").Index(jen.Empty(), id("rows").Op("*").Id("D"))),
+		jen.For(id("r").Op(":=").Range().Id("rows")).Block(
+			id("st").Dot("m").Index(id("r")).Op("=").Op("-").Qual("math", "MaxFloat32").
+				Comment("not -Inf: -Inf-(-Inf) would be NaN"),
+			id("st").Dot("l").Index(id("r")).Op("=").Add(k.zero()),
+		),
+	}
+	keys := func(j0 jen.Code, cols int) jen.Code {
+		lo := id("base").Op("+").Add(j0).Op("*").Id("D")
+		hi := id("base").Op("+").Parens(jen.Add(j0).Op("+").Lit(cols)).Op("*").Id("D")
+		return id(k.keysFn(cols)).Call(jen.Op("&").Id("st"), id("qs"),
+			id("k").Index(lo, hi), id("v").Index(jen.Add(lo.Clone()), jen.Add(hi.Clone())), id("rows"))
+	}
+	var loop []jen.Code
+	full := k.s - k.s%k.bc
+	if k.causal {
+		loop = k.causalLoop(full)
+	} else {
+		if full > 0 {
+			loop = append(loop, jen.For(id("j0").Op(":=").Lit(0), id("j0").Op("<").Lit(full), id("j0").Op("+=").Lit(k.bc)).Block(
+				keys(id("j0"), k.bc),
+			))
+		}
+		if full < k.s {
+			loop = append(loop, keys(jen.Lit(full), k.s-full))
+		}
+	}
+	return append(append(append([]jen.Code{
+		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Lit(sd),
+		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
+		id("rows").Op(":=").Min(jen.Lit(k.br), id("S").Op("-").Id("i0")),
+		id("qs").Op(":=").Id("q").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
+	}, state...), loop...),
+		id(k.storeFn()).Call(jen.Op("&").Id("st"),
+			id("out").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
+			id("rows")),
+	)
 }
 
 // causalLoop returns the loop of a causal unit over the key blocks, up to

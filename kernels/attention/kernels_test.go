@@ -63,8 +63,14 @@ var testShapes = [][]int{{1, 1, 1, 1}, {1, 3, 7, 5}, {1, 1, 1000, 80}, {2, 3, 64
 // leaves it out. -short keeps the first three.
 var blockPairs = [][2]int{{1, 1}, {4, 4}, {64, 32}, {16, 64}, {8, 16}}
 
+// lanesTiles are the (mr, nv) register tiles the grid gives the lanes
+// layout, one per point, in turn: every tile meets several vector widths,
+// block pairs and thread counts without the grid doubling per tile.
+var lanesTiles = [][2]int{{4, 2}, {2, 4}, {6, 1}, {1, 1}, {8, 1}, {2, 2}}
+
 // grid returns the valid configs on target of vec × exp × blockPairs ×
-// threads 1 and 2.
+// threads 1 and 2, each in the rows layout and in the lanes layout with
+// the next of lanesTiles that is valid there.
 func grid(t *testing.T, shape []int, target device.Target, short bool) []schedule.Config {
 	sp := Template.Space(shape, target)
 	pairs, threads := blockPairs, []int{1, 2}
@@ -72,16 +78,27 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 		pairs = pairs[:3]
 	}
 	var out []schedule.Config
+	add := func(text string) bool {
+		cfg, err := sp.Parse(text)
+		if err != nil || !sp.Valid(cfg) {
+			return false // a block size or thread count this shape or host does not offer
+		}
+		out = append(out, cfg)
+		return true
+	}
+	next := 0
 	for _, vec := range vecs {
 		for _, exp := range exps {
 			for _, p := range pairs {
 				for _, th := range threads {
-					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=%s,threads=%d", vec, p[0], p[1], exp, th))
-					if err != nil {
-						continue // a block size or thread count this shape or host does not offer
-					}
-					if sp.Valid(cfg) {
-						out = append(out, cfg)
+					point := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=%s,threads=%d", vec, p[0], p[1], exp, th)
+					add(point + ",layout=rows,mr=1,nv=1")
+					for range lanesTiles {
+						tile := lanesTiles[next%len(lanesTiles)]
+						next++
+						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d", point, tile[0], tile[1])) {
+							break
+						}
 					}
 				}
 			}
@@ -241,13 +258,19 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,br=64,bc=64,exp=poly5,threads=1",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2",
-		"vec=16,br=16,bc=32,exp=poly5,threads=2",
-		"vec=16,br=64,bc=64,exp=poly4,threads=2",
-		"vec=16,br=64,bc=64,exp=f64,threads=2",
-		"vec=8,br=64,bc=64,exp=poly5,threads=2",
-		"vec=1,br=64,bc=64,exp=poly5,threads=1",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
+		"vec=16,br=16,bc=32,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
+		"vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1",
+		"vec=16,br=64,bc=64,exp=f64,threads=2,layout=rows,mr=1,nv=1",
+		"vec=8,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
+		"vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=2,nv=4",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
+		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
+		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1",
+		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {

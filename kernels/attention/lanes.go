@@ -1,0 +1,361 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+)
+
+// The lanes layout (see the package doc) puts the query rows of a unit in
+// the lanes of the vectors: the unit's queries, its scores and weights and
+// its output are all kept transposed, query row i in lane i mod vec. Both
+// products are then register-tiled outer products, like gemm's
+// micro-kernels, and the softmax runs down the columns of the transposed
+// scores with no horizontal sums.
+
+func (k kernel) loadFn() string    { return k.name + "Load" }
+func (k kernel) scoresFn() string  { return k.name + "Scores" }
+func (k kernel) maskFn() string    { return k.name + "Mask" }
+func (k kernel) softmaxFn() string { return k.name + "Softmax" }
+func (k kernel) valuesFn() string  { return k.name + "Values" }
+
+// emitLanes emits every function of a lanes kernel but the entry and the
+// work loop, which it shares with the rows layout.
+func (k kernel) emitLanes(f *jen.File) {
+	k.emitLanesLoad(f)
+	k.emitLanesScores(f)
+	if k.causal {
+		k.emitLanesMask(f)
+	}
+	k.emitLanesSoftmax(f)
+	k.emitLanesValues(f)
+	k.emitLanesStore(f)
+}
+
+// emitLanesState emits the type of one goroutine's working memory in the
+// lanes layout: O(br·D + bc·br) floats.
+func (k kernel) emitLanesState(f *jen.File) {
+	f.Add(golang.Comment(fmt.Sprintf("%s is one goroutine's working memory for a block of up to %d query rows, "+
+		"row i in column i of every matrix: the query rows scaled by 1/√D, the unnormalised output rows and a block "+
+		"of %d keys' scores (then weights), all transposed, and per row the running maximum of the scores, the "+
+		"running sum of e^(score-max) and the last rescaling factor.", k.stateType(), k.br, k.bc)))
+	f.Type().Id(k.stateType()).Struct(
+		jen.Id("qt").Index(jen.Lit(k.d*k.br)).Float32().Comment("qt[d*BR+i] = q[i][d]/√D; zero past the last row"),
+		jen.Id("ot").Index(jen.Lit(k.d*k.br)).Float32().Comment("ot[d*BR+i]: output row i before the division by l[i]"),
+		jen.Id("p").Index(jen.Lit(k.bc*k.br)).Float32().Comment("p[c*BR+i]: key c's score, then weight, for row i"),
+		jen.List(jen.Id("m"), jen.Id("l"), jen.Id("alpha")).Index(jen.Lit(k.br)).Float32(),
+	)
+}
+
+// lanesUnit returns the body of the loop over a goroutine's units in the
+// lanes layout: load the query block, fold in the key blocks (causal: up to
+// the unit's last row, masking those that cross the diagonal), store.
+func (k kernel) lanesUnit() []jen.Code {
+	id := jen.Id
+	sd := k.s * k.d
+	st := jen.Op("&").Id("st")
+	rowsOf := func(s string, lo, n jen.Code) jen.Code {
+		return id(s).Index(id("base").Op("+").Add(lo).Op("*").Id("D"), id("base").Op("+").Parens(jen.Add(lo).Op("+").Add(n)).Op("*").Id("D"))
+	}
+	block := []jen.Code{
+		id("cols").Op(":=").Min(jen.Lit(k.bc), id("S").Op("-").Id("j0")),
+		id(k.scoresFn()).Call(st, rowsOf("k", id("j0"), id("cols")), id("cols")),
+	}
+	end := jen.Id("S")
+	if k.causal {
+		end = jen.Min(id("S"), id("i0").Op("+").Id("rows")) // keys up to the unit's last row
+		block = append(block, jen.If(id("j0").Op("+").Id("cols").Op(">").Id("i0").Op("+").Lit(1)).Block(
+			id(k.maskFn()).Call(st, id("cols"), id("j0").Op("-").Id("i0")),
+		).Comment("the block crosses the diagonal"))
+	}
+	block = append(block,
+		id(k.softmaxFn()).Call(st, id("cols")),
+		id(k.valuesFn()).Call(st, rowsOf("v", id("j0"), id("cols")), id("cols")),
+	)
+	return []jen.Code{
+		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Lit(sd),
+		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
+		id("rows").Op(":=").Min(jen.Lit(k.br), id("S").Op("-").Id("i0")),
+		id(k.loadFn()).Call(st, rowsOf("q", id("i0"), id("rows")), id("rows")),
+		jen.For(id("j0").Op(":=").Lit(0), id("j0").Op("<").Add(end), id("j0").Op("+=").Lit(k.bc)).Block(block...),
+		id(k.storeFn()).Call(st, rowsOf("out", id("i0"), id("rows")), id("rows")),
+	}
+}
+
+// emitLanesLoad emits the function that starts a unit: the query rows,
+// scaled by 1/√D and transposed into qt with zeros in the lanes past the
+// last row (their scores are 0 and their outputs never stored), and the
+// output, maxima and sums reset.
+func (k kernel) emitLanesLoad(f *jen.File) {
+	id := jen.Id
+	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%d): "+
+		"st.qt = qᵀ/√%d with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
+		"would be NaN) and the sums at 0.", k.loadFn(), k.d, k.d)))
+	f.Func().Id(k.loadFn()).Params(id("st").Op("*").Id(k.stateType()), id("q").Index().Float32(), id("rows").Int()).Block(
+		jen.Const().Defs(
+			id("D").Op("=").Lit(k.d),
+			id("BR").Op("=").Lit(k.br),
+			id("scale").Op("=").Id(f32Text(float32(1/math.Sqrt(float64(k.d))))).Comment("1/√D"),
+		),
+		jen.For(id("i").Op(":=").Range().Id("rows")).Block(
+			jen.For(jen.List(id("d"), id("x")).Op(":=").Range().Id("q").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D"))).Block(
+				id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Id("x").Op("*").Id("scale"),
+			),
+		),
+		jen.For(id("i").Op(":=").Id("rows"), id("i").Op("<").Id("BR"), id("i").Op("++")).Block(
+			jen.For(id("d").Op(":=").Range().Id("D")).Block(
+				id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Lit(0),
+			),
+		),
+		jen.Clear(id("st").Dot("ot").Index(jen.Empty(), jen.Empty())),
+		jen.For(id("i").Op(":=").Range().Id("BR")).Block(
+			id("st").Dot("m").Index(id("i")).Op("=").Op("-").Qual("math", "MaxFloat32"),
+			id("st").Dot("l").Index(id("i")).Op("=").Lit(0),
+		),
+	)
+}
+
+// tile returns one register tile of the lanes layout, an outer product
+// over a loop: rows×nv accumulators a{r}{j}, zero or started by init(r,
+// j), then for every step, after the statements pre, the nv vectors of
+// query lanes load(j) times the broadcast bcast(r), ended by store(r, j).
+func (k kernel) tile(rows int, loop jen.Code, pre []jen.Code, init func(r, j int) jen.Code, load func(j int) jen.Code,
+	bcast func(r int) jen.Code, store func(r, j int, acc jen.Code) jen.Code) []jen.Code {
+	v, id := k.v, jen.Id
+	nv := k.nv()
+	acc := func(r, j int) jen.Code { return id("a" + strconv.Itoa(r) + strconv.Itoa(j)) }
+	var out, decl []jen.Code
+	step := append([]jen.Code(nil), pre...)
+	for r := range rows {
+		for j := range nv {
+			if init == nil {
+				decl = append(decl, acc(r, j))
+			} else {
+				out = append(out, jen.Add(acc(r, j)).Op(":=").Add(init(r, j)))
+			}
+		}
+	}
+	if decl != nil {
+		out = append(out, jen.Var().List(decl...).Add(v.Type()))
+	}
+	for j := range nv {
+		step = append(step, id("b"+strconv.Itoa(j)).Op(":=").Add(load(j)))
+	}
+	for r := range rows {
+		x := "x"
+		if r == 0 {
+			step = append(step, id(x).Op(":=").Add(bcast(r)))
+		} else {
+			step = append(step, id(x).Op("=").Add(bcast(r)))
+		}
+		for j := range nv {
+			step = append(step, jen.Add(acc(r, j)).Op("=").Add(v.MulAdd(id("b"+strconv.Itoa(j)), id(x), acc(r, j))))
+		}
+	}
+	out = append(out, jen.Add(loop).Block(step...))
+	for r := range rows {
+		for j := range nv {
+			out = append(out, store(r, j, acc(r, j)))
+		}
+	}
+	return out
+}
+
+// nv is the number of vectors of query lanes in a register tile.
+func (k kernel) nv() int { return k.cfg.Int("nv") }
+
+// mr is the number of keys, or of D rows of the output, in a register tile.
+func (k kernel) mr() int { return k.cfg.Int("mr") }
+
+// lane returns the index of vector j of the tile's query lanes in a
+// transposed matrix's row at row: row*BR + g + j·lanes.
+func (k kernel) lane(row jen.Code, j int) *jen.Statement {
+	at := jen.Add(row).Op("*").Id("BR").Op("+").Id("g")
+	if j > 0 {
+		at = at.Op("+").Lit(j * k.v.Lanes())
+	}
+	return at
+}
+
+// plus returns (x+off), or x alone when off is 0.
+func plus(x string, off int) *jen.Statement {
+	if off == 0 {
+		return jen.Id(x)
+	}
+	return jen.Parens(jen.Id(x).Op("+").Lit(off))
+}
+
+// emitLanesScores emits the function that computes a key block's scores:
+// p[c*BR+i] = qt[·,i]·k[c], in tiles of mr keys × nv vectors of query
+// lanes over D, then single keys for the rest of the block.
+func (k kernel) emitLanesScores(f *jen.File) {
+	v, id := k.v, jen.Id
+	tile := func(keys int) []jen.Code {
+		var out []jen.Code
+		for r := range keys {
+			out = append(out, id("k"+strconv.Itoa(r)).Op(":=").Id("k").Index(plus("c", r).Op("*").Id("D"), jen.Empty()).Index(jen.Empty(), id("D")))
+		}
+		return append(out, k.tile(keys, jen.For(id("d").Op(":=").Range().Id("D")), nil, nil,
+			func(j int) jen.Code { return v.Load(id("st").Dot("qt"), k.lane(id("d"), j)) },
+			func(r int) jen.Code { return k.bcast(id("k" + strconv.Itoa(r)).Index(id("d"))) },
+			func(r, j int, acc jen.Code) jen.Code { return v.Store(acc, id("st").Dot("p"), k.lane(plus("c", r), j)) },
+		)...)
+	}
+	mr := k.mr()
+	group := k.nv() * v.Lanes()
+	body := []jen.Code{
+		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
+		jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
+			id("c").Op(":=").Lit(0),
+			jen.For(jen.Empty(), id("c").Op("+").Lit(mr).Op("<=").Id("cols"), id("c").Op("+=").Lit(mr)).Block(tile(mr)...),
+			jen.For(jen.Empty(), id("c").Op("<").Id("cols"), id("c").Op("++")).Block(tile(1)...),
+		),
+	}
+	if mr == 1 {
+		body[1] = jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
+			jen.For(id("c").Op(":=").Range().Id("cols")).Block(tile(1)...),
+		)
+	}
+	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%d) against the unit's "+
+		"query rows, p[c*BR+i] = qt[·,i]·k[c], in register tiles of %d keys × %d query rows.",
+		k.scoresFn(), k.d, mr, group)))
+	f.Func().Id(k.scoresFn()).Params(id("st").Op("*").Id(k.stateType()), id("k").Index().Float32(), id("cols").Int()).Block(body...)
+}
+
+// emitLanesMask emits the function that masks the scores of a block
+// crossing the diagonal: key c of the block, key j0+c of the head, meets
+// query row i, row i0+i, only if j0+c ≤ i0+i, that is i ≥ c+off with
+// off = j0-i0; the others' scores become -Inf, whose weights are 0.
+func (k kernel) emitLanesMask(f *jen.File) {
+	id := jen.Id
+	f.Add(golang.Comment(fmt.Sprintf("%s sets to -Inf the scores in st.p of the keys c above the diagonal of the "+
+		"query rows i, those with i < c+off, off being the block's first key minus the unit's first row.", k.maskFn())))
+	f.Func().Id(k.maskFn()).Params(id("st").Op("*").Id(k.stateType()), jen.List(id("cols"), id("off")).Int()).Block(
+		jen.Const().Id("BR").Op("=").Lit(k.br),
+		id("ninf").Op(":=").Float32().Call(jen.Qual("math", "Inf").Call(jen.Lit(-1))),
+		jen.For(id("c").Op(":=").Range().Id("cols")).Block(
+			jen.For(id("i").Op(":=").Range().Min(id("BR"), id("c").Op("+").Id("off"))).Block(
+				id("st").Dot("p").Index(id("c").Op("*").Id("BR").Op("+").Id("i")).Op("=").Id("ninf"),
+			),
+		),
+	)
+}
+
+// emitLanesSoftmax emits the online softmax step of a key block, one
+// vector of query lanes at a time: the new maxima (two chains), the weights
+// e^(score-max) in place of the scores and their sums, and the rescaling
+// factors alpha = e^(old max - new max), exactly 1 where the maximum did not
+// grow (the polynomial exps' e^0 is not exactly 1; see the package doc).
+func (k kernel) emitLanesSoftmax(f *jen.File) {
+	v, id := k.v, jen.Id
+	lanes := v.Lanes()
+	p := func(off int) jen.Code {
+		return v.Load(id("st").Dot("p"), plus("c", off).Op("*").Id("BR").Op("+").Id("i"))
+	}
+	body := []jen.Code{jen.Const().Defs(id("BR").Op("=").Lit(k.br))}
+	body = append(body, k.exp.Consts()...)
+	grow := []jen.Code{id("xa").Op(":=").Add(v.Sub(id("mOld"), id("mNew")))}
+	grow = append(grow, k.exp.Emit("ea", "xa", "a")...)
+	var alpha []jen.Code
+	if v.Scalar() {
+		alpha = []jen.Code{
+			id("alpha").Op(":=").Float32().Call(jen.Lit(1)),
+			jen.If(id("mNew").Op(">").Id("mOld")).Block(append(grow, id("alpha").Op("=").Id("ea"))...),
+		}
+	} else {
+		alpha = append(grow, id("alpha").Op(":=").Id("ea").Dot("Merge").Call(v.Splat(jen.Lit(1)), id("mNew").Dot("Greater").Call(id("mOld"))).
+			Comment("ea where the maximum grew, 1 elsewhere"))
+	}
+	weights := []jen.Code{id("x").Op(":=").Add(v.Sub(p(0), id("mNew")))}
+	weights = append(weights, k.exp.Emit("e", "x", "w")...)
+	weights = append(weights,
+		v.Store(id("e"), id("st").Dot("p"), id("c").Op("*").Id("BR").Op("+").Id("i")),
+		id("sum").Op("=").Add(v.Add(id("sum"), id("e"))),
+	)
+	loop := append([]jen.Code{
+		id("mOld").Op(":=").Add(v.Load(id("st").Dot("m"), id("i"))),
+		jen.List(id("m0"), id("m1")).Op(":=").List(id("mOld"), id("mOld")),
+		id("c").Op(":=").Lit(0),
+		jen.For(jen.Empty(), id("c").Op("+").Lit(2).Op("<=").Id("cols"), id("c").Op("+=").Lit(2)).Block(
+			id("m0").Op("=").Add(v.Max(id("m0"), p(0))),
+			id("m1").Op("=").Add(v.Max(id("m1"), p(1))),
+		),
+		jen.If(id("c").Op("<").Id("cols")).Block(id("m0").Op("=").Add(v.Max(id("m0"), p(0)))),
+		id("mNew").Op(":=").Add(v.Max(id("m0"), id("m1"))),
+		jen.Var().Id("sum").Add(v.Type()),
+		jen.For(id("c").Op(":=").Range().Id("cols")).Block(weights...),
+	}, alpha...)
+	loop = append(loop,
+		v.Store(v.MulAdd(v.Load(id("st").Dot("l"), id("i")), id("alpha"), id("sum")), id("st").Dot("l"), id("i")),
+		v.Store(id("mNew"), id("st").Dot("m"), id("i")),
+		v.Store(id("alpha"), id("st").Dot("alpha"), id("i")),
+	)
+	body = append(body, jen.For(id("i").Op(":=").Lit(0), id("i").Op("<").Id("BR"), id("i").Op("+=").Lit(lanes)).Block(loop...))
+	f.Add(golang.Comment(fmt.Sprintf("%s folds the scores of a block of cols keys in st.p into the online softmax of "+
+		"the unit's rows: the new running maxima, the weights e^(score-max) in place of the scores, the running sums "+
+		"rescaled and grown, and st.alpha, the factor by which the output rows are to be rescaled.", k.softmaxFn())))
+	f.Func().Id(k.softmaxFn()).Params(id("st").Op("*").Id(k.stateType()), id("cols").Int()).Block(body...)
+}
+
+// emitLanesValues emits the function that rescales the output by alpha and
+// adds a block's weighted values: ot[d*BR+i] = alpha[i]·ot[d*BR+i] +
+// Σ_c v[c*D+d]·p[c*BR+i], in tiles of mr rows of D × nv vectors of query
+// lanes over the block's keys, the last D mod mr rows in a smaller tile.
+func (k kernel) emitLanesValues(f *jen.File) {
+	v, id := k.v, jen.Id
+	ot := id("st").Dot("ot")
+	tile := func(rows int, d func(r int) *jen.Statement) []jen.Code {
+		out := []jen.Code{}
+		for j := range k.nv() {
+			out = append(out, id("al"+strconv.Itoa(j)).Op(":=").Add(v.Load(id("st").Dot("alpha"), plus("g", j*v.Lanes()))))
+		}
+		return append(out, k.tile(rows, jen.For(id("c").Op(":=").Range().Id("cols")), []jen.Code{
+			id("vc").Op(":=").Id("v").Index(id("c").Op("*").Id("D").Op("+").Add(d(0)), jen.Empty()).Index(jen.Empty(), jen.Lit(rows)),
+		},
+			func(r, j int) jen.Code { return v.Mul(v.Load(ot, k.lane(d(r), j)), id("al"+strconv.Itoa(j))) },
+			func(j int) jen.Code { return v.Load(id("st").Dot("p"), k.lane(id("c"), j)) },
+			func(r int) jen.Code { return k.bcast(id("vc").Index(jen.Lit(r))) },
+			func(r, j int, acc jen.Code) jen.Code { return v.Store(acc, ot, k.lane(d(r), j)) },
+		)...)
+	}
+	mr := min(k.mr(), k.d)
+	full := k.d - k.d%mr
+	group := k.nv() * v.Lanes()
+	inner := []jen.Code{}
+	if full > 0 {
+		inner = append(inner, jen.For(id("d").Op(":=").Lit(0), id("d").Op("<").Lit(full), id("d").Op("+=").Lit(mr)).Block(
+			tile(mr, func(r int) *jen.Statement { return plus("d", r) })...))
+	}
+	if rest := k.d - full; rest > 0 {
+		inner = append(inner, jen.Block(tile(rest, func(r int) *jen.Statement { return jen.Lit(full + r) })...))
+	}
+	f.Add(golang.Comment(fmt.Sprintf("%s rescales the unit's output rows by st.alpha and adds the weighted values of a "+
+		"block of cols keys, v row-major cols×%d: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
+		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.d, mr, group)))
+	f.Func().Id(k.valuesFn()).Params(id("st").Op("*").Id(k.stateType()), id("v").Index().Float32(), id("cols").Int()).Block(
+		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
+		jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(inner...),
+	)
+}
+
+// emitLanesStore emits the function that ends a unit: out = otᵀ/l for the
+// unit's rows.
+func (k kernel) emitLanesStore(f *jen.File) {
+	id := jen.Id
+	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of the unit to out (row-major, rows×%d): "+
+		"out[i][d] = ot[d*BR+i]/l[i].", k.storeFn(), k.d)))
+	f.Func().Id(k.storeFn()).Params(id("st").Op("*").Id(k.stateType()), id("out").Index().Float32(), id("rows").Int()).Block(
+		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
+		jen.For(id("i").Op(":=").Range().Id("rows")).Block(
+			id("inv").Op(":=").Lit(1).Op("/").Id("st").Dot("l").Index(id("i")),
+			id("o").Op(":=").Id("out").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D")),
+			jen.For(id("d").Op(":=").Range().Id("o")).Block(
+				id("o").Index(id("d")).Op("=").Id("st").Dot("ot").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("*").Id("inv"),
+			),
+		),
+	)
+}
