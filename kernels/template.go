@@ -53,6 +53,12 @@ type Template struct {
 	// cfg is a valid point of Space(shape, target).
 	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
 
+	// EmitAsm, when set, returns the Go assembly for amd64 that the code
+	// EmitGo wrote for the same name, shape and cfg declares (functions
+	// without a body), or nil when that config needs none. It is built
+	// as a .s file of the same package (codegen/goasm renders it).
+	EmitAsm func(name string, shape []int, cfg schedule.Config) []byte
+
 	// Baselines are the op's reference implementations as a user would
 	// write them (plain Go loops, a library call), which `autotune bench`
 	// runs side by side with the tuned kernel. Op-independent baselines

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
@@ -15,8 +16,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-2"
-	causalRevision = "attention-causal-2"
+	revision       = "attention-3"
+	causalRevision = "attention-causal-3"
 )
 
 // Template is fused, non-causal scaled dot-product attention: for a shape
@@ -50,6 +51,7 @@ func newTemplate(causal bool) kernels.Template {
 			return 4 * 4 * elements(shape)
 		},
 		EmitGo:    emitGo,
+		EmitAsm:   emitAsm,
 		Baselines: baselines,
 	}
 	if causal {
@@ -63,6 +65,7 @@ func newTemplate(causal bool) kernels.Template {
 			return 2 * float64(b) * float64(h) * float64(d) * float64(s) * float64(s+1)
 		}
 		t.EmitGo = emitGoCausal
+		t.EmitAsm = emitAsmCausal
 		t.Baselines = causalBaselines
 	}
 	return t
@@ -112,8 +115,9 @@ var (
 	blockSizes = []int{1, 4, 8, 16, 32, 64}
 	exps       = []string{"f64", "poly4", "poly5"}
 	layouts    = []string{"rows", "lanes"}
-	tileKeys   = []int{1, 2, 4, 6, 8} // mr: keys (scores) and D rows (output) per register tile of the lanes layout
-	tileVecs   = []int{1, 2, 4}       // nv: vectors of query rows per register tile of the lanes layout
+	tileKeys   = []int{1, 2, 4, 6, 8, 12} // mr: keys (scores) and D rows (output) per register tile of the lanes layout
+	tileVecs   = []int{1, 2, 4}           // nv: vectors of query rows per register tile of the lanes layout
+	micros     = []string{"go", "asm"}    // how the lanes layout's register tiles are written
 )
 
 // registerBudget is the most vector registers a register tile of the lanes
@@ -160,8 +164,15 @@ func space(shape []int, target device.Target) *schedule.Space {
 		{Name: "lanes_tile_divides_br", OK: func(c schedule.Config) bool {
 			return c.Str("layout") != "lanes" || c.Int("br")%(c.Int("nv")*c.Int("vec")) == 0
 		}},
+		// Assembly tiles are the lanes layout's, on vectors.
+		{Name: "asm_needs_lanes_vectors", OK: func(c schedule.Config) bool {
+			return c.Str("micro") != "asm" || (c.Str("layout") == "lanes" && c.Int("vec") > 1)
+		}},
 		{Name: "register_budget", OK: func(c schedule.Config) bool {
 			mr, nv := c.Int("mr"), c.Int("nv")
+			if c.Str("micro") == "asm" {
+				return goasm.Fits(c.Int("vec"), mr, nv)
+			}
 			return mr*nv+nv+1 <= registerBudget
 		}},
 	}...)
@@ -178,6 +189,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Enum("layout", layouts...),
 		schedule.Choice("mr", tileKeys...),
 		schedule.Choice("nv", tileVecs...),
+		schedule.Enum("micro", micros...),
 	}, constraints...)
 }
 

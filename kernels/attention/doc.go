@@ -56,6 +56,15 @@
 // block's cols keys, with single keys after the last full tile), and a D
 // that mr does not divide ends in one smaller tile.
 //
+// With micro=asm the tiles are Go assembly from codegen/goasm, called once
+// per tile: the archsimd tiles lose about half their issue slots to
+// register moves (Go's MulAdd overwrites a multiplicand, so each fused
+// multiply-add of a loop-carried accumulator needs a copy) and spill past
+// 4×2 vectors, while the assembly accumulates in place in up to 28 Z
+// registers. On 1x8x1024x64, one thread, the same schedule ran at 36
+// GFLOP/s with archsimd tiles (4×2) and 86 with assembly (12×2). The Go
+// code checks, once per call, that the rows the tiles read exist.
+//
 // Rescaling happens only when a row's maximum grows (in the lanes layout,
 // alpha is exactly 1 in the lanes whose maximum did not grow). The polynomial exps
 // give e^0 = 0.9999993 (poly4), not 1, and rescaling every block by it
@@ -72,16 +81,19 @@
 //	         poly4, poly5          range reduction and a degree-4 or -5 polynomial (degree 4, 5)
 //	threads  1 … cores             goroutines, the caller included; 1 starts none
 //	layout   rows, lanes           query rows along D, or in the vectors' lanes (transposed)
-//	mr       1, 2, 4, 6, 8         lanes: keys, and rows of D, per register tile
+//	mr       1, 2, 4, 6, 8, 12     lanes: keys, and rows of D, per register tile
 //	nv       1, 2, 4               lanes: vectors of query rows per register tile
+//	micro    go, asm               lanes: register tiles in archsimd Go, or in Go assembly (codegen/goasm)
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
 // target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
 // without a unit is waste); rows_has_no_tile (the rows layout takes mr = nv
 // = 1, so that the space holds no copies of its points);
-// lanes_tile_divides_br (nv·vec divides br); register_budget (mr·nv
-// accumulators, nv loaded vectors and a broadcast ≤ 14: Go allocates about
-// 15 vector registers); needs_cpu_target (the template has only a Go
+// lanes_tile_divides_br (nv·vec divides br); asm_needs_lanes_vectors
+// (assembly tiles are the lanes layout's, at 8 or 16 lanes);
+// register_budget (Go tiles: mr·nv accumulators, nv loaded vectors and a
+// broadcast ≤ 14, as Go allocates about 15 vector registers; assembly
+// tiles: mr·nv + nv + 2 ≤ 32 registers at 16 lanes, 16 at 8); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
 // every CPU.
@@ -154,8 +166,8 @@
 // Template.Version is revision (in attention.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-2" to "attention-3"), and causalRevision
-// ("attention-causal-2") when the causal kernels' code changes, which a
+// revision by hand ("attention-3" to "attention-4"), and causalRevision
+// ("attention-causal-3") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too.

@@ -23,6 +23,7 @@ type kernel struct {
 	threads    int
 	causal     bool // query i attends to keys j ≤ i only (TemplateCausal)
 	lanes      bool // the lanes layout: query rows in vector lanes (lanes.go)
+	asm        bool // the lanes layout's register tiles in Go assembly (codegen/goasm)
 }
 
 // maxAccs is the most vector accumulators a loop keeps live: the dot
@@ -43,22 +44,7 @@ func emitGoCausal(f *jen.File, name string, shape []int, cfg schedule.Config) {
 // emitWork's loop over key blocks and dealing of units, and in the masked
 // keys functions.
 func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal bool) {
-	b, h, s, d := checkShape(shape)
-	v := golang.Float32(cfg.Int("vec"))
-	degree, ok := expDegree[cfg.Str("exp")]
-	if !ok {
-		panic(fmt.Sprintf("attention: unknown exp %q in %s", cfg.Str("exp"), cfg))
-	}
-	k := kernel{
-		name: name, cfg: cfg, b: b, h: h, s: s, d: d,
-		v:       v,
-		exp:     golang.NewExp(v, degree),
-		br:      cfg.Int("br"),
-		bc:      cfg.Int("bc"),
-		threads: cfg.Int("threads"),
-		causal:  causal,
-		lanes:   cfg.Str("layout") == "lanes",
-	}
+	k := newKernel(name, shape, cfg, causal)
 	if k.lanes {
 		k.emitLanesState(f)
 		k.emitEntry(f)
@@ -69,6 +55,7 @@ func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal boo
 	k.emitState(f)
 	k.emitEntry(f)
 	k.emitWork(f)
+	v := k.v
 	var tails []int
 	for _, cols := range k.keyBlocks() {
 		// Causal kernels use the full blocks unmasked below the diagonal
@@ -87,6 +74,27 @@ func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal boo
 	k.emitStore(f)
 	if !v.Scalar() {
 		f.Add(v.HorizontalFunc(k.hsum(), golang.ReduceSum))
+	}
+}
+
+// newKernel returns the kernel of cfg for shape, named name.
+func newKernel(name string, shape []int, cfg schedule.Config, causal bool) kernel {
+	b, h, s, d := checkShape(shape)
+	v := golang.Float32(cfg.Int("vec"))
+	degree, ok := expDegree[cfg.Str("exp")]
+	if !ok {
+		panic(fmt.Sprintf("attention: unknown exp %q in %s", cfg.Str("exp"), cfg))
+	}
+	return kernel{
+		name: name, cfg: cfg, b: b, h: h, s: s, d: d,
+		v:       v,
+		exp:     golang.NewExp(v, degree),
+		br:      cfg.Int("br"),
+		bc:      cfg.Int("bc"),
+		threads: cfg.Int("threads"),
+		causal:  causal,
+		lanes:   cfg.Str("layout") == "lanes",
+		asm:     cfg.Str("micro") == "asm",
 	}
 }
 

@@ -10,23 +10,24 @@ import (
 // goldens are the configs of Template whose generated code is checked in.
 // The rows layout: the fast path with threads; 8 lanes with partial vectors
 // in D and in blocks of keys (tail masks) and a partial block of queries;
-// scalar code with exp in float64. The lanes layout: the fast path; scalar
-// code with partial blocks of queries and keys and a D that the tile does
-// not divide.
+// scalar code with exp in float64. The lanes layout: the fast path; its
+// assembly tiles' declarations and calls, with partial blocks of queries
+// and keys and a D that the tile does not divide; scalar code likewise.
 var goldens = []kerneltest.Golden{
-	{Name: "vec16_64x64", Shape: "1x8x1024x64", Config: "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1"},
-	{Name: "vec8_tails", Shape: "1x3x7x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=1,layout=rows,mr=1,nv=1"},
-	{Name: "scalar_f64", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=rows,mr=1,nv=1"},
-	{Name: "lanes_vec16", Shape: "1x8x1024x64", Config: "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2"},
-	{Name: "lanes_scalar", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=lanes,mr=2,nv=2"},
+	{Name: "vec16_64x64", Shape: "1x8x1024x64", Config: "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go"},
+	{Name: "vec8_tails", Shape: "1x3x7x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go"},
+	{Name: "scalar_f64", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go"},
+	{Name: "lanes_vec16", Shape: "1x8x1024x64", Config: "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go"},
+	{Name: "lanes_asm", Shape: "1x2x100x20", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"},
+	{Name: "lanes_scalar", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=lanes,mr=2,nv=2,micro=go"},
 }
 
 // causalGoldens are TemplateCausal's: key blocks below, across and beyond
 // the diagonal, a partial last block, tail masks and the snake-wise
 // dealing of units to threads, in both layouts.
 var causalGoldens = []kerneltest.Golden{
-	{Name: "causal_vec8", Shape: "1x2x10x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=2,layout=rows,mr=1,nv=1"},
-	{Name: "causal_lanes_vec8", Shape: "1x2x20x5", Config: "vec=8,br=8,bc=4,exp=poly4,threads=2,layout=lanes,mr=2,nv=1"},
+	{Name: "causal_vec8", Shape: "1x2x10x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go"},
+	{Name: "causal_lanes_vec8", Shape: "1x2x20x5", Config: "vec=8,br=8,bc=4,exp=poly4,threads=2,layout=lanes,mr=2,nv=1,micro=go"},
 }
 
 // TestGolden compares the generated code of the golden configs with

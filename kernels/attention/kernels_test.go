@@ -68,9 +68,14 @@ var blockPairs = [][2]int{{1, 1}, {4, 4}, {64, 32}, {16, 64}, {8, 16}}
 // block pairs and thread counts without the grid doubling per tile.
 var lanesTiles = [][2]int{{4, 2}, {2, 4}, {6, 1}, {1, 1}, {8, 1}, {2, 2}}
 
+// asmTiles are lanesTiles for micro=asm: tiles past Go's register budget
+// too, which 8-lane vectors skip.
+var asmTiles = [][2]int{{12, 2}, {6, 4}, {8, 1}, {4, 2}, {1, 1}, {12, 1}, {2, 4}, {6, 2}}
+
 // grid returns the valid configs on target of vec × exp × blockPairs ×
-// threads 1 and 2, each in the rows layout and in the lanes layout with
-// the next of lanesTiles that is valid there.
+// threads 1 and 2, each in the rows layout, in the lanes layout with the
+// next of lanesTiles that is valid there, and with the next of asmTiles in
+// assembly.
 func grid(t *testing.T, shape []int, target device.Target, short bool) []schedule.Config {
 	sp := Template.Space(shape, target)
 	pairs, threads := blockPairs, []int{1, 2}
@@ -86,17 +91,24 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 		out = append(out, cfg)
 		return true
 	}
-	next := 0
+	next, nextAsm := 0, 0
 	for _, vec := range vecs {
 		for _, exp := range exps {
 			for _, p := range pairs {
 				for _, th := range threads {
 					point := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=%s,threads=%d", vec, p[0], p[1], exp, th)
-					add(point + ",layout=rows,mr=1,nv=1")
+					add(point + ",layout=rows,mr=1,nv=1,micro=go")
 					for range lanesTiles {
 						tile := lanesTiles[next%len(lanesTiles)]
 						next++
-						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d", point, tile[0], tile[1])) {
+						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=go", point, tile[0], tile[1])) {
+							break
+						}
+					}
+					for range asmTiles {
+						tile := asmTiles[nextAsm%len(asmTiles)]
+						nextAsm++
+						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=asm", point, tile[0], tile[1])) {
 							break
 						}
 					}
@@ -258,19 +270,24 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
-		"vec=16,br=16,bc=32,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
-		"vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1",
-		"vec=16,br=64,bc=64,exp=f64,threads=2,layout=rows,mr=1,nv=1",
-		"vec=8,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1",
-		"vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1",
-		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=2,nv=4",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
-		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
-		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1",
-		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
+		"vec=16,br=16,bc=32,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
+		"vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go",
+		"vec=16,br=64,bc=64,exp=f64,threads=2,layout=rows,mr=1,nv=1,micro=go",
+		"vec=8,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
+		"vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=2,nv=4,micro=go",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
+		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
+		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go",
+		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
+		"vec=16,br=32,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
+		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=4,micro=asm",
+		"vec=16,br=32,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm",
+		"vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {
@@ -296,6 +313,7 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
+			m.Asm(k.shape, k.tmpl().EmitAsm(k.name, k.shape, k.cfg))
 		}
 		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
 			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.shape[3]), jen.Id(k.name)))

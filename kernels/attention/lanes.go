@@ -7,7 +7,9 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // The lanes layout (see the package doc) puts the query rows of a unit in
@@ -23,9 +25,73 @@ func (k kernel) maskFn() string    { return k.name + "Mask" }
 func (k kernel) softmaxFn() string { return k.name + "Softmax" }
 func (k kernel) valuesFn() string  { return k.name + "Values" }
 
+func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
+	return newKernel(name, shape, cfg, false).asmFile()
+}
+
+func emitAsmCausal(name string, shape []int, cfg schedule.Config) []byte {
+	return newKernel(name, shape, cfg, true).asmFile()
+}
+
+// asmFile returns the Go assembly of k's register tiles, or nil when k's
+// tiles are Go.
+func (k kernel) asmFile() []byte { return goasm.File(k.asmTiles()...) }
+
+// asmTiles returns the register tiles of a lanes kernel with micro=asm, in
+// the order the Go code declares them: the scores' tiles of mr keys and of
+// one key (for the rest of a block), the output's tiles of mr rows of D
+// and of the D mod mr rows left. Nil for Go tiles.
+func (k kernel) asmTiles() []goasm.Tile {
+	if !k.asm {
+		return nil
+	}
+	lanes, br := k.v.Lanes(), 4*k.br
+	scores := func(keys int) goasm.Tile {
+		return goasm.Tile{
+			Name: k.scoresTile(keys), Lanes: lanes, MR: keys, NV: k.nv(), Depth: k.d,
+			ARow: 4 * k.d, AStep: 4, BStep: br, CRow: br, Init: goasm.Zero,
+		}
+	}
+	values := func(rows int) goasm.Tile {
+		return goasm.Tile{
+			Name: k.valuesTile(rows), Lanes: lanes, MR: rows, NV: k.nv(),
+			ARow: 4, AStep: 4 * k.d, BStep: br, CRow: br, Init: goasm.Scaled,
+		}
+	}
+	tiles := []goasm.Tile{scores(k.mr())}
+	if k.mr() > 1 {
+		tiles = append(tiles, scores(1))
+	}
+	mr := min(k.mr(), k.d)
+	tiles = append(tiles, values(mr))
+	if rest := k.d % mr; rest > 0 {
+		tiles = append(tiles, values(rest))
+	}
+	return tiles
+}
+
+func (k kernel) scoresTile(keys int) string { return k.name + "ScoresTile" + strconv.Itoa(keys) }
+func (k kernel) valuesTile(rows int) string { return k.name + "ValuesTile" + strconv.Itoa(rows) }
+
+// asmBounds returns the checks that make a call of assembly tiles safe:
+// the tiles read and write without bounds checks, so the caller proves
+// here, once per call, that the cols rows of s (row-major, D wide) and of
+// st.p exist. cols ≥ 1: every key block holds a key.
+func asmBounds(s string) []jen.Code {
+	id := jen.Id
+	return []jen.Code{
+		jen.Id("_").Op("=").Id(s).Index(id("cols").Op("*").Id("D").Op("-").Lit(1)).
+			Comment("the tiles read " + s + "[:cols*D] and st.p[:cols*BR] unchecked"),
+		jen.Id("_").Op("=").Id("st").Dot("p").Index(id("cols").Op("*").Id("BR").Op("-").Lit(1)),
+	}
+}
+
 // emitLanes emits every function of a lanes kernel but the entry and the
 // work loop, which it shares with the rows layout.
 func (k kernel) emitLanes(f *jen.File) {
+	for _, t := range k.asmTiles() {
+		f.Add(t.Decl())
+	}
 	k.emitLanesLoad(f)
 	k.emitLanesScores(f)
 	if k.causal {
@@ -207,6 +273,15 @@ func (k kernel) emitLanesScores(f *jen.File) {
 	}
 	mr := k.mr()
 	group := k.nv() * v.Lanes()
+	if k.asm {
+		call := func(keys int) jen.Code {
+			return id(k.scoresTile(keys)).Call(
+				jen.Op("&").Id("st").Dot("p").Index(id("c").Op("*").Id("BR").Op("+").Id("g")),
+				jen.Op("&").Id("k").Index(id("c").Op("*").Id("D")),
+				jen.Op("&").Id("st").Dot("qt").Index(id("g")))
+		}
+		tile = func(keys int) []jen.Code { return []jen.Code{call(keys)} }
+	}
 	body := []jen.Code{
 		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
 		jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
@@ -219,6 +294,9 @@ func (k kernel) emitLanesScores(f *jen.File) {
 		body[1] = jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
 			jen.For(id("c").Op(":=").Range().Id("cols")).Block(tile(1)...),
 		)
+	}
+	if k.asm {
+		body = append(append(body[:1:1], asmBounds("k")...), body[1:]...)
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%d) against the unit's "+
 		"query rows, p[c*BR+i] = qt[·,i]·k[c], in register tiles of %d keys × %d query rows.",
@@ -325,6 +403,16 @@ func (k kernel) emitLanesValues(f *jen.File) {
 	mr := min(k.mr(), k.d)
 	full := k.d - k.d%mr
 	group := k.nv() * v.Lanes()
+	if k.asm {
+		tile = func(rows int, d func(r int) *jen.Statement) []jen.Code {
+			return []jen.Code{id(k.valuesTile(rows)).Call(
+				jen.Op("&").Add(ot).Index(d(0).Op("*").Id("BR").Op("+").Id("g")),
+				jen.Op("&").Id("v").Index(d(0)),
+				jen.Op("&").Id("st").Dot("p").Index(id("g")),
+				jen.Op("&").Id("st").Dot("alpha").Index(id("g")),
+				id("cols"))}
+		}
+	}
 	inner := []jen.Code{}
 	if full > 0 {
 		inner = append(inner, jen.For(id("d").Op(":=").Lit(0), id("d").Op("<").Lit(full), id("d").Op("+=").Lit(mr)).Block(
@@ -336,10 +424,12 @@ func (k kernel) emitLanesValues(f *jen.File) {
 	f.Add(golang.Comment(fmt.Sprintf("%s rescales the unit's output rows by st.alpha and adds the weighted values of a "+
 		"block of cols keys, v row-major cols×%d: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
 		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.d, mr, group)))
-	f.Func().Id(k.valuesFn()).Params(id("st").Op("*").Id(k.stateType()), id("v").Index().Float32(), id("cols").Int()).Block(
-		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
-		jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(inner...),
-	)
+	body := []jen.Code{jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br))}
+	if k.asm {
+		body = append(body, asmBounds("v")...)
+	}
+	body = append(body, jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(inner...))
+	f.Func().Id(k.valuesFn()).Params(id("st").Op("*").Id(k.stateType()), id("v").Index().Float32(), id("cols").Int()).Block(body...)
 }
 
 // emitLanesStore emits the function that ends a unit: out = otᵀ/l for the

@@ -2,6 +2,7 @@ package kerneltest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"io"
 	"math"
@@ -31,13 +32,14 @@ import (
 type Module struct {
 	t        testing.TB
 	byShape  map[string]*jen.File
+	asm      map[string][]byte // Go assembly per shape, as byShape
 	rows     []jen.Code
 	requires []string
 }
 
 // NewModule returns an empty module.
 func NewModule(t testing.TB) *Module {
-	return &Module{t: t, byShape: make(map[string]*jen.File)}
+	return &Module{t: t, byShape: make(map[string]*jen.File), asm: make(map[string][]byte)}
 }
 
 // File returns the file the kernels of shape go in: one file per shape
@@ -50,6 +52,21 @@ func (m *Module) File(shape []int) *jen.File {
 		m.byShape[key] = f
 	}
 	return f
+}
+
+// Asm adds Go assembly (kernels.Template.EmitAsm) of a kernel of shape to
+// the module, beside File(shape); nil adds nothing.
+func (m *Module) Asm(shape []int, src []byte) {
+	if src == nil {
+		return
+	}
+	key := kernels.FormatShape(shape)
+	if prev := m.asm[key]; prev != nil {
+		// One file per shape: drop the second header, keep the functions.
+		_, src, _ = bytes.Cut(src, []byte("#include \"textflag.h\"\n"))
+		src = append(append(prev, '\n'), src...)
+	}
+	m.asm[key] = src
 }
 
 // Add appends a row, a jen.Values of the driver's kernel type, to the table.
@@ -84,6 +101,9 @@ func (m *Module) Build() (dir, bin string) {
 	files["main.go"] = driver
 	for key, f := range m.byShape {
 		files["kernels_"+key+".go"] = render(t, f)
+	}
+	for key, src := range m.asm {
+		files["kernels_"+key+"_amd64.s"] = src
 	}
 	table := golang.NewFile("main")
 	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(m.rows...)

@@ -90,6 +90,7 @@ type benchEntry struct {
 	requires  []string          // modules the package imports (kernels.Baseline.Requires)
 	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
 	emit      func(f *jen.File) // adds func Kernel to the package
+	asm       func() []byte     // the package's Go assembly (kernels.Template.EmitAsm), or nil
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -196,6 +197,9 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes, flops: flops,
 		emit: func(f *jen.File) { b.Template.EmitGo(f, kernelName, slices.Clone(shape), b.Config) },
 	}}
+	if b.Template.EmitAsm != nil {
+		entries[0].asm = func() []byte { return b.Template.EmitAsm(kernelName, slices.Clone(shape), b.Config) }
+	}
 	seen := map[string]bool{BenchTuned: true, BenchFloor: true, BenchPeak: true}
 	for i, bl := range b.Template.Baselines {
 		switch {
@@ -285,6 +289,15 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
 		}
 		files[filepath.Join(e.pkg, e.pkg+".go")] = src
+		if e.asm != nil {
+			asm, msg := emitAsm(e.asm)
+			if msg != "" {
+				return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
+			}
+			if asm != nil {
+				files[filepath.Join(e.pkg, asmFile(e.pkg))] = asm
+			}
+		}
 	}
 	inLens, outLen := b.Template.Args(slices.Clone(b.Shape))
 	rel, abs := b.Template.Tolerance(slices.Clone(b.Shape))

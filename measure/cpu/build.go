@@ -47,7 +47,7 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 		return "", nil, fmt.Errorf("cpu: writing the batch module: %w", err)
 	}
 	for _, id := range ids {
-		src, msg := b.emit(id)
+		src, asm, msg := b.emit(id)
 		if msg != "" {
 			res[id].Status, res[id].Error = measure.StatusBuildError, clip(msg)
 			continue
@@ -58,6 +58,11 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 		}
 		if err := os.WriteFile(filepath.Join(pkg, pkgName(id)+".go"), src, 0o644); err != nil {
 			return "", nil, fmt.Errorf("cpu: writing candidate: %w", err)
+		}
+		if asm != nil {
+			if err := os.WriteFile(filepath.Join(pkg, asmFile(pkgName(id))), asm, 0o644); err != nil {
+				return "", nil, fmt.Errorf("cpu: writing candidate: %w", err)
+			}
 		}
 		built = append(built, id)
 	}
@@ -98,15 +103,37 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 	return "", nil, nil
 }
 
-// emit renders candidate id's source. A template that panics or emits code
-// that is not even Go fails that candidate alone, with msg saying why.
-func (b *builder) emit(id int) (src []byte, msg string) {
+// emit renders candidate id's source and its assembly, if the template
+// has any for it. A template that panics or emits code that is not even Go
+// fails that candidate alone, with msg saying why.
+func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	ins, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
-	return emitPackage(pkgName(id), func(f *jen.File) {
+	src, msg = emitPackage(pkgName(id), func(f *jen.File) {
 		b.batch.Template.EmitGo(f, kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
 		assertSignature(f, len(ins))
 	})
+	if msg != "" || b.batch.Template.EmitAsm == nil {
+		return src, nil, msg
+	}
+	asm, msg = emitAsm(func() []byte {
+		return b.batch.Template.EmitAsm(kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
+	})
+	return src, asm, msg
 }
+
+// emitAsm returns what emit returns, or msg when it panics.
+func emitAsm(emit func() []byte) (asm []byte, msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			asm, msg = nil, fmt.Sprintf("emitting the kernel's assembly panicked: %v", r)
+		}
+	}()
+	return emit(), ""
+}
+
+// asmFile is the name of package pkg's assembly file: amd64 only, as the
+// templates' assembly is.
+func asmFile(pkg string) string { return pkg + "_amd64.s" }
 
 // assertSignature states the kernel calling convention, func(out, in0, ...
 // []float32), in the candidate's own package: a kernel that breaks it then

@@ -1,0 +1,20 @@
+// Package goasm emits Go assembly for amd64: register-tiled outer-product
+// micro-kernels, the inner loops of GEMM and of attention's two products,
+// for templates whose archsimd Go the compiler cannot keep in registers.
+//
+// Why assembly: Go 1.26 gives archsimd code about 15 vector registers, and
+// its MulAdd overwrites a multiplicand, not the accumulator, so a tile of
+// accumulators costs a register move per fused multiply-add and spills
+// beyond a 4×2-vector tile (gemm's package doc has the measurements). Here
+// every tile uses the registers it is given, VFMADD231PS accumulates in
+// place, and a 12×2 tile of Float32x16 holds its 24 accumulators in
+// Z registers for the whole loop. The functions follow ABI0 (arguments on
+// the stack, NOSPLIT, no frame) and end in VZEROUPPER, so the SSE code the
+// caller runs next (math.Exp) pays no transition penalty.
+//
+// A Tile describes one micro-kernel; Tile.Decl is its Go declaration
+// (//go:noescape, for the kernel's Go file) and File renders the .s file of
+// a kernel's tiles. The assembly reads and writes memory without bounds
+// checks: the Go caller checks the slices, and the generated kernels are
+// checked against a float64 reference like every other.
+package goasm
