@@ -24,17 +24,32 @@ var benchCommand = command{
 Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
-the op's baselines (for softmax: plain Go, three loops per row with
-math.Exp; for gemm: plain Go i-k-j loops, left out above 2e10 FLOPs, and
-gonum's blas32.Gemm), an FMA peak (independent fused multiply-adds on the
-widest vectors the CPU has) and a memory floor (a copy of the input to the
-output), the last two with as many goroutines as the tuned kernel uses, in
-one process, interleaved: each round times one sample of every entry, in a
-rotating order, until each has --samples samples and all of them add up
-to --time. The tuned kernel and the baselines are first checked against
-the float64 reference. Prints each entry's median time, p20–p80 spread,
-GB/s, GFLOP/s and its time as a multiple of the tuned kernel's, with the
-tuned config, the machine and the tuned kernel's fraction of the peak.
+the op's baselines (below), an FMA peak (independent fused multiply-adds
+on the widest vectors the CPU has) and a memory floor (a copy of the input
+to the output), the last two with as many goroutines as the tuned kernel
+uses, in one process, interleaved: each round times one sample of every
+entry, in a rotating order, until each has --samples samples and all of
+them add up to --time. The tuned kernel and the baselines are first
+checked against the float64 reference. Prints each entry's median time,
+p20–p80 spread, GB/s, GFLOP/s and its time as a multiple of the tuned
+kernel's, with the tuned config, the machine and the tuned kernel's
+fraction of the peak.
+
+Baselines, by op (the gemm ones for gemm_bias and gemm_bias_relu too, each
+followed by a Go loop for the epilogue; the attention ones for
+attention_causal too, masked):
+  softmax    naive  plain Go, three loops per row with math.Exp
+  gemm       naive  plain Go i-k-j loops, one goroutine; left out above
+                    2e10 FLOPs
+             gonum  gonum's blas32.Gemm
+  attention  naive  plain Go loops: per head, the S×S scores, a softmax per
+                    row, the weights times V; one goroutine; left out above
+                    2e10 FLOPs
+             gonum  per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer, a
+                    plain softmax per row, blas32.Gemm for the weights
+                    times V; causal: the full product, masked
+  The attention baselines are left out where the S×S scores of a head
+  would take more than 1 GiB (S > 16384).
 
 The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
@@ -44,6 +59,7 @@ Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
   autotune bench --op softmax --shape 4096x1024 --samples 100 --time 5s
   autotune bench --op softmax --shape 4096x1024 --json | jq '.results[] | {name, median_ns}'
+  autotune bench --op attention --shape 1x8x1024x64
 `,
 	run: runBench,
 }
