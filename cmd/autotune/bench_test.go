@@ -68,7 +68,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
+	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "ALLOC", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
 		"% of the FMA peak",
 		// Faster or slower is the machine's business: a 3x17 softmax is tiny.
 		tuned.Best.Config.String(), "machine", "tuned is ", "× ", " than naive", "the memory floor"} {
@@ -142,6 +142,29 @@ func TestBenchAttention(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "tuned,naive,gonum,peak,floor" {
 		t.Fatalf("results %v, want tuned, naive, gonum, peak, floor", names)
+	}
+	// Both baselines allocate the 9×9 float32 scores at every call.
+	for _, r := range b.Results[1:3] {
+		if r.AllocBytes < 4*9*9 || r.Allocs < 1 {
+			t.Errorf("%s: alloc_bytes %d, allocs %d; want at least the 324 bytes of the scores", r.Name, r.AllocBytes, r.Allocs)
+		}
+	}
+	if !strings.Contains(stdout, `"alloc_bytes":`) || !strings.Contains(stdout, `"allocs":`) {
+		t.Errorf("--json lacks alloc_bytes or allocs:\n%s", stdout)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tt := range []struct {
+		n    uint64
+		want string
+	}{
+		{0, "0 B"}, {112, "112 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {8192, "8 KiB"}, {5320, "5.2 KiB"},
+		{4<<20 + 8192, "4.01 MiB"}, {1 << 30, "1 GiB"}, {3 << 40, "3 TiB"},
+	} {
+		if got := formatBytes(tt.n); got != tt.want {
+			t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
 	}
 }
 
