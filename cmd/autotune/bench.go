@@ -24,17 +24,42 @@ var benchCommand = command{
 Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
-the op's baselines (for softmax: plain Go, three loops per row with
-math.Exp; for gemm: plain Go i-k-j loops, left out above 2e10 FLOPs, and
-gonum's blas32.Gemm), an FMA peak (independent fused multiply-adds on the
-widest vectors the CPU has) and a memory floor (a copy of the input to the
-output), the last two with as many goroutines as the tuned kernel uses, in
-one process, interleaved: each round times one sample of every entry, in a
-rotating order, until each has --samples samples and all of them add up
-to --time. The tuned kernel and the baselines are first checked against
-the float64 reference. Prints each entry's median time, p20–p80 spread,
-GB/s, GFLOP/s and its time as a multiple of the tuned kernel's, with the
-tuned config, the machine and the tuned kernel's fraction of the peak.
+the op's baselines (below), an FMA peak (independent fused multiply-adds
+on the widest vectors the CPU has) and a memory floor (a copy of the input
+to the output), the last two with as many goroutines as the tuned kernel
+uses, in one process, interleaved: each round times one sample of every
+entry, in a rotating order, until each has --samples samples and all of
+them add up to --time. The tuned kernel and the baselines are first
+checked against the float64 reference. Prints each entry's median time,
+p20–p80 spread, GB/s, GFLOP/s, its time as a multiple of the tuned
+kernel's and what a call allocates (ALLOC), with the tuned config, the
+machine and the tuned kernel's fraction of the peak.
+
+ALLOC (alloc_bytes and allocs in --json) is what one call allocates on the
+Go heap, on all its goroutines, beyond the inputs and the output, which the
+harness holds: the runtime's count of bytes allocated (TotalAlloc, rounded
+up to its size classes) across an untimed call after the check, the fewer
+of two, with the collector off. It bounds what a call adds to the peak heap,
+and is exactly that for an entry that allocates once, such as the attention
+baselines with their S×S scores. Goroutine stacks are not counted: state a kernel
+keeps in local variables is free here unless the compiler moves it to the
+heap for its size (a variable over 128 KiB, or 64 KiB from new or make).
+
+Baselines, by op (the gemm ones for gemm_bias and gemm_bias_relu too, each
+followed by a Go loop for the epilogue; the attention ones for
+attention_causal too, masked):
+  softmax    naive  plain Go, three loops per row with math.Exp
+  gemm       naive  plain Go i-k-j loops, one goroutine; left out above
+                    2e10 FLOPs
+             gonum  gonum's blas32.Gemm
+  attention  naive  plain Go loops: per head, the S×S scores, a softmax per
+                    row, the weights times V; one goroutine; left out above
+                    2e10 FLOPs
+             gonum  per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer, a
+                    plain softmax per row, blas32.Gemm for the weights
+                    times V; causal: the full product, masked
+  The attention baselines are left out where the S×S scores of a head
+  would take more than 1 GiB (S > 16384).
 
 The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
@@ -44,6 +69,7 @@ Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
   autotune bench --op softmax --shape 4096x1024 --samples 100 --time 5s
   autotune bench --op softmax --shape 4096x1024 --json | jq '.results[] | {name, median_ns}'
+  autotune bench --op attention --shape 1x8x1024x64
 `,
 	run: runBench,
 }
@@ -83,12 +109,17 @@ type benchResultJSON struct {
 	GFLOPs   float64 `json:"gflops"` // GFLOP/s: the op's FLOPs (the peak loop's own) per second; 0 for the floor
 	// VsTuned is the median as a multiple of the tuned kernel's: how many
 	// times slower than tuned (below 1 for the floor, normally).
-	VsTuned float64          `json:"vs_tuned"`
-	Samples int              `json:"samples"`
-	Reps    int              `json:"calls_per_sample"`
-	Checked bool             `json:"checked"`
-	Doc     string           `json:"doc"`
-	Config  *schedule.Config `json:"config,omitempty"` // the tuned one's
+	VsTuned float64 `json:"vs_tuned"`
+	// AllocBytes and Allocs are the bytes and objects one call allocates
+	// on the Go heap beyond its inputs and output, goroutine stacks not
+	// counted (measurecpu.BenchResult.AllocBytes).
+	AllocBytes uint64           `json:"alloc_bytes"`
+	Allocs     uint64           `json:"allocs"`
+	Samples    int              `json:"samples"`
+	Reps       int              `json:"calls_per_sample"`
+	Checked    bool             `json:"checked"`
+	Doc        string           `json:"doc"`
+	Config     *schedule.Config `json:"config,omitempty"` // the tuned one's
 }
 
 func runBench(c *command, std *stdio, args []string) error {
@@ -163,7 +194,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
-			Samples: len(r.SamplesNS), Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
+			AllocBytes: r.AllocBytes, Allocs: r.Allocs, Samples: len(r.SamplesNS), Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
 		if r.MedianNS > 0 {
 			j.GBps = r.Bytes / r.MedianNS
 			j.GFLOPs = r.FLOPs / r.MedianNS
@@ -207,7 +238,7 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	fmt.Fprintln(std.out)
 
 	tw = tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tMEDIAN\tP20–P80\tGB/s\tGFLOP/s\t× TUNED\tWHAT")
+	fmt.Fprintln(tw, "NAME\tMEDIAN\tP20–P80\tGB/s\tGFLOP/s\t× TUNED\tALLOC\tWHAT")
 	for _, r := range b.Results {
 		gbps, gflops := fmt.Sprintf("%.1f", r.GBps), fmt.Sprintf("%.1f", r.GFLOPs)
 		if r.Name == measurecpu.BenchPeak {
@@ -216,8 +247,8 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 		if r.Name == measurecpu.BenchFloor {
 			gflops = "-" // it computes nothing
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\n", r.Name, formatNS(r.MedianNS),
-			formatNS(r.P20NS), formatNS(r.P80NS), gbps, gflops, r.VsTuned, r.Doc)
+		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\t%s\n", r.Name, formatNS(r.MedianNS),
+			formatNS(r.P20NS), formatNS(r.P80NS), gbps, gflops, r.VsTuned, formatBytes(r.AllocBytes), r.Doc)
 	}
 	tw.Flush()
 
@@ -241,4 +272,18 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	if len(parts) > 0 {
 		fmt.Fprintf(std.out, "\ntuned %s.\n", strings.Join(parts, " and "))
 	}
+}
+
+// formatBytes writes a byte count with three significant digits in binary
+// units: "0 B", "112 B", "4.01 MiB".
+func formatBytes(n uint64) string {
+	const units = "KMGTPE"
+	if n < 1<<10 {
+		return fmt.Sprintf("%d B", n)
+	}
+	x, u := float64(n)/(1<<10), 0
+	for x >= 1<<10 && u < len(units)-1 {
+		x, u = x/(1<<10), u+1
+	}
+	return fmt.Sprintf("%.3g %ciB", x, units[u])
 }

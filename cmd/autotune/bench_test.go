@@ -3,8 +3,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tune"
 )
 
 // TestBenchEndToEnd tunes a tiny workload with a few trials, then benches
@@ -64,7 +68,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
+	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "ALLOC", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
 		"% of the FMA peak",
 		// Faster or slower is the machine's business: a 3x17 softmax is tiny.
 		tuned.Best.Config.String(), "machine", "tuned is ", "× ", " than naive", "the memory floor"} {
@@ -109,6 +113,61 @@ func TestBenchGEMM(t *testing.T) {
 	}
 }
 
+// TestBenchAttention benches a tiny tuned causal attention: tuned, naive,
+// gonum (the composition with blas32.Gemm, built into the bench module from
+// autotune's own go.mod and go.sum), peak and floor.
+func TestBenchAttention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	workload := []string{"--op", "attention_causal", "--shape", "1x2x9x5", "--device", "cpu", "--db", path}
+	if code, _, stderr := run(t, "", append(workload, "--trials", "2", "--batch", "2", "--seed", "5")...); code != 0 {
+		t.Fatalf("tune: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "", append(append([]string{"bench"}, workload...), "--samples", "3", "--time", "5ms", "--json")...)
+	if code != 0 {
+		t.Fatalf("bench --json: exit %d\n%s", code, stderr)
+	}
+	var b benchJSON
+	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, stdout)
+	}
+	var names []string
+	for _, r := range b.Results {
+		names = append(names, r.Name)
+		if !(r.MedianNS > 0) || (r.GFLOPs > 0) != (r.Name != "floor") || r.Checked != (r.Name != "floor" && r.Name != "peak") {
+			t.Errorf("%s: median %v, gflops %v, checked %v", r.Name, r.MedianNS, r.GFLOPs, r.Checked)
+		}
+	}
+	if strings.Join(names, ",") != "tuned,naive,gonum,peak,floor" {
+		t.Fatalf("results %v, want tuned, naive, gonum, peak, floor", names)
+	}
+	// Both baselines allocate the 9×9 float32 scores at every call.
+	for _, r := range b.Results[1:3] {
+		if r.AllocBytes < 4*9*9 || r.Allocs < 1 {
+			t.Errorf("%s: alloc_bytes %d, allocs %d; want at least the 324 bytes of the scores", r.Name, r.AllocBytes, r.Allocs)
+		}
+	}
+	if !strings.Contains(stdout, `"alloc_bytes":`) || !strings.Contains(stdout, `"allocs":`) {
+		t.Errorf("--json lacks alloc_bytes or allocs:\n%s", stdout)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tt := range []struct {
+		n    uint64
+		want string
+	}{
+		{0, "0 B"}, {112, "112 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {8192, "8 KiB"}, {5320, "5.2 KiB"},
+		{4<<20 + 8192, "4.01 MiB"}, {1 << 30, "1 GiB"}, {3 << 40, "3 TiB"},
+	} {
+		if got := formatBytes(tt.n); got != tt.want {
+			t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
 // Without a tuned record there is nothing to bench: exit 1, one line.
 func TestBenchWithoutTunedRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.db")
@@ -143,6 +202,41 @@ func TestBenchFlagErrors(t *testing.T) {
 		code, stdout, stderr := run(t, "", "bench", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
 		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s %s: exit %d, %q", tt.flag, tt.value, code, stderr)
+		}
+	}
+}
+
+// bench --help lists the baselines of every op with a template, under the
+// op's name or, for a variant (gemm_bias, attention_causal), its base op's:
+// a baseline added to a template without a word in the help fails here.
+func TestBenchHelpListsBaselines(t *testing.T) {
+	_, block, ok := strings.Cut(benchCommand.help, "\nBaselines, by op")
+	if !ok {
+		t.Fatal("bench --help has no list of baselines")
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	listed := map[string][]string{} // op → baselines
+	op := ""
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   "):
+			op = f[0]
+			listed[op] = append(listed[op], f[1])
+		case len(f) >= 1 && strings.HasPrefix(line, strings.Repeat(" ", 13)) && !strings.HasPrefix(line, strings.Repeat(" ", 14)):
+			listed[op] = append(listed[op], f[0])
+		}
+	}
+	for _, name := range kernels.Names() {
+		tmpl, ok := tune.Template(name)
+		if !ok {
+			continue
+		}
+		base, _, _ := strings.Cut(name, "_")
+		for _, b := range tmpl.Baselines {
+			if !slices.Contains(listed[base], b.Name) {
+				t.Errorf("bench --help does not list %s's baseline %s under %s (it lists %v)", name, b.Name, base, listed[base])
+			}
 		}
 	}
 }

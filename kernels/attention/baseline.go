@@ -16,14 +16,167 @@ var baselines = []kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: the S×S scores per head, a softmax per row, then scores·V; one goroutine",
 	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, false) },
+	Skip:   func(shape []int) string { return skipNaive(shape, false) },
+}, {
+	Name:     "gonum",
+	Doc:      "composition: per head, scores = Q·Kᵀ/√D with gonum's blas32.Gemm into an S×S buffer, a plain softmax per row, then blas32.Gemm scores·V",
+	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, false) },
+	Requires: []string{gonumModule},
+	Skip:     skipScores,
 }}
 
-// causalBaselines are TemplateCausal's: the naive baseline with the mask.
+// causalBaselines are TemplateCausal's: the same two with the mask.
 var causalBaselines = []kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: the lower-triangular S×S scores per head, a softmax per row, then scores·V; one goroutine",
 	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, true) },
+	Skip:   func(shape []int) string { return skipNaive(shape, true) },
+}, {
+	Name: "gonum",
+	Doc: "composition: per head, the full S×S scores = Q·Kᵀ/√D with gonum's blas32.Gemm, masked above the diagonal, " +
+		"a plain softmax per row, then blas32.Gemm scores·V",
+	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, true) },
+	Requires: []string{gonumModule},
+	Skip:     skipScores,
 }}
+
+// gonumModule is the module of the gonum baseline; autotune's go.mod
+// requires it, and the bench module requires the same version.
+const gonumModule = "gonum.org/v1/gonum"
+
+// naiveMaxFLOPs is the most work a call of the naive baseline is run for,
+// as gemm's: at 0.7 GFLOP/s (1x8x1024x64, 2.1e9 FLOPs, takes about 3 s) a
+// call of 2e10 FLOPs takes half a minute, and a bench times every entry
+// some forty times, warm-up included.
+const naiveMaxFLOPs = 2e10
+
+// maxScoreBytes bounds the S×S float32 score matrix the naive and gonum
+// baselines allocate for a call: 1 GiB, S = 16384.
+const maxScoreBytes = 1 << 30
+
+// skipNaive leaves the naive baseline out of benches whose scores are
+// larger than maxScoreBytes or whose call does more than naiveMaxFLOPs of
+// the work it does: the two products over all S² pairs of a head, or over
+// the S(S+1)/2 pairs j ≤ i with causal (Template's and TemplateCausal's
+// FLOPs, which this cannot call: they are initialised from these lists).
+func skipNaive(shape []int, causal bool) string {
+	if why := skipScores(shape); why != "" {
+		return why
+	}
+	b, h, s, d := checkShape(shape)
+	f := 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
+	if causal {
+		f = 2 * float64(b) * float64(h) * float64(d) * float64(s) * float64(s+1)
+	}
+	if f > naiveMaxFLOPs {
+		return fmt.Sprintf("%.3g FLOPs a call, more than the %.0e the naive loops are run for", f, naiveMaxFLOPs)
+	}
+	return ""
+}
+
+// skipScores leaves a baseline that materialises the S×S scores out of
+// benches where they take more than maxScoreBytes.
+func skipScores(shape []int) string {
+	_, _, s, _ := checkShape(shape)
+	if n := 4 * float64(s) * float64(s); n > maxScoreBytes {
+		return fmt.Sprintf("its S×S scores take %.3g GiB, more than the 1 GiB it is run for", n/(1<<30))
+	}
+	return ""
+}
+
+// emitGonum emits attention as a Go programmer with gonum would compose it,
+// straight from the formula: a function of the shape known only at run time
+// that allocates one S×S float32 score matrix per call (the composition's
+// honest memory cost; it is reused for the heads of the call, not across
+// calls) and, per head, computes scores = Q·Kᵀ/√D with blas32.Gemm (K
+// transposed by the call, 1/√D as alpha), takes the softmax of each row in
+// place (float32 maximum, math.Exp in float64, a float64 sum, then a
+// multiply by the float32 reciprocal, as the naive baseline), and writes
+// O = scores·V with blas32.Gemm. gonum's Gemm splits its work among
+// GOMAXPROCS goroutines; the softmax runs on one. blas32 uses gonum's own
+// implementation unless a program sets another, which the bench module
+// does not.
+//
+// With causal, it computes the full product, as a composition of library
+// calls does (BLAS has no product that writes only a triangle of a general
+// one), and masks it: the softmax of row i runs over keys j ≤ i alone and
+// the weights above the diagonal are set to 0, so the second product adds
+// nothing for them. Both products do the full S²·D work.
+func emitGonum(f *jen.File, name string, shape []int, causal bool) {
+	b, h, s, d := checkShape(shape)
+	impl := name + "Attention"
+	const blas32, blas = gonumModule + "/blas/blas32", gonumModule + "/blas"
+	id := jen.Id
+	what := ""
+	keys := jen.Id("row") // the keys row i attends to
+	if causal {
+		what = ", causal (query i attends to keys j ≤ i)"
+		keys = id("row").Index(jen.Empty(), id("i").Op("+").Lit(1))
+	}
+	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√D)·v of the %d×%d×%d×%d [B][H][S][D] "+
+		"tensors q, k and v%s, composed from gonum's blas32.Gemm and a plain softmax (%s); "+
+		"autotune bench compares tuned kernels with it.", name, b, h, s, d, what, impl)))
+	f.Func().Id(name).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32()).Block(
+		id(impl).Call(id("out"), id("q"), id("k"), id("v"), jen.Lit(b), jen.Lit(h), jen.Lit(s), jen.Lit(d)),
+	)
+	f.Line()
+
+	general := func(rows, cols, data jen.Code) jen.Code {
+		return jen.Qual(blas32, "General").Values(jen.Dict{
+			id("Rows"): rows, id("Cols"): cols, id("Stride"): cols, id("Data"): data,
+		})
+	}
+	softmax := []jen.Code{
+		id("row").Op(":=").Id("scores").Index(id("i").Op("*").Id("s"), jen.Parens(id("i").Op("+").Lit(1)).Op("*").Id("s")),
+	}
+	if causal {
+		softmax = append(softmax,
+			jen.Clear(id("row").Index(id("i").Op("+").Lit(1), jen.Empty())),
+			id("row").Op("=").Add(keys),
+		)
+	}
+	softmax = append(softmax,
+		id("m").Op(":=").Float32().Call(jen.Qual("math", "Inf").Call(jen.Lit(-1))),
+		jen.For(jen.List(id("_"), id("x")).Op(":=").Range().Id("row")).Block(
+			id("m").Op("=").Max(id("m"), id("x")),
+		),
+		jen.Var().Id("sum").Float64(),
+		jen.For(jen.List(id("j"), id("x")).Op(":=").Range().Id("row")).Block(
+			id("e").Op(":=").Qual("math", "Exp").Call(jen.Float64().Call(id("x").Op("-").Id("m"))),
+			id("row").Index(id("j")).Op("=").Float32().Call(id("e")),
+			id("sum").Op("+=").Id("e"),
+		),
+		id("inv").Op(":=").Float32().Call(jen.Lit(1).Op("/").Id("sum")),
+		jen.For(id("j").Op(":=").Range().Id("row")).Block(
+			id("row").Index(id("j")).Op("*=").Id("inv"),
+		),
+	)
+	softmaxComment := "softmax of each row, in place"
+	if causal {
+		softmaxComment = "softmax of each row over keys j ≤ i, in place; weights above the diagonal are 0"
+	}
+	f.Add(golang.Comment(impl + " computes attention for b·h heads of s rows of d values, one head at a time, " +
+		"in one s×s score matrix."))
+	f.Func().Id(impl).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32(), jen.List(id("b"), id("h"), id("s"), id("d")).Int()).Block(
+		id("scale").Op(":=").Float32().Call(jen.Lit(1).Op("/").Qual("math", "Sqrt").Call(jen.Float64().Call(id("d")))),
+		id("scores").Op(":=").Make(jen.Index().Float32(), id("s").Op("*").Id("s")),
+		id("p").Op(":=").Add(general(id("s"), id("s"), id("scores"))),
+		jen.For(id("bh").Op(":=").Range().Id("b").Op("*").Id("h")).Block(
+			id("head").Op(":=").Id("bh").Op("*").Id("s").Op("*").Id("d"),
+			id("span").Op(":=").Func().Params(id("x").Index().Float32()).Qual(blas32, "General").Block(
+				jen.Return(general(id("s"), id("d"), id("x").Index(id("head"), id("head").Op("+").Id("s").Op("*").Id("d")))),
+			),
+			jen.Comment("scores = q·kᵀ/√d"),
+			jen.Qual(blas32, "Gemm").Call(jen.Qual(blas, "NoTrans"), jen.Qual(blas, "Trans"), id("scale"),
+				id("span").Call(id("q")), id("span").Call(id("k")), jen.Lit(0), id("p")),
+			jen.Comment(softmaxComment),
+			jen.For(id("i").Op(":=").Range().Id("s")).Block(softmax...),
+			jen.Comment("out = scores·v"),
+			jen.Qual(blas32, "Gemm").Call(jen.Qual(blas, "NoTrans"), jen.Qual(blas, "NoTrans"), jen.Lit(1),
+				id("p"), id("span").Call(id("v")), jen.Lit(0), id("span").Call(id("out"))),
+		),
+	)
+}
 
 // emitNaive emits attention as a Go programmer would write it without a
 // tuner, straight from the formula: a function of the shape known only at

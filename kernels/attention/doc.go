@@ -139,7 +139,7 @@
 // its own Op (spelled out in attention.go, not taken from kernels.Lookup,
 // so that it does not depend on the entry in kernels/ops.go; TestCausalOp
 // checks they agree once it is there), its own revision, a masked
-// reference and naive baseline, and FLOPs 2·B·H·D·S·(S+1), the two
+// reference and masked baselines, and FLOPs 2·B·H·D·S·(S+1), the two
 // products over the S(S+1)/2 pairs j ≤ i: about half of Template's.
 //
 // The emitter is shared, with a causal flag. In the lanes layout a unit
@@ -160,6 +160,23 @@
 // all -Inf. Units are then unequal work, growing with i0, so with threads
 // they are dealt snake-wise: in odd rounds of threads units goroutine t
 // takes unit threads-1-t of the round, not t.
+//
+// # Baselines
+//
+// autotune bench compares the tuned kernel with two baselines (baseline.go),
+// both of which materialise the S×S scores of a head, once per call:
+//
+//	naive  plain Go loops from the formula, one goroutine; left out above
+//	       2e10 FLOPs a call (half a minute at its speed)
+//	gonum  a composition of library calls: blas32.Gemm for Q·Kᵀ/√D (alpha
+//	       1/√D, K transposed by the call), a plain softmax per row (math.Exp
+//	       in float64, a float64 sum), blas32.Gemm for the weights times V
+//
+// Both are left out where the scores would take more than 1 GiB (S > 16384).
+// The causal naive baseline computes only the scores j ≤ i; the causal gonum
+// baseline computes the full product, as a composition of BLAS calls must,
+// masks it (softmax over j ≤ i, weights 0 above the diagonal) and multiplies
+// the full S×S weights by V.
 //
 // # Version
 //

@@ -18,7 +18,7 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-var speed = flag.Bool("speed", false, "time a few configs on 1x8x1024x64 against the naive baseline, and log the table")
+var speed = flag.Bool("speed", false, "time a few configs on 1x8x1024x64 against the baselines, and log the table")
 
 // A genKernel is one generated kernel of a throw-away module: a config of
 // the template (TemplateCausal when causal is set), or a baseline of it
@@ -259,8 +259,7 @@ func input(shape []int, kind string, rng *rand.Rand) [][]float32 {
 }
 
 // TestSpeed is a report, not a check: with -speed it times a few configs
-// on 1x8x1024x64 against the naive baseline in one process, and logs the
-// table.
+// on 1x8x1024x64 against the baselines in one process, and logs the table.
 func TestSpeed(t *testing.T) {
 	if !*speed {
 		t.Skip("run with -speed to time kernels")
@@ -268,7 +267,10 @@ func TestSpeed(t *testing.T) {
 	shape := []int{1, 8, 1024, 64}
 	host := device.Host()
 	sp := Template.Space(shape, host)
-	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
+	var ks []genKernel
+	for i := range Template.Baselines {
+		ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
+	}
 	for _, text := range []string{
 		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
 		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
@@ -310,6 +312,7 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	for _, k := range ks {
 		f := m.File(k.shape)
 		if k.base != nil {
+			m.Require(k.base.Requires...)
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)

@@ -74,6 +74,23 @@ type BenchResult struct {
 	FLOPs   float64 // work of one call: Template.FLOPs, or the peak loop's; 0 for the floor
 	Reps    int     // calls per sample
 
+	// AllocBytes and Allocs are the bytes and objects one call allocates
+	// on the Go heap, on all its goroutines: runtime.MemStats TotalAlloc
+	// and Mallocs across an untimed call, the one of two after the checked
+	// call that allocated fewer bytes (the other may include the runtime's
+	// own allocations, for a new thread say), with the collector off. The
+	// inputs and the output are the harness's and do not count. It is
+	// what a call asks of the heap, rounded up to the allocator's size
+	// classes, and an upper bound on how much the call adds to the peak
+	// heap (exactly that when it allocates once, as the baselines that
+	// hold the S×S attention scores do). Goroutine stacks are not heap
+	// allocations and do not count: a variable the compiler keeps on the
+	// stack costs nothing here until it is too large for a stack frame
+	// (over 128 KiB for a declared variable, 64 KiB for new or make) and
+	// the compiler moves it to the heap, where it counts.
+	AllocBytes uint64
+	Allocs     uint64
+
 	SamplesNS []float64 // every timed sample, in ns per call, in round order
 	MedianNS  float64   // measure.Summarize(SamplesNS)
 	P20NS     float64
@@ -117,7 +134,8 @@ type benchEntry struct {
 // The harness checks the tuned kernel and the baselines against the
 // reference once, on a poisoned output, the way tuning does, and an entry
 // that fails is an error: a wrong baseline makes every ratio meaningless.
-// Then each entry is calibrated (k calls per sample, k a power of two, so
+// It then calls each entry twice more, untimed, to count what a call
+// allocates (BenchResult.AllocBytes). Then each entry is calibrated (k calls per sample, k a power of two, so
 // that a sample lasts at least Options.MinSampleTime), Options.Warmup
 // untimed rounds run, and timed rounds follow, each one sample of every
 // entry in an order that rotates from round to round, so that drift of the
@@ -166,15 +184,14 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 	if err := m.cache.get(b.Template, b.Shape, m.opts.Seed).write(dir); err != nil {
 		return nil, err
 	}
-	samples, reps, err := m.runBench(ctx, bin, dir, b, entries)
+	res, err := m.runBench(ctx, bin, dir, b, entries)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]BenchResult, len(entries))
 	for i, e := range entries {
-		median, p20, p80 := measure.Summarize(samples[i])
-		res[i] = BenchResult{Name: e.name, Doc: e.doc, Checked: e.checked, Bytes: e.bytes, FLOPs: e.flops, Reps: reps[i],
-			SamplesNS: samples[i], MedianNS: median, P20NS: p20, P80NS: p80}
+		r := &res[i]
+		r.Name, r.Doc, r.Checked, r.Bytes, r.FLOPs = e.name, e.doc, e.checked, e.bytes, e.flops
+		r.MedianNS, r.P20NS, r.P80NS = measure.Summarize(r.SamplesNS)
 	}
 	return res, nil
 }
@@ -329,20 +346,20 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	return bin, nil
 }
 
-// runBench runs the bench harness and returns every entry's samples and
-// calls per sample. See Bench and renderBenchHarness for what the harness
-// does; its protocol is the tuner's (the package documentation), with a
-// round event per round:
+// runBench runs the bench harness and returns a result per entry with its
+// samples, calls per sample and allocations filled in. See Bench and
+// renderBenchHarness for what the harness does; its protocol is the tuner's
+// (the package documentation), with a round event per round:
 //
 //	{"id":-1,"event":"ready"}
-//	{"id":1,"event":"start"}                          entry 1 is checked and calibrated
-//	{"id":1,"event":"result","status":"ok","reps":2}
+//	{"id":1,"event":"start"}                          entry 1 is checked, measured and calibrated
+//	{"id":1,"event":"result","status":"ok","reps":2,"alloc_bytes":4194304,"allocs":1}
 //	{"id":1,"event":"result","status":"wrong_answer","error":"out[3] = ..."}
 //	{"id":-1,"event":"round","samples_ns":[812.5,...]}  a sample of each entry, in entry order
 //	{"id":-1,"event":"done"}
 //
 // After a failed check the harness times nothing and says done.
-func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) (samples [][]float64, reps []int, err error) {
+func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, error) {
 	cmd := exec.Command(bin,
 		"-"+flagData, dir,
 		"-"+flagWarmup, strconv.Itoa(m.opts.Warmup),
@@ -354,7 +371,7 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
 	h, err := startHarness(cmd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	step := benchStepTimeout
 	if m.opts.Timeout > 0 {
@@ -363,7 +380,7 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	timer := time.NewTimer(max(startupTimeout, step))
 	defer timer.Stop()
 
-	samples, reps = make([][]float64, len(entries)), make([]int, len(entries))
+	res := make([]BenchResult, len(entries))
 	var failures []string
 	ready, cur, next, done := false, -1, 0, false // ready seen; the entry being checked (-1: none); the next to check; done seen
 	// phase says what the harness was doing, for errors.
@@ -380,24 +397,24 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 		select {
 		case <-ctx.Done():
 			h.stop()
-			return nil, nil, fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
+			return nil, fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
 
 		case <-timer.C:
 			h.stop()
-			return nil, nil, fmt.Errorf("cpu: bench: the harness stalled %s for %v; stderr:\n%s", phase(), step, h.stderr.String())
+			return nil, fmt.Errorf("cpu: bench: the harness stalled %s for %v; stderr:\n%s", phase(), step, h.stderr.String())
 
 		case line, ok := <-h.lines:
 			if !ok {
 				werr := cmd.Wait()
 				switch {
 				case h.scanErr != nil:
-					return nil, nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
+					return nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
 				case !done || werr != nil:
-					return nil, nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
+					return nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
 				case len(failures) > 0:
-					return nil, nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
+					return nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
 				}
-				return samples, reps, nil
+				return res, nil
 			}
 			var e event
 			if json.Unmarshal(line, &e) != nil {
@@ -412,27 +429,27 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 			case e.Event == eventResult && cur >= 0 && e.ID == cur:
 				switch {
 				case e.Status == string(measure.StatusOK) && e.Reps > 0:
-					reps[cur] = e.Reps
+					res[cur].Reps, res[cur].AllocBytes, res[cur].Allocs = e.Reps, e.AllocBytes, e.Allocs
 				case e.Status == string(measure.StatusWrongAnswer) || e.Status == string(measure.StatusCrash):
 					failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[cur].name, e.Status, firstLine(e.Error)))
 				default:
 					h.stop()
-					return nil, nil, fmt.Errorf("cpu: bench: harness protocol: bad result %s", line)
+					return nil, fmt.Errorf("cpu: bench: harness protocol: bad result %s", line)
 				}
 				cur = -1
 			case e.Event == eventRound && cur < 0 && next == len(entries) && len(failures) == 0 && len(e.SamplesNS) == len(entries):
 				for i, s := range e.SamplesNS {
-					samples[i] = append(samples[i], s)
+					res[i].SamplesNS = append(res[i].SamplesNS, s)
 				}
 			case e.Event == eventDone && cur < 0 && (next == len(entries) || len(failures) > 0):
 				done = true
-				if len(failures) == 0 && len(samples[0]) < b.MinSamples {
+				if len(failures) == 0 && len(res[0].SamplesNS) < b.MinSamples {
 					h.stop()
-					return nil, nil, fmt.Errorf("cpu: bench: harness protocol: done after %d rounds, want %d", len(samples[0]), b.MinSamples)
+					return nil, fmt.Errorf("cpu: bench: harness protocol: done after %d rounds, want %d", len(res[0].SamplesNS), b.MinSamples)
 				}
 			default:
 				h.stop()
-				return nil, nil, fmt.Errorf("cpu: bench: harness protocol: unexpected %s (checking %d, next %d)", line, cur, next)
+				return nil, fmt.Errorf("cpu: bench: harness protocol: unexpected %s (checking %d, next %d)", line, cur, next)
 			}
 		}
 	}

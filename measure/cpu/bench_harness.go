@@ -13,6 +13,12 @@ import (
 // eventRound carries one sample of every entry of a bench, in entry order.
 const eventRound = "round"
 
+// allocHeadroomGiB is how much more memory than it holds, in GiB, the
+// bench harness lets the two calls that count allocations allocate, with
+// the collector off, before the memory limit starts a collection anyway
+// (see allocated in the harness).
+const allocHeadroomGiB = 4
+
 // renderBenchHarness returns the source of the bench module's main.go,
 // which checks, calibrates and times entries (each the function Kernel of
 // the package entries[i].pkg) in interleaved rounds. See Bench for what it
@@ -53,10 +59,14 @@ func renderBenchHarness(w workload, entries []benchEntry) ([]byte, error) {
 		jen.Id("minSample").Op(":=").Qual("flag", "Duration").Call(jen.Lit(flagMinSample), durationLit(defaultMinSampleTime), jen.Lit("least time of one sample")),
 		jen.Qual("flag", "Parse").Call(),
 		jen.Qual("os", "Stdout").Op("=").Qual("os", "Stderr"),
-		comment("The runner holds stdin open: end of file means it is gone."),
+		comment("The runner holds stdin open: end of file means it is gone. The buffer\nis made here, not when the goroutine first runs (as io.Copy's would be),\nso that it is not counted as an entry's allocation."),
+		jen.Id("buf").Op(":=").Make(jen.Index().Byte(), jen.Lit(512)),
 		jen.Go().Func().Params().Block(
-			jen.Qual("io", "Copy").Call(jen.Qual("io", "Discard"), jen.Qual("os", "Stdin")),
-			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+			jen.For().Block(
+				jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Qual("os", "Stdin").Dot("Read").Call(jen.Id("buf")), jen.Err().Op("!=").Nil()).Block(
+					jen.Qual("os", "Exit").Call(jen.Lit(1)),
+				),
+			),
 		).Call(),
 		jen.Line(),
 		jen.List(jen.Id("ins"), jen.Id("want"), jen.Err()).Op(":=").Id("load").Call(jen.Op("*").Id("dataDir")),
@@ -92,7 +102,7 @@ func renderBenchHarness(w workload, entries []benchEntry) ([]byte, error) {
 	f.Line()
 
 	call := jen.Id("call").Call(jen.Id("fn"), jen.Id("out"), jen.Id("ins"))
-	f.Add(comment("prepare checks fn's output against want, when verify is set, and finds\nthe calls per sample: a power of two that makes a sample last minSample.\nA panic is the entry's crash, reported with the head of the stack."))
+	f.Add(comment("prepare checks fn's output against want, when verify is set, counts what\na call allocates, and finds the calls per sample: a power of two\nthat makes a sample last minSample. A panic is the entry's crash, reported\nwith the head of the stack."))
 	f.Func().Id("prepare").Params(
 		jen.Id("fn").Id("kernelFunc"), jen.Id("verify").Bool(), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32(),
 		jen.Id("want").Index().Float64(), jen.Id("minSample").Qual("time", "Duration"),
@@ -107,15 +117,48 @@ func renderBenchHarness(w workload, entries []benchEntry) ([]byte, error) {
 				jen.Return(jen.Id("event").Values(jen.Dict{jen.Id("Status"): jen.Lit(string(measure.StatusWrongAnswer)), jen.Id("Error"): jen.Id("msg")})),
 			),
 		),
+		jen.List(jen.Id("allocBytes"), jen.Id("allocs")).Op(":=").Id("allocated").Call(jen.Id("fn"), jen.Id("out"), jen.Id("ins")),
 		jen.Id("reps").Op(":=").Lit(1),
 		jen.For().Block(
 			jen.Id("t0").Op(":=").Qual("time", "Now").Call(),
 			jen.For(jen.Range().Id("reps")).Block(call),
 			jen.If(jen.Qual("time", "Since").Call(jen.Id("t0")).Op(">=").Id("minSample").Op("||").Id("reps").Op(">=").Lit(maxReps)).Block(
-				jen.Return(jen.Id("event").Values(jen.Dict{jen.Id("Status"): ok, jen.Id("Reps"): jen.Id("reps")})),
+				jen.Return(jen.Id("event").Values(jen.Dict{jen.Id("Status"): ok, jen.Id("Reps"): jen.Id("reps"),
+					jen.Id("AllocBytes"): jen.Id("allocBytes"), jen.Id("Allocs"): jen.Id("allocs")})),
 			),
 			jen.Id("reps").Op("*=").Lit(2),
 		),
+	)
+	f.Line()
+
+	f.Add(comment("allocated calls fn twice and returns the bytes and the objects that the\n" +
+		"call that allocated fewer bytes allocated on the heap, on every goroutine,\n" +
+		"from the runtime's exact counts (ReadMemStats flushes the per-P caches):\n" +
+		"what a call needs beyond its inputs and output, goroutine stacks aside.\n" +
+		"The collector is off meanwhile (a cycle would start workers, and waiting\n" +
+		"for it allocates), unless the calls allocate so much that the memory limit\n" +
+		"starts one. The runtime may still allocate for itself during a call, for a\n" +
+		"new thread say, but hardly during both."))
+	f.Func().Id("allocated").Params(jen.Id("fn").Id("kernelFunc"), jen.Id("out").Index().Float32(), jen.Id("ins").Index().Index().Float32()).Params(
+		jen.List(jen.Id("bytes"), jen.Id("objects")).Uint64(),
+	).Block(
+		jen.Id("gc").Op(":=").Qual("runtime/debug", "SetGCPercent").Call(jen.Lit(-1)).Comment("waits for a cycle in progress"),
+		jen.Var().List(jen.Id("before"), jen.Id("after")).Qual("runtime", "MemStats"),
+		jen.Qual("runtime", "ReadMemStats").Call(jen.Op("&").Id("before")),
+		jen.Id("limit").Op(":=").Qual("runtime/debug", "SetMemoryLimit").Call(
+			jen.Int64().Call(jen.Id("before").Dot("Sys").Op("-").Id("before").Dot("HeapReleased")).Op("+").Lit(allocHeadroomGiB).Op("<<").Lit(30)),
+		jen.Id("bytes").Op("=").Qual("math", "MaxUint64"),
+		jen.For(jen.Range().Lit(2)).Block(
+			jen.Qual("runtime", "ReadMemStats").Call(jen.Op("&").Id("before")),
+			call,
+			jen.Qual("runtime", "ReadMemStats").Call(jen.Op("&").Id("after")),
+			jen.If(jen.Id("n").Op(":=").Id("after").Dot("TotalAlloc").Op("-").Id("before").Dot("TotalAlloc"), jen.Id("n").Op("<").Id("bytes")).Block(
+				jen.List(jen.Id("bytes"), jen.Id("objects")).Op("=").List(jen.Id("n"), jen.Id("after").Dot("Mallocs").Op("-").Id("before").Dot("Mallocs")),
+			),
+		),
+		jen.Qual("runtime/debug", "SetMemoryLimit").Call(jen.Id("limit")),
+		jen.Qual("runtime/debug", "SetGCPercent").Call(jen.Id("gc")),
+		jen.Return(),
 	)
 	f.Line()
 

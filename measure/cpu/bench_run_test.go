@@ -166,7 +166,9 @@ func TestBenchSoftmax(t *testing.T) {
 }
 
 // affineBaseline is a baseline of the test template (out = 2*in + 1) that
-// behaves as mode says: ok, wrongans, panic, clobber or exit.
+// behaves as mode says: ok, wrongans, panic, clobber, exit, or alloc
+// (correct, by way of a buffer of allocFloats more floats than out, made at
+// every call).
 func affineBaseline(name, mode string) kernels.Baseline {
 	return kernels.Baseline{Name: name, Doc: "test baseline, " + mode, EmitGo: func(f *jen.File, fn string, shape []int) {
 		body := []jen.Code{jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(
@@ -181,9 +183,48 @@ func affineBaseline(name, mode string) kernels.Baseline {
 			body = append(body, jen.Id("in0").Index(jen.Lit(0)).Op("=").Lit(0))
 		case "exit":
 			body = []jen.Code{jen.Qual("os", "Exit").Call(jen.Lit(3))}
+		case "alloc":
+			body = []jen.Code{
+				jen.Id("tmp").Op(":=").Make(jen.Index().Float32(), jen.Len(jen.Id("out")).Op("+").Lit(allocFloats)),
+				jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(
+					jen.Id("tmp").Index(jen.Id("i")).Op("=").Id("in0").Index(jen.Id("i")).Op("*").Lit(2).Op("+").Lit(1),
+				),
+				jen.Copy(jen.Id("out"), jen.Id("tmp")),
+			}
 		}
 		f.Func().Id(fn).Params(jen.List(jen.Id("out"), jen.Id("in0")).Index().Float32()).Block(body...)
 	}}
+}
+
+// allocFloats is what the alloc mode of affineBaseline allocates beyond
+// the output's length: 4 MiB.
+const allocFloats = 1 << 20
+
+// Every entry's result says what one call allocates on the heap: exactly
+// nothing for the kernels that allocate nothing, and at least the buffer,
+// in one object, for the baseline that makes one at every call.
+func TestBenchAllocs(t *testing.T) {
+	needGo(t)
+	tmpl := testTemplate()
+	tmpl.Baselines = []kernels.Baseline{affineBaseline("good", "ok"), affineBaseline("alloc", "alloc")}
+	shape := []int{17}
+	res, err := New(&Options{Seed: 1}).Bench(context.Background(), benchBatch(tmpl, shape, testConfig("ok", 1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		t.Logf("%-5s allocates %d bytes in %d objects a call", r.Name, r.AllocBytes, r.Allocs)
+		switch r.Name {
+		case "alloc":
+			if least := uint64(4 * (shape[0] + allocFloats)); r.AllocBytes < least || r.AllocBytes > least+64<<10 || r.Allocs != 1 {
+				t.Errorf("alloc: %d bytes in %d objects a call, want one object of %d bytes or a little more", r.AllocBytes, r.Allocs, least)
+			}
+		default: // tuned, good, peak and floor on one goroutine
+			if r.AllocBytes != 0 || r.Allocs != 0 {
+				t.Errorf("%s: %d bytes in %d objects a call, want none", r.Name, r.AllocBytes, r.Allocs)
+			}
+		}
+	}
 }
 
 // skipped returns b, skipped for every shape.

@@ -100,7 +100,8 @@
 //
 // Measurer.Bench serves autotune bench: one module with the tuned kernel, the
 // template's baselines and a memory-copy floor (bench.go), and a second
-// harness (bench_harness.go) that checks them once and then times them in
+// harness (bench_harness.go) that checks them once, counts the heap
+// allocations of a call of each, and then times them in
 // interleaved rounds, one sample of each per round, so that every ratio is
 // measured side by side in one process. It reuses the module layout, the
 // data files, the checks and the process handling above.

@@ -259,6 +259,8 @@ func addProtocol(f *jen.File, w workload) {
 		jen.Id("Error").String().Tag(map[string]string{"json": "error,omitempty"}),
 		jen.Id("Reps").Int().Tag(map[string]string{"json": "reps,omitempty"}),
 		jen.Id("SamplesNS").Index().Float64().Tag(map[string]string{"json": "samples_ns,omitempty"}),
+		jen.Id("AllocBytes").Uint64().Tag(map[string]string{"json": "alloc_bytes,omitempty"}).Comment("bench only: what one call allocates"),
+		jen.Id("Allocs").Uint64().Tag(map[string]string{"json": "allocs,omitempty"}),
 	)
 	f.Line()
 	f.Add(comment("proto is the original stdout. main points os.Stdout at stderr, so that a\nkernel that prints cannot corrupt the protocol."))

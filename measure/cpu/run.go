@@ -29,6 +29,11 @@ type event struct {
 	Error     string    `json:"error"`
 	Reps      int       `json:"reps"`
 	SamplesNS []float64 `json:"samples_ns"`
+
+	// AllocBytes and Allocs are the heap bytes and objects one call of a
+	// bench entry allocated; the tuning harness does not send them.
+	AllocBytes uint64 `json:"alloc_bytes"`
+	Allocs     uint64 `json:"allocs"`
 }
 
 // runner runs the candidates of one built batch in harness processes.
