@@ -41,6 +41,11 @@ type Tile struct {
 	BStep       int // bytes b advances per step
 	CRow        int // bytes between rows of C
 	Init        Init
+
+	// Bias adds the NV vectors at bias to every row before the store, and
+	// ReLU then clamps at 0 (ReLU needs Bias): gemm's fused epilogue,
+	// applied while the tile is in registers.
+	Bias, ReLU bool
 }
 
 // Registers returns the number of vector registers a tile of mr×nv vectors
@@ -70,6 +75,8 @@ func (t Tile) check() {
 		panic(fmt.Sprintf("goasm: %s: %d lanes, want 8 or 16", t.Name, t.Lanes))
 	case t.MR < 1 || t.NV < 1 || t.Depth < 0:
 		panic(fmt.Sprintf("goasm: %s: tile %dx%d, depth %d", t.Name, t.MR, t.NV, t.Depth))
+	case t.ReLU && !t.Bias:
+		panic(fmt.Sprintf("goasm: %s: ReLU without Bias", t.Name))
 	case !Fits(t.Lanes, t.MR, t.NV):
 		panic(fmt.Sprintf("goasm: %s: a %dx%d tile needs %d registers, %d-lane vectors have %d",
 			t.Name, t.MR, t.NV, Registers(t.MR, t.NV), t.Lanes, Available(t.Lanes)))
@@ -81,6 +88,9 @@ func (t Tile) params() []string {
 	p := []string{"c", "a", "b"}
 	if t.Init == Scaled {
 		p = append(p, "scale")
+	}
+	if t.Bias {
+		p = append(p, "bias")
 	}
 	if t.Depth == 0 {
 		p = append(p, "depth")
@@ -116,9 +126,16 @@ func (t Tile) doc() string {
 		depth = "depth"
 	}
 	init := map[Init]string{Zero: "=", Load: "+=", Scaled: "= c·scale +"}[t.Init]
+	epi := ""
+	switch {
+	case t.ReLU:
+		epi = ", then c[r] = max(c[r]+bias, 0)"
+	case t.Bias:
+		epi = ", then c[r] += bias"
+	}
 	return fmt.Sprintf("%s computes a %d×%d-vector tile of Float32x%d, c[r] %s Σ_t a[r·%d+t·%d]·b[t·%d:][:%d] for r < %d "+
-		"over %s steps, row r of c at c[r·%d:] (offsets in float32s).",
-		t.Name, t.MR, t.NV, t.Lanes, init, t.ARow/4, t.AStep/4, t.BStep/4, t.NV*t.Lanes, t.MR, depth, t.CRow/4)
+		"over %s steps%s, row r of c at c[r·%d:] (offsets in float32s).",
+		t.Name, t.MR, t.NV, t.Lanes, init, t.ARow/4, t.AStep/4, t.BStep/4, t.NV*t.Lanes, t.MR, depth, epi, t.CRow/4)
 }
 
 // File returns the assembly source of the tiles, one .s file of package
@@ -138,7 +155,7 @@ func File(tiles ...Tile) []byte {
 }
 
 // emit writes the TEXT block of t. Registers: DI c, SI a, DX b, AX scale,
-// CX the steps left; vectors 0…NV-1 the step's b, NV and NV+1 the
+// BX bias, CX the steps left; vectors 0…NV-1 the step's b, NV and NV+1 the
 // broadcasts, the accumulators after them.
 func (t Tile) emit(b *strings.Builder) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, "\t"+format+"\n", args...) }
@@ -159,6 +176,10 @@ func (t Tile) emit(b *strings.Builder) {
 	off := 24
 	if t.Init == Scaled {
 		w("MOVQ scale+%d(FP), AX", off)
+		off += 8
+	}
+	if t.Bias {
+		w("MOVQ bias+%d(FP), BX", off)
 		off += 8
 	}
 	if t.Depth == 0 {
@@ -207,6 +228,24 @@ func (t Tile) emit(b *strings.Builder) {
 	w("JNZ loop")
 	if t.Depth == 0 {
 		b.WriteString("done:\n")
+	}
+	if t.Bias {
+		// The step's registers are free now: the bias vectors, and a zero.
+		for j := range t.NV {
+			w("VMOVUPS %d(BX), %s", j*vec, reg(j))
+		}
+		zero := reg(t.NV)
+		if t.ReLU {
+			w("VXORPS %s, %s, %s", zero, zero, zero)
+		}
+		for r := range t.MR {
+			for j := range t.NV {
+				w("VADDPS %s, %s, %s", reg(j), acc(r, j), acc(r, j))
+				if t.ReLU {
+					w("VMAXPS %s, %s, %s", zero, acc(r, j), acc(r, j))
+				}
+			}
+		}
 	}
 	for r := range t.MR {
 		for j := range t.NV {

@@ -35,6 +35,7 @@ func TestCheckPanics(t *testing.T) {
 		{Name: "T", Lanes: 4, MR: 1, NV: 1},
 		{Name: "T", Lanes: 16, MR: 0, NV: 1},
 		{Name: "T", Lanes: 8, MR: 8, NV: 2},
+		{Name: "T", Lanes: 8, MR: 1, NV: 1, ReLU: true},
 	} {
 		func() {
 			defer func() {
@@ -58,12 +59,13 @@ func TestTiles(t *testing.T) {
 		t.Skip("the host has no AVX2 and FMA")
 	}
 	var tiles []Tile
-	add := func(lanes, mr, nv, depth, aRow, aStep int, init Init) {
+	add := func(lanes, mr, nv, depth, aRow, aStep int, init Init, epi ...bool) {
 		// b's steps and c's rows are padded by one vector so that a tile
 		// writing past its nv vectors would be caught.
 		tiles = append(tiles, Tile{
 			Name: fmt.Sprintf("T%d", len(tiles)), Lanes: lanes, MR: mr, NV: nv, Depth: depth,
 			ARow: 4 * aRow, AStep: 4 * aStep, BStep: 4 * (nv + 1) * lanes, CRow: 4 * (nv + 1) * lanes, Init: init,
+			Bias: len(epi) > 0 && epi[0], ReLU: len(epi) > 1 && epi[1],
 		})
 	}
 	lanes := []int{8}
@@ -77,6 +79,8 @@ func TestTiles(t *testing.T) {
 			add(l, 5, 1, 0, 1, 11, init) // contiguous rows, steps 11 apart: attention's output
 		}
 		add(l, 2, 3, 0, 5, 1, Zero)
+		add(l, 4, 2, 0, 9, 1, Zero, true)       // gemm's epilogues
+		add(l, 4, 2, 0, 9, 1, Load, true, true) // (relu clamps about half)
 		if l == 16 {
 			add(l, 12, 2, 0, 1, 40, Scaled)
 			add(l, 6, 4, 64, 64, 1, Zero)
@@ -95,7 +99,8 @@ func TestTiles(t *testing.T) {
 		}
 		rows = append(rows, jen.Values(jen.Lit(tile.Name), jen.Lit(tile.Lanes), jen.Lit(tile.MR), jen.Lit(tile.NV),
 			jen.Lit(depth), jen.Lit(tile.Depth == 0), jen.Lit(tile.ARow/4), jen.Lit(tile.AStep/4), jen.Lit(int(tile.Init)),
-			jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("s")).Op("*").Float32(), jen.Id("n").Int()).Block(
+			jen.Lit(tile.Bias), jen.Lit(tile.ReLU),
+			jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("s"), jen.Id("bias")).Op("*").Float32(), jen.Id("n").Int()).Block(
 				call(tile)),
 		))
 	}
@@ -132,6 +137,9 @@ func call(tile Tile) jen.Code {
 	if tile.Init == Scaled {
 		args = append(args, jen.Id("s"))
 	}
+	if tile.Bias {
+		args = append(args, jen.Id("bias"))
+	}
 	if tile.Depth == 0 {
 		args = append(args, jen.Id("n"))
 	}
@@ -153,7 +161,8 @@ type tile struct {
 	lanes, mr, nv, depth     int
 	runtimeDepth             bool
 	aRow, aStep, init        int
-	run                      func(c, a, b, s *float32, depth int)
+	bias, relu               bool
+	run                      func(c, a, b, s, bias *float32, depth int)
 }
 
 func main() {
@@ -169,7 +178,8 @@ func main() {
 			b := make([]float32, max(depth, 1)*stride)
 			c := make([]float32, t.mr*stride)
 			s := make([]float32, t.nv*t.lanes)
-			for _, x := range [][]float32{a, b, c, s} {
+			bias := make([]float32, t.nv*t.lanes)
+			for _, x := range [][]float32{a, b, c, s, bias} {
 				for i := range x {
 					x[i] = val()
 				}
@@ -194,7 +204,17 @@ func main() {
 					}
 				}
 			}
-			t.run(&c[0], &a[0], &b[0], &s[0], depth)
+			for row := range t.mr {
+				for x := range t.nv * t.lanes {
+					if t.bias {
+						want[row*stride+x] += float64(bias[x])
+					}
+					if t.relu {
+						want[row*stride+x] = max(want[row*stride+x], 0)
+					}
+				}
+			}
+			t.run(&c[0], &a[0], &b[0], &s[0], &bias[0], depth)
 			for i := range c {
 				if i%stride >= t.nv*t.lanes {
 					if !math.IsNaN(float64(c[i])) {

@@ -117,6 +117,8 @@ func TestMeasureEveryFailure(t *testing.T) {
 		{"exit", want{measure.StatusCrash, []string{"exit status 3"}}},
 		{"emitpanic", want{measure.StatusBuildError, []string{"emitting the kernel panicked", "cannot emit"}}},
 		{"bogus", want{measure.StatusInvalid, []string{"bogus"}}},
+		{"asm", want{measure.StatusOK, nil}},
+		{"asmbroken", want{measure.StatusBuildError, []string{"k014/k014_amd64.s", "ADDNOTANINSTRUCTION"}}},
 		{"ok", want{measure.StatusOK, nil}},
 	}
 	var cfgs []schedule.Config

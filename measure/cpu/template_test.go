@@ -27,12 +27,14 @@ import (
 //	segv       writes to an unmapped address: a fault the runtime cannot recover
 //	exit       calls os.Exit(3)
 //	badsig     valid Go, but Kernel is not func(out, in0 []float32)
+//	asm        correct, the +1 in Go assembly (Template.EmitAsm)
+//	asmbroken  its assembly does not assemble
 //
 // reps repeats the computation, to make a candidate slower; salt only
 // changes the source, so that a benchmark's candidates miss the build cache.
 var testModes = []string{
 	"ok", "ok_slow", "print", "nocompile", "nosyntax", "emitpanic", "panic",
-	"hang", "wrongans", "clobber", "segv", "exit", "badsig",
+	"hang", "wrongans", "clobber", "segv", "exit", "badsig", "asm", "asmbroken",
 }
 
 func testTemplate() kernels.Template {
@@ -60,7 +62,42 @@ func testTemplate() kernels.Template {
 		FLOPs:     func(shape []int) float64 { return 2 * float64(shape[0]) },
 		Bytes:     func(shape []int) float64 { return 8 * float64(shape[0]) },
 		EmitGo:    emitTest,
+		EmitAsm:   emitTestAsm,
 	}
+}
+
+// emitTestAsm returns, for modes asm and asmbroken, the assembly of
+// addOne(p *float32, n int), which adds 1 to p[0:n]; asmbroken's has an
+// instruction that does not exist.
+func emitTestAsm(name string, shape []int, cfg schedule.Config) []byte {
+	mode := cfg.Str("mode")
+	if mode != "asm" && mode != "asmbroken" {
+		return nil
+	}
+	add := "ADDSS X1, X0"
+	if mode == "asmbroken" {
+		add = "ADDNOTANINSTRUCTION X1, X0"
+	}
+	return []byte(`#include "textflag.h"
+
+// func addOne(p *float32, n int)
+TEXT ·addOne(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVL $0x3f800000, AX
+	MOVD AX, X1
+	TESTQ CX, CX
+	JZ done
+loop:
+	MOVSS (DI), X0
+	` + add + `
+	MOVSS X0, (DI)
+	ADDQ $4, DI
+	DECQ CX
+	JNZ loop
+done:
+	RET
+`)
 }
 
 func emitTest(f *jen.File, name string, shape []int, cfg schedule.Config) {
@@ -111,6 +148,16 @@ func emitTest(f *jen.File, name string, shape []int, cfg schedule.Config) {
 		).Op("=").Lit(1))
 	case "exit":
 		body = append(body, jen.Qual("os", "Exit").Call(jen.Lit(3)))
+	case "asm", "asmbroken":
+		f.Comment("addOne adds 1 to p[0:n], in assembly.")
+		f.Comment("//go:noescape")
+		f.Func().Id("addOne").Params(jen.Id("p").Op("*").Float32(), jen.Id("n").Int())
+		body = append(body, jen.For(jen.Range().Id("reps")).Block(
+			jen.For(jen.Id("i").Op(":=").Range().Id("out")).Block(
+				jen.Id("out").Index(jen.Id("i")).Op("=").Id("in0").Index(jen.Id("i")).Op("*").Lit(2),
+			),
+			jen.Id("addOne").Call(jen.Op("&").Id("out").Index(jen.Lit(0)), jen.Id("n")),
+		))
 	case "badsig":
 		// Valid Go, but not the calling convention.
 		f.Func().Id(name).Params(jen.Id("out").Index().Float32()).Block()
