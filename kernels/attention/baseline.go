@@ -108,10 +108,8 @@ func emitGonum(f *jen.File, name string, shape []int, causal bool) {
 	const blas32, blas = gonumModule + "/blas/blas32", gonumModule + "/blas"
 	id := jen.Id
 	what := ""
-	keys := jen.Id("row") // the keys row i attends to
 	if causal {
 		what = ", causal (query i attends to keys j ≤ i)"
-		keys = id("row").Index(jen.Empty(), id("i").Op("+").Lit(1))
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√D)·v of the %d×%d×%d×%d [B][H][S][D] "+
 		"tensors q, k and v%s, composed from gonum's blas32.Gemm and a plain softmax (%s); "+
@@ -132,7 +130,7 @@ func emitGonum(f *jen.File, name string, shape []int, causal bool) {
 	if causal {
 		softmax = append(softmax,
 			jen.Clear(id("row").Index(id("i").Op("+").Lit(1), jen.Empty())),
-			id("row").Op("=").Add(keys),
+			id("row").Op("=").Id("row").Index(jen.Empty(), id("i").Op("+").Lit(1)),
 		)
 	}
 	softmax = append(softmax,
