@@ -22,6 +22,7 @@ type kernel struct {
 	unroll     int
 	threads    int
 	epi        epilogue
+	asm        bool // the full micro-kernel in Go assembly (asm.go)
 }
 
 func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
@@ -31,28 +32,20 @@ func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
 // emitEpilogue emits the kernel of cfg for shape with the epilogue e
 // applied to each tile of c in registers, after its last slice of K.
 func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
-	m, n, k := checkShape(shape)
-	v := golang.Float32(cfg.Int("vec"))
-	kr := kernel{
-		name: name, cfg: cfg, m: m, n: n, k: k, epi: e,
-		v:  v,
-		mr: cfg.Int("mr"), nv: cfg.Int("nr_vecs"),
-		pack:    cfg.Bool("pack_b"),
-		unroll:  cfg.Int("unroll"),
-		threads: cfg.Int("threads"),
-	}
-	kr.nr = kr.nv * v.Lanes()
-	kr.kc = min(cfg.Int("kc"), k)
-	kr.mc = min(cfg.Int("mc"), roundUp(m, kr.mr))
-	kr.nc = min(cfg.Int("nc"), roundUp(n, kr.nr))
-
+	kr := newKernel(name, shape, cfg, e)
 	kr.emitEntry(f)
 	kr.emitRows(f)
 	if kr.pack {
 		kr.emitPanels(f)
 		kr.emitPack(f)
 	}
-	kr.emitTile(f, kr.tileFn(false, false), kr.mr, kr.nr)
+	if kr.asm {
+		for _, t := range kr.asmTiles() {
+			f.Add(t.Decl())
+		}
+	} else {
+		kr.emitTile(f, kr.tileFn(false, false), kr.mr, kr.nr)
+	}
 	if kr.m%kr.mr != 0 {
 		kr.emitTile(f, kr.tileFn(true, false), kr.m%kr.mr, kr.nr)
 	}
@@ -62,6 +55,26 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 			kr.emitTile(f, kr.tileFn(true, true), kr.m%kr.mr, kr.n%kr.nr)
 		}
 	}
+}
+
+// newKernel returns the kernel of cfg for shape, named name.
+func newKernel(name string, shape []int, cfg schedule.Config, e epilogue) kernel {
+	m, n, k := checkShape(shape)
+	v := golang.Float32(cfg.Int("vec"))
+	kr := kernel{
+		name: name, cfg: cfg, m: m, n: n, k: k, epi: e,
+		v:  v,
+		mr: cfg.Int("mr"), nv: cfg.Int("nr_vecs"),
+		pack:    cfg.Bool("pack_b"),
+		unroll:  cfg.Int("unroll"),
+		threads: cfg.Int("threads"),
+		asm:     cfg.Str("micro") == "asm",
+	}
+	kr.nr = kr.nv * v.Lanes()
+	kr.kc = min(cfg.Int("kc"), k)
+	kr.mc = min(cfg.Int("mc"), roundUp(m, kr.mr))
+	kr.nc = min(cfg.Int("nc"), roundUp(n, kr.nr))
+	return kr
 }
 
 func roundUp(x, to int) int { return (x + to - 1) / to * to }
@@ -207,6 +220,9 @@ func (k kernel) emitRows(f *jen.File) {
 			args = append(args, id("depth"), id("pc").Op("==").Lit(0))
 			if k.epi != noEpilogue {
 				args = append(args, id("pc").Op("+").Id("depth").Op("==").Id("k"))
+			}
+			if k.asm && !shortM && !shortN {
+				return k.asmCall()
 			}
 			return id(k.tileFn(shortM, shortN)).Call(args...)
 		}

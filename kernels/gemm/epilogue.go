@@ -45,8 +45,8 @@ func (e epilogue) formula() string {
 // when their emitted code changes (see the package doc). Changing the
 // emitter of plain GEMM changes theirs too, so bump them with it.
 const (
-	biasRevision     = "gemm-bias-1"
-	biasReLURevision = "gemm-bias-relu-1"
+	biasRevision     = "gemm-bias-2"
+	biasReLURevision = "gemm-bias-relu-2"
 )
 
 // BiasTemplate is the float32 matrix product with a bias, C = A·B + bias:
@@ -97,6 +97,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
 			emitEpilogue(f, name, shape, cfg, e)
 		},
+		EmitAsm:   func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
 		Baselines: epilogueBaselines(e),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
@@ -12,7 +13,7 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-1"
+const revision = "gemm-2"
 
 // Template is the float32 matrix product C = A·B: for a shape [M, N, K], A
 // (in0) is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the
@@ -32,7 +33,10 @@ var Template = kernels.Template{
 		m, n, k := checkShape(shape)
 		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
 	},
-	EmitGo:    emitGo,
+	EmitGo: emitGo,
+	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
+		return emitAsm(name, shape, cfg, noEpilogue)
+	},
 	Baselines: baselines,
 }
 
@@ -64,12 +68,13 @@ func args(shape []int) (ins []int, out int) {
 // every nr.
 var (
 	vecs    = []int{1, 8, 16}
-	mrs     = []int{1, 2, 4, 6, 8}
+	mrs     = []int{1, 2, 4, 6, 8, 12}
 	nrVecs  = []int{1, 2}
 	kcs     = []int{64, 128, 256, 512}
 	mcs     = []int{24, 48, 96, 192, 384, 768}
 	ncs     = []int{256, 512, 1024, 2048, 4096}
 	unrolls = []int{1, 2, 4}
+	micros  = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -112,7 +117,16 @@ func space(shape []int, target device.Target) *schedule.Space {
 	}
 	constraints = append(constraints, kernels.VectorConstraints(isa)...)
 	constraints = append(constraints, []schedule.Constraint{
+		// The assembly micro-kernel is vector code and does not unroll
+		// (its loop costs 4 instructions against mr·nr_vecs FMAs), so it
+		// takes unroll = 1 and the space holds no copies of it.
+		{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool {
+			return c.Str("micro") != "asm" || (c.Int("vec") > 1 && c.Int("unroll") == 1)
+		}},
 		{Name: "register_budget", OK: func(c schedule.Config) bool {
+			if c.Str("micro") == "asm" {
+				return goasm.Fits(c.Int("vec"), c.Int("mr"), c.Int("nr_vecs"))
+			}
 			return registers(c.Int("mr"), c.Int("nr_vecs")) <= registerBudget
 		}},
 		// The A block is reused by every strip of the B panel.
@@ -147,6 +161,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Bool("pack_b"),
 		schedule.Choice("unroll", unrolls...),
 		schedule.Choice("threads", threads...),
+		schedule.Enum("micro", micros...),
 	}, constraints...)
 }
 

@@ -71,12 +71,15 @@ var testShapes = [][]int{{1, 1, 1}, {1023, 517, 259}, {1, 4096, 1}, {17, 1, 33},
 // schedules are crossed with every micro-kernel (vec × mr × nr_vecs) so that
 // each meets packing on and off, one and two threads, every unroll and two
 // sets of blocks: the smallest, which split every test shape into several
-// blocks with tails, and middling ones. -short keeps the first two.
+// blocks with tails, and middling ones; and the assembly micro-kernel,
+// packed and in place. -short keeps the first three.
 var schedules = []string{
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2",
-	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2,micro=go",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=1,micro=asm",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2,micro=go",
+	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=go",
 }
 
 // grid returns the valid configs on target of the micro-kernels crossed
@@ -86,7 +89,7 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 	sp := Template.Space(shape, target)
 	scheds := schedules
 	if short {
-		scheds = scheds[:2]
+		scheds = scheds[:3]
 	}
 	var out []schedule.Config
 	for _, vec := range vecs {
@@ -226,14 +229,18 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2",
-		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
-		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1",
-		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
-		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
-		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=go",
+		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go",
+		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=go",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1,micro=go",
+		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go",
+		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go",
+		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm",
+		"vec=16,mr=8,nr_vecs=2,kc=512,mc=192,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm",
+		"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {
@@ -260,6 +267,7 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			k.template().EmitGo(f, k.name, k.shape, k.cfg)
+			m.Asm(k.shape, k.template().EmitAsm(k.name, k.shape, k.cfg))
 		}
 		// The table calls every kernel with a bias; Template's ignore it.
 		fn := jen.Id(k.name)

@@ -1,0 +1,116 @@
+package gemm
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// With micro=asm the full mr×nr micro-kernel is Go assembly from
+// codegen/goasm (see the package doc); the edge tiles of M%mr rows and
+// N%nr columns stay archsimd Go. The assembly has no first/last flags: a
+// tile starts at zero or from c, and applies the epilogue or not, so
+// there is one function per combination the loop nest calls, chosen in Go
+// per call.
+
+// emitAsm returns the assembly of the kernel of cfg, or nil for micro=go.
+func emitAsm(name string, shape []int, cfg schedule.Config, e epilogue) []byte {
+	return goasm.File(newKernel(name, shape, cfg, e).asmTiles()...)
+}
+
+// asmTile returns the name of the full tile starting at zero (first) or
+// from c, with the epilogue (last) or not.
+func (k kernel) asmTile(first, last bool) string {
+	s := k.tileFn(false, false)
+	if first {
+		s += "Zero"
+	} else {
+		s += "Acc"
+	}
+	if last {
+		s += "Epilogue"
+	}
+	return s
+}
+
+// asmTiles returns the assembly tiles of k: the full tile from zero and
+// from c, each also with the epilogue when k has one. Nil for micro=go.
+func (k kernel) asmTiles() []goasm.Tile {
+	if !k.asm {
+		return nil
+	}
+	bStep := 4 * k.n // B read in place: a step is a row of b
+	if k.pack {
+		bStep = 4 * k.nr // a step is a row of the packed strip
+	}
+	var tiles []goasm.Tile
+	lasts := []bool{false}
+	if k.epi != noEpilogue {
+		lasts = append(lasts, true)
+	}
+	for _, last := range lasts {
+		for _, first := range []bool{true, false} {
+			t := goasm.Tile{
+				Name: k.asmTile(first, last), Lanes: k.v.Lanes(), MR: k.mr, NV: k.nv,
+				ARow: 4 * k.k, AStep: 4, BStep: bStep, CRow: 4 * k.n, Init: goasm.Load,
+				Bias: last, ReLU: last && k.epi == biasReLUEpilogue,
+			}
+			if first {
+				t.Init = goasm.Zero
+			}
+			tiles = append(tiles, t)
+		}
+	}
+	return tiles
+}
+
+// asmCall returns the code in the loop over tiles that calls the full
+// assembly tile for the tile of rows i… and columns jc+jr…: the bounds the
+// assembly does not check, checked here, then the tile for the first slice
+// of K (from zero) or a later one (from c), with the epilogue on the last.
+func (k kernel) asmCall() jen.Code {
+	id := jen.Id
+	bStride := id("n") // B in place
+	if k.pack {
+		bStride = id("nr")
+	}
+	args := func() []jen.Code {
+		a := []jen.Code{
+			jen.Op("&").Id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr")),
+			jen.Op("&").Id("a").Index(id("i").Op("*").Id("k").Op("+").Id("pc")),
+			jen.Op("&").Id("s").Index(jen.Lit(0)),
+		}
+		return a
+	}
+	call := func(first, last bool) jen.Code {
+		a := args()
+		if last {
+			a = append(a, jen.Op("&").Id("bias").Index(id("jc").Op("+").Id("jr")))
+		}
+		return id(k.asmTile(first, last)).Call(append(a, id("depth"))...)
+	}
+	checks := []jen.Code{
+		jen.Id("_").Op("=").Id("c").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)).
+			Comment("the tile reads and writes unchecked"),
+		jen.Id("_").Op("=").Id("a").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("k").Op("+").Id("pc").Op("+").Id("depth").Op("-").Lit(1)),
+		jen.Id("_").Op("=").Id("s").Index(jen.Parens(id("depth").Op("-").Lit(1)).Op("*").Add(bStride).Op("+").Id("nr").Op("-").Lit(1)),
+	}
+	if k.epi != noEpilogue {
+		checks = append(checks, jen.Id("_").Op("=").Id("bias").Index(id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)))
+	}
+	var pick jen.Code
+	first := id("pc").Op("==").Lit(0)
+	if k.epi == noEpilogue {
+		pick = jen.If(first).Block(call(true, false)).Else().Block(call(false, false))
+	} else {
+		last := id("pc").Op("+").Id("depth").Op("==").Id("k")
+		pick = jen.Switch().Block(
+			jen.Case(jen.Add(first).Op("&&").Add(last)).Block(call(true, true)),
+			jen.Case(first.Clone()).Block(call(true, false)),
+			jen.Case(last.Clone()).Block(call(false, true)),
+			jen.Default().Block(call(false, false)),
+		)
+	}
+	return jen.Block(append(checks, pick)...)
+}
