@@ -41,23 +41,27 @@ harness holds: the runtime's count of bytes allocated (TotalAlloc, rounded
 up to its size classes) across an untimed call after the check, the fewer
 of two, with the collector off. It bounds what a call adds to the peak heap,
 and is exactly that for an entry that allocates once, such as the attention
-baselines with their S×S scores. Goroutine stacks are not counted: state a kernel
-keeps in local variables is free here unless the compiler moves it to the
-heap for its size (a variable over 128 KiB, or 64 KiB from new or make).
+baselines with their S×S scores. Not counted: goroutine stacks (state a
+kernel keeps in local variables is free here unless the compiler moves it
+to the heap for its size: a variable over 128 KiB, or 64 KiB from new or
+make), and memory a C library allocates (OpenBLAS's buffers).
 
 Baselines, by op (the gemm ones for gemm_bias and gemm_bias_relu too, each
 followed by a Go loop for the epilogue; the attention ones for
 attention_causal too, masked):
-  softmax    naive  plain Go, three loops per row with math.Exp
-  gemm       naive  plain Go i-k-j loops, one goroutine; left out above
-                    2e10 FLOPs
-             gonum  gonum's blas32.Gemm
-  attention  naive  plain Go loops: per head, the S×S scores, a softmax per
-                    row, the weights times V; one goroutine; left out above
-                    2e10 FLOPs
-             gonum  per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer, a
-                    plain softmax per row, blas32.Gemm for the weights
-                    times V; causal: the full product, masked
+  softmax    naive     plain Go, three loops per row with math.Exp
+  gemm       naive     plain Go i-k-j loops, one goroutine; left out above
+                       2e10 FLOPs
+             gonum     gonum's blas32.Gemm
+             openblas  OpenBLAS's cblas_sgemm through gonum.org/v1/netlib,
+                       on OpenBLAS's threads; only in an autotune built with
+                       -tags openblas (cgo; Debian's libopenblas-dev)
+  attention  naive     plain Go loops: per head, the S×S scores, a softmax
+                       per row, the weights times V; one goroutine; left out
+                       above 2e10 FLOPs
+             gonum     per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer,
+                       a plain softmax per row, blas32.Gemm for the weights
+                       times V; causal: the full product, masked
   The attention baselines are left out where the S×S scores of a head
   would take more than 1 GiB (S > 16384).
 

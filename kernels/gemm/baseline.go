@@ -9,10 +9,11 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// baselines are what autotune bench compares the tuned kernel with. They
-// are not the tuned code, so they are not part of Version: changing one
-// changes no tuning record.
-var baselines = []kernels.Baseline{{
+// baselines are what autotune bench compares the tuned kernel with:
+// naive, gonum and, in builds with the openblas tag, openblas. They are not
+// the tuned code, so they are not part of Version: changing one changes no
+// tuning record.
+var baselines = append([]kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: i-k-j loops over the rows of c, one goroutine",
 	EmitGo: emitNaive,
@@ -22,7 +23,7 @@ var baselines = []kernels.Baseline{{
 	Doc:      "gonum's pure-Go BLAS, blas32.Gemm (blocked, on GOMAXPROCS goroutines)",
 	EmitGo:   emitGonum,
 	Requires: []string{gonumModule},
-}}
+}}, openblasBaselines...)
 
 // gonumModule is the module of the gonum baseline; autotune's go.mod
 // requires it, and the bench module requires the same version.

@@ -15,16 +15,22 @@ import (
 	_ "gonum.org/v1/gonum/blas/blas32"
 )
 
-// The baselines are naive and gonum; gonum's module is one autotune's
-// go.mod requires, and its emitted code calls blas32.Gemm. TestKernels
-// checks both against the reference on every test shape.
+// The baselines are naive and gonum, then openblas in builds with the
+// openblas tag (openblas_test.go tests it); gonum's module is one
+// autotune's go.mod requires, and its emitted code calls blas32.Gemm.
+// TestKernels checks every baseline against the reference on every test
+// shape.
 func TestBaselines(t *testing.T) {
 	var names []string
 	for _, b := range Template.Baselines {
 		names = append(names, b.Name)
 	}
-	if !slices.Equal(names, []string{"naive", "gonum"}) {
-		t.Fatalf("baselines %v, want naive, gonum", names)
+	want := []string{"naive", "gonum"}
+	if len(openblasBaselines) > 0 {
+		want = append(want, "openblas")
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("baselines %v, want %v", names, want)
 	}
 	gonum := Template.Baselines[1]
 	if !slices.Equal(gonum.Requires, []string{"gonum.org/v1/gonum"}) || gonum.Cgo {

@@ -120,9 +120,18 @@
 // need no register beyond plain GEMM's, and share its knobs, constraints
 // and tolerance (the bias adds one rounding, within rel). Their references
 // are float64; FLOPs add M·N for the bias and M·N for ReLU, Bytes 4·N for
-// the bias. Their baselines are naive and gonum followed by a Go loop over
-// c. Their ops are built in this package (kernels.Op values in
-// epilogue.go).
+// the bias. Their baselines are Template's followed by a Go loop over c.
+// Their ops are built in this package (kernels.Op values in epilogue.go).
+//
+// # Baselines
+//
+// autotune bench compares the tuned kernel with naive, plain Go i-k-j
+// loops on one goroutine (left out above 2e10 FLOPs), and gonum, gonum's
+// pure-Go blas32.Gemm (baseline.go). Built with the openblas tag, the
+// package has a third, openblas: OpenBLAS's cblas_sgemm through cgo and
+// gonum.org/v1/netlib (openblas.go), which needs the C library (Debian's
+// libopenblas-dev) to build. Without the tag it does not exist, and
+// nothing needs cgo.
 //
 // # Version
 //

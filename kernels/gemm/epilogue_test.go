@@ -102,8 +102,9 @@ func TestEpilogueReference(t *testing.T) {
 	}
 }
 
-// The epilogue's baselines are Template's, naive and gonum, each followed
-// by a loop over c; TestKernels checks them against the reference.
+// The epilogue's baselines are Template's (naive, gonum, and openblas with
+// the openblas tag), each followed by a loop over c; TestKernels checks them
+// against the reference.
 func TestEpilogueBaselines(t *testing.T) {
 	for _, tt := range []struct {
 		tmpl *kernels.Template
@@ -112,7 +113,7 @@ func TestEpilogueBaselines(t *testing.T) {
 		var names []string
 		for i, b := range tt.tmpl.Baselines {
 			names = append(names, b.Name)
-			if !slices.Equal(b.Requires, Template.Baselines[i].Requires) || b.Cgo {
+			if !slices.Equal(b.Requires, Template.Baselines[i].Requires) || b.Cgo != Template.Baselines[i].Cgo {
 				t.Errorf("%s %s: requires %v, cgo %v", tt.tmpl.Op.Name, b.Name, b.Requires, b.Cgo)
 			}
 			f := jen.NewFile("p")
@@ -122,8 +123,12 @@ func TestEpilogueBaselines(t *testing.T) {
 				t.Errorf("%s %s: no kernel with bias, or no %q:\n%s", tt.tmpl.Op.Name, b.Name, tt.loop, src)
 			}
 		}
-		if !slices.Equal(names, []string{"naive", "gonum"}) {
-			t.Errorf("%s: baselines %v", tt.tmpl.Op.Name, names)
+		var want []string
+		for _, b := range Template.Baselines {
+			want = append(want, b.Name)
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s: baselines %v, want %v", tt.tmpl.Op.Name, names, want)
 		}
 		if tt.tmpl.Baselines[0].Skipped([]int{4096, 4096, 4096}) == "" {
 			t.Errorf("%s: naive not skipped for 4096³", tt.tmpl.Op.Name)

@@ -131,6 +131,14 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
+	checkKernels(t, ks)
+}
+
+// checkKernels generates ks, kernels of testShapes, into one module, builds
+// and vets it once with GOEXPERIMENT=simd, and checks every kernel against
+// its template's float64 reference on random inputs, with the output
+// poisoned with NaN beforehand: one subtest per shape.
+func checkKernels(t *testing.T, ks []genKernel) {
 	start := time.Now()
 	dir, bin := buildModule(t, ks)
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))

@@ -1,0 +1,62 @@
+//go:build openblas
+
+package gemm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune"
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// With the openblas tag, Template has a third baseline, openblas: cgo, in
+// the modules netlib and gonum (at autotune's versions), its code linking
+// libopenblas by its own cgo directive and calling Sgemm on the matrices
+// as they are.
+func TestOpenBLASBaseline(t *testing.T) {
+	b := Template.Baselines[len(Template.Baselines)-1]
+	if b.Name != "openblas" || !b.Cgo || !slices.Equal(b.Requires, []string{"gonum.org/v1/netlib", "gonum.org/v1/gonum"}) {
+		t.Fatalf("last baseline %s, cgo %v, requires %v; want openblas, cgo, netlib and gonum", b.Name, b.Cgo, b.Requires)
+	}
+	req, sum, err := autotune.Require(b.Requires...)
+	if err != nil || !strings.Contains(req, "gonum.org/v1/netlib v") || strings.Count(sum, "\n") != 4 {
+		t.Errorf("autotune.Require(%v) = %q, %q, %v", b.Requires, req, sum, err)
+	}
+	if why := b.Skipped([]int{4096, 4096, 4096}); why != "" {
+		t.Errorf("openblas skipped for 4096³: %s", why)
+	}
+	f := jen.NewFile("p")
+	b.EmitGo(f, "Kernel", []int{3, 5, 7})
+	src := f.GoString()
+	for _, want := range []string{"#cgo LDFLAGS: -lopenblas", `import "C"`, `"gonum.org/v1/netlib/blas/netlib"`,
+		"netlib.Implementation{}.Sgemm(blas.NoTrans, blas.NoTrans, 3, 5, 7, 1, a, 7, b, 5, 0, c, 5)"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("openblas baseline lacks %q:\n%s", want, src)
+		}
+	}
+}
+
+// TestOpenBLAS checks the openblas baselines of Template and of the
+// epilogue templates against the reference on every test shape, as
+// TestKernels does with the tag, without the grid of tuned configs.
+func TestOpenBLAS(t *testing.T) {
+	var ks []genKernel
+	for _, shape := range testShapes {
+		for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
+			for i, b := range tmpl.Baselines {
+				if b.Name == "openblas" {
+					ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, base: &tmpl.Baselines[i]})
+				}
+			}
+		}
+	}
+	if len(ks) != len(testShapes)*(1+len(epilogueTemplates)) {
+		t.Fatalf("%d openblas kernels, want one per template and shape", len(ks))
+	}
+	checkKernels(t, ks)
+}
