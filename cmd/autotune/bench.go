@@ -74,6 +74,7 @@ Examples:
   autotune bench --op softmax --shape 4096x1024 --samples 100 --time 5s
   autotune bench --op softmax --shape 4096x1024 --json | jq '.results[] | {name, median_ns}'
   autotune bench --op attention --shape 1x8x1024x64
+  autotune bench --op attention --causal --shape 1x8x1024x64
 `,
 	run: runBench,
 }

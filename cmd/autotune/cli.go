@@ -200,15 +200,18 @@ func noArgs(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// workloadFlags are the flags that name a workload: --op, --shape, --device.
+// workloadFlags are the flags that name a workload: --op, --shape, --device,
+// and --causal, which turns --op attention into attention_causal.
 type workloadFlags struct {
 	op, shape, device string
+	causal            bool
 }
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
 	fs.StringVar(&w.shape, "shape", "", "shape: RxC for softmax, MxNxK for gemm*, BxHxSxD for attention* (required)")
 	fs.StringVar(&w.device, "device", "auto", "target: auto, cpu or a CUDA architecture such as sm_86 (see 'autotune list')")
+	fs.BoolVar(&w.causal, "causal", false, "with --op attention: the causal mask, the same as --op attention_causal")
 }
 
 // workload is a validated --op/--shape/--device triple.
@@ -223,7 +226,17 @@ func (w *workloadFlags) resolve() (workload, error) {
 	if w.op == "" {
 		return workload{}, usagef("--op is required (one of %s)", strings.Join(kernels.Names(), ", "))
 	}
-	op, err := kernels.Lookup(w.op)
+	name := w.op
+	if w.causal {
+		switch name {
+		case "attention":
+			name = "attention_causal"
+		case "attention_causal":
+		default:
+			return workload{}, usagef("--causal applies to --op attention only, not %s", name)
+		}
+	}
+	op, err := kernels.Lookup(name)
 	if err != nil {
 		return workload{}, usagef("%v", err)
 	}

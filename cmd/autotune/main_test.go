@@ -56,6 +56,8 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--op", "softmax", "--shape", "4x4x4"}, "3 dimensions, want RxC for softmax"},
 		{[]string{"--op", "gemm", "--shape", "64x64"}, "want MxNxK for gemm"},
 		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},
+		{[]string{"--op", "softmax", "--shape", "4x4", "--causal"}, "--causal applies to --op attention only, not softmax"},
+		{[]string{"bench", "--op", "gemm", "--shape", "4x4x4", "--causal"}, "--causal applies to --op attention only, not gemm"},
 		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: softmax, gemm, gemm_bias`},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--device", "sm_99"}, `unknown device "sm_99" (known: auto, cpu, sm_70`},
 		{[]string{"--shape", "4x4"}, "--op is required"},
@@ -225,6 +227,18 @@ func seedVersion(t *testing.T, path, version string) tunedb.Workload {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestCausalFlag checks that --causal names attention_causal: best finds
+// no record of it in an empty database and says which workload it looked for.
+func TestCausalFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tune.db")
+	for _, op := range []string{"attention", "attention_causal"} {
+		code, _, stderr := run(t, "", "best", "--db", path, "--op", op, "--causal", "--shape", "1x2x3x4", "--device", "cpu")
+		if code != 1 || !strings.Contains(stderr, "attention_causal 1x2x3x4") {
+			t.Errorf("best --op %s --causal: exit %d, %q; want 1 and the workload attention_causal 1x2x3x4", op, code, stderr)
+		}
+	}
 }
 
 func TestBestAndDatabaseCommands(t *testing.T) {

@@ -52,6 +52,7 @@ Examples:
   autotune tune --op softmax --shape 4096x1024 --trials 64 --strategy grid
   autotune tune --op softmax --shape 8192x512 --early-stop 48
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
+  autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
 `,
 	run: runTune,
