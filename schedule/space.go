@@ -50,7 +50,10 @@ type Space struct {
 
 // enumerateLimit bounds the spaces Sample falls back to enumerating when
 // rejection sampling finds nothing; larger spaces report an error instead.
-const enumerateLimit = 1 << 16
+// Enumerating checks every point once per Space (about a second for 2^20
+// points); GEMM's space for a small shape is 2·10^5 points with a few
+// hundred valid, which rejection sampling misses.
+const enumerateLimit = 1 << 20
 
 // sampleAttempts bounds rejection sampling, mutation and crossover.
 const sampleAttempts = 1000

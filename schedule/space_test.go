@@ -179,11 +179,11 @@ func TestSampleRareAndImpossible(t *testing.T) {
 		t.Errorf("empty small space: %v", err)
 	}
 	// Too large to enumerate: the error names the constraints that rejected the draws.
-	wide := make([]int, 300)
+	wide := make([]int, 1100)
 	for i := range wide {
 		wide[i] = i
 	}
-	big := NewSpace([]Knob{Choice("a", wide...), Choice("b", wide...)}, never) // 90000 points
+	big := NewSpace([]Knob{Choice("a", wide...), Choice("b", wide...)}, never) // 1.21 million points
 	if big.Size() <= enumerateLimit {
 		t.Fatalf("test space of %d points is small enough to enumerate", big.Size())
 	}
