@@ -43,10 +43,13 @@
 // packed strip). K's tail is the run-time depth of the last slice.
 //
 // Threads split M into contiguous runs of whole tiles, one per goroutine,
-// the caller included. Each goroutine packs its own B panels into a buffer
-// from a package-level sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr
-// floats), so a warm kernel allocates nothing and goroutines share
-// nothing but the inputs; the pack is repeated per goroutine, K·N copies
+// the caller included, or with split=n N into runs of whole strips of nr
+// columns (each goroutine then computes every row of its columns), which
+// is what a short M such as a matrix-vector product (M = 1) can use.
+// Each goroutine packs its own B panels into a buffer from a
+// package-level sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr floats), so
+// a warm kernel allocates nothing and goroutines share nothing but the
+// inputs; split over M repeats the pack per goroutine, K·N copies
 // against 2·M·N·K/threads FLOPs.
 //
 // # Knobs
@@ -61,6 +64,7 @@
 //	unroll   1, 2, 4             steps of K per iteration of the micro-kernel
 //	threads  1 … cores           goroutines, the caller included; 1 starts none
 //	micro    go, asm             the full micro-kernel in archsimd Go or in Go assembly
+//	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
 //
 // Constraints:
 //
@@ -79,7 +83,9 @@
 //	kc_within_k            a block larger than twice the extent repeats the kernel
 //	mc_within_m            of the next smaller one, so it is not offered
 //	nc_within_n
-//	threads_at_most_tiles  every goroutine gets at least one tile of rows
+//	threads_at_most_tiles  every goroutine gets at least one tile of rows (split=n:
+//	                       one strip of columns)
+//	split_needs_threads    one goroutine takes split = m
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -138,7 +144,7 @@
 // Template.Version is revision (in gemm.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
-// code changes, bump revision by hand ("gemm-2" to "gemm-3"): TestGolden
+// code changes, bump revision by hand ("gemm-3" to "gemm-4"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their

@@ -23,6 +23,7 @@ type kernel struct {
 	threads    int
 	epi        epilogue
 	asm        bool // the full micro-kernel in Go assembly (asm.go)
+	splitN     bool // threads split the columns of c, not its rows
 }
 
 func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
@@ -69,6 +70,7 @@ func newKernel(name string, shape []int, cfg schedule.Config, e epilogue) kernel
 		unroll:  cfg.Int("unroll"),
 		threads: cfg.Int("threads"),
 		asm:     cfg.Str("micro") == "asm",
+		splitN:  cfg.Str("split") == "n",
 	}
 	kr.nr = kr.nv * v.Lanes()
 	kr.kc = min(cfg.Int("kc"), k)
@@ -145,20 +147,31 @@ func (k kernel) emitEntry(f *jen.File) {
 		jen.Const().List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Op("=").List(jen.Lit(k.m), jen.Lit(k.n), jen.Lit(k.k)),
 		jen.List(lhs...).Op("=").List(rhs...).Comment("one bounds check, here rather than in a goroutine"),
 	}
+	all := func(lo, hi jen.Code) []jen.Code { return k.operands(lo, hi, jen.Lit(0), jen.Id("n")) }
 	if k.threads == 1 {
-		body = append(body, jen.Id(k.rowsFn()).Call(k.operands(jen.Lit(0), jen.Id("m"))...))
+		body = append(body, jen.Id(k.rowsFn()).Call(all(jen.Lit(0), jen.Id("m"))...))
 	} else {
-		per, _ := rowsPerThread(k.m, k.mr, k.threads)
+		// part returns the arguments of goroutine t's share: runs of whole
+		// tiles of rows, or of whole strips of columns with split=n.
+		part, per, unit, extent := all, 0, "", "m"
+		if k.splitN {
+			per, _ = colsPerThread(k.n, k.nr, k.threads)
+			part = func(lo, hi jen.Code) []jen.Code { return k.operands(jen.Lit(0), jen.Id("m"), lo, hi) }
+			unit, extent = fmt.Sprintf("columns per goroutine, whole strips of %d", k.nr), "n"
+		} else {
+			per, _ = rowsPerThread(k.m, k.mr, k.threads)
+			unit = fmt.Sprintf("rows per goroutine, whole tiles of %d", k.mr)
+		}
 		t := jen.Id("t")
 		body = append(body,
-			jen.Const().Id("per").Op("=").Lit(per).Comment(fmt.Sprintf("rows per goroutine, whole tiles of %d", k.mr)),
+			jen.Const().Id("per").Op("=").Lit(per).Comment(unit),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
 				jen.Id("wg").Dot("Go").Call(jen.Func().Params().Block(
-					jen.Id(k.rowsFn()).Call(k.operands(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id("m")))...),
+					jen.Id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id(extent)))...),
 				)),
 			),
-			jen.Id(k.rowsFn()).Call(k.operands(jen.Lit(0), jen.Id("per"))...),
+			jen.Id(k.rowsFn()).Call(part(jen.Lit(0), jen.Id("per"))...),
 			jen.Id("wg").Dot("Wait").Call(),
 		)
 	}
@@ -175,11 +188,14 @@ func (k kernel) slices() []jen.Code {
 	return s
 }
 
-// operands returns the arguments of a call of the rows function.
-func (k kernel) operands(lo, hi jen.Code) []jen.Code { return append(k.slices(), lo, hi) }
+// operands returns the arguments of a call of the rows function: the
+// slices, the rows [lo, hi) and the columns [jlo, jhi).
+func (k kernel) operands(lo, hi, jlo, jhi jen.Code) []jen.Code {
+	return append(k.slices(), lo, hi, jlo, jhi)
+}
 
-// emitRows emits the function that computes rows [lo, hi) of c, lo a
-// multiple of mr: the loops around the micro-kernel, outermost first, are
+// emitRows emits the function that computes rows [lo, hi) and columns
+// [jlo, jhi) of c, lo a multiple of mr and jlo of nr: the loops around the micro-kernel, outermost first, are
 // nc-column panels of B, kc-deep slices of K (B's panel packed once per
 // slice), mc-row blocks of A, nr-column strips of the panel and mr-row
 // tiles, so that a strip of B stays in L1 while the tiles of a block of A
@@ -255,8 +271,8 @@ func (k kernel) emitRows(f *jen.File) {
 	}
 	slice = append(slice, jen.For(id("ic").Op(":=").Id("lo"), id("ic").Op("<").Id("hi"), id("ic").Op("+=").Id("mc")).Block(block...))
 	body = append(body,
-		jen.For(id("jc").Op(":=").Lit(0), id("jc").Op("<").Id("n"), id("jc").Op("+=").Id("nc")).Block(
-			id("width").Op(":=").Min(id("nc"), id("n").Op("-").Id("jc")),
+		jen.For(id("jc").Op(":=").Id("jlo"), id("jc").Op("<").Id("jhi"), id("jc").Op("+=").Id("nc")).Block(
+			id("width").Op(":=").Min(id("nc"), id("jhi").Op("-").Id("jc")),
 			jen.For(id("pc").Op(":=").Lit(0), id("pc").Op("<").Id("k"), id("pc").Op("+=").Id("kc")).Block(slice...),
 		),
 	)
@@ -264,9 +280,10 @@ func (k kernel) emitRows(f *jen.File) {
 	if k.pack {
 		what = "B packed into strips"
 	}
-	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 of c, lo a multiple of %d, in blocks of "+
-		"%d columns × %d of K × %d rows, with %d×%d tiles and %s.", k.rowsFn(), k.mr, k.nc, k.kc, k.mc, k.mr, k.nr, what)))
-	f.Func().Id(k.rowsFn()).Params(jen.List(k.slices()...).Index().Float32(), jen.List(id("lo"), id("hi")).Int()).Block(body...)
+	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 and columns jlo to jhi-1 of c, lo a multiple of %d "+
+		"and jlo of %d, in blocks of %d columns × %d of K × %d rows, with %d×%d tiles and %s.",
+		k.rowsFn(), k.mr, k.nr, k.nc, k.kc, k.mc, k.mr, k.nr, what)))
+	f.Func().Id(k.rowsFn()).Params(jen.List(k.slices()...).Index().Float32(), jen.List(id("lo"), id("hi"), id("jlo"), id("jhi")).Int()).Block(body...)
 }
 
 // emitPanels emits the pool of packing buffers. A goroutine takes one for a

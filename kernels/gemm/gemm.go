@@ -13,7 +13,7 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-2"
+const revision = "gemm-3"
 
 // Template is the float32 matrix product C = A·B: for a shape [M, N, K], A
 // (in0) is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the
@@ -75,6 +75,7 @@ var (
 	ncs     = []int{256, 512, 1024, 2048, 4096}
 	unrolls = []int{1, 2, 4}
 	micros  = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
+	splits  = []string{"m", "n"}    // what the goroutines split: runs of rows, or of columns
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -145,10 +146,21 @@ func space(shape []int, target device.Target) *schedule.Space {
 		{Name: "kc_within_k", OK: func(c schedule.Config) bool { return within(c.Int("kc"), k, kcs) }},
 		{Name: "mc_within_m", OK: func(c schedule.Config) bool { return within(c.Int("mc"), m, mcs) }},
 		{Name: "nc_within_n", OK: func(c schedule.Config) bool { return within(c.Int("nc"), n, ncs) }},
+		// Every goroutine gets at least one tile of rows, or one strip of
+		// columns.
 		{Name: "threads_at_most_tiles", OK: func(c schedule.Config) bool {
 			t := c.Int("threads")
+			if c.Str("split") == "n" {
+				_, ok := colsPerThread(n, c.Int("nr_vecs")*c.Int("vec"), t)
+				return ok
+			}
 			_, ok := rowsPerThread(m, c.Int("mr"), t)
 			return ok
+		}},
+		// One goroutine splits nothing: split takes its first value, so
+		// that the space holds no copies.
+		{Name: "split_needs_threads", OK: func(c schedule.Config) bool {
+			return c.Int("threads") > 1 || c.Str("split") == "m"
 		}},
 	}...)
 	return schedule.NewSpace([]schedule.Knob{
@@ -162,6 +174,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("unroll", unrolls...),
 		schedule.Choice("threads", threads...),
 		schedule.Enum("micro", micros...),
+		schedule.Enum("split", splits...),
 	}, constraints...)
 }
 
@@ -180,9 +193,21 @@ func within(b, extent int, blocks []int) bool {
 // of whole mr-row tiles, so that only the last goroutine can end in a
 // partial tile. ok is false when some goroutine would get no rows.
 func rowsPerThread(m, mr, threads int) (per int, ok bool) {
-	tiles := (m + mr - 1) / mr
-	perTiles := (tiles + threads - 1) / threads
-	return perTiles * mr, (threads-1)*perTiles < tiles
+	return perThread(m, mr, threads)
+}
+
+// colsPerThread is rowsPerThread for columns in strips of nr.
+func colsPerThread(n, nr, threads int) (per int, ok bool) {
+	return perThread(n, nr, threads)
+}
+
+// perThread returns how many of extent's elements each of threads
+// goroutines takes, in whole units of unit, and whether every goroutine
+// gets at least one unit.
+func perThread(extent, unit, threads int) (per int, ok bool) {
+	units := (extent + unit - 1) / unit
+	perUnits := (units + threads - 1) / threads
+	return perUnits * unit, (threads-1)*perUnits < units
 }
 
 // version hashes revision and the space of a fixed workload on a fixed
