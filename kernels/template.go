@@ -53,6 +53,13 @@ type Template struct {
 	// cfg is a valid point of Space(shape, target).
 	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
 
+	// Features, when set, returns analytic features of cfg for shape on
+	// target, the same number for every call: quantities the cost model
+	// would otherwise have to learn from the knobs, such as the size of a
+	// register tile or whether a block fits a cache. The tuner appends
+	// them to the knobs' own encoding (schedule.Space.Features).
+	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
+
 	// EmitAsm, when set, returns the Go assembly for amd64 that the code
 	// EmitGo wrote for the same name, shape and cfg declares (functions
 	// without a body), or nil when that config needs none. It is built

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -57,7 +59,7 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 	l := &learner{
 		key:      tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template},
 		group:    w.Key(),
-		features: featurize(t.Space, t.Shape),
+		features: featurize(t.Template, t.Space, t.Shape, t.Target),
 	}
 	switch name := cmp.Or(t.Strategy, Strategies[0]); name {
 	case "random":
@@ -153,16 +155,21 @@ func cost(ok bool, medianNS float64) float64 {
 	return medianNS
 }
 
-// featurize returns the model's input for configs of space: the config's
-// own features, then the workload's (log2 of each dimension), so that one
-// model learns across shapes.
-func featurize(space *schedule.Space, shape []int) func(schedule.Config) []float64 {
+// featurize returns the model's input for configs of space, the space of
+// tmpl for shape on target: the config's own features, the template's
+// analytic ones (kernels.Template.Features), then the workload's (log2 of
+// each dimension), so that one model learns across shapes.
+func featurize(tmpl kernels.Template, space *schedule.Space, shape []int, target device.Target) func(schedule.Config) []float64 {
 	wf := make([]float64, len(shape))
 	for i, n := range shape {
 		wf[i] = math.Log2(float64(n))
 	}
 	return func(c schedule.Config) []float64 {
-		return append(space.Features(c), wf...)
+		f := space.Features(c)
+		if tmpl.Features != nil {
+			f = append(f, tmpl.Features(shape, target, c)...)
+		}
+		return append(f, wf...)
 	}
 }
 
@@ -201,7 +208,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		if !same {
 			space, shape = t.Template.Space(o.Shape, t.Target), o.Shape
 		}
-		feats := featurize(space, shape)
+		feats := featurize(t.Template, space, shape, t.Target)
 		for _, r := range recs {
 			if space.Check(r.Config) != nil {
 				continue // e.g. measured on a CPU whose ISA has since changed

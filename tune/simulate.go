@@ -240,7 +240,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	feats := featurize(space, shape)
+	feats := featurize(s.Template, space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
 		prior: prior, budget: report.Budget, batch: report.BatchSize, dir: dir}
 	for _, search := range s.Searches {

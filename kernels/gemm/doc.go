@@ -109,6 +109,20 @@
 // tolerance cannot be exact for GEMM, whose error bound is relative to
 // Σ|a||b| rather than to |c|; inputs larger than 4 need it scaled.
 //
+// # Features
+//
+// Template.Features gives the cost model eight analytic features of a
+// config (features.go): log2 of the register tile's size; the bytes per
+// FLOP the micro-kernel loads from L1 (4·(mr+nr) per 2·mr·nr), streams
+// from L2 (the A sliver per strip and the C tile per slice of K, 2/nr +
+// 4/kc) and from memory (A per panel of B and B's panel per goroutine's
+// rows, 2/nc + 2/rows); whether the kc×nr strip of B fits L1 and the A
+// block's share of L2 (from the target's cache sizes, 32 KiB and 256 KiB
+// when it does not say); log2 of the largest goroutine's FLOPs; and the
+// share of c the archsimd edge tiles compute. The tuner appends them to
+// the knobs' encoding; they are not part of Version, since they change no
+// kernel (a saved model whose inputs no longer match is retrained).
+//
 // # Work
 //
 // FLOPs is 2·M·N·K; Bytes is 4·(M·K + K·N + M·N), each matrix moved once.

@@ -97,6 +97,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
 			emitEpilogue(f, name, shape, cfg, e)
 		},
+		Features:  features,
 		EmitAsm:   func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
 		Baselines: epilogueBaselines(e),
 	}

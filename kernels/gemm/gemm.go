@@ -33,7 +33,8 @@ var Template = kernels.Template{
 		m, n, k := checkShape(shape)
 		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
 	},
-	EmitGo: emitGo,
+	EmitGo:   emitGo,
+	Features: features,
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
 		return emitAsm(name, shape, cfg, noEpilogue)
 	},
