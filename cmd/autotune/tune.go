@@ -38,7 +38,8 @@ nearest tuned shapes. --strategy random or grid and --model none are the
 controls.
 
 The run stops at whichever budget comes first: --trials new measurements,
---time of wall time, or --early-stop trials without a new best. Then the
+--time of wall time, or --early-stop trials without a new best. Without
+either flag it is 200 trials or a minute; --trials alone has no time limit. Then the
 --remeasure fastest configs are measured again, in interleaved rounds, and
 the winner is the fastest of those; the summary says when the two fastest
 are within each other's p20–p80 spread. Progress goes to stderr (a bar on a
@@ -79,12 +80,24 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the search's proposals and of the test inputs; the same seed proposes the same configs")
 	fs.IntVar(&o.trials, "trials", 200, "stop after N new measurements")
-	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit)")
+	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit; none when only --trials is given)")
 	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
 	fs.StringVar(&o.model, "model", tune.Models[0], "cost model guiding the evolutionary search: gbt (boosted trees, saved in the database) or none (random scores)")
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
+}
+
+// timeBudget returns the --time budget: as given, or none when --trials is
+// given without --time ("tune 100 configs" means all of them), or the
+// default minute.
+func timeBudget(fs *flag.FlagSet, budget time.Duration) time.Duration {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["trials"] && !set["time"] {
+		return 0
+	}
+	return budget
 }
 
 func runTune(c *command, std *stdio, args []string) error {
@@ -94,6 +107,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	o.budget = timeBudget(fs, o.budget)
 	w, err := o.resolve()
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +159,31 @@ func TestTuneCtrlC(t *testing.T) {
 	sums, err := db.Workloads()
 	if err != nil || len(sums) != 1 || sums[0].Records != s.Trials {
 		t.Errorf("database holds %+v (%v), want the %d records the summary counts", sums, err, s.Trials)
+	}
+}
+
+// TestTimeBudget checks the --time default: a minute, unless --trials is
+// given alone, when the run has no time limit.
+func TestTimeBudget(t *testing.T) {
+	tests := []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, time.Minute},
+		{[]string{"--trials", "100"}, 0},
+		{[]string{"--trials", "100", "--time", "5m"}, 5 * time.Minute},
+		{[]string{"--time", "30s"}, 30 * time.Second},
+		{[]string{"--time", "0"}, 0},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+		var o tuneOptions
+		o.register(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := timeBudget(fs, o.budget); got != tt.want {
+			t.Errorf("%v: budget %v, want %v", tt.args, got, tt.want)
+		}
 	}
 }
