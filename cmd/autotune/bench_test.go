@@ -79,15 +79,12 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 }
 
-// TestBenchGEMM benches a tiny tuned GEMM: tuned, naive, gonum (built into
-// the bench module from autotune's own go.mod and go.sum), openblas with
-// the openblas tag, peak and floor, each with its GFLOP/s in --json.
-func TestBenchGEMM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs generated kernels")
-	}
+// tuneAndBench tunes op on shape for two trials in a fresh database, then
+// benches it with --json, and returns the parsed result and the output.
+func tuneAndBench(t *testing.T, op, shape string) (benchJSON, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "tune.db")
-	workload := []string{"--op", "gemm", "--shape", "9x20x7", "--device", "cpu", "--db", path}
+	workload := []string{"--op", op, "--shape", shape, "--device", "cpu", "--db", path}
 	if code, _, stderr := run(t, "", append(workload, "--trials", "2", "--batch", "2", "--seed", "5")...); code != 0 {
 		t.Fatalf("tune: exit %d\n%s", code, stderr)
 	}
@@ -99,6 +96,17 @@ func TestBenchGEMM(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, stdout)
 	}
+	return b, stdout
+}
+
+// TestBenchGEMM benches a tiny tuned GEMM: tuned, naive, gonum (built into
+// the bench module from autotune's own go.mod and go.sum), openblas with
+// the openblas tag, peak and floor, each with its GFLOP/s in --json.
+func TestBenchGEMM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs generated kernels")
+	}
+	b, stdout := tuneAndBench(t, "gemm", "9x20x7")
 	var names []string
 	for _, r := range b.Results {
 		names = append(names, r.Name)
@@ -127,19 +135,7 @@ func TestBenchAttention(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs generated kernels")
 	}
-	path := filepath.Join(t.TempDir(), "tune.db")
-	workload := []string{"--op", "attention_causal", "--shape", "1x2x9x5", "--device", "cpu", "--db", path}
-	if code, _, stderr := run(t, "", append(workload, "--trials", "2", "--batch", "2", "--seed", "5")...); code != 0 {
-		t.Fatalf("tune: exit %d\n%s", code, stderr)
-	}
-	code, stdout, stderr := run(t, "", append(append([]string{"bench"}, workload...), "--samples", "3", "--time", "5ms", "--json")...)
-	if code != 0 {
-		t.Fatalf("bench --json: exit %d\n%s", code, stderr)
-	}
-	var b benchJSON
-	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
-		t.Fatalf("bench --json: %v\n%s", err, stdout)
-	}
+	b, stdout := tuneAndBench(t, "attention_causal", "1x2x9x5")
 	var names []string
 	for _, r := range b.Results {
 		names = append(names, r.Name)
