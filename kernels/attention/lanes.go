@@ -25,6 +25,8 @@ func (k kernel) maskFn() string    { return k.name + "Mask" }
 func (k kernel) softmaxFn() string { return k.name + "Softmax" }
 func (k kernel) valuesFn() string  { return k.name + "Values" }
 
+// emitAsm is Template.EmitAsm and emitAsmCausal TemplateCausal's: the
+// assembly of a lanes kernel with micro=asm, nil for any other config.
 func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 	return newKernel(name, shape, cfg, false).asmFile()
 }
