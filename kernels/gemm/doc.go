@@ -33,10 +33,7 @@
 // first slice of K, c on the others) and, with an epilogue, per last slice
 // or not, picked in Go per call; the Go code checks the rows of a, the
 // strip and c the tile touches, since the assembly does not. The edge
-// tiles stay archsimd Go. With pack_a the full mr-row slivers of each
-// mc×kc block of A are copied, column by column, into a buffer from a
-// sync.Pool, so that a step of the tile broadcasts from mr contiguous
-// floats instead of mr rows K apart; the short last tile reads A in place.
+// tiles stay archsimd Go.
 //
 // Tails cost no scalar loops: the last M%mr rows get a micro-kernel of
 // their own (M is a compile-time constant, and goroutines and blocks of
@@ -68,7 +65,6 @@
 //	threads  1 … cores           goroutines, the caller included; 1 starts none
 //	micro    go, asm             the full micro-kernel in archsimd Go or in Go assembly
 //	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
-//	pack_a   false, true         micro=asm: pack A's mr-row slivers of each mc×kc block, column by column
 //
 // Constraints:
 //
@@ -90,7 +86,6 @@
 //	threads_at_most_tiles  every goroutine gets at least one tile of rows (split=n:
 //	                       one strip of columns)
 //	split_needs_threads    one goroutine takes split = m
-//	pack_a_needs_asm       only the assembly tiles read packed A
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -163,7 +158,7 @@
 // Template.Version is revision (in gemm.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
-// code changes, bump revision by hand ("gemm-4" to "gemm-5"): TestGolden
+// code changes, bump revision by hand ("gemm-3" to "gemm-4"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their

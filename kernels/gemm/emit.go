@@ -24,7 +24,6 @@ type kernel struct {
 	epi        epilogue
 	asm        bool // the full micro-kernel in Go assembly (asm.go)
 	splitN     bool // threads split the columns of c, not its rows
-	packA      bool // the assembly tiles read A from packed slivers (asm.go)
 }
 
 func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
@@ -40,10 +39,6 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 	if kr.pack {
 		kr.emitPanels(f)
 		kr.emitPack(f)
-	}
-	if kr.packA {
-		kr.emitSlivers(f)
-		kr.emitPackA(f)
 	}
 	if kr.asm {
 		for _, t := range kr.asmTiles() {
@@ -76,7 +71,6 @@ func newKernel(name string, shape []int, cfg schedule.Config, e epilogue) kernel
 		threads: cfg.Int("threads"),
 		asm:     cfg.Str("micro") == "asm",
 		splitN:  cfg.Str("split") == "n",
-		packA:   cfg.Bool("pack_a"),
 	}
 	kr.nr = kr.nv * v.Lanes()
 	kr.kc = min(cfg.Int("kc"), k)
@@ -219,12 +213,6 @@ func (k kernel) emitRows(f *jen.File) {
 			jen.Defer().Id(k.panelsVar()).Dot("Put").Call(id("panel")),
 		)
 	}
-	if k.packA {
-		body = append(body,
-			id("slivers").Op(":=").Id(k.sliversVar()).Dot("Get").Call().Assert(jen.Op("*").Index(jen.Lit(k.sliversLen())).Float32()),
-			jen.Defer().Id(k.sliversVar()).Dot("Put").Call(id("slivers")),
-		)
-	}
 
 	// strip returns the B operand of the tiles of strip jr: a strip of the
 	// packed panel, or B itself at row pc and column jc+jr.
@@ -269,14 +257,9 @@ func (k kernel) emitRows(f *jen.File) {
 	}
 	block := []jen.Code{
 		id("end").Op(":=").Min(id("ic").Op("+").Id("mc"), id("hi")),
-	}
-	if k.packA {
-		block = append(block, id(k.packAFn()).Call(id("slivers").Index(jen.Empty(), jen.Empty()), id("a"), id("ic"), id("end"), id("pc"), id("depth")))
-	}
-	block = append(block,
 		id("jr").Op(":=").Lit(0),
 		jen.For(jen.Op(";").Id("jr").Op("+").Id("nr").Op("<=").Id("width"), id("jr").Op("+=").Id("nr")).Block(tiles(false)...),
-	)
+	}
 	if k.n%k.nr != 0 {
 		block = append(block, jen.If(id("jr").Op("<").Id("width")).Block(
 			append([]jen.Code{jen.Comment("the last " + plural(k.n%k.nr, "column") + " of c")}, tiles(true)...)...,

@@ -13,7 +13,7 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-4"
+const revision = "gemm-3"
 
 // Template is the float32 matrix product C = A·B: for a shape [M, N, K], A
 // (in0) is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the
@@ -158,11 +158,6 @@ func space(shape []int, target device.Target) *schedule.Space {
 			_, ok := rowsPerThread(m, c.Int("mr"), t)
 			return ok
 		}},
-		// Only the assembly tiles read packed A; archsimd code would be
-		// the same kernel with a useless pack.
-		{Name: "pack_a_needs_asm", OK: func(c schedule.Config) bool {
-			return !c.Bool("pack_a") || c.Str("micro") == "asm"
-		}},
 		// One goroutine splits nothing: split takes its first value, so
 		// that the space holds no copies.
 		{Name: "split_needs_threads", OK: func(c schedule.Config) bool {
@@ -181,7 +176,6 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("threads", threads...),
 		schedule.Enum("micro", micros...),
 		schedule.Enum("split", splits...),
-		schedule.Bool("pack_a"),
 	}, constraints...)
 }
 

@@ -35,41 +35,39 @@ func TestSpaceConstraints(t *testing.T) {
 		config string
 		want   string // the violated constraint, or "" for valid
 	}{
-		{"4x32 on avx512", cpu(2, avx512), big, "vec=16,mr=4,nr_vecs=2," + sched + ",threads=2,micro=go,split=m,pack_a=false", ""},
-		{"8x16 on avx512", cpu(2, avx512), big, "vec=16,mr=8,nr_vecs=1," + sched + ",threads=1,micro=go,split=m,pack_a=false", ""},
-		{"6x32 spills", cpu(2, avx512), big, "vec=16,mr=6,nr_vecs=2," + sched + ",threads=1,micro=go,split=m,pack_a=false", "register_budget"},
-		{"8x16 of vec8 spills", cpu(2, avx2), big, "vec=8,mr=8,nr_vecs=2," + sched + ",threads=1,micro=go,split=m,pack_a=false", "register_budget"},
-		{"scalar 6x2 spills", cpu(1, device.ISA{}), big, "vec=1,mr=6,nr_vecs=2," + sched + ",threads=1,micro=go,split=m,pack_a=false", "register_budget"},
-		{"vec16 without avx512", cpu(2, avx2), big, "vec=16,mr=4,nr_vecs=1," + sched + ",threads=1,micro=go,split=m,pack_a=false", "vec16_needs_avx512"},
-		{"vec8 on avx2", cpu(2, avx2), big, "vec=8,mr=4,nr_vecs=2," + sched + ",threads=1,micro=go,split=m,pack_a=false", ""},
-		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), big, "vec=8,mr=4,nr_vecs=1," + sched + ",threads=1,micro=go,split=m,pack_a=false", "vec8_needs_avx2_fma"},
-		{"scalar anywhere", cpu(1, device.ISA{}), big, "vec=1,mr=4,nr_vecs=2," + sched + ",threads=1,micro=go,split=m,pack_a=false", ""},
+		{"4x32 on avx512", cpu(2, avx512), big, "vec=16,mr=4,nr_vecs=2," + sched + ",threads=2,micro=go,split=m", ""},
+		{"8x16 on avx512", cpu(2, avx512), big, "vec=16,mr=8,nr_vecs=1," + sched + ",threads=1,micro=go,split=m", ""},
+		{"6x32 spills", cpu(2, avx512), big, "vec=16,mr=6,nr_vecs=2," + sched + ",threads=1,micro=go,split=m", "register_budget"},
+		{"8x16 of vec8 spills", cpu(2, avx2), big, "vec=8,mr=8,nr_vecs=2," + sched + ",threads=1,micro=go,split=m", "register_budget"},
+		{"scalar 6x2 spills", cpu(1, device.ISA{}), big, "vec=1,mr=6,nr_vecs=2," + sched + ",threads=1,micro=go,split=m", "register_budget"},
+		{"vec16 without avx512", cpu(2, avx2), big, "vec=16,mr=4,nr_vecs=1," + sched + ",threads=1,micro=go,split=m", "vec16_needs_avx512"},
+		{"vec8 on avx2", cpu(2, avx2), big, "vec=8,mr=4,nr_vecs=2," + sched + ",threads=1,micro=go,split=m", ""},
+		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), big, "vec=8,mr=4,nr_vecs=1," + sched + ",threads=1,micro=go,split=m", "vec8_needs_avx2_fma"},
+		{"scalar anywhere", cpu(1, device.ISA{}), big, "vec=1,mr=4,nr_vecs=2," + sched + ",threads=1,micro=go,split=m", ""},
 		{"scalar without caches", device.Target{Name: "cpu", CPU: &device.CPU{Cores: 1}}, []int{1, 1, 1},
-			"vec=1,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=go,split=m,pack_a=false", ""},
-		{"A block past L2", cpu(1, avx512), big, "vec=16,mr=4,nr_vecs=2,kc=512,mc=768,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "a_block_fits_l2"},
-		{"A block within the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=192,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", ""},
-		{"A block past the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=384,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "a_block_fits_l2"},
-		{"B panel past the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=128,mc=24,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "b_panel_fits_cache"},
-		{"B panels past L3", cpu(8, avx512), []int{4096, 4096, 4096}, "vec=16,mr=4,nr_vecs=2,kc=512,mc=24,nc=4096,pack_b=true,unroll=1,threads=8,micro=go,split=m,pack_a=false", "b_panel_fits_cache"},
-		{"kc past K", cpu(2, avx512), []int{64, 64, 33}, "vec=16,mr=4,nr_vecs=2,kc=128,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "kc_within_k"},
-		{"kc covering K", cpu(2, avx512), []int{64, 64, 33}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", ""},
-		{"mc past M", cpu(2, avx512), []int{17, 64, 64}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "mc_within_m"},
-		{"nc past N", cpu(2, avx512), []int{64, 200, 64}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=512,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false", "nc_within_n"},
-		{"threads on one row", cpu(2, avx512), []int{1, 4096, 1}, "vec=16,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=go,split=m,pack_a=false", "threads_at_most_tiles"},
-		{"a goroutine without rows", cpu(4, avx512), []int{10, 64, 64}, "vec=16,mr=2,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=4,micro=go,split=m,pack_a=false", "threads_at_most_tiles"},
-		{"asm 12x32", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=asm,split=m,pack_a=false", ""},
-		{"go 12x32 spills", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=go,split=m,pack_a=false", "register_budget"},
-		{"asm 8x16 of vec8", cpu(2, avx2), big, "vec=8,mr=6,nr_vecs=2," + sched + ",threads=1,micro=asm,split=m,pack_a=false", ""},
-		{"asm 8x16 of vec8 over the avx2 registers", cpu(2, avx2), big, "vec=8,mr=8,nr_vecs=2," + sched + ",threads=1,micro=asm,split=m,pack_a=false", "register_budget"},
-		{"asm scalar", cpu(2, avx512), big, "vec=1,mr=4,nr_vecs=1," + sched + ",threads=1,micro=asm,split=m,pack_a=false", "asm_needs_vectors"},
-		{"asm unrolled", cpu(2, avx512), big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=asm,split=m,pack_a=false", "asm_needs_vectors"},
-		{"split columns", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=asm,split=n,pack_a=false", ""},
-		{"split one goroutine", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=1,micro=asm,split=n,pack_a=false", "split_needs_threads"},
-		{"split columns of a vector", cpu(2, avx512), []int{1024, 16, 1024}, "vec=16,mr=4,nr_vecs=1,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=go,split=n,pack_a=false", "threads_at_most_tiles"},
-		{"split columns of a row", cpu(2, avx512), []int{1, 4096, 4096}, "vec=16,mr=4,nr_vecs=1,kc=256,mc=24,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=n,pack_a=false", ""},
-		{"packed A", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=asm,split=m,pack_a=true", ""},
-		{"packed A for go", cpu(2, avx512), big, "vec=16,mr=4,nr_vecs=2," + sched + ",threads=2,micro=go,split=m,pack_a=true", "pack_a_needs_asm"},
-		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, big, "vec=1,mr=1,nr_vecs=1," + sched + ",threads=1,micro=go,split=m,pack_a=false", "needs_cpu_target"},
+			"vec=1,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=go,split=m", ""},
+		{"A block past L2", cpu(1, avx512), big, "vec=16,mr=4,nr_vecs=2,kc=512,mc=768,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", "a_block_fits_l2"},
+		{"A block within the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=192,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", ""},
+		{"A block past the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=384,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", "a_block_fits_l2"},
+		{"B panel past the fallback L2", noCache, big, "vec=16,mr=4,nr_vecs=2,kc=128,mc=24,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m", "b_panel_fits_cache"},
+		{"B panels past L3", cpu(8, avx512), []int{4096, 4096, 4096}, "vec=16,mr=4,nr_vecs=2,kc=512,mc=24,nc=4096,pack_b=true,unroll=1,threads=8,micro=go,split=m", "b_panel_fits_cache"},
+		{"kc past K", cpu(2, avx512), []int{64, 64, 33}, "vec=16,mr=4,nr_vecs=2,kc=128,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", "kc_within_k"},
+		{"kc covering K", cpu(2, avx512), []int{64, 64, 33}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", ""},
+		{"mc past M", cpu(2, avx512), []int{17, 64, 64}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m", "mc_within_m"},
+		{"nc past N", cpu(2, avx512), []int{64, 200, 64}, "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=512,pack_b=true,unroll=1,threads=1,micro=go,split=m", "nc_within_n"},
+		{"threads on one row", cpu(2, avx512), []int{1, 4096, 1}, "vec=16,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=go,split=m", "threads_at_most_tiles"},
+		{"a goroutine without rows", cpu(4, avx512), []int{10, 64, 64}, "vec=16,mr=2,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=4,micro=go,split=m", "threads_at_most_tiles"},
+		{"asm 12x32", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=asm,split=m", ""},
+		{"go 12x32 spills", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=go,split=m", "register_budget"},
+		{"asm 8x16 of vec8", cpu(2, avx2), big, "vec=8,mr=6,nr_vecs=2," + sched + ",threads=1,micro=asm,split=m", ""},
+		{"asm 8x16 of vec8 over the avx2 registers", cpu(2, avx2), big, "vec=8,mr=8,nr_vecs=2," + sched + ",threads=1,micro=asm,split=m", "register_budget"},
+		{"asm scalar", cpu(2, avx512), big, "vec=1,mr=4,nr_vecs=1," + sched + ",threads=1,micro=asm,split=m", "asm_needs_vectors"},
+		{"asm unrolled", cpu(2, avx512), big, "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=asm,split=m", "asm_needs_vectors"},
+		{"split columns", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=2,micro=asm,split=n", ""},
+		{"split one goroutine", cpu(2, avx512), big, "vec=16,mr=12,nr_vecs=2," + sched + ",threads=1,micro=asm,split=n", "split_needs_threads"},
+		{"split columns of a vector", cpu(2, avx512), []int{1024, 16, 1024}, "vec=16,mr=4,nr_vecs=1,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=go,split=n", "threads_at_most_tiles"},
+		{"split columns of a row", cpu(2, avx512), []int{1, 4096, 4096}, "vec=16,mr=4,nr_vecs=1,kc=256,mc=24,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=n", ""},
+		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, big, "vec=1,mr=1,nr_vecs=1," + sched + ",threads=1,micro=go,split=m", "needs_cpu_target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +103,7 @@ func TestScalarAlwaysValid(t *testing.T) {
 	bare := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 1}}
 	for _, shape := range append(testShapes, []int{8192, 8192, 8192}, []int{3, 100000, 2}) {
 		sp := Template.Space(shape, bare)
-		cfg, err := sp.Parse("vec=1,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=go,split=m,pack_a=false")
+		cfg, err := sp.Parse("vec=1,mr=1,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=go,split=m")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,15 +10,13 @@ import (
 // goldens are the configs whose generated code is checked in: the fast
 // AVX-512 path with packing and threads, AVX2 with B in place and tails in
 // every dimension, scalar code, the assembly micro-kernel's calls with
-// tails, with A packed, and goroutines splitting the columns of a single
-// row.
+// tails, and goroutines splitting the columns of a single row.
 var goldens = []kerneltest.Golden{
-	{Name: "vec16_4x32_packed", Shape: "1024x1024x1024", Config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=2,micro=go,split=m,pack_a=false"},
-	{Name: "vec8_8x8_inplace_tails", Shape: "17x20x33", Config: "vec=8,mr=8,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,micro=go,split=m,pack_a=false"},
-	{Name: "scalar_2x2", Shape: "5x3x7", Config: "vec=1,mr=2,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false"},
-	{Name: "asm_12x32_tails", Shape: "100x70x300", Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,pack_a=false"},
-	{Name: "asm_pack_a", Shape: "100x70x300", Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,pack_a=true"},
-	{Name: "asm_split_n", Shape: "1x100x64", Config: "vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,pack_a=false"},
+	{Name: "vec16_4x32_packed", Shape: "1024x1024x1024", Config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=2,micro=go,split=m"},
+	{Name: "vec8_8x8_inplace_tails", Shape: "17x20x33", Config: "vec=8,mr=8,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,micro=go,split=m"},
+	{Name: "scalar_2x2", Shape: "5x3x7", Config: "vec=1,mr=2,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m"},
+	{Name: "asm_12x32_tails", Shape: "100x70x300", Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m"},
+	{Name: "asm_split_n", Shape: "1x100x64", Config: "vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n"},
 }
 
 // epilogueGoldens are the golden configs of the epilogue templates, one
@@ -26,8 +24,8 @@ var goldens = []kerneltest.Golden{
 // bias is loaded whole and with LoadSlicePart, and scalar code is left to
 // the grid test.
 var epilogueGoldens = []kerneltest.Golden{
-	{Name: "vec8_4x16_packed_tails", Shape: "17x20x70", Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,pack_a=false"},
-	{Name: "asm_6x16_tails", Shape: "17x20x70", Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,pack_a=false"},
+	{Name: "vec8_4x16_packed_tails", Shape: "17x20x70", Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m"},
+	{Name: "asm_6x16_tails", Shape: "17x20x70", Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m"},
 }
 
 // goldenSets are the templates whose code is checked in, each with the

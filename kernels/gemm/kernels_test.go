@@ -72,16 +72,15 @@ var testShapes = [][]int{{1, 1, 1}, {1023, 517, 259}, {1, 4096, 1}, {17, 1, 33},
 // each meets packing on and off, one and two threads, every unroll and two
 // sets of blocks: the smallest, which split every test shape into several
 // blocks with tails, and middling ones; the assembly micro-kernel, packed
-// and in place, with A packed and not; threads splitting rows and
-// columns. -short keeps the first three.
+// and in place; threads splitting rows and columns. -short keeps the first
+// three.
 var schedules = []string{
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2,micro=go,split=m,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,pack_a=true",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m,pack_a=false",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2,micro=go,split=n,pack_a=false",
-	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=2,micro=asm,split=m,pack_a=true",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2,micro=go,split=m",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2,micro=go,split=n",
+	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=go,split=m",
 }
 
 // grid returns the valid configs on target of the micro-kernels crossed
@@ -239,18 +238,18 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=go,split=m,pack_a=false",
-		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=go,split=m,pack_a=false",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,pack_a=false",
-		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,pack_a=false",
-		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=m,pack_a=false",
-		"vec=16,mr=8,nr_vecs=2,kc=512,mc=192,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,pack_a=false",
-		"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,pack_a=false",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=go,split=m",
+		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=go,split=m",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1,micro=go,split=m",
+		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=m",
+		"vec=16,mr=8,nr_vecs=2,kc=512,mc=192,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
+		"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {
