@@ -76,12 +76,11 @@ func (k kernel) asmCall() jen.Code {
 		bStride = id("nr")
 	}
 	args := func() []jen.Code {
-		a := []jen.Code{
+		return []jen.Code{
 			jen.Op("&").Id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr")),
 			jen.Op("&").Id("a").Index(id("i").Op("*").Id("k").Op("+").Id("pc")),
 			jen.Op("&").Id("s").Index(jen.Lit(0)),
 		}
-		return a
 	}
 	call := func(first, last bool) jen.Code {
 		a := args()

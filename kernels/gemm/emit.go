@@ -111,8 +111,9 @@ func (k kernel) tileFn(shortM, shortN bool) string {
 func (k kernel) panelLen() int { return k.kc * roundUp(k.nc, k.nr) }
 
 // emitEntry emits the exported function: it checks the slices once, then
-// computes all rows on the calling goroutine, or splits them into runs of
-// whole tiles among threads goroutines, the caller being one of them.
+// computes all of c on the calling goroutine, or splits it among threads
+// goroutines, the caller being one of them: into runs of whole tiles of
+// rows, or with split=n of whole strips of columns.
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
 	switch k.v.Lanes() {
