@@ -166,6 +166,10 @@ func (t Tile) emit(b *strings.Builder) {
 		return fmt.Sprintf("Y%d", n)
 	}
 	acc := func(r, j int) string { return reg(t.NV + 2 + r*t.NV + j) }
+	xor := "VXORPS" // zeroes a register: AVX for Y, AVX-512F's VPXORD for Z (VXORPS of Z needs DQ)
+	if t.Lanes == 16 {
+		xor = "VPXORD"
+	}
 	vec := 4 * t.Lanes // bytes per vector
 	params := t.params()
 	fmt.Fprintf(b, "// func %s(%s)\n", t.Name, strings.Join(params, ", "))
@@ -195,11 +199,7 @@ func (t Tile) emit(b *strings.Builder) {
 			a, at := acc(r, j), r*t.CRow+j*vec
 			switch t.Init {
 			case Zero:
-				if t.Lanes == 16 {
-					w("VPXORD %s, %s, %s", a, a, a)
-				} else {
-					w("VXORPS %s, %s, %s", a, a, a)
-				}
+				w("%s %s, %s, %s", xor, a, a, a)
 			case Load:
 				w("VMOVUPS %d(DI), %s", at, a)
 			case Scaled:
@@ -236,7 +236,7 @@ func (t Tile) emit(b *strings.Builder) {
 		}
 		zero := reg(t.NV)
 		if t.ReLU {
-			w("VXORPS %s, %s, %s", zero, zero, zero)
+			w("%s %s, %s, %s", xor, zero, zero, zero)
 		}
 		for r := range t.MR {
 			for j := range t.NV {
