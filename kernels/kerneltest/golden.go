@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,16 +34,18 @@ type GoldenSet struct {
 }
 
 // CheckGolden compares the code each set's template generates for its
-// golden configs on target with testdata/*.golden; go test -update rewrites
-// them. The file sumFile records which revision the golden files belong
+// golden configs on target with testdata/*.golden, and the assembly of a
+// config that has some (Template.EmitAsm) with testdata/*.s.golden; go
+// test -update rewrites them. The file sumFile records which revision the golden files belong
 // to, with a digest of them: a line "revision digest" per set, in order.
-// With -update, CheckGolden refuses golden files that changed while their
-// revision did not: changed code under the old Version would let old
+// With -update, CheckGolden refuses, before writing anything, golden files
+// that changed while their revision did not: changed code under the old Version would let old
 // tuning records describe new code. bumpIn names the files where the
 // revisions are, for that message.
 func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, sets ...GoldenSet) {
 	t.Helper()
 	var sum string
+	files := map[string][]byte{} // golden path → generated code, written with -update once the revisions check
 	for _, set := range sets {
 		digest := sha256.New()
 		for _, g := range set.Goldens {
@@ -58,26 +62,22 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 			if err := sp.Check(cfg); err != nil {
 				t.Fatal(err)
 			}
+			name := set.FuncPrefix + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
 			f := golang.NewFile("kernels")
-			tmpl.EmitGo(f, set.FuncPrefix+strings.ReplaceAll(kernels.FormatShape(shape), "x", "by"), shape, cfg)
+			tmpl.EmitGo(f, name, shape, cfg)
 			src, err := golang.Render(f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			digest.Write(src)
-			path := filepath.Join("testdata", set.FilePrefix+g.Name+".golden")
-			if *update {
-				if err := os.WriteFile(path, src, 0o666); err != nil {
-					t.Fatal(err)
+			files[filepath.Join("testdata", set.FilePrefix+g.Name+".golden")] = src
+			// The assembly is generated code too: a config with some has it
+			// checked in beside the Go, and in the digest.
+			if tmpl.EmitAsm != nil {
+				if asm := tmpl.EmitAsm(name, shape, cfg); asm != nil {
+					digest.Write(asm)
+					files[filepath.Join("testdata", set.FilePrefix+g.Name+".s.golden")] = asm
 				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update writes it)", err)
-			}
-			if string(src) != string(want) {
-				t.Errorf("%s is stale (go test -update rewrites it); first difference:\n%s", path, firstDiff(string(want), string(src)))
 			}
 		}
 		sum += set.Revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
@@ -88,6 +88,9 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 		t.Fatal(err)
 	}
 	if !*update {
+		for _, path := range slices.Sorted(maps.Keys(files)) {
+			checkGoldenFile(t, path, files[path])
+		}
 		if string(recorded) != sum {
 			t.Errorf("%s says %q, want %q (go test -update rewrites it)", sumFile, recorded, sum)
 		}
@@ -104,8 +107,25 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 			t.Fatalf("the generated code changed but its revision is still %q: bump it in %s, then run -update again", rev, bumpIn)
 		}
 	}
+	for path, src := range files {
+		if err := os.WriteFile(path, src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(sumFile, []byte(sum), 0o666); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkGoldenFile compares got with the golden file at path.
+func checkGoldenFile(t *testing.T, path string, got []byte) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is stale (go test -update rewrites it); first difference:\n%s", path, firstDiff(string(want), string(got)))
 	}
 }
 
