@@ -68,10 +68,21 @@ type CPU struct {
 	Model string // /proc/cpuinfo "model name" on Linux; runtime.GOARCH when unknown
 	Cores int    // logical cores, runtime.NumCPU()
 	ISA   ISA    // all false on non-amd64
-	// Cache sizes in bytes of cpu0's level-1 data, level-2 and level-3 caches, from sysfs;
-	// 0 when the OS does not say.
+	// Cache sizes in bytes of cpu0's level-1 data, level-2 and level-3 caches, from sysfs or,
+	// where sysfs has none (some VMs), from CPUID; 0 when neither says. CacheSource says which.
 	L1D, L2, L3 int
+	CacheSource CacheSource
 }
+
+// CacheSource says where a CPU's cache sizes came from, so that a user reading `autotune list`
+// can tell a measured size from a missing one.
+type CacheSource string
+
+const (
+	CacheUnknown CacheSource = ""      // neither sysfs nor CPUID said; templates assume sizes
+	CacheSysfs   CacheSource = "sysfs" // /sys/devices/system/cpu/cpu0/cache
+	CacheCPUID   CacheSource = "cpuid" // CPUID leaf 4 (Intel) or 0x8000001D and older leaves (AMD)
+)
 
 // GPU describes a CUDA architecture and, once a device is detected, the device itself.
 type GPU struct {

@@ -42,6 +42,15 @@ func detectCPU() CPU {
 		}
 	}
 	c.L1D, c.L2, c.L3 = parseCaches(os.DirFS("/sys/devices/system/cpu/cpu0/cache"))
+	c.CacheSource = CacheSysfs
+	if c.L1D == 0 && c.L2 == 0 && c.L3 == 0 {
+		// Some VMs publish no cache directory in sysfs; the processor itself still knows.
+		c.L1D, c.L2, c.L3 = cpuidCaches()
+		c.CacheSource = CacheCPUID
+	}
+	if c.L1D == 0 && c.L2 == 0 && c.L3 == 0 {
+		c.CacheSource = CacheUnknown
+	}
 	return c
 }
 

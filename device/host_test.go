@@ -136,3 +136,69 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// cpuidTable replays recorded CPUID answers; leaves it does not hold answer zeros, as a real
+// processor does for a leaf above its maximum.
+type cpuidTable map[[2]uint32][4]uint32
+
+func (tb cpuidTable) cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32) {
+	r := tb[[2]uint32{leaf, subleaf}]
+	return r[0], r[1], r[2], r[3]
+}
+
+func TestParseCPUIDCaches(t *testing.T) {
+	// Recorded on a 2-vCPU AMD EPYC (Zen 4) VM: leaf 4 is empty, 0x8000001D describes the caches.
+	zen4 := cpuidTable{
+		{0, 0}:          {0x1c, 0x68747541, 0x444d4163, 0x69746e65},
+		{0x80000000, 0}: {0x80000021, 0x68747541, 0x444d4163, 0x69746e65},
+		{0x80000001, 0}: {0xa10f11, 0x40000000, 0x4003f3, 0x2fd3fbff},
+		{0x80000005, 0}: {0xff48ff40, 0xff48ff40, 0x20080140, 0x20080140},
+		{0x80000006, 0}: {0x5c002200, 0x6c004200, 0x4006140, 0xa009140},
+		{0x8000001D, 0}: {0x121, 0x1c0003f, 0x3f, 0},
+		{0x8000001D, 1}: {0x122, 0x1c0003f, 0x3f, 0},
+		{0x8000001D, 2}: {0x143, 0x1c0003f, 0x7ff, 2},
+		{0x8000001D, 3}: {0x4163, 0x3c0003f, 0x7fff, 1},
+	}
+	// The same processor without the topology extensions bit: only the legacy leaves remain.
+	legacy := cpuidTable{}
+	for k, v := range zen4 {
+		legacy[k] = v
+	}
+	legacy[[2]uint32{0x80000001, 0}] = [4]uint32{0xa10f11, 0x40000000, 0x4003f3 &^ (1 << 22), 0x2fd3fbff}
+	// An Intel Xeon (Ice Lake) in leaf 4: 48 KiB 12-way L1d, 32 KiB L1i, 1.25 MiB 20-way L2,
+	// 54 MiB 12-way L3. EAX also carries the sharing and self-initialising bits that must be
+	// masked off.
+	icx := cpuidTable{
+		{0, 0}: {0x1b, 0x756e6547, 0x6c65746e, 0x49656e69},
+		{4, 0}: {0x04000121, (11 << 22) | 63, 63, 0},
+		{4, 1}: {0x04000122, (7 << 22) | 63, 63, 0},
+		{4, 2}: {0x04000143, (19 << 22) | 63, 1023, 0},
+		{4, 3}: {0x04004163, (11 << 22) | 63, 73727, 4},
+		{4, 4}: {0, 0, 0, 0},
+	}
+	// A hypervisor that answers every subleaf with the same cache must not loop forever.
+	stuck := cpuidTable{{0, 0}: {4, 0, 0, 0}}
+	for s := uint32(0); s < 64; s++ {
+		stuck[[2]uint32{4, s}] = [4]uint32{0x43, 63, 1023, 0}
+	}
+	tests := []struct {
+		name        string
+		tb          cpuidTable
+		l1d, l2, l3 int
+	}{
+		{"amd 0x8000001D", zen4, 32 << 10, 1 << 20, 32 << 20},
+		// The legacy leaf counts the L3 of the whole package (10 CCDs here), not one CCX's.
+		{"amd legacy leaves", legacy, 32 << 10, 1 << 20, 320 << 20},
+		{"intel leaf 4", icx, 48 << 10, 1280 << 10, 54 << 20},
+		{"nothing", cpuidTable{}, 0, 0, 0},
+		{"repeating subleaves", stuck, 0, 64 * 1024, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l1d, l2, l3 := parseCPUIDCaches(tt.tb.cpuid)
+			if l1d != tt.l1d || l2 != tt.l2 || l3 != tt.l3 {
+				t.Errorf("parseCPUIDCaches = %d, %d, %d; want %d, %d, %d", l1d, l2, l3, tt.l1d, tt.l2, tt.l3)
+			}
+		})
+	}
+}

@@ -52,6 +52,8 @@ type listCPU struct {
 	L1DByte int    `json:"l1d_bytes"`
 	L2Byte  int    `json:"l2_bytes"`
 	L3Byte  int    `json:"l3_bytes"`
+	// CacheSource is "sysfs", "cpuid", or "" when neither said and templates assume sizes.
+	CacheSource string `json:"cache_source"`
 }
 
 type listLimits struct {
@@ -74,7 +76,8 @@ func newListDevice(name string, t device.Target) listDevice {
 		return d
 	}
 	if c := t.CPU; c != nil {
-		d.CPU = &listCPU{Model: c.Model, Cores: c.Cores, ISA: c.ISA.String(), L1DByte: c.L1D, L2Byte: c.L2, L3Byte: c.L3}
+		d.CPU = &listCPU{Model: c.Model, Cores: c.Cores, ISA: c.ISA.String(), L1DByte: c.L1D, L2Byte: c.L2, L3Byte: c.L3,
+			CacheSource: string(c.CacheSource)}
 	}
 	if t.GPU != nil {
 		l := listLimits(t.GPU.Limits) // same fields, in the same order
@@ -148,8 +151,12 @@ func describe(d listDevice) string {
 		return "the local GPU when one is usable, else the CPU; here: " + d.Resolves
 	case d.CPU != nil:
 		c := d.CPU
-		return fmt.Sprintf("%s, %d logical cores, %s, L1d %s, L2 %s, L3 %s",
-			c.Model, c.Cores, c.ISA, kib(c.L1DByte), kib(c.L2Byte), kib(c.L3Byte))
+		source := "caches from " + c.CacheSource
+		if c.CacheSource == "" {
+			source = "cache sizes unknown: templates assume 32 KiB L1d, 256 KiB L2, no L3"
+		}
+		return fmt.Sprintf("%s, %d logical cores, %s, L1d %s, L2 %s, L3 %s (%s)",
+			c.Model, c.Cores, c.ISA, kib(c.L1DByte), kib(c.L2Byte), kib(c.L3Byte), source)
 	case d.GPU != nil:
 		g := d.GPU
 		return fmt.Sprintf("CUDA: %d threads/block, smem %s/block (%s opt-in), %s/SM, %d regs/SM, ≤%d regs/thread, ≤%d blocks and %d warps/SM",
