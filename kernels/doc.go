@@ -1,9 +1,17 @@
-// Package kernels is the list of operators autotune knows and the rules for
-// their shapes.
+// Package kernels is the registry of the operators autotune knows and of
+// their templates, one per backend.
 //
-// Each op is a kind of computation (softmax, gemm, attention) with a fixed
-// number of named dimensions. A template for an op (its knob space, emitters,
-// float64 reference, FLOP and byte counts) lives in a sub-package of its own,
-// kernels/<op>; adding an op means adding that package and one line to the
-// list in ops.go. Nothing else in the project switches on op names.
+// An [Op] is what is computed, independent of where: a name, the dimensions
+// of its shape, argument sizes, the float64 reference, the tolerance of a
+// correct float32 kernel, FLOPs and bytes. A [Template] implements one op on
+// one [Backend] (cpu today, cuda next): the knob space for a shape on a
+// target, the emitters, analytic features and a version.
+//
+// Each op lives in a package of its own, kernels/<op>, with the op in
+// op.go and one file per backend (cpu.go); its init function registers both
+// ([RegisterOp], [Register]). The package kernels/all imports every op
+// package, so adding an op is one new package and one import line there.
+// The command line, the tuner and every other consumer ask the registry
+// ([Lookup], [Resolve], [TemplateFor]) and never name an op; variants such
+// as `--op attention --causal` are data of the op ([Op.Variants]).
 package kernels

@@ -7,52 +7,24 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// A Template is everything the tuner knows about one op: its knob space, how
-// to emit code for a config, the float64 reference that decides whether that
-// code is correct, and the work one call does. It is data plus a few
-// functions; a template package (kernels/<op>) exports one.
+// A Template is one op on one backend: the op it implements (embedded, so
+// t.Args and t.Reference are the op's), its knob space on a target, how to
+// emit code for a config, analytic features for the cost model, and a
+// version. It is data plus a few functions; an op package (kernels/<op>)
+// declares one per backend in a file of its own (cpu.go) and registers it.
 //
 // Kernels are specialised to one shape: the shape is a compile-time constant
 // in the generated code, as in TVM, so the compiler sees exact trip counts.
-//
-// Every kernel, whatever the op, is called as fn(out, in0, in1, ...): the
-// output slice first, then the inputs in the order Args gives, all float32.
 type Template struct {
-	Op Op
-
+	Op
+	Backend Backend
 	// Version identifies the template's code and knob space. The tuning
 	// database keys records by it, so change it whenever the emitted code or
 	// the space changes; records of another version are never the best.
 	Version string
-
 	// Space returns the knobs for a shape on a target, with the constraints
 	// the target imposes (a 16-lane vector needs AVX-512, for instance).
 	Space func(shape []int, target device.Target) *schedule.Space
-
-	// Args returns the element counts of the kernel's inputs, in argument
-	// order, and of its output.
-	Args func(shape []int) (ins []int, out int)
-
-	// Reference computes the output in float64 from the float32 inputs.
-	Reference func(shape []int, ins [][]float32, out []float64)
-
-	// Tolerance bounds the error of a correct float32 kernel: an output is
-	// wrong where |got-want| > abs + rel*|want|. It may depend on the shape
-	// because rounding error grows with the reduction length.
-	Tolerance func(shape []int) (rel, abs float64)
-
-	// FLOPs is the floating-point work of one call; Bytes the minimum bytes
-	// one call must move (each input read and the output written once), for
-	// GB/s and the roofline.
-	FLOPs func(shape []int) float64
-	Bytes func(shape []int) float64
-
-	// EmitGo adds to f a documented function with the given name that
-	// computes the op for shape with cfg: func name(out, in0, ... []float32).
-	// The code may use simd/archsimd; it is built with GOEXPERIMENT=simd.
-	// cfg is a valid point of Space(shape, target).
-	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
-
 	// Features, when set, returns analytic features of cfg for shape on
 	// target, the same number for every call: quantities the cost model
 	// would otherwise have to learn from the knobs, such as the size of a
@@ -60,16 +32,23 @@ type Template struct {
 	// them to the knobs' own encoding (schedule.Space.Features).
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
 
+	// The CPU backend's parts.
+
+	// EmitGo adds to f a documented function with the given name that
+	// computes the op for shape with cfg: func name(out, in0, ... []float32).
+	// The code may use simd/archsimd; it is built with GOEXPERIMENT=simd.
+	// cfg is a valid point of Space(shape, target).
+	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
 	// EmitAsm, when set, returns the Go assembly for amd64 that the code
 	// EmitGo wrote for the same name, shape and cfg declares (functions
 	// without a body), or nil when that config needs none. It is built
 	// as a .s file of the same package (codegen/goasm renders it).
 	EmitAsm func(name string, shape []int, cfg schedule.Config) []byte
-
-	// Baselines are the op's reference implementations as a user would
-	// write them (plain Go loops, a library call), which `autotune bench`
-	// runs side by side with the tuned kernel. Op-independent baselines
-	// (the memory-copy floor, the FMA peak) belong to the bench harness.
+	// Baselines are the op's implementations as a user of this backend
+	// would write them (plain Go loops, a library call), which `autotune
+	// bench` runs side by side with the tuned kernel. Op-independent
+	// baselines (the memory-copy floor, the FMA peak) belong to the bench
+	// harness.
 	Baselines []Baseline
 }
 

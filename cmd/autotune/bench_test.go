@@ -9,7 +9,6 @@ import (
 
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
-	"github.com/autotune-dev/autotune/tune"
 )
 
 // TestBenchEndToEnd tunes a tiny workload with a few trials, then benches
@@ -231,7 +230,7 @@ func TestBenchHelpListsBaselines(t *testing.T) {
 		}
 	}
 	for _, name := range kernels.Names() {
-		tmpl, ok := tune.Template(name)
+		tmpl, ok := kernels.TemplateFor(name, kernels.CPU)
 		if !ok {
 			continue
 		}

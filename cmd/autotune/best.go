@@ -87,7 +87,7 @@ func runBest(c *command, std *stdio, args []string) error {
 	if !ok {
 		return fmt.Errorf("no successful record for %s in %s; tune it first", describeWorkload(w), db.Path())
 	}
-	tmpl, _ := tune.Template(w.op.Name)
+	tmpl, _ := w.template()
 	if *asJSON {
 		return writeJSON(std, bestJSON{
 			Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: best.Workload.Template,
@@ -112,7 +112,7 @@ func runBest(c *command, std *stdio, args []string) error {
 // template, whose code is what this autotune emits. For an op without a
 // template it falls back to the version whose best record is newest.
 func latestBest(db *tunedb.DB, w workload) (tunedb.Record, bool, error) {
-	if tmpl, ok := tune.Template(w.op.Name); ok {
+	if tmpl, ok := w.template(); ok {
 		r, found, err := db.Best(tune.Workload(tmpl, w.shape, w.target))
 		if err != nil || found {
 			return r, found, err

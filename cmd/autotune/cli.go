@@ -201,17 +201,21 @@ func noArgs(fs *flag.FlagSet, args []string) error {
 }
 
 // workloadFlags are the flags that name a workload: --op, --shape, --device,
-// and --causal, which turns --op attention into attention_causal.
+// and a bool flag for every variant of an op (kernels.Op.Variants), such as
+// --causal, which turns --op attention into attention_causal.
 type workloadFlags struct {
 	op, shape, device string
-	causal            bool
+	variants          map[string]*bool
 }
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
 	fs.StringVar(&w.shape, "shape", "", "shape: RxC for softmax, MxNxK for gemm*, BxHxSxD for attention* (required)")
 	fs.StringVar(&w.device, "device", "auto", "target: auto, cpu or a CUDA architecture such as sm_86 (see 'autotune list')")
-	fs.BoolVar(&w.causal, "causal", false, "with --op attention: the causal mask, the same as --op attention_causal")
+	w.variants = map[string]*bool{}
+	for _, v := range kernels.VariantFlags() {
+		w.variants[v.Flag] = fs.Bool(v.Flag, false, v.Doc)
+	}
 }
 
 // workload is a validated --op/--shape/--device triple.
@@ -226,17 +230,13 @@ func (w *workloadFlags) resolve() (workload, error) {
 	if w.op == "" {
 		return workload{}, usagef("--op is required (one of %s)", strings.Join(kernels.Names(), ", "))
 	}
-	name := w.op
-	if w.causal {
-		switch name {
-		case "attention":
-			name = "attention_causal"
-		case "attention_causal":
-		default:
-			return workload{}, usagef("--causal applies to --op attention only, not %s", name)
+	var flags []string
+	for _, v := range kernels.VariantFlags() {
+		if set := w.variants[v.Flag]; set != nil && *set {
+			flags = append(flags, v.Flag)
 		}
 	}
-	op, err := kernels.Lookup(name)
+	op, err := kernels.Resolve(w.op, flags...)
 	if err != nil {
 		return workload{}, usagef("%v", err)
 	}
@@ -252,6 +252,11 @@ func (w *workloadFlags) resolve() (workload, error) {
 		return workload{}, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
 	}
 	return workload{op: op, shape: shape, target: target}, nil
+}
+
+// template returns the template of w's op on the backend of w's target.
+func (w workload) template() (kernels.Template, bool) {
+	return kernels.TemplateFor(w.op.Name, kernels.BackendOf(w.target))
 }
 
 var versionCommand = command{

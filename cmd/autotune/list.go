@@ -7,7 +7,6 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/tune"
 )
 
 var listCommand = command{
@@ -95,7 +94,7 @@ func runList(c *command, std *stdio, args []string) error {
 	var ops []listOp
 	for _, op := range kernels.Ops() {
 		lo := listOp{Name: op.Name, Shape: op.ShapeForm(), Summary: op.Summary, Knobs: []string{}}
-		if tmpl, ok := tune.Template(op.Name); ok {
+		if tmpl, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok {
 			// Knob values depend on the shape and target: show the example's on this CPU.
 			shape, err := op.ParseShape(op.Example)
 			if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
-	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -58,7 +57,7 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--causal"}, "--causal applies to --op attention only, not softmax"},
 		{[]string{"bench", "--op", "gemm", "--shape", "4x4x4", "--causal"}, "--causal applies to --op attention only, not gemm"},
-		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: softmax, gemm, gemm_bias`},
+		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: attention, attention_causal, gemm, gemm_bias, gemm_bias_relu, softmax)`},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--device", "sm_99"}, `unknown device "sm_99" (known: auto, cpu, sm_70`},
 		{[]string{"--shape", "4x4"}, "--op is required"},
 		{[]string{"--op", "softmax"}, "--shape is required (RxC for softmax"},
@@ -153,7 +152,7 @@ func TestList(t *testing.T) {
 		t.Errorf("list --json has %d ops, %d devices", len(got.Ops), len(got.Devices))
 	}
 	for _, op := range got.Ops {
-		_, tunable := tune.Template(op.Name)
+		_, tunable := kernels.TemplateFor(op.Name, kernels.CPU)
 		if op.Template != tunable || tunable != (len(op.Knobs) > 0) {
 			t.Errorf("list --json: %s has template %v and knobs %v", op.Name, op.Template, op.Knobs)
 		}
@@ -184,7 +183,7 @@ func TestExportOfFreshDatabaseIsEmpty(t *testing.T) {
 // machine's CPU into a database.
 func seed(t *testing.T, path string) tunedb.Workload {
 	t.Helper()
-	tmpl, _ := tune.Template("softmax")
+	tmpl, _ := kernels.TemplateFor("softmax", kernels.CPU)
 	return seedVersion(t, path, tmpl.Version)
 }
 

@@ -134,7 +134,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		}
 		fingerprint = t.Fingerprint()
 	}
-	tmpl, ok := tune.Template(w.op.Name)
+	tmpl, ok := kernels.TemplateFor(w.op.Name, kernels.CPU) // recorded landscapes are of CPUs
 	if !ok {
 		return fmt.Errorf("no template for op %s yet: nothing to simulate", w.op.Name)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/kernels"
 )
 
 // landscape is a full softmax landscape recorded on a 2-core AVX-512 Xeon
@@ -91,7 +91,7 @@ func TestSimulateErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, _ := tune.Template("softmax")
+	tmpl, _ := kernels.TemplateFor("softmax", kernels.CPU)
 	if err := os.WriteFile(stale, []byte(strings.ReplaceAll(string(b), tmpl.Version, "softmax-0-000000000000")), 0o644); err != nil {
 		t.Fatal(err)
 	}

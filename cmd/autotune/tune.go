@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/kernels"
-	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -146,12 +145,16 @@ func runTune(c *command, std *stdio, args []string) error {
 		<-ctx.Done()
 		stop() // restores the default: the next Ctrl-C ends the process
 	}()
+	measurer, err := tune.NewMeasurer(tmpl.Backend, tune.MeasurerOptions{Seed: o.seed})
+	if err != nil {
+		return err
+	}
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
 	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
 		Template: tmpl, Shape: w.shape, Target: w.target,
 		Space:    tmpl.Space(w.shape, w.target),
-		Measurer: measurecpu.New(&measurecpu.Options{Seed: o.seed}),
+		Measurer: measurer,
 		Store:    db, Observer: progress,
 		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
@@ -171,13 +174,15 @@ func runTune(c *command, std *stdio, args []string) error {
 // tunable returns the template of w's op, or the failure that says why w
 // cannot be tuned or benchmarked yet.
 func tunable(w workload, what string) (kernels.Template, error) {
-	tmpl, ok := tune.Template(w.op.Name)
-	if !ok {
-		return kernels.Template{}, fmt.Errorf("no template for op %s yet: cannot %s %s %s on %s",
-			w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
-	}
-	if w.target.IsCUDA() {
-		return kernels.Template{}, fmt.Errorf("no CUDA backend yet: cannot %s %s on %s; use --device cpu", what, w.op.Name, w.target)
+	backend := kernels.BackendOf(w.target)
+	tmpl, ok := w.template()
+	switch {
+	case !ok && !tune.HasBackend(backend):
+		return kernels.Template{}, fmt.Errorf("no %s backend yet: cannot %s %s on %s; use --device cpu",
+			strings.ToUpper(string(backend)), what, w.op.Name, w.target)
+	case !ok:
+		return kernels.Template{}, fmt.Errorf("no %s template for op %s yet: cannot %s %s %s on %s",
+			backend, w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
 	}
 	ins, out := tmpl.Args(w.shape)
 	total := out

@@ -12,8 +12,8 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// TestCausalOp checks TemplateCausal's op, and that it agrees with the
-// entry in kernels/ops.go once that is there.
+// TestCausalOp checks TemplateCausal's op, that the registry has it, and
+// that --causal selects it from attention and keeps it.
 func TestCausalOp(t *testing.T) {
 	op := TemplateCausal.Op
 	if op.Name != "attention_causal" || !slices.Equal(op.Dims, []string{"B", "H", "S", "D"}) {
@@ -24,7 +24,15 @@ func TestCausalOp(t *testing.T) {
 	}
 	registered, err := kernels.Lookup("attention_causal")
 	if err != nil {
-		t.Skip("kernels/ops.go has no attention_causal yet")
+		t.Fatal(err)
+	}
+	for _, name := range []string{"attention", "attention_causal"} {
+		if got, err := kernels.Resolve(name, "causal"); err != nil || got.Name != "attention_causal" {
+			t.Errorf("Resolve(%s, causal) = %s, %v", name, got.Name, err)
+		}
+	}
+	if tmpl, ok := kernels.TemplateFor("attention_causal", kernels.CPU); !ok || tmpl.Version != TemplateCausal.Version {
+		t.Errorf("TemplateFor(attention_causal, cpu) = %s, %v", tmpl.Version, ok)
 	}
 	if registered.Name != op.Name || !slices.Equal(registered.Dims, op.Dims) ||
 		registered.Example != op.Example || registered.Summary != op.Summary {

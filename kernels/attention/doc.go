@@ -1,13 +1,15 @@
-// Package attention is the template of fused scaled dot-product attention:
+// Package attention is the ops and templates of fused scaled dot-product attention:
 // for a shape [B, H, S, D], the kernel func(out, q, k, v []float32) reads
 // the [B][H][S][D] tensors Q, K and V once each and writes O, of the same
 // layout, with
 //
 //	O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ / √D) · V[b][h]   (softmax along each row)
 //
-// non-causal, never forming the S×S score matrix. Template holds the knob
-// space, the Go emitter, the float64 reference, the tolerance and the work
-// counts; the tuner needs nothing else from this package.
+// non-causal, never forming the S×S score matrix. Op (op.go) holds the
+// float64 reference, the tolerance and the work counts; Template (cpu.go)
+// the CPU backend's knob space and emitters. Both are registered in package
+// kernels by init, with CausalOp and TemplateCausal; the tuner needs
+// nothing else from this package.
 //
 // # Algorithm
 //
@@ -134,13 +136,13 @@
 // Causal masking changes the result, so it is not a knob; it is a second
 // op, attention_causal, and a second template, TemplateCausal: query row i
 // attends to key rows j ≤ i, O = softmax(Q·Kᵀ/√D + M)·V with M[i][j] = -Inf
-// above the diagonal. newTemplate builds both templates; TemplateCausal has
-// the same space, Args, Bytes and Tolerance (a causal row sums fewer keys),
-// its own Op (spelled out in attention.go, not taken from kernels.Lookup,
-// so that it does not depend on the entry in kernels/ops.go; TestCausalOp
-// checks they agree once it is there), its own revision, a masked
-// reference and masked baselines, and FLOPs 2·B·H·D·S·(S+1), the two
-// products over the S(S+1)/2 pairs j ≤ i: about half of Template's.
+// above the diagonal. op.go declares both ops: CausalOp has the same Args,
+// Bytes and Tolerance (a causal row sums fewer keys), a masked reference
+// and FLOPs 2·B·H·D·S·(S+1), the two products over the S(S+1)/2 pairs
+// j ≤ i: about half of Op's. Both list the variant flag causal, so that
+// `--op attention --causal` names attention_causal. newTemplate (cpu.go)
+// builds both CPU templates; TemplateCausal has the same space, its own
+// revision, and masked baselines.
 //
 // The emitter is shared, with a causal flag. In the lanes layout a unit
 // meets the key blocks up to the one holding its last row, i0+rows-1, and
@@ -180,7 +182,7 @@
 //
 // # Version
 //
-// Template.Version is revision (in attention.go) and a hash of the knob
+// Template.Version is revision (in cpu.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
 // revision by hand ("attention-3" to "attention-4"), and causalRevision

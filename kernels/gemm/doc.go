@@ -1,9 +1,11 @@
-// Package gemm is the template of the float32 matrix product C = A·B: for
+// Package gemm is the op and the templates of the float32 matrix product C = A·B: for
 // a shape [M, N, K], the kernel func(c, a, b []float32) reads the row-major
 // M×K matrix a and K×N matrix b and overwrites the row-major M×N matrix c.
-// Template holds the knob space, the Go emitter, the float64 reference, the
-// tolerance and the work counts; the tuner needs nothing else from this
-// package.
+// Op (op.go) holds the float64 reference, the tolerance and the work
+// counts; Template (cpu.go) the CPU backend's knob space and emitters. Both
+// are registered in package kernels by init, with the epilogue ops BiasOp
+// and BiasReLUOp and their templates; the tuner needs nothing else from
+// this package.
 //
 // # Algorithm
 //
@@ -155,7 +157,7 @@
 //
 // # Version
 //
-// Template.Version is revision (in gemm.go) and a hash of the register
+// Template.Version is revision (in cpu.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
 // code changes, bump revision by hand ("gemm-3" to "gemm-4"): TestGolden

@@ -49,74 +49,28 @@ const (
 	biasReLURevision = "gemm-bias-relu-3"
 )
 
-// BiasTemplate is the float32 matrix product with a bias, C = A·B + bias:
-// for a shape [M, N, K], A (in0) is a row-major M×K matrix, B (in1) a
-// row-major K×N matrix and bias (in2) a vector of N elements added to every
-// row of the product, and the kernel writes the row-major M×N matrix C
-// (out). The bias is added in registers, as each tile of C is stored after
-// its last slice of K.
-var BiasTemplate = epilogueTemplate(biasEpilogue, kernels.Op{
-	Name: "gemm_bias", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-	Summary: "C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row",
-}, biasRevision)
+// BiasTemplate is the CPU template of BiasOp. The bias is added in
+// registers, as each tile of C is stored after its last slice of K.
+var BiasTemplate = epilogueTemplate(biasEpilogue, BiasOp, biasRevision)
 
-// BiasReLUTemplate is BiasTemplate followed by a ReLU, C = max(0, A·B +
-// bias), also applied in registers.
-var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, kernels.Op{
-	Name: "gemm_bias_relu", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-	Summary: "C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias",
-}, biasReLURevision)
+// BiasReLUTemplate is the CPU template of BiasReLUOp; the ReLU is also
+// applied in registers.
+var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, BiasReLUOp, biasReLURevision)
 
-// epilogueTemplate returns the template of GEMM with the epilogue e: the
-// knobs, constraints and tolerance of Template, the epilogue's reference,
-// work and baselines. The op is built here rather than looked up, so that
-// the package does not depend on kernels' list of ops having it.
+// epilogueTemplate returns the CPU template of GEMM with the epilogue e: the
+// knobs and constraints of Template, the epilogue's emitters and baselines.
 func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 	return kernels.Template{
 		Op:      op,
+		Backend: kernels.CPU,
 		Version: versionOf(rev, space),
 		Space:   space,
-		Args: func(shape []int) (ins []int, out int) {
-			m, n, k := checkShape(shape)
-			return []int{m * k, k * n, n}, m * n
-		},
-		Reference: func(shape []int, ins [][]float32, out []float64) { referenceEpilogue(shape, ins, out, e) },
-		Tolerance: tolerance,
-		FLOPs: func(shape []int) float64 {
-			m, n, k := checkShape(shape)
-			f := 2*float64(m)*float64(n)*float64(k) + float64(m)*float64(n)
-			if e == biasReLUEpilogue {
-				f += float64(m) * float64(n)
-			}
-			return f
-		},
-		Bytes: func(shape []int) float64 {
-			m, n, k := checkShape(shape)
-			return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(n) + float64(m)*float64(n))
-		},
 		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
 			emitEpilogue(f, name, shape, cfg, e)
 		},
 		Features:  features,
 		EmitAsm:   func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
 		Baselines: epilogueBaselines(e),
-	}
-}
-
-// referenceEpilogue computes the product in float64 as reference does, then
-// adds bias (ins[2]) to every row and, for ReLU, takes the maximum with 0.
-func referenceEpilogue(shape []int, ins [][]float32, out []float64, e epilogue) {
-	m, n, _ := checkShape(shape)
-	reference(shape, ins, out)
-	bias := ins[2][:n]
-	for i := range m {
-		c := out[i*n : (i+1)*n]
-		for j, x := range bias {
-			c[j] += float64(x)
-			if e == biasReLUEpilogue {
-				c[j] = max(c[j], 0)
-			}
-		}
 	}
 }
 

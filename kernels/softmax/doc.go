@@ -1,12 +1,13 @@
-// Package softmax is the template of the fused row-wise softmax: for a
+// Package softmax is the op and the templates of the fused row-wise softmax: for a
 // shape [rows, cols], the kernel func(dst, src []float32) reads the
 // row-major rows×cols matrix src once and writes, row by row,
 //
 //	dst[r][c] = e^(src[r][c]-m) / Σ_i e^(src[r][i]-m),  m = max_i src[r][i]
 //
-// using no memory beyond dst, which serves as scratch. Template holds the
-// knob space, the Go emitter, the float64 reference, the tolerance and the
-// work counts; the tuner needs nothing else from this package.
+// using no memory beyond dst, which serves as scratch. Op (op.go) holds the
+// float64 reference, the tolerance and the work counts; Template (cpu.go)
+// the CPU backend's knob space and Go emitter. Both are registered in
+// package kernels by init; the tuner needs nothing else from this package.
 //
 // # Knobs
 //
@@ -70,7 +71,7 @@
 //
 // # Version
 //
-// Template.Version is revision (in softmax.go) and a hash of the knob space
+// Template.Version is revision (in cpu.go) and a hash of the knob space
 // of a fixed workload and target, so it changes by itself when a knob, a
 // value or a constraint does. When the emitted code changes, bump revision
 // by hand ("softmax-1" to "softmax-2"): the tuning database then stops

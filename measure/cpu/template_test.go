@@ -43,7 +43,18 @@ func testTemplate() kernels.Template {
 		salts[i] = i
 	}
 	return kernels.Template{
-		Op:      kernels.Op{Name: "affine", Dims: []string{"N"}, Summary: "out = 2*in + 1, for tests", Example: "17"},
+		Op: kernels.Op{Name: "affine", Dims: []string{"N"}, Summary: "out = 2*in + 1, for tests", Example: "17",
+			Args: func(shape []int) ([]int, int) { return []int{shape[0]}, shape[0] },
+			Reference: func(shape []int, ins [][]float32, out []float64) {
+				for i, x := range ins[0] {
+					out[i] = 2*float64(x) + 1
+				}
+			},
+			Tolerance: func([]int) (rel, abs float64) { return 1e-6, 1e-6 },
+			FLOPs:     func(shape []int) float64 { return 2 * float64(shape[0]) },
+			Bytes:     func(shape []int) float64 { return 8 * float64(shape[0]) },
+		},
+		Backend: kernels.CPU,
 		Version: "test-1",
 		Space: func(shape []int, target device.Target) *schedule.Space {
 			return schedule.NewSpace([]schedule.Knob{
@@ -52,17 +63,8 @@ func testTemplate() kernels.Template {
 				schedule.Choice("salt", salts...),
 			})
 		},
-		Args: func(shape []int) ([]int, int) { return []int{shape[0]}, shape[0] },
-		Reference: func(shape []int, ins [][]float32, out []float64) {
-			for i, x := range ins[0] {
-				out[i] = 2*float64(x) + 1
-			}
-		},
-		Tolerance: func([]int) (rel, abs float64) { return 1e-6, 1e-6 },
-		FLOPs:     func(shape []int) float64 { return 2 * float64(shape[0]) },
-		Bytes:     func(shape []int) float64 { return 8 * float64(shape[0]) },
-		EmitGo:    emitTest,
-		EmitAsm:   emitTestAsm,
+		EmitGo:  emitTest,
+		EmitAsm: emitTestAsm,
 	}
 }
 

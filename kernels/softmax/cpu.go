@@ -1,9 +1,6 @@
 package softmax
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
@@ -14,51 +11,15 @@ import (
 // space's description.
 const revision = "softmax-1"
 
-// Template is the fused row-wise softmax: for a shape [rows, cols], dst and
-// src are row-major rows×cols matrices and each row of dst is the softmax of
-// the same row of src.
+// Template is the CPU template of Op: fused softmax in generated Go with
+// archsimd vectors.
 var Template = kernels.Template{
-	Op:        op(),
+	Op:        Op,
+	Backend:   kernels.CPU,
 	Version:   version(),
 	Space:     space,
-	Args:      args,
-	Reference: reference,
-	Tolerance: tolerance,
-	FLOPs:     func(shape []int) float64 { return flopsPerElement * elements(shape) },
-	Bytes:     func(shape []int) float64 { return 2 * 4 * elements(shape) },
 	EmitGo:    emitGo,
 	Baselines: baselines,
-}
-
-// flopsPerElement counts max, subtract, exp (as one), add to the sum and
-// multiply by 1/sum.
-const flopsPerElement = 5
-
-func op() kernels.Op {
-	op, err := kernels.Lookup("softmax")
-	if err != nil {
-		panic(err)
-	}
-	return op
-}
-
-// checkShape panics unless shape is [rows, cols] with both positive: the
-// tuner parses shapes with kernels.Op.ParseShape, so anything else is a bug.
-func checkShape(shape []int) (rows, cols int) {
-	if len(shape) != 2 || shape[0] < 1 || shape[1] < 1 {
-		panic(fmt.Sprintf("softmax: shape %v, want [rows cols] with both ≥ 1", shape))
-	}
-	return shape[0], shape[1]
-}
-
-func elements(shape []int) float64 {
-	rows, cols := checkShape(shape)
-	return float64(rows) * float64(cols)
-}
-
-func args(shape []int) (ins []int, out int) {
-	rows, cols := checkShape(shape)
-	return []int{rows * cols}, rows * cols
 }
 
 // Knob values. The order is the order mutation walks.
@@ -125,49 +86,4 @@ func version() string { return versionOf(revision, space) }
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{4096, 1024}, ref))
-}
-
-// reference computes softmax in float64, subtracting the row maximum first.
-// A row that is all -Inf has maximum -Inf, -Inf-(-Inf) is NaN, and so every
-// output of that row is NaN; the generated kernels give NaN there too.
-func reference(shape []int, ins [][]float32, out []float64) {
-	rows, cols := checkShape(shape)
-	src := ins[0][:rows*cols]
-	out = out[:rows*cols]
-	for r := range rows {
-		s, d := src[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
-		m := math.Inf(-1)
-		for _, x := range s {
-			m = max(m, float64(x))
-		}
-		sum := 0.0
-		for i, x := range s {
-			d[i] = math.Exp(float64(x) - m)
-			sum += d[i]
-		}
-		for i := range d {
-			d[i] /= sum
-		}
-	}
-}
-
-// Error budget of the tolerance, relative to each output (see the package
-// doc): the subtraction x-max rounds in float32 with an error of up to
-// 2^-24·|x-max|, and exp turns that into a relative error; above 88 the
-// output is below abs anyway. The worst exp variant (poly4) is off by 2.7e-6
-// in each term and in the sum. The float32 sum of cols terms adds an error
-// that grows like √cols for terms of one sign.
-const (
-	eps32       = 0x1p-24
-	argError    = 88 * eps32 // 5.2e-6
-	expError    = 2 * 2.7e-6 // each term and the sum
-	roundingErr = 4 * eps32  // the reciprocal, the product, slack
-	absTol      = 1e-37      // outputs of e^-88 and below are flushed to 0
-)
-
-// tolerance is rel = argError + expError + roundingErr + 2^-24·√cols·4 and abs
-// = 1e-37, about 1.5e-5 for 1023 columns and 4e-5 for 100000.
-func tolerance(shape []int) (rel, abs float64) {
-	_, cols := checkShape(shape)
-	return argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)), absTol
 }

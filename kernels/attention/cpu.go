@@ -1,9 +1,6 @@
 package attention
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -20,93 +17,34 @@ const (
 	causalRevision = "attention-causal-3"
 )
 
-// Template is fused, non-causal scaled dot-product attention: for a shape
-// [B, H, S, D], Q (in0), K (in1) and V (in2) are [B][H][S][D] tensors and
-// the kernel writes O (out), of the same layout, with
-// O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ/√D)·V[b][h].
+// Template is the CPU template of Op: fused flash-style tiles with an
+// online softmax, in archsimd Go or assembly register tiles.
 var Template = newTemplate(false)
 
-// TemplateCausal is fused causal scaled dot-product attention, the op
-// attention_causal: as Template, but query row i attends only to key rows
-// j ≤ i, O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ/√D + M)·V[b][h] with M[i][j] = 0
-// for j ≤ i and -Inf above the diagonal. It shares Template's knob space and
-// emitter; the kernels skip the key blocks above the diagonal, so its FLOPs
-// are about half.
+// TemplateCausal is the CPU template of CausalOp. It shares Template's knob
+// space and emitter; the kernels skip the key blocks above the diagonal, so
+// its FLOPs are about half.
 var TemplateCausal = newTemplate(true)
 
 // newTemplate returns Template, or TemplateCausal when causal is set.
 func newTemplate(causal bool) kernels.Template {
 	t := kernels.Template{
-		Op:        op(),
+		Op:        Op,
+		Backend:   kernels.CPU,
 		Version:   version(),
 		Space:     space,
-		Args:      args,
-		Reference: func(shape []int, ins [][]float32, out []float64) { reference(false, shape, ins, out) },
-		Tolerance: tolerance,
-		FLOPs: func(shape []int) float64 {
-			b, h, s, d := checkShape(shape)
-			return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
-		},
-		Bytes: func(shape []int) float64 {
-			return 4 * 4 * elements(shape)
-		},
 		EmitGo:    emitGo,
 		EmitAsm:   emitAsm,
 		Baselines: baselines,
 	}
 	if causal {
-		t.Op = causalOp
+		t.Op = CausalOp
 		t.Version = causalVersion()
-		t.Reference = func(shape []int, ins [][]float32, out []float64) { reference(true, shape, ins, out) }
-		// The two products over the S(S+1)/2 pairs j ≤ i of each head, 2·D
-		// each; the softmax is not counted, as in Template.
-		t.FLOPs = func(shape []int) float64 {
-			b, h, s, d := checkShape(shape)
-			return 2 * float64(b) * float64(h) * float64(d) * float64(s) * float64(s+1)
-		}
 		t.EmitGo = emitGoCausal
 		t.EmitAsm = emitAsmCausal
 		t.Baselines = causalBaselines
 	}
 	return t
-}
-
-func op() kernels.Op {
-	op, err := kernels.Lookup("attention")
-	if err != nil {
-		panic(err)
-	}
-	return op
-}
-
-// causalOp is TemplateCausal's op. It is spelled out here rather than taken
-// from kernels.Lookup so that the package does not depend on the entry in
-// kernels/ops.go being there; TestCausalOp checks that they agree once it is.
-var causalOp = kernels.Op{
-	Name:    "attention_causal",
-	Dims:    []string{"B", "H", "S", "D"},
-	Example: "1x8x1024x64",
-	Summary: "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i",
-}
-
-// checkShape panics unless shape is [B, H, S, D] with all four positive: the
-// tuner parses shapes with kernels.Op.ParseShape, so anything else is a bug.
-func checkShape(shape []int) (b, h, s, d int) {
-	if len(shape) != 4 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 || shape[3] < 1 {
-		panic(fmt.Sprintf("attention: shape %v, want [B H S D] with all ≥ 1", shape))
-	}
-	return shape[0], shape[1], shape[2], shape[3]
-}
-
-func elements(shape []int) float64 {
-	b, h, s, d := checkShape(shape)
-	return float64(b) * float64(h) * float64(s) * float64(d)
-}
-
-func args(shape []int) (ins []int, out int) {
-	b, h, s, d := checkShape(shape)
-	n := b * h * s * d
-	return []int{n, n, n}, n
 }
 
 // Knob values. The order is the order mutation walks.
@@ -205,76 +143,4 @@ func causalVersion() string { return versionOf(causalRevision, space) }
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{1, 8, 1024, 64}, ref))
-}
-
-// reference computes attention in float64: per query row the scores, their
-// maximum subtracted before exp, the weights' sum, and the weighted sum of
-// V's rows divided by it. With causal, row i meets only keys j ≤ i (the
-// masked scores' weights e^-Inf are 0, so they are left out).
-func reference(causal bool, shape []int, ins [][]float32, out []float64) {
-	b, h, s, d := checkShape(shape)
-	n := b * h * s * d
-	q, k, v := ins[0][:n], ins[1][:n], ins[2][:n]
-	out = out[:n]
-	scale := 1 / math.Sqrt(float64(d))
-	w := make([]float64, s)
-	for bh := range b * h {
-		base := bh * s * d
-		for i := range s {
-			qi := q[base+i*d : base+(i+1)*d]
-			w := w[:s]
-			if causal {
-				w = w[:i+1]
-			}
-			m := math.Inf(-1)
-			for j := range w {
-				kj := k[base+j*d : base+(j+1)*d]
-				dot := 0.0
-				for x := range qi {
-					dot += float64(qi[x]) * float64(kj[x])
-				}
-				w[j] = dot * scale
-				m = max(m, w[j])
-			}
-			sum := 0.0
-			for j := range w {
-				w[j] = math.Exp(w[j] - m)
-				sum += w[j]
-			}
-			o := out[base+i*d : base+(i+1)*d]
-			clear(o)
-			for j, wj := range w {
-				vj := v[base+j*d : base+(j+1)*d]
-				for x := range o {
-					o[x] += wj * float64(vj[x])
-				}
-			}
-			for x := range o {
-				o[x] /= sum
-			}
-		}
-	}
-}
-
-// Error model of the tolerance (see the package doc). Inputs are assumed to
-// be at most inputBound in magnitude, as the tuner's harness (±[0.125, 4])
-// and the tests draw them.
-const (
-	eps32      = 0x1p-24
-	inputBound = 4
-	argError   = 88 * eps32 // s-m rounds in float32; terms below e^-88 do not count
-	expError   = 2.7e-6     // the worst exp variant, poly4
-)
-
-// tolerance is rel = 4·2^-24 and
-//
-//	abs = inputBound · (2·(σ + argError + expError) + 8·2^-24·(1+√S))
-//	σ   = 8·2^-24·D·inputBound² / √D
-//
-// about 6.1e-4 for S = 1024, D = 64; see the package doc.
-func tolerance(shape []int) (rel, abs float64) {
-	_, _, s, d := checkShape(shape)
-	sigma := 8 * eps32 * float64(d) * inputBound * inputBound / math.Sqrt(float64(d))
-	weight := sigma + argError + expError
-	return 4 * eps32, inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
 }

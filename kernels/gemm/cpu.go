@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
@@ -15,52 +14,19 @@ import (
 // space's description.
 const revision = "gemm-3"
 
-// Template is the float32 matrix product C = A·B: for a shape [M, N, K], A
-// (in0) is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the
-// kernel writes the row-major M×N matrix C (out).
+// Template is the CPU template of Op: BLIS-style blocking with archsimd or
+// assembly micro-kernels.
 var Template = kernels.Template{
-	Op:        op(),
-	Version:   version(),
-	Space:     space,
-	Args:      args,
-	Reference: reference,
-	Tolerance: tolerance,
-	FLOPs: func(shape []int) float64 {
-		m, n, k := checkShape(shape)
-		return 2 * float64(m) * float64(n) * float64(k)
-	},
-	Bytes: func(shape []int) float64 {
-		m, n, k := checkShape(shape)
-		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
-	},
+	Op:       Op,
+	Backend:  kernels.CPU,
+	Version:  version(),
+	Space:    space,
 	EmitGo:   emitGo,
 	Features: features,
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
 		return emitAsm(name, shape, cfg, noEpilogue)
 	},
 	Baselines: baselines,
-}
-
-func op() kernels.Op {
-	op, err := kernels.Lookup("gemm")
-	if err != nil {
-		panic(err)
-	}
-	return op
-}
-
-// checkShape panics unless shape is [M, N, K] with all three positive: the
-// tuner parses shapes with kernels.Op.ParseShape, so anything else is a bug.
-func checkShape(shape []int) (m, n, k int) {
-	if len(shape) != 3 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 {
-		panic(fmt.Sprintf("gemm: shape %v, want [M N K] with all ≥ 1", shape))
-	}
-	return shape[0], shape[1], shape[2]
-}
-
-func args(shape []int) (ins []int, out int) {
-	m, n, k := checkShape(shape)
-	return []int{m * k, k * n}, m * n
 }
 
 // Knob values. The order is the order mutation walks. mc values are
@@ -220,36 +186,4 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
 		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{1024, 1024, 1024}, ref), fmt.Sprintf("register_budget=%d", registerBudget))
-}
-
-// reference computes C = A·B in float64, loop order i-k-j.
-func reference(shape []int, ins [][]float32, out []float64) {
-	m, n, k := checkShape(shape)
-	a, b := ins[0][:m*k], ins[1][:k*n]
-	out = out[:m*n]
-	for i := range m {
-		c := out[i*n : (i+1)*n]
-		clear(c)
-		for p := range k {
-			aip := float64(a[i*k+p])
-			for j, bpj := range b[p*n : (p+1)*n] {
-				c[j] += aip * float64(bpj)
-			}
-		}
-	}
-}
-
-// Error model of the tolerance (see the package doc). Inputs are assumed to
-// be at most inputBound in magnitude, as the tuner's harness (±[0.125, 4])
-// and the tests draw them.
-const (
-	eps32      = 0x1p-24
-	inputBound = 4
-)
-
-// tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
-// 7.6e-6 and 7.8e-3 at K = 1024.
-func tolerance(shape []int) (rel, abs float64) {
-	_, _, k := checkShape(shape)
-	return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * inputBound * inputBound
 }

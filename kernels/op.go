@@ -7,57 +7,49 @@ import (
 	"strings"
 )
 
-// Op describes one operator: its name and the dimensions of its shape.
+// Op is what an operator computes, independent of any backend: its name,
+// the dimensions of its shape, the sizes of its arguments, the float64
+// reference that decides whether a kernel is correct, the tolerance of that
+// check and the work one call does. Each op package (kernels/<op>) declares
+// its ops and registers them with RegisterOp; the templates that implement
+// an op on a backend embed it (see Template).
+//
+// Every kernel, whatever the op and backend, is called as fn(out, in0, in1,
+// ...): the output first, then the inputs in the order Args gives, all
+// float32.
 type Op struct {
 	Name    string
 	Dims    []string // dimension letters in shape order, e.g. {"M", "N", "K"}
 	Summary string   // one line for listings
 	Example string   // a typical shape, for help texts
+
+	// Variants name related ops by a command-line flag: attention's
+	// {Flag: "causal", Op: "attention_causal"} makes `--op attention
+	// --causal` mean attention_causal. An op that is its own variant lists
+	// it too, so that the flag is accepted and changes nothing.
+	Variants []Variant
+
+	// Args returns the element counts of the kernel's inputs, in argument
+	// order, and of its output.
+	Args func(shape []int) (ins []int, out int)
+	// Reference computes the output in float64 from the float32 inputs.
+	Reference func(shape []int, ins [][]float32, out []float64)
+	// Tolerance bounds the error of a correct float32 kernel: an output is
+	// wrong where |got-want| > abs + rel*|want|. It may depend on the shape
+	// because rounding error grows with the reduction length.
+	Tolerance func(shape []int) (rel, abs float64)
+	// FLOPs is the floating-point work of one call; Bytes the minimum bytes
+	// one call must move (each input read and the output written once), for
+	// GB/s and the roofline.
+	FLOPs func(shape []int) float64
+	Bytes func(shape []int) float64
 }
 
-// ops is the list of known operators. Keep it in the order listings show.
-var ops = []Op{
-	{Name: "softmax", Dims: []string{"R", "C"}, Example: "4096x1024",
-		Summary: "row-wise softmax over the last axis of an R×C matrix"},
-	{Name: "gemm", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-		Summary: "C = A·B for row-major M×K and K×N matrices"},
-	{Name: "gemm_bias", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-		Summary: "C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row"},
-	{Name: "gemm_bias_relu", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-		Summary: "C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias"},
-	{Name: "attention", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
-		Summary: "softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors"},
-	{Name: "attention_causal", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
-		Summary: "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i"},
-}
-
-// Ops returns every known operator.
-func Ops() []Op {
-	out := make([]Op, len(ops))
-	for i, op := range ops {
-		op.Dims = append([]string(nil), op.Dims...)
-		out[i] = op
-	}
-	return out
-}
-
-// Names returns the names of the known operators.
-func Names() []string {
-	names := make([]string, len(ops))
-	for i, op := range ops {
-		names[i] = op.Name
-	}
-	return names
-}
-
-// Lookup returns the named operator or an error listing the known ones.
-func Lookup(name string) (Op, error) {
-	for _, op := range Ops() {
-		if op.Name == name {
-			return op, nil
-		}
-	}
-	return Op{}, fmt.Errorf("unknown op %q (known: %s)", name, strings.Join(Names(), ", "))
+// A Variant is an op named by another op and a flag; see Op.Variants.
+type Variant struct {
+	Flag string // the flag's name without dashes: "causal"
+	Doc  string // what the flag means, for --help
+	Op   string // the op it selects
 }
 
 // ShapeForm is how the op's shape is written, e.g. "MxNxK".

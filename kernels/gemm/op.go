@@ -1,0 +1,135 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// Op is the float32 matrix product C = A·B: for a shape [M, N, K], A (in0)
+// is a row-major M×K matrix, B (in1) a row-major K×N matrix, and the kernel
+// writes the row-major M×N matrix C (out).
+var Op = kernels.Op{
+	Name: "gemm", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
+	Summary:   "C = A·B for row-major M×K and K×N matrices",
+	Args:      args,
+	Reference: reference,
+	Tolerance: tolerance,
+	FLOPs: func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		return 2 * float64(m) * float64(n) * float64(k)
+	},
+	Bytes: func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(m)*float64(n))
+	},
+}
+
+// BiasOp is the matrix product with a bias, C = A·B + bias: A and B as for
+// Op, and bias (in2) a vector of N elements added to every row of the
+// product.
+var BiasOp = epilogueOp(biasEpilogue, kernels.Op{
+	Name: "gemm_bias", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
+	Summary: "C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row",
+})
+
+// BiasReLUOp is BiasOp followed by a ReLU, C = max(0, A·B + bias).
+var BiasReLUOp = epilogueOp(biasReLUEpilogue, kernels.Op{
+	Name: "gemm_bias_relu", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
+	Summary: "C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias",
+})
+
+func init() {
+	for _, t := range []kernels.Template{Template, BiasTemplate, BiasReLUTemplate} {
+		kernels.RegisterOp(t.Op)
+		kernels.Register(t)
+	}
+}
+
+// epilogueOp completes op, GEMM with the epilogue e: the bias argument, the
+// epilogue's reference and work, and GEMM's tolerance.
+func epilogueOp(e epilogue, op kernels.Op) kernels.Op {
+	op.Args = func(shape []int) (ins []int, out int) {
+		m, n, k := checkShape(shape)
+		return []int{m * k, k * n, n}, m * n
+	}
+	op.Reference = func(shape []int, ins [][]float32, out []float64) { referenceEpilogue(shape, ins, out, e) }
+	op.Tolerance = tolerance
+	op.FLOPs = func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		f := 2*float64(m)*float64(n)*float64(k) + float64(m)*float64(n)
+		if e == biasReLUEpilogue {
+			f += float64(m) * float64(n)
+		}
+		return f
+	}
+	op.Bytes = func(shape []int) float64 {
+		m, n, k := checkShape(shape)
+		return 4 * (float64(m)*float64(k) + float64(k)*float64(n) + float64(n) + float64(m)*float64(n))
+	}
+	return op
+}
+
+// checkShape panics unless shape is [M, N, K] with all three positive: the
+// tuner parses shapes with kernels.Op.ParseShape, so anything else is a bug.
+func checkShape(shape []int) (m, n, k int) {
+	if len(shape) != 3 || shape[0] < 1 || shape[1] < 1 || shape[2] < 1 {
+		panic(fmt.Sprintf("gemm: shape %v, want [M N K] with all ≥ 1", shape))
+	}
+	return shape[0], shape[1], shape[2]
+}
+
+func args(shape []int) (ins []int, out int) {
+	m, n, k := checkShape(shape)
+	return []int{m * k, k * n}, m * n
+}
+
+// reference computes C = A·B in float64, loop order i-k-j.
+func reference(shape []int, ins [][]float32, out []float64) {
+	m, n, k := checkShape(shape)
+	a, b := ins[0][:m*k], ins[1][:k*n]
+	out = out[:m*n]
+	for i := range m {
+		c := out[i*n : (i+1)*n]
+		clear(c)
+		for p := range k {
+			aip := float64(a[i*k+p])
+			for j, bpj := range b[p*n : (p+1)*n] {
+				c[j] += aip * float64(bpj)
+			}
+		}
+	}
+}
+
+// Error model of the tolerance (see the package doc). Inputs are assumed to
+// be at most inputBound in magnitude, as the tuner's harness (±[0.125, 4])
+// and the tests draw them.
+const (
+	eps32      = 0x1p-24
+	inputBound = 4
+)
+
+// tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
+// 7.6e-6 and 7.8e-3 at K = 1024.
+func tolerance(shape []int) (rel, abs float64) {
+	_, _, k := checkShape(shape)
+	return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * inputBound * inputBound
+}
+
+// referenceEpilogue computes the product in float64 as reference does, then
+// adds bias (ins[2]) to every row and, for ReLU, takes the maximum with 0.
+func referenceEpilogue(shape []int, ins [][]float32, out []float64, e epilogue) {
+	m, n, _ := checkShape(shape)
+	reference(shape, ins, out)
+	bias := ins[2][:n]
+	for i := range m {
+		c := out[i*n : (i+1)*n]
+		for j, x := range bias {
+			c[j] += float64(x)
+			if e == biasReLUEpilogue {
+				c[j] = max(c[j], 0)
+			}
+		}
+	}
+}
