@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -170,7 +166,7 @@ func runBench(c *command, std *stdio, args []string) error {
 			describeWorkload(w), best.Workload.Template, tmpl.Version)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := signalContext()
 	defer stop()
 	names := []string{measurecpu.BenchTuned}
 	for _, b := range tmpl.Baselines {
@@ -190,6 +186,9 @@ func runBench(c *command, std *stdio, args []string) error {
 		Template: tmpl, Shape: w.shape, Target: w.target, Config: best.Config,
 		MinSamples: o.samples, MinTime: o.minTime,
 	})
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, "")
+	}
 	if err != nil {
 		return err
 	}

@@ -84,6 +84,11 @@ func exitCode(stderr io.Writer, cmd string, err error) int {
 		return 0
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	var se *signalError
+	if errors.As(err, &se) {
+		fmt.Fprintf(stderr, "autotune %s: %s\n", cmd, msg)
+		return se.exitStatus()
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "autotune %s: %s\n", cmd, msg)
@@ -116,7 +121,9 @@ Examples:
   autotune db export > records.jsonl
 
 Run 'autotune COMMAND --help' for the flags of a command.
-Exit status: 0 success, 1 failure, 2 usage error.
+Exit status: 0 success, 1 failure, 2 usage error; 128 plus the signal's
+number when SIGINT (Ctrl-C), SIGTERM or SIGHUP stopped a command, which
+keeps what it measured.
 `)
 }
 

@@ -27,7 +27,9 @@
 // choices of commands that make any.
 //
 // Results go to standard output; progress and logs to standard error.
-// Exit status: 0 success, 1 failure, 2 usage error, each error on one line.
+// Exit status: 0 success, 1 failure, 2 usage error, each error on one line;
+// 128 plus the signal's number when SIGINT, SIGTERM or SIGHUP stopped a
+// command (tune keeps what it measured and prints its summary first).
 //
 // Every op can be tuned on the CPU; there is no CUDA backend yet, so tune
 // and bench for a CUDA device validate their arguments and exit 1 saying so.

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/device"
@@ -164,7 +160,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := signalContext()
 	defer stop()
 	names := make([]string, len(searches))
 	for i, s := range searches {
@@ -181,8 +177,8 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		},
 	})
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return errors.New("interrupted")
+		if sig := caught(); sig != nil {
+			return stoppedBy(sig, "")
 		}
 		return err
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -27,8 +23,9 @@ Explores the knobs of the op's template for one workload: generates a kernel
 for each proposed config, builds a batch at a time, checks each kernel
 against a float64 reference, times the correct ones, and stores every
 measurement (failures too) in the tuning database. Rerunning the same
-command resumes: configs already measured are not measured again. Ctrl-C
-commits what was measured and prints the summary.
+command resumes: configs already measured are not measured again. Ctrl-C,
+SIGTERM or SIGHUP commits what was measured, prints the summary and exits
+130, 143 or 129 (128 plus the signal's number), so that scripts stop too.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
@@ -137,14 +134,11 @@ func runTune(c *command, std *stdio, args []string) error {
 	}
 	defer db.Close()
 
-	// Ctrl-C cancels the context: the measurer stops, what finished is
-	// committed, and the summary is printed. A second Ctrl-C kills.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM or SIGHUP cancels the context: the measurer stops,
+	// what finished is committed, the summary is printed, and the exit
+	// status says which signal it was. A second Ctrl-C kills.
+	ctx, caught, stop := signalContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // restores the default: the next Ctrl-C ends the process
-	}()
 	measurer, err := tune.NewMeasurer(tmpl.Backend, tune.MeasurerOptions{Seed: o.seed})
 	if err != nil {
 		return err
@@ -165,10 +159,13 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if o.json {
-		return writeJSON(std, tuneJSON(w, tmpl, o, s))
+		if err := writeJSON(std, tuneJSON(w, tmpl, o, s)); err != nil {
+			return err
+		}
+		return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
 	}
 	printSummary(std, w, tmpl, s)
-	return nil
+	return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
 }
 
 // tunable returns the template of w's op, or the failure that says why w

@@ -110,13 +110,23 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// TestTuneCtrlC reads the database during a run, then interrupts the run
-// after its first batch: it exits 0, says it was interrupted, and every
-// record it reports is in the database.
-func TestTuneCtrlC(t *testing.T) {
+// TestTuneStopSignals reads the database during a run, then stops the run
+// with a signal after its first batch: it prints its summary, says it was
+// interrupted, exits 128 plus the signal's number (130 for Ctrl-C, 143 for
+// SIGTERM, 129 for SIGHUP), and every record it reports is in the database.
+func TestTuneStopSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs generated kernels")
 	}
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
+		t.Run(tt.sig.String(), func(t *testing.T) { testStopSignal(t, tt.sig, tt.code) })
+	}
+}
+
+func testStopSignal(t *testing.T, sig syscall.Signal, wantCode int) {
 	path := filepath.Join(t.TempDir(), "tune.db")
 	errs := &syncWriter{batch: make(chan struct{})}
 	var out bytes.Buffer
@@ -135,21 +145,24 @@ func TestTuneCtrlC(t *testing.T) {
 	if code, stdout, stderr := run(t, "", "db", "ls", "--db", path); code != 0 || !strings.Contains(stdout, "512x1000") {
 		t.Errorf("db ls during a tuning run: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := syscall.Kill(os.Getpid(), sig); err != nil {
 		t.Fatal(err)
 	}
 	var code int
 	select {
 	case code = <-done:
 	case <-time.After(60 * time.Second):
-		t.Fatal("tune did not stop within a minute of Ctrl-C")
+		t.Fatalf("tune did not stop within a minute of %v", sig)
 	}
 	var s summaryJSON
-	if err := json.Unmarshal(out.Bytes(), &s); code != 0 || err != nil {
-		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out.String(), errs.buf.String())
+	if err := json.Unmarshal(out.Bytes(), &s); code != wantCode || err != nil {
+		t.Fatalf("exit %d (want %d), %v\n%s\n%s", code, wantCode, err, out.String(), errs.buf.String())
 	}
 	if !s.Interrupted || s.Trials < 4 || s.Trials >= 10000 {
-		t.Errorf("summary after Ctrl-C: interrupted %v, trials %d", s.Interrupted, s.Trials)
+		t.Errorf("summary after %v: interrupted %v, trials %d", sig, s.Interrupted, s.Trials)
+	}
+	if !strings.Contains(errs.buf.String(), "autotune tune: stopped by ") {
+		t.Errorf("stderr does not say the run was stopped by a signal:\n%s", errs.buf.String())
 	}
 	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true})
 	if err != nil {
