@@ -135,7 +135,7 @@ func (l *learner) fit() error {
 }
 
 // save stores the model for the next run.
-func (l *learner) save(db *tunedb.DB) error {
+func (l *learner) save(db Store) error {
 	if l.model == nil || l.model.NumFeatures() == 0 {
 		return nil
 	}

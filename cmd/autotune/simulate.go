@@ -27,11 +27,12 @@ var simulateCommand = command{
 Usage: autotune simulate (--db PATH | --records FILE.jsonl) --op OP --shape SHAPE [flags]
 
 Replays recorded measurements instead of measuring: each search runs once
-per seed (1..--seeds) with the tuner's own loop, in a fresh temporary tuning
-database, against the records of one workload, until it has tried every
-recorded config or spent --budget trials. Nothing is built or timed, so a
-comparison of hundreds of runs takes seconds, and the same command gives the
-same report.
+per seed (1..--seeds) with the tuner's own loop, in a fresh tuning database
+held in memory, against the records of one workload, until it has spent
+--budget trials (by default 1000, or as many as configs were recorded when
+they are fewer) or tried every config. Nothing is built or timed, and runs
+go side by side on every core, so a comparison of hundreds of runs takes
+seconds to a minute, and the same command gives the same report.
 
 The records come from a tuning database (--db) or a JSON Lines export
 (--records); the workload is picked by --op and --shape, in the current
@@ -90,7 +91,7 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategies, "strategy", "evolutionary/gbt,evolutionary/none,random,grid", "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
-	fs.IntVar(&o.budget, "budget", 0, "trials per run (0: as many as configs were recorded)")
+	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer)", tune.DefaultSimBudget))
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
 }
 
@@ -174,7 +175,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		tmpl.Op.Name, kernels.FormatShape(w.shape), rec.Workload.Device, len(rec.Records), strings.Join(names, ", "), o.seeds)
 	report, err := tune.Simulate(ctx, tune.Simulation{
 		Template: tmpl, Recording: rec, Prior: prior,
-		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch, Dir: tmp,
+		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch,
 		Progress: func(s tune.Search, r tune.SimRun) {
 			fmt.Fprintf(std.errs, "%s seed %d: %d trials, within 5%% %s, within 1%% %s, %d never recorded\n",
 				s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1), r.NotRecorded)
