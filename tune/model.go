@@ -34,7 +34,8 @@ func ModelKnown(name string) bool { return slices.Contains(Models, name) }
 const noneStream = 0x6e6f6e65 // "none"
 
 // transferShapes and transferConfigs bound the seeds taken from other
-// shapes: the best few configs of the nearest few tuned shapes.
+// shapes: the best few configs of the nearest few tuned shapes, nearest
+// as tunedb.Nearest has it.
 const (
 	transferShapes  = 2
 	transferConfigs = 3
@@ -189,11 +190,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 	if err != nil {
 		return h, err
 	}
-	type neighbour struct {
-		distance float64
-		top      []tunedb.Record
-	}
-	var near []neighbour
+	var others []tunedb.Workload
 	for _, s := range sums {
 		o := s.Workload
 		if o.Op != w.Op || o.Device != w.Device || o.Template != w.Template || len(o.Shape) != len(w.Shape) {
@@ -220,29 +217,19 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 			}
 		}
 		if !same {
-			top, err := t.Store.TopK(o, transferConfigs)
-			if err != nil {
-				return h, err
-			}
-			near = append(near, neighbour{shapeDistance(w.Shape, o.Shape), top})
+			others = append(others, o)
 		}
 	}
-	slices.SortStableFunc(near, func(a, b neighbour) int { return cmp.Compare(a.distance, b.distance) })
-	for _, n := range near[:min(len(near), transferShapes)] {
-		for _, r := range n.top {
+	for _, o := range tunedb.Nearest(w, others, transferShapes) {
+		top, err := t.Store.TopK(o, transferConfigs)
+		if err != nil {
+			return h, err
+		}
+		for _, r := range top {
 			h.seeds = append(h.seeds, r.Config)
 		}
 	}
 	return h, nil
-}
-
-// shapeDistance is how far apart two shapes are, in doublings.
-func shapeDistance(a, b []int) float64 {
-	d := 0.0
-	for i := range a {
-		d += math.Abs(math.Log2(float64(a[i])) - math.Log2(float64(b[i])))
-	}
-	return d
 }
 
 var errNoStore = errors.New("tune: the task has no database")
