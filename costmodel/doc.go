@@ -77,6 +77,12 @@
 // measures how well scores order configs; Evaluate fits a model on part of
 // each workload's rows and reports τ on the rest, per workload.
 //
+// # Choosing a model by name
+//
+// Kinds lists the models a user can choose, by name ("gbt", the default,
+// and "none"), each with a constructor; Lookup finds one. The tuner and the
+// command line take their choices, help and errors from it.
+//
 // # Saved models
 //
 // MarshalBinary writes format version 1: the magic "ATCM", the version, the

@@ -17,16 +17,17 @@ import (
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/sim"
 	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // A Search is a strategy together with the cost model that guides it, the
 // unit that Simulate compares. Its text form is the strategy's name, with
-// "/" and the model's for the evolutionary search: "random", "grid",
-// "evolutionary/gbt", "evolutionary/none".
+// "/" and the model's for a guided strategy (search.Kind.Guided):
+// "random", "grid", "evolutionary/gbt", "evolutionary/none".
 type Search struct {
-	Strategy string // one of Strategies
-	Model    string // one of Models for "evolutionary", "" for the others
+	Strategy string // a name of search.Kinds
+	Model    string // a name of costmodel.Kinds for a guided strategy, "" for the others
 }
 
 func (s Search) String() string {
@@ -36,26 +37,54 @@ func (s Search) String() string {
 	return s.Strategy + "/" + s.Model
 }
 
-// ParseSearch reads the text form of a Search. "evolutionary" alone means
-// the default model, as it does for tune.
+// ParseSearch reads the text form of a Search. A guided strategy alone
+// ("evolutionary") means it with the default model, as it does for tune.
 func ParseSearch(text string) (Search, error) {
-	strategy, model, hasModel := strings.Cut(text, "/")
-	if !StrategyKnown(strategy) {
-		return Search{}, fmt.Errorf("tune: unknown strategy %q (known: %s)", strategy, strings.Join(Strategies, ", "))
+	name, model, hasModel := strings.Cut(text, "/")
+	kind, err := search.Lookup(name)
+	if err != nil {
+		return Search{}, fmt.Errorf("tune: %w", err)
 	}
-	if strategy != "evolutionary" {
+	if !kind.Guided {
 		if hasModel {
-			return Search{}, fmt.Errorf("tune: %s search takes no model, only evolutionary does", strategy)
+			return Search{}, fmt.Errorf("tune: %s search takes no model; guided strategies do: %s", name, strings.Join(guided(), ", "))
 		}
-		return Search{Strategy: strategy}, nil
+		return Search{Strategy: name}, nil
 	}
 	if !hasModel {
-		model = Models[0]
+		model = costmodel.Names()[0]
 	}
-	if !ModelKnown(model) {
-		return Search{}, fmt.Errorf("tune: unknown cost model %q (known: %s)", model, strings.Join(Models, ", "))
+	if _, err := costmodel.Lookup(model); err != nil {
+		return Search{}, fmt.Errorf("tune: %w", err)
 	}
-	return Search{Strategy: strategy, Model: model}, nil
+	return Search{Strategy: name, Model: model}, nil
+}
+
+// guided names the guided strategies.
+func guided() []string {
+	var names []string
+	for _, k := range search.Kinds() {
+		if k.Guided {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// Searches returns every search there is: each strategy, a guided one with
+// each cost model, in the order of search.Kinds and costmodel.Kinds.
+func Searches() []Search {
+	var out []Search
+	for _, k := range search.Kinds() {
+		if !k.Guided {
+			out = append(out, Search{Strategy: k.Name})
+			continue
+		}
+		for _, m := range costmodel.Names() {
+			out = append(out, Search{Strategy: k.Name, Model: m})
+		}
+	}
+	return out
 }
 
 // Recording is the recorded landscape of one workload: every record of it
@@ -160,10 +189,12 @@ type SimReport struct {
 	Prior      int      // prior records loaded into each run
 	PriorShape []string // their shapes, e.g. "512x2048"
 	Searches   []SearchReport
-	// ModelTauAt64 is the held-out Kendall τ of a boosted-tree model
-	// trained on the first 64 configs measured by a run and tested on
-	// every other recorded config: the median over the seeds of the
-	// TauSource runs. NaN when not measured.
+	// ModelTauAt64 is the held-out Kendall τ of the default cost model
+	// (the first of costmodel.Kinds, boosted trees) trained on the first
+	// 64 configs measured by a run and tested on every other recorded
+	// config: the median over the seeds of the TauSource runs, those of
+	// the search guided by that model if it ran, else of the first
+	// search. NaN when not measured.
 	ModelTauAt64 float64
 	TauSource    string
 }
@@ -208,7 +239,7 @@ type SimRun struct {
 	TrialsTo1   int       // 0 when never within 1%
 	BestAt      []float64 // as SearchReport.BestAt
 	NotRecorded int
-	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs
+	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs, and in runs not of TauSource
 }
 
 // Simulate runs every search of s once per seed against the recording and
@@ -246,12 +277,12 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	feats := featurize(s.Template, space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
 		prior: prior, budget: report.Budget, batch: report.BatchSize}
-	// τ belongs to the model, so it is taken from the model's own search
-	// when it runs (what it trains on there is what it would see when
-	// tuning), else from the first search; the other runs skip it.
+	// τ belongs to the default model, so it is taken from that model's own
+	// search when it runs (what it trains on there is what it would see
+	// when tuning), else from the first search; the other runs skip it.
 	src := 0
 	for i, search := range s.Searches {
-		if search.Model == "gbt" {
+		if search.Model == costmodel.Names()[0] {
 			src = i
 			break
 		}
@@ -471,7 +502,7 @@ func summarizeRun(seed uint64, trace []measure.Result, bestNS float64) SimRun {
 	return run
 }
 
-// tauAfter is the held-out Kendall τ of a fresh boosted-tree model trained
+// tauAfter is the held-out Kendall τ of a fresh default cost model trained
 // on the first n recorded configs of trace and tested on every other
 // recorded config, failures included as the slowest. It is NaN when fewer
 // than two configs are left to test.
@@ -504,7 +535,7 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 	if len(test) < 2 {
 		return math.NaN()
 	}
-	m := costmodel.NewGBT(costmodel.Options{})
+	m := costmodel.Kinds()[0].New(0)
 	if err := m.Fit(train); err != nil {
 		return math.NaN() // e.g. every training config failed: nothing to rank by
 	}

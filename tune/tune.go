@@ -64,8 +64,8 @@ type Task struct {
 	Store    Store
 	Observer Observer // may be nil
 
-	Strategy  string        // one of Strategies; "" means the first
-	Model     string        // one of Models, for the evolutionary search; "" means the first
+	Strategy  string        // a name of search.Kinds; "" means the first
+	Model     string        // a name of costmodel.Kinds, for a guided strategy; "" means the first
 	EarlyStop int           // stop after this many trials without a new best; 0 means never
 	Remeasure int           // leaders re-measured, interleaved, before the winner is declared; 0 or 1 means none
 	Seed      uint64        // fixes the strategy's proposals
