@@ -61,21 +61,28 @@
 // did better there on a workload it had never seen (τ 0.58 to 0.68 against
 // 0.51 to 0.62, TestHeldOutTauTransfer), which matters only until the first
 // batch of a new shape is measured. The choice is to be confirmed on
-// recorded real landscapes by held-out τ (Evaluate); switching is one option.
+// recorded real landscapes by held-out τ (autotune simulate reports it);
+// switching is one option.
 //
 // Before its first Fit (or a load) a GBT's Predict returns nil, which
 // package search takes as no model and scores at random.
 //
 // Refitting from scratch is cheap: with the default 100 trees of depth 6, a
 // fit of 2000 rows of 30 features takes on the order of 100 ms on one core,
-// far less than measuring one batch (TestFitTime reports it).
+// far less than measuring one batch (BenchmarkFit measures it).
 //
 // # Baseline and evaluation
 //
 // None scores configs at random: a search guided by it is a random search,
 // the control a learned model must beat. KendallTau (τ-b, with ties)
-// measures how well scores order configs; Evaluate fits a model on part of
-// each workload's rows and reports τ on the rest, per workload.
+// measures how well scores order configs, e.g. a model's scores of configs
+// it was not trained on against their measured speed.
+//
+// # Choosing a model by name
+//
+// Kinds lists the models a user can choose, by name ("gbt", the default,
+// and "none"), each with a constructor; Lookup finds one. The tuner and the
+// command line take their choices, help and errors from it.
 //
 // # Saved models
 //

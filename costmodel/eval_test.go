@@ -53,7 +53,7 @@ func TestEvaluate(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	rows := landscape{noise: 0.05}.rows(r, 20)
 	rows = append(rows, Sample{Features: rows[0].Features, Group: "lonely", Cost: 5})
-	gs, err := Evaluate(NewGBT(Options{}), rows, 0.5, r)
+	gs, err := evaluate(NewGBT(Options{}), rows, 0.5, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,20 +68,20 @@ func TestEvaluate(t *testing.T) {
 	if g := gs[len(shapes)]; g.Group != "lonely" || !math.IsNaN(g.Tau) {
 		t.Errorf("a group of one row: %+v, want τ NaN", g)
 	}
-	if !(MeanTau(gs) > 0) {
-		t.Errorf("MeanTau = %v", MeanTau(gs))
+	if !(meanTau(gs) > 0) {
+		t.Errorf("meanTau = %v", meanTau(gs))
 	}
-	if _, err := Evaluate(NewGBT(Options{}), rows, 1, r); err == nil {
-		t.Error("Evaluate holding out every row succeeded")
+	if _, err := evaluate(NewGBT(Options{}), rows, 1, r); err == nil {
+		t.Error("evaluate holding out every row succeeded")
 	}
 }
 
 func TestMeanTau(t *testing.T) {
-	gs := []GroupTau{{Test: 1, Tau: 1}, {Test: 3, Tau: 0}, {Test: 5, Tau: math.NaN()}}
-	if got := MeanTau(gs); got != 0.25 {
-		t.Errorf("MeanTau = %v, want 0.25", got)
+	gs := []groupTau{{Test: 1, Tau: 1}, {Test: 3, Tau: 0}, {Test: 5, Tau: math.NaN()}}
+	if got := meanTau(gs); got != 0.25 {
+		t.Errorf("meanTau = %v, want 0.25", got)
 	}
-	if got := MeanTau(nil); !math.IsNaN(got) {
-		t.Errorf("MeanTau(nil) = %v, want NaN", got)
+	if got := meanTau(nil); !math.IsNaN(got) {
+		t.Errorf("meanTau(nil) = %v, want NaN", got)
 	}
 }

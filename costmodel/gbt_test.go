@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 )
 
 func TestHeldOutTauTransfer(t *testing.T) {
@@ -214,25 +213,8 @@ func timingRows(n int) []Sample {
 	return rows
 }
 
-// TestFitTime reports, without asserting, how long Fit takes with the
-// default options. BenchmarkFit measures the same more carefully.
-func TestFitTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	for _, n := range []int{500, 2000} {
-		rows := timingRows(n)
-		for _, obj := range []Objective{Rank, Regression} {
-			m := NewGBT(Options{Objective: obj})
-			start := time.Now()
-			if err := m.Fit(rows); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("Fit %s, %d rows × 30 features, 100 trees of depth 6: %v", obj, n, time.Since(start).Round(time.Millisecond))
-		}
-	}
-}
-
+// BenchmarkFit times Fit with the default options on rows the size of a
+// real model's input (the figure costmodel's doc quotes).
 func BenchmarkFit(b *testing.B) {
 	for _, n := range []int{500, 2000} {
 		rows := timingRows(n)

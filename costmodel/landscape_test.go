@@ -69,7 +69,7 @@ func (l landscape) rows(r *rand.Rand, perShape int) []Sample {
 	return out
 }
 
-// heldOutTau averages Evaluate's τ over a few seeds: 100 rows per shape,
+// heldOutTau averages evaluate's τ over a few seeds: 100 rows per shape,
 // 40 of each trained on (120 rows in all), 60 held out.
 func heldOutTau(t *testing.T, newModel func(seed uint64) Model) float64 {
 	t.Helper()
@@ -78,11 +78,11 @@ func heldOutTau(t *testing.T, newModel func(seed uint64) Model) float64 {
 	for seed := range uint64(seeds) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		rows := landscape{noise: 0.05}.rows(r, 100)
-		gs, err := Evaluate(newModel(seed), rows, 0.6, r)
+		gs, err := evaluate(newModel(seed), rows, 0.6, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum += MeanTau(gs)
+		sum += meanTau(gs)
 	}
 	return sum / seeds
 }

@@ -5,7 +5,7 @@ import "math/rand/v2"
 // None is the model that knows nothing: it scores every config with a fresh
 // uniform random number. A search guided by None is a random search, which
 // makes it the control that a learned model has to beat, on held-out τ
-// (about 0, see Evaluate) and in the tuner (trials to reach the best).
+// (about 0) and in the tuner (trials to reach the best).
 //
 // None is not safe for concurrent use: it draws from its generator.
 type None struct {

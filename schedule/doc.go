@@ -4,9 +4,8 @@
 // Space: an ordered list of Knobs and a list of named Constraints. A knob is
 // one decision with a finite list of candidate values:
 //
-//	Split      tile sizes of an axis (divisors of its extent, or with
-//	           SplitTails also powers of two for templates that handle tails)
-//	Choice     one of a few integers, e.g. a vector width {1, 8, 16}
+//	Choice     one of a few integers, e.g. a vector width {1, 8, 16} or
+//	           the tile sizes of an axis
 //	Enum       a named variant, e.g. an algorithm {threepass, online}
 //	Bool       on or off
 //

@@ -11,10 +11,9 @@ import (
 type KnobKind uint8
 
 const (
-	// SplitKind tiles an axis: its values are tile sizes of an axis extent.
-	SplitKind KnobKind = iota + 1
-	// ChoiceKind picks one of a few integers, e.g. a vector width {1, 8, 16}.
-	ChoiceKind
+	// ChoiceKind picks one of a few integers, e.g. a vector width {1, 8, 16}
+	// or the tile sizes of an axis.
+	ChoiceKind KnobKind = iota + 1
 	// EnumKind picks a named variant, e.g. an algorithm {threepass, online}.
 	EnumKind
 	// BoolKind switches something on or off.
@@ -23,8 +22,6 @@ const (
 
 func (k KnobKind) String() string {
 	switch k {
-	case SplitKind:
-		return "split"
 	case ChoiceKind:
 		return "choice"
 	case EnumKind:
@@ -42,37 +39,6 @@ type Knob struct {
 	Name   string
 	Kind   KnobKind
 	Values []Value
-}
-
-// Split returns a split of an axis of the given extent whose candidates
-// are the divisors of extent, ascending. Use it when the template does not
-// handle tails.
-func Split(name string, extent int) Knob {
-	if extent < 1 {
-		panic(fmt.Sprintf("schedule: split %s of extent %d", name, extent))
-	}
-	var vals []Value
-	for d := 1; d <= extent; d++ {
-		if extent%d == 0 {
-			vals = append(vals, IntValue(d))
-		}
-	}
-	return Knob{Name: name, Kind: SplitKind, Values: vals}
-}
-
-// SplitTails returns a split for a template that handles tails: the
-// candidates are the divisors of extent and the powers of two below it,
-// ascending, so a prime extent still gets useful tile sizes.
-func SplitTails(name string, extent int) Knob {
-	k := Split(name, extent)
-	for p := 2; p < extent; p *= 2 {
-		v := IntValue(p)
-		if !slices.Contains(k.Values, v) {
-			k.Values = append(k.Values, v)
-		}
-	}
-	slices.SortFunc(k.Values, func(a, b Value) int { return a.i - b.i })
-	return k
 }
 
 // Choice returns a choice among the given integers, in the given order.
@@ -110,7 +76,7 @@ func (k Knob) String() string {
 // valueKind is the kind every value of a knob of kind k has.
 func (k KnobKind) valueKind() valueKind {
 	switch k {
-	case SplitKind, ChoiceKind:
+	case ChoiceKind:
 		return vInt
 	case EnumKind:
 		return vString

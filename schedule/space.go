@@ -380,8 +380,8 @@ func (s *Space) Crossover(r *rand.Rand, a, b Config) (Config, error) {
 	return Config{}, fmt.Errorf("schedule: no valid crossover of %s and %s in %d tries", a, b, sampleAttempts)
 }
 
-// FeatureNames names the entries of Features, in order: one per split,
-// choice and bool knob ("vec"), one per enum value ("algo=online").
+// FeatureNames names the entries of Features, in order: one per choice
+// and bool knob ("vec"), one per enum value ("algo=online").
 func (s *Space) FeatureNames() []string {
 	var names []string
 	for _, k := range s.knobs {
@@ -396,8 +396,8 @@ func (s *Space) FeatureNames() []string {
 	return names
 }
 
-// Features returns c as a numeric vector for the cost model: sizes (split and
-// choice values) as log2, so that doubling a tile is one step whatever its
+// Features returns c as a numeric vector for the cost model: sizes (choice
+// values) as log2, so that doubling a tile is one step whatever its
 // size; enums one-hot; bools 0 or 1. c must be a point of s; it panics
 // otherwise, since features are only asked of proposed configs.
 func (s *Space) Features(c Config) []float64 {

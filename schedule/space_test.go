@@ -16,7 +16,7 @@ func testSpace() *Space {
 		Choice("unroll", 1, 2, 4, 8),
 		Enum("algo", "threepass", "online"),
 		Bool("fma"),
-		Split("rows", 12),
+		Choice("rows", 1, 2, 3, 4, 6, 12),
 	}, Constraint{Name: "fma_needs_vectors", OK: func(c Config) bool {
 		return !c.Bool("fma") || c.Int("vec") > 1
 	}})
@@ -27,10 +27,6 @@ func TestKnobConstructors(t *testing.T) {
 		knob Knob
 		want string
 	}{
-		{Split("m", 12), "m split {1,2,3,4,6,12}"},
-		{Split("m", 1), "m split {1}"},
-		{SplitTails("m", 13), "m split {1,2,4,8,13}"},
-		{SplitTails("m", 12), "m split {1,2,3,4,6,8,12}"},
 		{Choice("vec", 1, 8, 16), "vec choice {1,8,16}"},
 		{Enum("algo", "a", "b"), "algo enum {a,b}"},
 		{Bool("fma"), "fma bool {false,true}"},
@@ -107,7 +103,7 @@ func TestParseAndCheck(t *testing.T) {
 	}
 	for text, want := range map[string]string{
 		"vec=8,unroll=2,algo=online,fma=true":            "no value for knob rows",
-		"vec=8,unroll=2,algo=online,fma=true,rows=5":     "rows=5 is not one of rows split",
+		"vec=8,unroll=2,algo=online,fma=true,rows=5":     "rows=5 is not one of rows choice",
 		"vec=8,unroll=2,algo=fast,fma=true,rows=4":       "algo=fast is not one of",
 		"vec=8,unroll=2,algo=online,fma=1,rows=4":        "fma=1 is not one of",
 		"vec=8,unroll=2,algo=online,fma=true,rows=4,x=1": "unknown knob x",
@@ -163,7 +159,7 @@ func TestSampleUniformAndDeterministic(t *testing.T) {
 
 func TestSampleRareAndImpossible(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	knobs := []Knob{Split("a", 1<<12), Choice("b", 1, 2, 3, 4)} // 13*4 = 52 points
+	knobs := []Knob{Choice("a", 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), Choice("b", 1, 2, 3, 4)} // 13*4 = 52 points
 	only := Constraint{Name: "only_one", OK: func(c Config) bool { return c.Int("a") == 1024 && c.Int("b") == 3 }}
 	never := Constraint{Name: "never", OK: func(Config) bool { return false }}
 

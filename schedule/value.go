@@ -28,7 +28,7 @@ func (k valueKind) String() string {
 	return "invalid"
 }
 
-// Value is the setting of one knob: an integer (splits and choices), a name
+// Value is the setting of one knob: an integer (choices), a name
 // (enums) or a boolean. Values are comparable with ==.
 type Value struct {
 	kind valueKind

@@ -13,5 +13,12 @@
 // the same proposals.
 //
 // Grid walks the space in index order; Random draws uniformly among the valid
-// configs not yet measured.
+// configs not yet measured; Evolutionary evolves a population ranked by a
+// cost model, starting from the Guide: the model, and the elite and seeds
+// the tuning database offers.
+//
+// Users choose a strategy by name: Kinds lists them (the default first) with
+// a constructor each, and Lookup finds one, so that the command line's help
+// and errors and the tuner's choice come from the same list. A Kind that is
+// Guided uses the Guide; the others ignore it.
 package search

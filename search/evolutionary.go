@@ -19,22 +19,7 @@ type Model interface {
 // defaults given with each.
 type EvolutionaryOptions struct {
 	Options
-
-	// Model scores proposals; nil scores them at random, which makes the
-	// search a random search with extra steps (useful as a control).
-	Model Model
-	// Features turns a config into the model's input. Required with a Model.
-	Features func(schedule.Config) []float64
-
-	// Seeds are proposed first, in order, and then join the population: the
-	// best configs transferred from other shapes of the same op. Configs
-	// that are not valid points of the space are dropped.
-	Seeds []schedule.Config
-
-	// Elite are configs measured in earlier runs with their costs (ns per
-	// call), which seed the population as if told by Tell.
-	Elite      []schedule.Config
-	EliteCosts []float64
+	Guide
 
 	Population  int     // configs kept per generation; default 128
 	Generations int     // rounds of mutation and crossover per batch; default 4

@@ -69,7 +69,7 @@ func TestEvolutionaryWithAGoodModelBeatsRandom(t *testing.T) {
 	var evo, rnd []int
 	for seed := range uint64(10) {
 		evo = append(evo, trialsToBest(t, NewEvolutionary(s, EvolutionaryOptions{
-			Options: Options{Seed: seed}, Model: oracle{s}, Features: s.Features}), 4096))
+			Options: Options{Seed: seed}, Guide: Guide{Model: oracle{s}, Features: s.Features}}), 4096))
 		rnd = append(rnd, trialsToBest(t, NewRandom(s, Options{Seed: seed}), 4096))
 	}
 	slices.Sort(evo)
@@ -85,7 +85,7 @@ func TestEvolutionaryStartsFromSeeds(t *testing.T) {
 	s := landscapeSpace()
 	best, _ := s.Parse("a=16,b=4,c=64,d=2")
 	outside, _ := schedule.ParseConfig("a=3,b=4,c=64,d=2") // not a point of s: dropped
-	st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 1}, Seeds: []schedule.Config{outside, best}, Epsilon: -1})
+	st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 1}, Guide: Guide{Seeds: []schedule.Config{outside, best}}, Epsilon: -1})
 	// Without a model the scores are random, but seeds lead the population.
 	batch, err := st.Next(4)
 	if err != nil {
@@ -120,7 +120,7 @@ func TestEvolutionaryKeepsTheEliteFromEarlierRuns(t *testing.T) {
 	// The earlier run measured near; its neighbour, the optimum, is one
 	// mutation away and the oracle knows it is better.
 	st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 2, Measured: map[string]bool{near.String(): true}},
-		Model: oracle{s}, Features: s.Features, Elite: []schedule.Config{near}, EliteCosts: []float64{cost(near)}})
+		Guide: Guide{Model: oracle{s}, Features: s.Features, Elite: []schedule.Config{near}, EliteCosts: []float64{cost(near)}}})
 	batch, err := st.Next(4)
 	if err != nil {
 		t.Fatal(err)

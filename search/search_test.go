@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/autotune-dev/autotune/schedule"
@@ -42,15 +43,45 @@ func (sumModel) Predict(feats [][]float64) []float64 {
 
 type newStrategy func(*schedule.Space, Options) Strategy
 
-var strategies = map[string]newStrategy{
-	"grid":   func(s *schedule.Space, o Options) Strategy { return NewGrid(s, o) },
-	"random": func(s *schedule.Space, o Options) Strategy { return NewRandom(s, o) },
-	"evolutionary": func(s *schedule.Space, o Options) Strategy {
-		return NewEvolutionary(s, EvolutionaryOptions{Options: o, Population: 16})
-	},
-	"evolutionary+model": func(s *schedule.Space, o Options) Strategy {
-		return NewEvolutionary(s, EvolutionaryOptions{Options: o, Population: 16, Model: sumModel{}, Features: s.Features})
-	},
+// strategies are the registry's strategies, the guided ones both without
+// and with a model: every strategy a user can choose is held to the
+// contract.
+var strategies = map[string]newStrategy{}
+
+func init() {
+	for _, k := range Kinds() {
+		strategies[k.Name] = func(s *schedule.Space, o Options) Strategy { return k.New(s, o, Guide{}) }
+		if k.Guided {
+			strategies[k.Name+"+model"] = func(s *schedule.Space, o Options) Strategy {
+				return k.New(s, o, Guide{Model: sumModel{}, Features: s.Features})
+			}
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	if got, want := Names(), []string{"evolutionary", "random", "grid"}; !slices.Equal(got, want) {
+		t.Errorf("Names = %q, want %q (the default first)", got, want)
+	}
+	for _, k := range Kinds() {
+		got, err := Lookup(k.Name)
+		if err != nil || got.Name != k.Name || got.Doc == "" || got.New == nil {
+			t.Errorf("Lookup(%q) = %+v, %v", k.Name, got, err)
+		}
+	}
+	if guided := Kinds()[0]; !guided.Guided || Kinds()[1].Guided || Kinds()[2].Guided {
+		t.Errorf("only evolutionary is guided: %+v", Kinds())
+	}
+	if _, err := Lookup("annealing"); err == nil || err.Error() != `search: unknown strategy "annealing" (known: evolutionary, random, grid)` {
+		t.Errorf("Lookup of an unknown name: %v", err)
+	}
+	// The registry's constructors are the package's: same seed, same proposals.
+	k, _ := Lookup("random")
+	a := drain(t, k.New(space(), Options{Seed: 5}, Guide{}), 20, 20)
+	b := drain(t, NewRandom(space(), Options{Seed: 5}), 20, 20)
+	if !slices.EqualFunc(a, b, schedule.Config.Equal) {
+		t.Errorf("the registry's random search proposed %v, NewRandom %v", a, b)
+	}
 }
 
 // drain asks for batches of n until the strategy runs dry or budget configs came.

@@ -6,6 +6,12 @@
 // space, a search strategy, a measurer for the target and the tuning
 // database. Each is reached through a small interface declared here, so the
 // loop is tested with fakes and the parts know nothing of each other.
+// Strategies and cost models are chosen by name from the registries of
+// packages search and costmodel.
+//
+// Simulate replays a recorded landscape through the same loop, each run
+// with its own in-memory database (tunedb.Memory) and the runs of a search
+// side by side, to compare searches without measuring.
 //
 // Every measured config becomes a record, failures included, and every batch
 // is committed in one transaction before the next starts: an interrupted run

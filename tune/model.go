@@ -2,11 +2,10 @@ package tune
 
 import (
 	"cmp"
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
@@ -16,25 +15,9 @@ import (
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
-// Strategies are the search strategies by name; the first is the default.
-var Strategies = []string{"evolutionary", "random", "grid"}
-
-// Models are the cost models by name; the first is the default. "none"
-// scores proposals at random, the control for the model's worth.
-var Models = []string{"gbt", "none"}
-
-// StrategyKnown reports whether name is one of Strategies.
-func StrategyKnown(name string) bool { return slices.Contains(Strategies, name) }
-
-// ModelKnown reports whether name is one of Models.
-func ModelKnown(name string) bool { return slices.Contains(Models, name) }
-
-// noneStream is the second word of the None model's PCG seed, so that its
-// scores do not repeat the search's own random draws.
-const noneStream = 0x6e6f6e65 // "none"
-
 // transferShapes and transferConfigs bound the seeds taken from other
-// shapes: the best few configs of the nearest few tuned shapes.
+// shapes: the best few configs of the nearest few tuned shapes, nearest
+// as tunedb.Nearest has it.
 const (
 	transferShapes  = 2
 	transferConfigs = 3
@@ -44,16 +27,26 @@ const (
 // trained on every record of the op on the device, all shapes together.
 type learner struct {
 	strategy search.Strategy
-	model    *costmodel.GBT // nil unless the strategy uses one
+	model    costmodel.Model // nil unless the strategy is guided
 	key      tunedb.ModelKey
 	rows     []costmodel.Sample
 	features func(schedule.Config) []float64
 	group    string
 }
 
-// newLearner builds t's strategy. For the evolutionary search it loads the
-// saved model, trains it on the database's records and gathers the elite
-// of this workload and the seeds transferred from the nearest tuned shapes.
+// savedModel is a cost model that is kept in the database between runs.
+type savedModel interface {
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+	NumFeatures() int // 0 until trained
+}
+
+var _ savedModel = (*costmodel.GBT)(nil)
+
+// newLearner builds t's strategy. For a guided one it makes the cost
+// model (loading the saved one when it is kept in the database), trains it
+// on the database's records and gathers the elite of this workload and the
+// seeds transferred from the nearest tuned shapes.
 func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, error) {
 	opts := search.Options{Seed: t.Seed, Measured: measured}
 	l := &learner{
@@ -61,47 +54,41 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 		group:    w.Key(),
 		features: featurize(t.Template, t.Space, t.Shape, t.Target),
 	}
-	switch name := cmp.Or(t.Strategy, Strategies[0]); name {
-	case "random":
-		l.strategy = search.NewRandom(t.Space, opts)
-		return l, nil
-	case "grid":
-		l.strategy = search.NewGrid(t.Space, opts)
-		return l, nil
-	case "evolutionary":
-	default:
-		return nil, fmt.Errorf("tune: unknown strategy %q (known: %v)", name, Strategies)
+	kind, err := search.Lookup(cmp.Or(t.Strategy, search.Names()[0]))
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
 	}
-	evo := search.EvolutionaryOptions{Options: opts, Features: l.features}
+	if !kind.Guided {
+		l.strategy = kind.New(t.Space, opts, search.Guide{})
+		return l, nil
+	}
+	mkind, err := costmodel.Lookup(cmp.Or(t.Model, costmodel.Names()[0]))
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
 	history, err := loadHistory(t, w)
 	if err != nil {
 		return nil, err
 	}
 	l.rows = history.rows
-	evo.Elite, evo.EliteCosts, evo.Seeds = history.elite, history.eliteCosts, history.seeds
-	switch name := cmp.Or(t.Model, Models[0]); name {
-	case "gbt":
-		l.model = costmodel.NewGBT(costmodel.Options{})
+	l.model = mkind.New(t.Seed)
+	if m, ok := l.model.(savedModel); ok {
 		if saved, ok, err := t.Store.LoadModel(l.key); err != nil {
 			return nil, err
-		} else if ok && (l.model.UnmarshalBinary(saved) != nil || l.model.NumFeatures() != len(l.features(t.Space.At(0)))) {
-			l.model = costmodel.NewGBT(costmodel.Options{}) // unusable: start cold
+		} else if ok && (m.UnmarshalBinary(saved) != nil || m.NumFeatures() != len(l.features(t.Space.At(0)))) {
+			l.model = mkind.New(t.Seed) // unusable: start cold
 		}
-		if err := l.fit(); err != nil {
-			return nil, err
-		}
-		// The search holds the model from the start, trained or not: an
-		// untrained one predicts nothing (the search then scores at
-		// random), and tell trains it after the first batch.
-		evo.Model = l.model
-	case "none":
-		// Random scores from the run's seed: the control that shows what
-		// the trained model is worth.
-		evo.Model = costmodel.NewNone(rand.New(rand.NewPCG(t.Seed, noneStream)))
-	default:
-		return nil, fmt.Errorf("tune: unknown cost model %q (known: %v)", name, Models)
 	}
-	l.strategy = search.NewEvolutionary(t.Space, evo)
+	if err := l.fit(); err != nil {
+		return nil, err
+	}
+	// The search holds the model from the start, trained or not: an
+	// untrained one predicts nothing (the search then scores at random),
+	// and tell trains it after the first batch.
+	l.strategy = kind.New(t.Space, opts, search.Guide{
+		Model: l.model, Features: l.features,
+		Elite: history.elite, EliteCosts: history.eliteCosts, Seeds: history.seeds,
+	})
 	return l, nil
 }
 
@@ -134,12 +121,14 @@ func (l *learner) fit() error {
 	return nil
 }
 
-// save stores the model for the next run.
-func (l *learner) save(db *tunedb.DB) error {
-	if l.model == nil || l.model.NumFeatures() == 0 {
+// save stores the model for the next run, if it is one that is kept and
+// it learned something.
+func (l *learner) save(db Store) error {
+	m, ok := l.model.(savedModel)
+	if !ok || m.NumFeatures() == 0 {
 		return nil
 	}
-	b, err := l.model.MarshalBinary()
+	b, err := m.MarshalBinary()
 	if err != nil {
 		return err
 	}
@@ -189,11 +178,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 	if err != nil {
 		return h, err
 	}
-	type neighbour struct {
-		distance float64
-		top      []tunedb.Record
-	}
-	var near []neighbour
+	var others []tunedb.Workload
 	for _, s := range sums {
 		o := s.Workload
 		if o.Op != w.Op || o.Device != w.Device || o.Template != w.Template || len(o.Shape) != len(w.Shape) {
@@ -220,29 +205,19 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 			}
 		}
 		if !same {
-			top, err := t.Store.TopK(o, transferConfigs)
-			if err != nil {
-				return h, err
-			}
-			near = append(near, neighbour{shapeDistance(w.Shape, o.Shape), top})
+			others = append(others, o)
 		}
 	}
-	slices.SortStableFunc(near, func(a, b neighbour) int { return cmp.Compare(a.distance, b.distance) })
-	for _, n := range near[:min(len(near), transferShapes)] {
-		for _, r := range n.top {
+	for _, o := range tunedb.Nearest(w, others, transferShapes) {
+		top, err := t.Store.TopK(o, transferConfigs)
+		if err != nil {
+			return h, err
+		}
+		for _, r := range top {
 			h.seeds = append(h.seeds, r.Config)
 		}
 	}
 	return h, nil
-}
-
-// shapeDistance is how far apart two shapes are, in doublings.
-func shapeDistance(a, b []int) float64 {
-	d := 0.0
-	for i := range a {
-		d += math.Abs(math.Log2(float64(a[i])) - math.Log2(float64(b[i])))
-	}
-	return d
 }
 
 var errNoStore = errors.New("tune: the task has no database")

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
@@ -17,16 +17,17 @@ import (
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/sim"
 	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // A Search is a strategy together with the cost model that guides it, the
 // unit that Simulate compares. Its text form is the strategy's name, with
-// "/" and the model's for the evolutionary search: "random", "grid",
-// "evolutionary/gbt", "evolutionary/none".
+// "/" and the model's for a guided strategy (search.Kind.Guided):
+// "random", "grid", "evolutionary/gbt", "evolutionary/none".
 type Search struct {
-	Strategy string // one of Strategies
-	Model    string // one of Models for "evolutionary", "" for the others
+	Strategy string // a name of search.Kinds
+	Model    string // a name of costmodel.Kinds for a guided strategy, "" for the others
 }
 
 func (s Search) String() string {
@@ -36,26 +37,54 @@ func (s Search) String() string {
 	return s.Strategy + "/" + s.Model
 }
 
-// ParseSearch reads the text form of a Search. "evolutionary" alone means
-// the default model, as it does for tune.
+// ParseSearch reads the text form of a Search. A guided strategy alone
+// ("evolutionary") means it with the default model, as it does for tune.
 func ParseSearch(text string) (Search, error) {
-	strategy, model, hasModel := strings.Cut(text, "/")
-	if !StrategyKnown(strategy) {
-		return Search{}, fmt.Errorf("tune: unknown strategy %q (known: %s)", strategy, strings.Join(Strategies, ", "))
+	name, model, hasModel := strings.Cut(text, "/")
+	kind, err := search.Lookup(name)
+	if err != nil {
+		return Search{}, fmt.Errorf("tune: %w", err)
 	}
-	if strategy != "evolutionary" {
+	if !kind.Guided {
 		if hasModel {
-			return Search{}, fmt.Errorf("tune: %s search takes no model, only evolutionary does", strategy)
+			return Search{}, fmt.Errorf("tune: %s search takes no model; guided strategies do: %s", name, strings.Join(guided(), ", "))
 		}
-		return Search{Strategy: strategy}, nil
+		return Search{Strategy: name}, nil
 	}
 	if !hasModel {
-		model = Models[0]
+		model = costmodel.Names()[0]
 	}
-	if !ModelKnown(model) {
-		return Search{}, fmt.Errorf("tune: unknown cost model %q (known: %s)", model, strings.Join(Models, ", "))
+	if _, err := costmodel.Lookup(model); err != nil {
+		return Search{}, fmt.Errorf("tune: %w", err)
 	}
-	return Search{Strategy: strategy, Model: model}, nil
+	return Search{Strategy: name, Model: model}, nil
+}
+
+// guided names the guided strategies.
+func guided() []string {
+	var names []string
+	for _, k := range search.Kinds() {
+		if k.Guided {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// Searches returns every search there is: each strategy, a guided one with
+// each cost model, in the order of search.Kinds and costmodel.Kinds.
+func Searches() []Search {
+	var out []Search
+	for _, k := range search.Kinds() {
+		if !k.Guided {
+			out = append(out, Search{Strategy: k.Name})
+			continue
+		}
+		for _, m := range costmodel.Names() {
+			out = append(out, Search{Strategy: k.Name, Model: m})
+		}
+	}
+	return out
 }
 
 // Recording is the recorded landscape of one workload: every record of it
@@ -127,14 +156,17 @@ type Simulation struct {
 	// that had tuned them. Records of other workloads are ignored.
 	Prior []tunedb.Record
 
-	Searches  []Search
-	Seeds     int // each search runs with seeds 1..Seeds; must be ≥ 1
-	Budget    int // trials per run; 0 means as many as configs were recorded
+	Searches []Search
+	Seeds    int // each search runs with seeds 1..Seeds; must be ≥ 1
+	// Budget is the trials per run; 0 means DefaultSimBudget, or as many
+	// as configs were recorded when they are fewer.
+	Budget    int
 	BatchSize int // 0 means 16, as for Run
-	// Dir holds each run's temporary tuning database; "" means the
-	// system's temporary directory.
-	Dir string
-	// Progress, when set, hears about every run when it ends.
+	// Parallel is how many runs go side by side; 0 means GOMAXPROCS.
+	// It changes how long a simulation takes, never its report.
+	Parallel int
+	// Progress, when set, hears about every run when it ends, in seed
+	// order, one call at a time.
 	Progress func(s Search, r SimRun)
 }
 
@@ -157,13 +189,21 @@ type SimReport struct {
 	Prior      int      // prior records loaded into each run
 	PriorShape []string // their shapes, e.g. "512x2048"
 	Searches   []SearchReport
-	// ModelTauAt64 is the held-out Kendall τ of a boosted-tree model
-	// trained on the first 64 configs measured by a run and tested on
-	// every other recorded config: the median over the seeds of the
-	// TauSource runs. NaN when not measured.
+	// ModelTauAt64 is the held-out Kendall τ of the default cost model
+	// (the first of costmodel.Kinds, boosted trees) trained on the first
+	// 64 configs measured by a run and tested on every other recorded
+	// config: the median over the seeds of the TauSource runs, those of
+	// the search guided by that model if it ran, else of the first
+	// search. NaN when not measured.
 	ModelTauAt64 float64
 	TauSource    string
 }
+
+// DefaultSimBudget bounds the trials of a simulated run when
+// Simulation.Budget is 0. Searches worth comparing get close to the best
+// within a few hundred trials; replaying every config of a landscape of
+// thousands would spend most of the time after the answer is known.
+const DefaultSimBudget = 1000
 
 // BestAtTrials are the trial counts at which SearchReport.BestAt is taken.
 var BestAtTrials = []int{16, 32, 64, 128}
@@ -199,7 +239,7 @@ type SimRun struct {
 	TrialsTo1   int       // 0 when never within 1%
 	BestAt      []float64 // as SearchReport.BestAt
 	NotRecorded int
-	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs
+	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs, and in runs not of TauSource
 }
 
 // Simulate runs every search of s once per seed against the recording and
@@ -228,35 +268,40 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	}
 	report := SimReport{
 		Workload: rec.Workload, Recorded: replay.Len(), SpaceSize: validConfigs(space), Outside: outside,
-		BestNS: best.MedianNS, Budget: cmp.Or(s.Budget, replay.Len()), BatchSize: cmp.Or(s.BatchSize, 16),
+		BestNS: best.MedianNS, Budget: cmp.Or(s.Budget, min(DefaultSimBudget, replay.Len())), BatchSize: cmp.Or(s.BatchSize, 16),
 		Seeds: s.Seeds, Prior: len(prior), PriorShape: shapes, ModelTauAt64: math.NaN(),
 	}
 	if report.Budget < 1 {
 		return SimReport{}, errors.New("tune: the trial budget must be at least 1")
 	}
-	dir, err := os.MkdirTemp(s.Dir, "autotune-simulate-")
-	if err != nil {
-		return SimReport{}, fmt.Errorf("tune: simulate: %w", err)
-	}
-	defer os.RemoveAll(dir)
-
 	feats := featurize(s.Template, space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
-		prior: prior, budget: report.Budget, batch: report.BatchSize, dir: dir}
-	for _, search := range s.Searches {
+		prior: prior, budget: report.Budget, batch: report.BatchSize}
+	// τ belongs to the default model, so it is taken from that model's own
+	// search when it runs (what it trains on there is what it would see
+	// when tuning), else from the first search; the other runs skip it.
+	src := 0
+	for i, search := range s.Searches {
+		if search.Model == costmodel.Names()[0] {
+			src = i
+			break
+		}
+	}
+	for i, search := range s.Searches {
 		sr := SearchReport{Search: search}
-		for seed := uint64(1); seed <= uint64(s.Seeds); seed++ {
-			trace, _, err := env.run(ctx, search, seed)
-			if err != nil {
-				return SimReport{}, err
-			}
+		runs, err := s.runSeeds(ctx, env, search, func(seed uint64, trace []measure.Result) SimRun {
 			run := summarizeRun(seed, trace, best.MedianNS)
-			run.TauAt64 = tauAfter(64, trace, replay, feats, rec.Workload.Key())
-			sr.Runs = append(sr.Runs, run)
-			sr.NotRecorded += run.NotRecorded
-			if s.Progress != nil {
-				s.Progress(search, run)
+			if i == src {
+				run.TauAt64 = tauAfter(64, trace, replay, feats, rec.Workload.Key())
 			}
+			return run
+		})
+		if err != nil {
+			return SimReport{}, err
+		}
+		sr.Runs = runs
+		for _, run := range runs {
+			sr.NotRecorded += run.NotRecorded
 		}
 		sr.TrialsTo5 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo5 })
 		sr.TrialsTo1 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo1 })
@@ -265,19 +310,66 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		}
 		report.Searches = append(report.Searches, sr)
 	}
-	// τ belongs to the model, so it is taken from the model's own search
-	// when it ran (what it trains on there is what it would see when
-	// tuning), else from the first search.
-	src := report.Searches[0]
-	for _, sr := range report.Searches {
-		if sr.Search.Model == "gbt" {
-			src = sr
-			break
+	report.TauSource = report.Searches[src].Search.String()
+	report.ModelTauAt64 = median(report.Searches[src].Runs, func(r SimRun) float64 { return r.TauAt64 })
+	return report, nil
+}
+
+// runSeeds runs search with seeds 1..s.Seeds, up to s.Parallel at a time,
+// and returns their summaries in seed order. Runs share nothing that
+// changes (each has its own database, model and generator), so running
+// them side by side changes no figure; Progress still hears of them in
+// seed order.
+func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Search, summarize func(uint64, []measure.Result) SimRun) ([]SimRun, error) {
+	// A failed run stops the others: they end at their next batch.
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	runs := make([]SimRun, s.Seeds)
+	errs := make([]error, s.Seeds)
+	done := make([]chan struct{}, s.Seeds)
+	seeds := make(chan int, s.Seeds)
+	for i := range s.Seeds {
+		done[i] = make(chan struct{})
+		seeds <- i
+	}
+	close(seeds)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for range min(cmp.Or(s.Parallel, runtime.GOMAXPROCS(0)), s.Seeds) {
+		wg.Go(func() {
+			for i := range seeds {
+				seed := uint64(i + 1)
+				trace, _, err := env.run(ctx, search, seed)
+				if err != nil {
+					errs[i] = err
+					cancel()
+				} else {
+					runs[i] = summarize(seed, trace)
+				}
+				close(done[i])
+			}
+		})
+	}
+	failed := false
+	for i := range s.Seeds {
+		<-done[i]
+		failed = failed || errs[i] != nil
+		if !failed && s.Progress != nil {
+			s.Progress(search, runs[i])
 		}
 	}
-	report.TauSource = src.Search.String()
-	report.ModelTauAt64 = median(src.Runs, func(r SimRun) float64 { return r.TauAt64 })
-	return report, nil
+	// The first error that is not the cancellation it caused in the others.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	for _, err := range append([]error{parent.Err()}, errs...) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
 }
 
 // replayable turns the records into results for sim, keeping the configs
@@ -341,19 +433,12 @@ type replayEnv struct {
 	prior    []tunedb.Record
 	budget   int
 	batch    int
-	dir      string // for the run's database
 }
 
-// run runs one search with one seed in a fresh database and returns the
-// results in the order they were measured, with Run's summary.
+// run runs one search with one seed in a fresh database, in memory, and
+// returns the results in the order they were measured, with Run's summary.
 func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measure.Result, Summary, error) {
-	path := filepath.Join(e.dir, "run.db")
-	db, err := tunedb.Open(path, nil)
-	if err != nil {
-		return nil, Summary{}, err
-	}
-	defer os.Remove(path)
-	defer db.Close()
+	db := tunedb.NewMemory()
 	if len(e.prior) > 0 {
 		if err := db.Commit(e.prior); err != nil {
 			return nil, Summary{}, err
@@ -417,7 +502,7 @@ func summarizeRun(seed uint64, trace []measure.Result, bestNS float64) SimRun {
 	return run
 }
 
-// tauAfter is the held-out Kendall τ of a fresh boosted-tree model trained
+// tauAfter is the held-out Kendall τ of a fresh default cost model trained
 // on the first n recorded configs of trace and tested on every other
 // recorded config, failures included as the slowest. It is NaN when fewer
 // than two configs are left to test.
@@ -450,7 +535,7 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 	if len(test) < 2 {
 		return math.NaN()
 	}
-	m := costmodel.NewGBT(costmodel.Options{})
+	m := costmodel.Kinds()[0].New(0)
 	if err := m.Fit(train); err != nil {
 		return math.NaN() // e.g. every training config failed: nothing to rank by
 	}

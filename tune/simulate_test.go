@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -101,7 +102,7 @@ func env(t testing.TB, rec Recording, shape []int, budget int) replayEnv {
 		t.Fatalf("%d recorded configs outside the space", outside)
 	}
 	return replayEnv{template: softmax.Template, shape: shape, target: rec.Target, space: space,
-		replay: sim.New(results), budget: budget, batch: 16, dir: t.TempDir()}
+		replay: sim.New(results), budget: budget, batch: 16}
 }
 
 func configs(trace []measure.Result) []string {
@@ -212,7 +213,7 @@ func TestModelBeatsRandomSearch(t *testing.T) {
 		r, err := Simulate(context.Background(), Simulation{
 			Template: softmax.Template, Recording: rec,
 			Searches: []Search{{Strategy: "evolutionary", Model: "gbt"}, {Strategy: "random"}},
-			Seeds:    10, Dir: t.TempDir(),
+			Seeds:    10,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -227,19 +228,29 @@ func TestModelBeatsRandomSearch(t *testing.T) {
 	}
 }
 
-// TestSimulateIsDeterministic runs a small simulation twice.
+// TestSimulateIsDeterministic runs a small simulation twice, one run at a
+// time and three side by side.
 func TestSimulateIsDeterministic(t *testing.T) {
 	l := landscapes[1]
 	rec, _ := landscape(t, l.file, l.shape)
 	sim := Simulation{Template: softmax.Template, Recording: rec,
-		Searches: allSearches, Seeds: 2, Budget: 70, BatchSize: 8, Dir: t.TempDir()}
+		Searches: allSearches, Seeds: 4, Budget: 70, BatchSize: 8, Parallel: 1}
+	var seen []string
+	sim.Progress = func(s Search, r SimRun) { seen = append(seen, fmt.Sprint(s, r.Seed)) }
 	a, err := Simulate(context.Background(), sim)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := "[evolutionary/gbt 1 evolutionary/gbt 2 evolutionary/gbt 3 evolutionary/gbt 4 evolutionary/none 1"; !strings.HasPrefix(fmt.Sprint(seen), want) || len(seen) != 16 {
+		t.Errorf("Progress heard of %v, want 16 runs in seed order", seen)
+	}
+	sim.Parallel, seen = 3, nil
 	b, err := Simulate(context.Background(), sim)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.HasPrefix(fmt.Sprint(seen), "[evolutionary/gbt 1 evolutionary/gbt 2 evolutionary/gbt 3 evolutionary/gbt 4 evolutionary/none 1") {
+		t.Errorf("Progress heard of %v with runs side by side, want seed order", seen)
 	}
 	if ja, jb := jsonText(a.Searches), jsonText(b.Searches); ja != jb || !sameFloat(a.ModelTauAt64, b.ModelTauAt64) {
 		t.Errorf("two simulations differ:\n%s\n%s", ja, jb)

@@ -25,6 +25,30 @@ type Measurer interface {
 
 var _ Measurer = (*cpu.Measurer)(nil)
 
+// Store is the tuning database as the loop uses it: the records it resumes
+// from, learns from and commits to, and the saved cost model. tunedb.DB is
+// the file; tunedb.Memory serves simulations, which need no file.
+type Store interface {
+	// Commit stores a batch of records in one transaction.
+	Commit(recs []tunedb.Record) error
+	// Records returns every record of a workload.
+	Records(w tunedb.Workload) ([]tunedb.Record, error)
+	// TopK returns up to k configs of a workload, fastest first.
+	TopK(w tunedb.Workload, k int) ([]tunedb.Record, error)
+	// Measured returns the configs of a workload that have a record.
+	Measured(w tunedb.Workload) (map[string]bool, error)
+	// Workloads lists every workload with records.
+	Workloads() ([]tunedb.Summary, error)
+	// LoadModel and SaveModel keep the cost model between runs.
+	LoadModel(k tunedb.ModelKey) ([]byte, bool, error)
+	SaveModel(k tunedb.ModelKey, model []byte) error
+}
+
+var (
+	_ Store = (*tunedb.DB)(nil)
+	_ Store = (*tunedb.Memory)(nil)
+)
+
 // Observer hears about every committed batch, for progress bars and logs.
 type Observer interface {
 	Batch(p Progress)
@@ -37,11 +61,11 @@ type Task struct {
 	Target   device.Target
 	Space    *schedule.Space
 	Measurer Measurer
-	Store    *tunedb.DB
+	Store    Store
 	Observer Observer // may be nil
 
-	Strategy  string        // one of Strategies; "" means the first
-	Model     string        // one of Models, for the evolutionary search; "" means the first
+	Strategy  string        // a name of search.Kinds; "" means the first
+	Model     string        // a name of costmodel.Kinds, for a guided strategy; "" means the first
 	EarlyStop int           // stop after this many trials without a new best; 0 means never
 	Remeasure int           // leaders re-measured, interleaved, before the winner is declared; 0 or 1 means none
 	Seed      uint64        // fixes the strategy's proposals
@@ -114,10 +138,8 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		return Summary{}, err
 	}
 	s := Summary{Resumed: len(measured), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}
-	if best, ok, err := t.Store.Best(w); err != nil {
+	if s.Best, err = best(t.Store, w); err != nil {
 		return s, err
-	} else if ok {
-		s.Best = &best
 	}
 	defer func() {
 		if err := learn.save(t.Store); err != nil && runErr == nil {
@@ -198,7 +220,7 @@ const commitTries = 10
 // commit stores a batch. Measurements are expensive and a reader (an export
 // piped into a pager, say) may hold the database for a while, so a commit
 // that finds it in use is tried again rather than losing the batch.
-func commit(db *tunedb.DB, recs []tunedb.Record) error {
+func commit(db Store, recs []tunedb.Record) error {
 	for try := 1; ; try++ {
 		err := db.Commit(recs)
 		if !errors.Is(err, tunedb.ErrInUse) || try == commitTries {
@@ -249,14 +271,21 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 			again[r.Config.String()] = true
 		}
 	}
-	best, ok, err := t.Store.Best(w)
+	b, err := best(t.Store, w)
 	if err != nil {
 		return err
 	}
-	if ok {
-		s.Best = &best
-	}
+	s.Best = b
 	return nil
+}
+
+// best returns the best record of w, nil when there is none.
+func best(st Store, w tunedb.Workload) (*tunedb.Record, error) {
+	top, err := st.TopK(w, 1)
+	if err != nil || len(top) == 0 {
+		return nil, err
+	}
+	return &top[0], nil
 }
 
 // remeasureOnce measures top again in rounds and commits one pooled record

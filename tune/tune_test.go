@@ -6,10 +6,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -163,8 +165,8 @@ func TestRunRejectsBadTasks(t *testing.T) {
 }
 
 func TestEveryStrategyAndModelRuns(t *testing.T) {
-	for _, strategy := range Strategies {
-		for _, model := range Models {
+	for _, strategy := range search.Names() {
+		for _, model := range costmodel.Names() {
 			t.Run(strategy+"/"+model, func(t *testing.T) {
 				db := openDB(t)
 				task := testTask(t, db, &fakeMeasurer{})

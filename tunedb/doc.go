@@ -66,4 +66,12 @@
 // depends only on the records, and exporting what was imported gives the
 // same bytes. Import skips empty lines, rejects unknown members and names the
 // line of the first error; it adds nothing when any line is wrong.
+//
+// # In memory
+//
+// Memory is a database held in memory, for simulations that replay a
+// recording many times and need no file: its Commit, Records, Best, TopK,
+// Has, Measured, Workloads, SaveModel and LoadModel answer as DB's do, with
+// the same checks, orders and identities (one table of tests holds both to
+// it). It has no export, import, merge or prune.
 package tunedb

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tune"
@@ -19,15 +20,16 @@ import (
 var simulateCommand = command{
 	name:    "simulate",
 	summary: "compare search strategies by replaying a recorded landscape",
-	help: `
+	help: fmt.Sprintf(`
 Usage: autotune simulate (--db PATH | --records FILE.jsonl) --op OP --shape SHAPE [flags]
 
 Replays recorded measurements instead of measuring: each search runs once
-per seed (1..--seeds) with the tuner's own loop, in a fresh temporary tuning
-database, against the records of one workload, until it has tried every
-recorded config or spent --budget trials. Nothing is built or timed, so a
-comparison of hundreds of runs takes seconds, and the same command gives the
-same report.
+per seed (1..--seeds) with the tuner's own loop, in a fresh tuning database
+held in memory, against the records of one workload, until it has spent
+--budget trials (by default %d, or as many as configs were recorded when
+they are fewer) or tried every config. Nothing is built or timed, and runs
+go side by side on every core, so a comparison of hundreds of runs takes
+seconds to a minute, and the same command gives the same report.
 
 The records come from a tuning database (--db) or a JSON Lines export
 (--records); the workload is picked by --op and --shape, in the current
@@ -40,19 +42,22 @@ search, e.g. autotune --op softmax --shape 1024x1024 --strategy grid
 --trials 100000 --time 0 --remeasure 0 --db landscape.db (no re-measured
 leaders, so that every config is measured once).
 
-A search is a strategy with, for evolutionary, the cost model guiding it:
-evolutionary/gbt (or evolutionary), evolutionary/none, random, grid. Per
-search the report gives the median over seeds of the trials taken to get
-within 5% and 1% of the best recorded median ("-" when half the runs or more
+A search is a strategy with, for a guided one, the cost model guiding it:
+
+  %s
+
+A guided strategy alone means it with the default model, %s. Per search
+the report gives the median over seeds of the trials taken to get
+within 5%% and 1%% of the best recorded median ("-" when half the runs or more
 never did), the best found after 16, 32, 64 and 128 trials as a ratio to the
 best recorded (1.00 is the best), and the proposals that fell outside the
 recording (they count as failed trials). Model τ at 64 is the held-out
-Kendall τ of a boosted-tree model trained on the first 64 configs the
-evolutionary/gbt runs measured and tested on every other recorded config.
+Kendall τ of the default cost model (%s) trained on the first 64 configs
+its own search's runs measured and tested on every other recorded config.
 
 --prior loads records of other shapes of the op into each run's database
 first, so that runs start warm, as on a machine that has tuned those shapes:
-compare the trials to 5% with and without it for the worth of transfer.
+compare the trials to 5%% with and without it for the worth of transfer.
 
 Progress goes to stderr, one line per run; the report to stdout.
 
@@ -60,7 +65,7 @@ Examples:
   autotune simulate --records softmax-1024x1024.jsonl --op softmax --shape 1024x1024
   autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
   autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
-`,
+`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0]),
 	run: runSimulate,
 }
 
@@ -83,11 +88,20 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.db, "db", "", "tuning database holding the recording")
 	fs.StringVar(&o.records, "records", "", "JSON Lines export holding the recording (instead of --db)")
 	fs.StringVar(&o.prior, "prior", "", "JSON Lines records of other shapes of the op, loaded into each run's database first")
-	fs.StringVar(&o.strategies, "strategy", "evolutionary/gbt,evolutionary/none,random,grid", "searches to compare, separated by commas")
+	fs.StringVar(&o.strategies, "strategy", strings.Join(searchNames(), ","), "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
-	fs.IntVar(&o.budget, "budget", 0, "trials per run (0: as many as configs were recorded)")
+	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer)", tune.DefaultSimBudget))
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
+}
+
+// searchNames are the text forms of tune.Searches, every search there is.
+func searchNames() []string {
+	var names []string
+	for _, s := range tune.Searches() {
+		names = append(names, s.String())
+	}
+	return names
 }
 
 func runSimulate(c *command, std *stdio, args []string) error {
@@ -170,7 +184,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		tmpl.Op.Name, kernels.FormatShape(w.shape), rec.Workload.Device, len(rec.Records), strings.Join(names, ", "), o.seeds)
 	report, err := tune.Simulate(ctx, tune.Simulation{
 		Template: tmpl, Recording: rec, Prior: prior,
-		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch, Dir: tmp,
+		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch,
 		Progress: func(s tune.Search, r tune.SimRun) {
 			fmt.Fprintf(std.errs, "%s seed %d: %d trials, within 5%% %s, within 1%% %s, %d never recorded\n",
 				s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1), r.NotRecorded)

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/search"
+	"github.com/autotune-dev/autotune/tune"
 )
 
 // landscape is a full softmax landscape recorded on a 2-core AVX-512 Xeon
@@ -104,7 +107,8 @@ func TestSimulateErrors(t *testing.T) {
 	}{
 		{"no recording", nil, 2, "give --db PATH or --records FILE.jsonl"},
 		{"two recordings", []string{"--db", "x.db", "--records", landscape}, 2, "give one"},
-		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing"`},
+		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing" (known: evolutionary, random, grid)`},
+		{"unknown model", []string{"--records", landscape, "--strategy", "evolutionary/forest"}, 2, `unknown cost model "forest" (known: gbt, none)`},
 		{"model of random", []string{"--records", landscape, "--strategy", "random/gbt"}, 2, "random search takes no model"},
 		{"no seeds", []string{"--records", landscape, "--seeds", "0"}, 2, "--seeds must be at least 1"},
 		{"no such shape", []string{"--records", landscape, "--shape", "8x8"}, 1, "no records of softmax 8x8 f32"},
@@ -122,5 +126,26 @@ func TestSimulateErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and a last line with %q", code, stderr, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestHelpListsTheRegistries: the help of tune and simulate names every
+// strategy and cost model of the registries, and simulate compares every
+// search by default.
+func TestHelpListsTheRegistries(t *testing.T) {
+	_, tuneHelp, _ := run(t, "", "tune", "--help")
+	_, simHelp, _ := run(t, "", "simulate", "--help")
+	for _, name := range append(search.Names(), costmodel.Names()...) {
+		if !strings.Contains(tuneHelp, name+" (") {
+			t.Errorf("tune --help does not describe %q:\n%s", name, tuneHelp)
+		}
+	}
+	for _, s := range tune.Searches() {
+		if !strings.Contains(simHelp, s.String()+", ") && !strings.Contains(simHelp, ", "+s.String()) {
+			t.Errorf("simulate --help does not list %q:\n%s", s, simHelp)
+		}
+	}
+	if want := "(default " + strings.Join(searchNames(), ",") + ")"; !strings.Contains(simHelp, want) || len(searchNames()) != 4 {
+		t.Errorf("simulate --help: want the default %s", want)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -77,11 +79,30 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the search's proposals and of the test inputs; the same seed proposes the same configs")
 	fs.IntVar(&o.trials, "trials", 200, "stop after N new measurements")
 	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit; none when only --trials is given)")
-	fs.StringVar(&o.strategy, "strategy", tune.Strategies[0], "search strategy: "+strings.Join(tune.Strategies, ", "))
-	fs.StringVar(&o.model, "model", tune.Models[0], "cost model guiding the evolutionary search: gbt (boosted trees, saved in the database) or none (random scores)")
+	fs.StringVar(&o.strategy, "strategy", search.Names()[0], "search strategy: "+strategyChoices())
+	fs.StringVar(&o.model, "model", costmodel.Names()[0], "cost model guiding the search, when it is guided: "+modelChoices())
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
+}
+
+// strategyChoices lists the search strategies of the registry with what
+// they do: "evolutionary (evolves ...), random (...), grid (...)".
+func strategyChoices() string {
+	var parts []string
+	for _, k := range search.Kinds() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Doc))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// modelChoices lists the cost models of the registry likewise.
+func modelChoices() string {
+	var parts []string
+	for _, k := range costmodel.Kinds() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Doc))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // timeBudget returns the --time budget: as given, or none when --trials is
@@ -115,14 +136,16 @@ func runTune(c *command, std *stdio, args []string) error {
 		return usagef("--time must not be negative")
 	case o.batch < 1:
 		return usagef("--batch must be at least 1, not %d", o.batch)
-	case !tune.StrategyKnown(o.strategy):
-		return usagef("unknown strategy %q (known: %s)", o.strategy, strings.Join(tune.Strategies, ", "))
-	case !tune.ModelKnown(o.model):
-		return usagef("unknown model %q (known: %s)", o.model, strings.Join(tune.Models, ", "))
 	case o.early < 0:
 		return usagef("--early-stop must not be negative")
 	case o.leaders < 0:
 		return usagef("--remeasure must not be negative")
+	}
+	if _, err := search.Lookup(o.strategy); err != nil {
+		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "search: "))
+	}
+	if _, err := costmodel.Lookup(o.model); err != nil {
+		return usagef("--model: %s", strings.TrimPrefix(err.Error(), "costmodel: "))
 	}
 	tmpl, err := tunable(w, "tune")
 	if err != nil {

@@ -24,6 +24,7 @@
 //
 // A config that was never recorded cannot be replayed. It comes back as a
 // failure, StatusRuntimeError with the error NotRecorded, so that the tuner
-// records it, costs it +Inf and never makes it the best; Misses counts them,
-// since many of them mean the recording does not cover the space searched.
+// records it, costs it +Inf and never makes it the best; a caller counts
+// them by that error (tune's simulation reports them), since many of them
+// mean the recording does not cover the space searched.
 package sim

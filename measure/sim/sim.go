@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
@@ -12,13 +11,11 @@ import (
 // NotRecorded is the Error of the result of a config that was never recorded.
 const NotRecorded = "sim: config never recorded"
 
-// Measurer replays recorded results. It is safe for concurrent use.
+// Measurer replays recorded results. It never changes after New, so it is
+// safe for concurrent use.
 type Measurer struct {
 	byConfig map[string]measure.Result
 	configs  []schedule.Config // recorded configs, in order of first appearance
-
-	mu     sync.Mutex
-	misses int
 }
 
 // New returns a Measurer that replays recorded, the results of one
@@ -48,12 +45,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r, ok := m.Lookup(c)
-		if !ok {
-			m.mu.Lock()
-			m.misses++
-			m.mu.Unlock()
-		}
+		r, _ := m.Lookup(c)
 		out = append(out, r)
 	}
 	return out, nil
@@ -92,12 +84,4 @@ func (m *Measurer) Best() (measure.Result, bool) {
 	}
 	best.SamplesNS = slices.Clone(best.SamplesNS)
 	return best, found
-}
-
-// Misses returns how many configs Measure was asked for that were never
-// recorded, over every batch so far.
-func (m *Measurer) Misses() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.misses
 }

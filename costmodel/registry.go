@@ -1,0 +1,53 @@
+package costmodel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Kind is a cost model as a user chooses it, by name.
+type Kind struct {
+	Name string
+	Doc  string // what it is, a phrase for help texts
+	// New returns an untrained model. seed is the run's seed, for a model
+	// that draws on it: None's scores come from it, while GBT keeps its
+	// fixed generator, so that a model depends only on its rows.
+	New func(seed uint64) Model
+}
+
+// noneStream is the second word of None's PCG seed, so that its scores do
+// not repeat the draws a search makes from the same seed.
+const noneStream = 0x6e6f6e65 // "none"
+
+// kinds are the cost models by name, the default first.
+var kinds = []Kind{
+	{Name: "gbt", Doc: "gradient-boosted trees, saved in the database",
+		New: func(uint64) Model { return NewGBT(Options{}) }},
+	{Name: "none", Doc: "random scores, the control for the model's worth",
+		New: func(seed uint64) Model { return NewNone(rand.New(rand.NewPCG(seed, noneStream))) }},
+}
+
+// Kinds returns every cost model by name; the first is the default.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// Names returns the names of Kinds, in order.
+func Names() []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Lookup returns the cost model of the given name; the error lists the
+// names there are.
+func Lookup(name string) (Kind, error) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("costmodel: unknown cost model %q (known: %s)", name, strings.Join(Names(), ", "))
+}

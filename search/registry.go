@@ -1,0 +1,75 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// Guide is what a guided strategy learns from besides its own
+// measurements: a cost model, and what the tuning database knows.
+type Guide struct {
+	// Model scores proposals; nil scores them at random, which makes the
+	// search a random search with extra steps (useful as a control).
+	Model Model
+	// Features turns a config into the model's input. Required with a Model.
+	Features func(schedule.Config) []float64
+
+	// Seeds are proposed first, in order, and then join the population: the
+	// best configs transferred from other shapes of the same op. Configs
+	// that are not valid points of the space are dropped.
+	Seeds []schedule.Config
+
+	// Elite are configs measured in earlier runs with their costs (ns per
+	// call), which seed the population as if told by Tell.
+	Elite      []schedule.Config
+	EliteCosts []float64
+}
+
+// Kind is a strategy as a user chooses it, by name.
+type Kind struct {
+	Name string
+	Doc  string // what it does, a phrase for help texts
+	// Guided says that the strategy uses a Guide; the others ignore it,
+	// and a caller need not train a model or read history for them.
+	Guided bool
+	// New returns the strategy over space.
+	New func(space *schedule.Space, opts Options, g Guide) Strategy
+}
+
+// kinds are the strategies by name, the default first.
+var kinds = []Kind{
+	{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model", Guided: true,
+		New: func(s *schedule.Space, o Options, g Guide) Strategy {
+			return NewEvolutionary(s, EvolutionaryOptions{Options: o, Guide: g})
+		}},
+	{Name: "random", Doc: "uniform over the valid configs",
+		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewRandom(s, o) }},
+	{Name: "grid", Doc: "every valid config in index order",
+		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewGrid(s, o) }},
+}
+
+// Kinds returns every strategy by name; the first is the default.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// Names returns the names of Kinds, in order.
+func Names() []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Lookup returns the strategy of the given name; the error lists the
+// names there are.
+func Lookup(name string) (Kind, error) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("search: unknown strategy %q (known: %s)", name, strings.Join(Names(), ", "))
+}

@@ -1,0 +1,226 @@
+package tunedb
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// Memory is a tuning database held in memory: what a simulation gives each
+// of its runs, where a file fsync'd after every batch would cost more than
+// the run. Its methods answer as DB's of the same name do, from the same
+// checks, orders and identities: a record goes in as Commit validates it
+// and comes out as DB would decode it. Nothing outlives the value.
+//
+// The zero Memory is empty and ready to use. It is safe for concurrent use.
+type Memory struct {
+	mu        sync.RWMutex
+	workloads map[string]*memWorkload // by Workload.Key
+	models    map[string][]byte       // by ModelKey.bytes
+}
+
+// memWorkload is one workload's records, keyed as DB keys them.
+type memWorkload struct {
+	w    Workload
+	keys []string          // record keys, sorted: DB's storage order
+	vals map[string][]byte // record key → the record's JSON, as DB stores it
+	recs map[string]Record // the same, decoded
+}
+
+// NewMemory returns an empty in-memory database.
+func NewMemory() *Memory { return &Memory{} }
+
+// Commit stores a batch of records, all or none, as DB.Commit does.
+func (m *Memory) Commit(recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	es := make([]entry, len(recs))
+	for i, r := range recs {
+		if r.Schema == 0 {
+			r.Schema = SchemaVersion
+		}
+		e, err := prepare(r)
+		if err != nil {
+			return fmt.Errorf("tunedb: commit record %d: %w", i, err)
+		}
+		es[i] = e
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Check the whole batch, against the store and against itself, before
+	// anything is stored.
+	batch := map[string][]byte{}
+	for i := range es {
+		e := &es[i]
+		id := string(e.wkey) + "\x00" + string(e.key)
+		old, ok := batch[id]
+		if !ok {
+			if mw := m.workloads[string(e.wkey)]; mw != nil {
+				old, ok = mw.vals[string(e.key)]
+			}
+		}
+		if ok && !bytes.Equal(old, e.val) {
+			return fmt.Errorf("tunedb: commit record %d: %s config %s at %s is already stored with different content",
+				i, e.wkey, e.rec.Config, e.rec.Time.Format(time.RFC3339Nano))
+		}
+		batch[id] = e.val
+	}
+	if m.workloads == nil {
+		m.workloads = map[string]*memWorkload{}
+	}
+	for i := range es {
+		e := &es[i]
+		mw := m.workloads[string(e.wkey)]
+		k := string(e.key)
+		if mw != nil && mw.vals[k] != nil {
+			continue // stored already, identical
+		}
+		// Decoded from its JSON, as DB reads it back.
+		var r Record
+		if err := json.Unmarshal(e.val, &r); err != nil {
+			return fmt.Errorf("tunedb: %w", err)
+		}
+		if mw == nil {
+			w := r.Workload
+			w.Shape = slices.Clone(w.Shape)
+			mw = &memWorkload{w: w, vals: map[string][]byte{}, recs: map[string]Record{}}
+			m.workloads[string(e.wkey)] = mw
+		}
+		at, _ := slices.BinarySearch(mw.keys, k)
+		mw.keys = slices.Insert(mw.keys, at, k)
+		mw.vals[k], mw.recs[k] = e.val, r
+	}
+	return nil
+}
+
+// records returns copies of w's records in storage order, after the checks
+// DB's queries make.
+func (m *Memory) records(w Workload) ([]Record, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	mw := m.workloads[w.Key()]
+	if mw == nil {
+		return nil, nil
+	}
+	return mw.load(), nil
+}
+
+func (mw *memWorkload) load() []Record {
+	recs := make([]Record, len(mw.keys))
+	for i, k := range mw.keys {
+		recs[i] = copyRecord(mw.recs[k])
+	}
+	return recs
+}
+
+// copyRecord copies the slices of r that a caller could change.
+func copyRecord(r Record) Record {
+	r.Workload.Shape = slices.Clone(r.Workload.Shape)
+	r.SamplesNS = slices.Clone(r.SamplesNS)
+	return r
+}
+
+// Records returns every record of w, in storage order (see DB.Records).
+func (m *Memory) Records(w Workload) ([]Record, error) { return m.records(w) }
+
+// Best returns the config of w with the lowest median (see DB.Best).
+func (m *Memory) Best(w Workload) (Record, bool, error) {
+	top, err := m.TopK(w, 1)
+	if err != nil || len(top) == 0 {
+		return Record{}, false, err
+	}
+	return top[0], true, nil
+}
+
+// TopK returns up to k configs of w, fastest first, each as its latest ok
+// record (see DB.TopK).
+func (m *Memory) TopK(w Workload, k int) ([]Record, error) {
+	recs, err := m.records(w)
+	if err != nil {
+		return nil, err
+	}
+	top := rank(recs)
+	return top[:max(0, min(k, len(top)))], nil
+}
+
+// Has reports whether c has any record for w, whatever its status.
+func (m *Memory) Has(w Workload, c schedule.Config) (bool, error) {
+	measured, err := m.Measured(w)
+	return measured[c.String()], err
+}
+
+// Measured returns the canonical text of every config with a record for w.
+func (m *Memory) Measured(w Workload) (map[string]bool, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	seen := make(map[string]bool)
+	if mw := m.workloads[w.Key()]; mw != nil {
+		for _, k := range mw.keys {
+			cfg, _, _ := strings.Cut(k, "\x00")
+			seen[cfg] = true
+		}
+	}
+	return seen, nil
+}
+
+// Workloads summarises every workload, sorted by Key (see DB.Workloads).
+func (m *Memory) Workloads() ([]Summary, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var sums []Summary
+	for _, key := range slices.Sorted(maps.Keys(m.workloads)) {
+		mw := m.workloads[key]
+		recs := mw.load()
+		w := mw.w
+		w.Shape = slices.Clone(w.Shape)
+		s := Summary{Workload: w, Records: len(recs), ByStatus: make(map[Status]int)}
+		for _, r := range recs {
+			s.ByStatus[r.Status]++
+		}
+		if top := rank(recs); len(top) > 0 {
+			s.Best = &top[0]
+		}
+		sums = append(sums, s)
+	}
+	return sums, nil
+}
+
+// SaveModel stores a copy of a serialised cost model under k, replacing any
+// earlier one (see DB.SaveModel).
+func (m *Memory) SaveModel(k ModelKey, model []byte) error {
+	if k.Op == "" || k.Device == "" || k.Template == "" {
+		return fmt.Errorf("tunedb: model key %+v has an empty field", k)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.models == nil {
+		m.models = map[string][]byte{}
+	}
+	m.models[string(k.bytes())] = bytes.Clone(model)
+	return nil
+}
+
+// LoadModel returns a copy of the model saved under k, if any.
+func (m *Memory) LoadModel(k ModelKey) (model []byte, ok bool, err error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	v, ok := m.models[string(k.bytes())]
+	if !ok {
+		return nil, false, nil
+	}
+	return bytes.Clone(v), true, nil
+}

@@ -1,0 +1,60 @@
+package tunedb
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// ShapeDistance is how far apart two shapes are, in doublings: the sum over
+// dimensions of |log2 a[i] - log2 b[i]|. 2048x1024 is 1 from 1024x1024, and
+// so are 1024x512 and 512x1024; 512x2048 is 2 from it. The distance is a
+// ratio, not a difference, because what a tuned config is good for scales
+// with the size of a dimension: 64 and 128 are as far apart as 4096 and
+// 8192. Shapes of different ranks are +Inf apart, as no dimension of one
+// corresponds to a dimension of the other. Dimensions are at least 1, as in
+// a valid Workload.
+func ShapeDistance(a, b []int) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	d := 0.0
+	for i := range a {
+		d += math.Abs(math.Log2(float64(a[i])) - math.Log2(float64(b[i])))
+	}
+	return d
+}
+
+// Nearest returns up to n of candidates that differ from w at most in
+// shape (the same op, dtype, device and template, a shape of the same
+// rank), nearest to w's shape first by ShapeDistance; w's own shape, if
+// among them, comes first at distance 0. Of shapes equally far, the smaller
+// comes first (fewer elements, then the smaller first differing dimension),
+// so the answer does not depend on the order of candidates. Candidates are
+// not changed; a workload given twice is returned twice.
+func Nearest(w Workload, candidates []Workload, n int) []Workload {
+	type near struct {
+		w        Workload
+		distance float64
+		size     float64
+	}
+	var ns []near
+	for _, c := range candidates {
+		if c.Op != w.Op || c.DType != w.DType || c.Device != w.Device || c.Template != w.Template || len(c.Shape) != len(w.Shape) {
+			continue
+		}
+		size := 1.0
+		for _, d := range c.Shape {
+			size *= float64(d)
+		}
+		ns = append(ns, near{c, ShapeDistance(w.Shape, c.Shape), size})
+	}
+	slices.SortStableFunc(ns, func(a, b near) int {
+		return cmp.Or(cmp.Compare(a.distance, b.distance), cmp.Compare(a.size, b.size), slices.Compare(a.w.Shape, b.w.Shape))
+	})
+	out := make([]Workload, 0, max(0, min(n, len(ns))))
+	for _, x := range ns[:cap(out)] {
+		out = append(out, x.w)
+	}
+	return out
+}
