@@ -11,6 +11,7 @@ require (
 
 require (
 	github.com/dave/jennifer v1.7.1
+	github.com/ebitengine/purego v0.11.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/term v0.47.0
 	gonum.org/v1/gonum v0.17.0

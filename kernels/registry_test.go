@@ -23,9 +23,13 @@ func testOp(name string, variants ...Variant) Op {
 }
 
 func testTemplate(op Op, b Backend) Template {
-	return Template{Op: op, Backend: b, Version: "t-1",
+	t := Template{Op: op, Backend: b, Version: "t-1",
 		Space:  func([]int, device.Target) *schedule.Space { return schedule.NewSpace(nil) },
 		EmitGo: nil}
+	if b == CUDA {
+		t.EmitCUDA = func(string, []int, schedule.Config) CUDAKernel { return CUDAKernel{} }
+	}
+	return t
 }
 
 func mustPanic(t *testing.T, what, want string, f func()) {
@@ -107,6 +111,8 @@ func TestRegisterMistakes(t *testing.T) {
 	badExample.Example = "0"
 	noCode := testTemplate(testOp("regtest_dup"), CPU)
 	noBackend := testTemplate(testOp("regtest_dup"), "")
+	noCUDA := testTemplate(testOp("regtest_dup"), CUDA)
+	noCUDA.EmitCUDA = nil
 	for _, tt := range []struct {
 		what, want string
 		f          func()
@@ -118,6 +124,7 @@ func TestRegisterMistakes(t *testing.T) {
 		{"a template of an unknown op", "is not registered", func() { Register(testTemplate(testOp("regtest_unknown"), CUDA)) }},
 		{"a CPU template without EmitGo", "needs EmitGo", func() { Register(noCode) }},
 		{"a template without a backend", "no backend", func() { Register(noBackend) }},
+		{"a CUDA template without EmitCUDA", "needs EmitCUDA", func() { Register(noCUDA) }},
 	} {
 		mustPanic(t, tt.what, tt.want, tt.f)
 	}

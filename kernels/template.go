@@ -32,7 +32,7 @@ type Template struct {
 	// them to the knobs' own encoding (schedule.Space.Features).
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
 
-	// The CPU backend's parts.
+	// The CPU backend's parts; a CPU template needs EmitGo.
 
 	// EmitGo adds to f a documented function with the given name that
 	// computes the op for shape with cfg: func name(out, in0, ... []float32).
@@ -50,6 +50,30 @@ type Template struct {
 	// baselines (the memory-copy floor, the FMA peak) belong to the bench
 	// harness.
 	Baselines []Baseline
+
+	// The CUDA backend's parts.
+
+	// EmitCUDA returns the CUDA C of a kernel that computes the op for
+	// shape with cfg, with the given name as its entry point, and how to
+	// launch it. cfg is a valid point of Space(shape, target) for a CUDA
+	// target.
+	EmitCUDA func(name string, shape []int, cfg schedule.Config) CUDAKernel
+}
+
+// CUDAKernel is one generated CUDA kernel and its launch geometry. Source
+// defines `extern "C" __global__ void Entry(float *out, const float *in0,
+// ...)`: the output and then the inputs, each a device pointer to the
+// op's row-major float32 array of the size Op.Args gives, and nothing
+// else, since the shape is baked into the code as constants (as for the
+// CPU). The source includes no headers, so NVRTC needs no include path.
+type CUDAKernel struct {
+	Source string
+	Entry  string
+	// Grid and Block are the launch dimensions, X first; SharedBytes is
+	// the dynamic shared memory per block (static shared memory is in
+	// Source).
+	Grid, Block [3]int
+	SharedBytes int
 }
 
 // A Baseline is code the tuned kernel is compared with.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure/cuda"
 )
 
 // version is the tool version stamped into every record; release builds set
@@ -56,6 +57,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	name, rest := args[0], args[1:]
+	if name == cuda.WorkerArg { // hidden: the child process of the CUDA measurer
+		return cuda.ServeWorker(stdin, stdout)
+	}
 	switch {
 	case name == "-h" || name == "-help" || name == "--help" || name == "help":
 		printUsage(stdout)

@@ -31,7 +31,9 @@
 // 128 plus the signal's number when SIGINT, SIGTERM or SIGHUP stopped a
 // command (tune keeps what it measured and prints its summary first).
 //
-// Every op can be tuned on the CPU; there is no CUDA backend yet, so tune
-// and bench for a CUDA device validate their arguments and exit 1 saying so.
+// Every op can be tuned on the CPU; softmax can be tuned on a CUDA device
+// too, on a machine with its GPU (without a driver or NVRTC, tune exits 1
+// saying which is missing). The other ops, and bench, on a CUDA device exit 1
+// saying they are not there yet.
 // 'autotune COMMAND --help' documents each command with examples.
 package main

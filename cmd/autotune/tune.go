@@ -151,6 +151,12 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The measurer first: without a driver or a GPU of the target's
+	// architecture there is nothing to open a database for.
+	measurer, err := tune.NewMeasurer(tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target})
+	if err != nil {
+		return err
+	}
 	db, err := openForTuning(o.db)
 	if err != nil {
 		return err
@@ -162,10 +168,6 @@ func runTune(c *command, std *stdio, args []string) error {
 	// status says which signal it was. A second Ctrl-C kills.
 	ctx, caught, stop := signalContext()
 	defer stop()
-	measurer, err := tune.NewMeasurer(tmpl.Backend, tune.MeasurerOptions{Seed: o.seed})
-	if err != nil {
-		return err
-	}
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
 	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{

@@ -83,6 +83,48 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 		sum += set.Revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
 	}
 
+	checkFiles(t, sumFile, bumpIn, files, sum)
+}
+
+// A CUDAGolden is a config of a CUDA template whose generated source is
+// checked in, as testdata/cuda_NAME.golden.
+type CUDAGolden struct{ Name, Shape, Config string }
+
+// CheckCUDAGolden does for a CUDA template what CheckGolden does for a CPU
+// one: it compares the CUDA C that tmpl emits for each golden config on
+// target (a CUDA architecture) with testdata/cuda_NAME.golden, the launch
+// geometry included, and keeps sumFile's "revision digest" line in step,
+// refusing with -update code that changed under the same revision.
+func CheckCUDAGolden(t *testing.T, target device.Target, sumFile, bumpIn, revision string, tmpl kernels.Template, goldens ...CUDAGolden) {
+	t.Helper()
+	files := map[string][]byte{}
+	digest := sha256.New()
+	for _, g := range goldens {
+		shape, err := tmpl.Op.ParseShape(g.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := tmpl.Space(shape, target)
+		cfg, err := sp.Parse(g.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sp.Check(cfg); err != nil {
+			t.Fatal(err)
+		}
+		name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
+		k := tmpl.EmitCUDA(name, shape, cfg)
+		src := []byte(fmt.Sprintf("%s// entry %s, grid %v, block %v, shared %d bytes\n", k.Source, k.Entry, k.Grid, k.Block, k.SharedBytes))
+		digest.Write(src)
+		files[filepath.Join("testdata", "cuda_"+g.Name+".golden")] = src
+	}
+	checkFiles(t, sumFile, bumpIn, files, revision+" "+hex.EncodeToString(digest.Sum(nil))[:16]+"\n")
+}
+
+// checkFiles compares files (path → content) with the golden files and sum
+// with sumFile, or with -update rewrites them once the revisions check.
+func checkFiles(t *testing.T, sumFile, bumpIn string, files map[string][]byte, sum string) {
+	t.Helper()
 	recorded, err := os.ReadFile(sumFile)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

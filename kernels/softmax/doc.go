@@ -39,6 +39,40 @@
 // drifts by about 1e-4 at 100000 columns, while each vector lane adds only
 // cols/vec terms.
 //
+// # CUDA
+//
+// CUDATemplate (cuda.go) emits one CUDA C kernel per config,
+// `extern "C" __global__ void name(float *out, const float *in)` with the
+// shape baked in as constants and the launch geometry returned beside it
+// (kernels.CUDAKernel): a block of tpr·rows_per_block threads holds
+// rows_per_block rows, tpr threads (a warp, several warps, or the whole
+// block when rows_per_block is 1) to a row; the grid covers the rows.
+//
+//	tpr             32 … 1024   threads per row: warp-shuffle reductions, then
+//	                            through shared memory across the row's warps
+//	rows_per_block  1, 2, 4, 8  (those ≤ rows)
+//	vec             1, 2, 4     float, float2, float4 loads and stores
+//	keep            global      every pass re-reads the row from global memory (L1/L2)
+//	                smem        the first pass copies the row into dynamic shared memory
+//	                regs        each thread keeps its vectors in registers (unrolled)
+//	algo            threepass   max; Σe^(x-m); write
+//	                online      running (max, sum) per thread, one exp per element; write
+//	exp             fast        __expf (ex2.approx)
+//	                precise     expf
+//
+// Constraints: threads_per_block and shared_memory_per_block come from the
+// target's limits (device.Limits, without the shared-memory opt-in);
+// vec_at_most_cols; threads_at_most_vectors (a row's threads beyond its
+// vectors would idle); regs_fit (at most 16 vectors a thread); on a CPU
+// target needs_cuda_target rejects every point. When cols is not a
+// multiple of vec, a row starts off a vector boundary: each pass walks a
+// scalar head up to the first aligned element, the aligned vectors, and a
+// scalar tail; the shared-memory copy is shifted so its vectors are
+// aligned too. Rows past the last (rows_per_block not dividing rows) skip
+// the loads and stores but take part in every barrier. The CUDA revision
+// (cudaRevision) and its golden files (testdata/cuda_*.golden) follow the
+// same rules as the CPU's.
+//
 // # Accuracy
 //
 // The exp variants' largest relative errors over [-87.3, 0] are measured by

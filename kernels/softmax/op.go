@@ -23,6 +23,7 @@ var Op = kernels.Op{
 func init() {
 	kernels.RegisterOp(Op)
 	kernels.Register(Template)
+	kernels.Register(CUDATemplate)
 }
 
 // flopsPerElement counts max, subtract, exp (as one), add to the sum and

@@ -4,23 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/autotune-dev/autotune/kernels"
-)
-
-// Inputs are drawn uniformly from ±[inputMin, inputMax]. Zeros are excluded
-// because they hide bugs: a kernel that skips an element of a sum, or
-// multiplies by the wrong operand, still gets the right answer when the
-// operand is zero. The range keeps exp, products and sums of typical kernels
-// far from overflow.
-const (
-	inputMin = 0.125
-	inputMax = 4.0
+	"github.com/autotune-dev/autotune/measure"
 )
 
 // data is a workload's inputs and its float64 reference output.
@@ -49,28 +38,10 @@ func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
 }
 
 // newData fills the template's inputs from a PCG seeded with seed and
-// computes the reference.
+// computes the reference (measure.NewData).
 func newData(t kernels.Template, shape []int, seed uint64) *data {
-	sizes, outLen := t.Args(shape)
-	r := rand.New(rand.NewPCG(seed, 0))
-	d := &data{ins: make([][]float32, len(sizes)), want: make([]float64, outLen)}
-	for i, n := range sizes {
-		d.ins[i] = randomInputs(r, n)
-	}
-	t.Reference(slices.Clone(shape), d.ins, d.want)
-	return d
-}
-
-func randomInputs(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		v := float32(inputMin + (inputMax-inputMin)*r.Float64())
-		if r.IntN(2) == 0 {
-			v = -v
-		}
-		x[i] = v
-	}
-	return x
+	ins, want := measure.NewData(t.Op, shape, seed)
+	return &data{ins: ins, want: want}
 }
 
 // File names of the data in a batch directory; the harness reads them.

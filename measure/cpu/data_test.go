@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/autotune-dev/autotune/measure"
 )
 
 func TestInputsDeterministic(t *testing.T) {
@@ -21,8 +23,8 @@ func TestInputsDeterministic(t *testing.T) {
 	}
 	neg := 0
 	for i, x := range a.ins[0] {
-		if m := math.Abs(float64(x)); m < inputMin || m > inputMax {
-			t.Fatalf("input %d = %v, outside ±[%v, %v]", i, x, inputMin, inputMax)
+		if m := math.Abs(float64(x)); m < measure.InputMin || m > measure.InputMax {
+			t.Fatalf("input %d = %v, outside ±[%v, %v]", i, x, measure.InputMin, measure.InputMax)
 		}
 		if x < 0 {
 			neg++

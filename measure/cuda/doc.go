@@ -1,0 +1,37 @@
+// Package cuda measures generated CUDA kernels on the local NVIDIA GPU.
+//
+// [Measurer] implements the tuner's measurer contract for the cuda backend.
+// For a batch it emits each config's CUDA C (kernels.Template.EmitCUDA) and
+// hands the sources to a worker: a child process, the same binary started
+// with the hidden argument [WorkerArg], which talks to the GPU through
+// package driver (libcuda.so.1 and NVRTC loaded at run time). Per candidate
+// the worker
+//
+//   - compiles the source with NVRTC for the target's architecture
+//     (--gpu-architecture=sm_XX); a rejected source is a build_error record
+//     with the compiler's log, and the compile time is its BuildNS;
+//   - fills the output with NaN, launches once on the inputs, which the
+//     parent drew from measure.NewData's seeded generator (never zeros) and
+//     copied to the device once per batch, and compares every element with
+//     the op's float64 reference and Tolerance: the first one out of
+//     tolerance (an unwritten NaN included) makes a wrong_answer record
+//     with its index, got and want;
+//   - launches a few times to warm up, then times single launches with
+//     CUDA events, writing a buffer twice the size of the L2 cache before
+//     each, so that no launch finds the previous one's data in L2; samples
+//     go on until there are at least Options.Samples of them and
+//     Options.MinTime has passed (at most 10000).
+//
+// A launch that fails (too many resources, an illegal address) is a
+// runtime_error record with the CUDA error's name. An error that poisons
+// the context (an illegal address, a trap) ends the worker after it
+// reports; a worker that dies or goes silent for longer than
+// Options.Timeout is killed and its candidate recorded as crash or
+// timeout. In every case the parent starts a fresh worker for the rest of
+// the batch, so one bad kernel costs one candidate.
+//
+// Go errors are kept for the machinery: no driver or no NVRTC ([New] says
+// which, and suggests --device cpu), a GPU of another architecture than the
+// target (New names both), a worker that cannot be started or breaks the
+// protocol, a cancelled context.
+package cuda

@@ -1,0 +1,143 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cuda/driver"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// gpuMeasurer returns a measurer for the local GPU, whose workers are this
+// test binary, or skips the test where there is none.
+func gpuMeasurer(t *testing.T) *Measurer {
+	t.Helper()
+	d, err := driver.Open("")
+	if err != nil {
+		t.Skipf("no usable CUDA driver: %v", err)
+	}
+	dev, err := d.Device(0)
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := device.Lookup(fmt.Sprintf("sm_%d%d", major, minor))
+	if err != nil {
+		t.Skipf("GPU of an architecture autotune has no limits for: %v", err)
+	}
+	m, err := New(&Options{Samples: 3, MinTime: 1, Warmup: 1, Command: []string{os.Args[0], WorkerArg}}, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GPU: %s", m.GPU())
+	return m
+}
+
+// TestGPUSoftmax compiles and runs valid configs of softmax's CUDA template
+// on odd shapes (one column, primes, rows off a float4 boundary, a tail
+// block of rows) on the GPU; each must match the float64 reference.
+func TestGPUSoftmax(t *testing.T) {
+	m := gpuMeasurer(t)
+	tmpl, _ := kernels.TemplateFor(softmax.Op.Name, kernels.CUDA)
+	for _, shape := range [][]int{{1, 1}, {3, 7}, {13, 97}, {33, 1023}, {7, 4097}, {255, 1024}, {2, 30011}} {
+		b := measure.Batch{Template: tmpl, Shape: shape, Target: m.target}
+		sp := tmpl.Space(shape, m.target)
+		var valid []schedule.Config
+		for i := range sp.Size() {
+			if c := sp.At(i); sp.Valid(c) {
+				valid = append(valid, c)
+			}
+		}
+		// Every valid config of the smallest shapes, a spread of the others.
+		step := max(1, len(valid)/40)
+		for i := 0; i < len(valid); i += step {
+			b.Configs = append(b.Configs, valid[i])
+		}
+		res, err := m.Measure(context.Background(), b)
+		if err != nil {
+			t.Fatalf("%v: %v", shape, err)
+		}
+		bad := 0
+		for _, r := range res {
+			if r.Status != measure.StatusOK {
+				bad++
+				if bad <= 5 {
+					t.Errorf("%v %s: %s: %s", shape, r.Config, r.Status, r.Error)
+				}
+			}
+		}
+		t.Logf("%v: %d configs, %d failed", shape, len(res), bad)
+	}
+}
+
+// plantedTemplate is softmax with a kernel of our own per config: the
+// config's kind picks a correct copy kernel's broken variants.
+func plantedTemplate() kernels.Template {
+	tmpl, _ := kernels.TemplateFor(softmax.Op.Name, kernels.CUDA)
+	tmpl.Version = "planted-1"
+	tmpl.Space = func([]int, device.Target) *schedule.Space {
+		return schedule.NewSpace([]schedule.Knob{schedule.Enum("kind", "ok", "syntax", "skip_last", "illegal", "after")})
+	}
+	tmpl.EmitCUDA = func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
+		k := softmax.CUDATemplate.EmitCUDA(name, shape, mustParse(softmax.CUDATemplate.Space(shape, device.Target{}), "tpr=32,rows_per_block=1,vec=1,keep=global,algo=threepass,exp=precise"))
+		switch cfg.Str("kind") {
+		case "syntax":
+			k.Source = strings.Replace(k.Source, "const float inv", "const float inv = ;", 1)
+		case "skip_last":
+			k.Source = strings.Replace(k.Source, "y[i] =", "if (i != C - 1) y[i] =", -1)
+			k.Source = strings.Replace(k.Source, "reinterpret_cast<float *>(y + head)[k] =", "if (k != nvec - 1) reinterpret_cast<float *>(y + head)[k] =", 1)
+		case "illegal":
+			k.Source = strings.Replace(k.Source, "const float inv = 1.f / s;", "const float inv = 1.f / s; if (row == 0 && t == 0) y[1ll << 40] = 1.f;", 1)
+		}
+		return k
+	}
+	return tmpl
+}
+
+func mustParse(sp *schedule.Space, text string) schedule.Config {
+	c, err := sp.Parse(text)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// TestGPUFailuresAreRecords plants a compile error, a wrong answer and an
+// illegal address among correct kernels: each is a record of its kind and
+// the kernels after the illegal address still run, in a fresh worker.
+func TestGPUFailuresAreRecords(t *testing.T) {
+	m := gpuMeasurer(t)
+	tmpl := plantedTemplate()
+	b := measure.Batch{Template: tmpl, Shape: []int{5, 33}, Target: m.target}
+	sp := tmpl.Space(b.Shape, b.Target)
+	for _, kind := range []string{"ok", "syntax", "skip_last", "illegal", "after"} {
+		b.Configs = append(b.Configs, mustParse(sp, "kind="+kind))
+	}
+	res, err := m.Measure(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []measure.Status{"ok", "build_error", "wrong_answer", "runtime_error", "ok"}
+	for i, r := range res {
+		t.Logf("%s: %s %s", r.Config, r.Status, r.Error)
+		if r.Status != want[i] {
+			t.Errorf("%s: %s, want %s", r.Config, r.Status, want[i])
+		}
+	}
+	if !strings.Contains(res[3].Error, "CUDA_ERROR_ILLEGAL_ADDRESS") {
+		t.Errorf("the illegal address's error %q does not name it", res[3].Error)
+	}
+	if !strings.Contains(res[2].Error, "out[32]") {
+		t.Errorf("the wrong answer's error %q does not name the first bad element, out[32]", res[2].Error)
+	}
+}

@@ -1,0 +1,43 @@
+package cuda
+
+// WorkerArg is the first argument that makes the autotune binary (or a
+// test binary of this package) serve as a worker: see [ServeWorker].
+const WorkerArg = "cuda-worker"
+
+// job is what the parent sends the worker on its stdin, as one JSON value.
+type job struct {
+	DriverPath string   // "" for libcuda.so.1 on the loader's path
+	Arch       string   // sm_90
+	Dir        string   // holds in0.f32 … and want.f64
+	InLens     []int    // float32 values of each input
+	OutLen     int      // float32 values of the output
+	Rel, Abs   float64  // tolerance: |got-want| ≤ Abs + Rel·|want|
+	Samples    int      // timed launches, at least
+	MinTimeNS  int64    // and at least this long
+	Warmup     int      // untimed launches first
+	Kernels    []kernel // in the order to run
+}
+
+type kernel struct {
+	ID          int // index in the batch
+	Source      string
+	Entry       string
+	Grid, Block [3]int
+	SharedBytes int
+}
+
+// event is one line the worker writes on its stdout, as JSON: a "start"
+// before each kernel, then its "result"; "fatal" when the worker cannot go
+// on (no device, a wrong architecture) before any kernel.
+type event struct {
+	Kind string // start, result, fatal
+	ID   int
+
+	Status    string `json:",omitempty"`
+	Error     string `json:",omitempty"`
+	SamplesNS []float64
+	BuildNS   int64
+	RunNS     int64
+	Registers int // per thread, from cuFuncGetAttribute
+	LocalB    int // local memory per thread, bytes (spills)
+}

@@ -1,0 +1,278 @@
+package cuda
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cuda/driver"
+)
+
+// Exit codes of a worker.
+const (
+	exitOK     = 0
+	exitFatal  = 1 // reported a fatal event, or could not even do that
+	exitSticky = 3 // a kernel poisoned the context; the rest needs a fresh worker
+)
+
+// maxSamples bounds the timed launches of one candidate.
+const maxSamples = 10000
+
+// ServeWorker runs the job the parent writes on stdin and reports on
+// stdout, then returns the process's exit code. The autotune command calls
+// it for its hidden argument WorkerArg; so does this package's TestMain.
+func ServeWorker(stdin io.Reader, stdout io.Writer) int {
+	out := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(out)
+	emit := func(e event) {
+		enc.Encode(e)
+		out.Flush()
+	}
+	var j job
+	if err := json.NewDecoder(stdin).Decode(&j); err != nil {
+		emit(event{Kind: "fatal", Error: "reading the job: " + err.Error()})
+		return exitFatal
+	}
+	// A context is current per OS thread; everything runs on this one.
+	runtime.LockOSThread()
+	w, err := newWorker(j)
+	if err != nil {
+		emit(event{Kind: "fatal", Error: err.Error()})
+		return exitFatal
+	}
+	for _, k := range j.Kernels {
+		emit(event{Kind: "start", ID: k.ID})
+		e, sticky := w.run(k)
+		e.Kind, e.ID = "result", k.ID
+		emit(e)
+		if sticky {
+			return exitSticky
+		}
+	}
+	return exitOK
+}
+
+type worker struct {
+	j     job
+	ctx   *driver.Context
+	nvrtc *driver.NVRTC
+	ins   []driver.Ptr
+	out   driver.Ptr
+	flush driver.Ptr // written before each timed launch to evict L2
+	words int        // 32-bit words of flush
+	want  []float64
+	got   []float32
+}
+
+func newWorker(j job) (*worker, error) {
+	d, err := driver.Open(j.DriverPath)
+	if err != nil {
+		return nil, err
+	}
+	nv, err := driver.OpenNVRTC()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := d.Device(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkArch(dev, j.Arch); err != nil {
+		return nil, err
+	}
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.SetCurrent(); err != nil {
+		return nil, err
+	}
+	w := &worker{j: j, ctx: ctx, nvrtc: nv, got: make([]float32, j.OutLen)}
+	for i, n := range j.InLens {
+		host, err := readF32(filepath.Join(j.Dir, inputFile(i)), n)
+		if err != nil {
+			return nil, err
+		}
+		p, err := ctx.Alloc(4 * max(n, 1))
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.CopyIn(p, host); err != nil {
+			return nil, err
+		}
+		w.ins = append(w.ins, p)
+	}
+	if w.want, err = readF64(filepath.Join(j.Dir, wantFile), j.OutLen); err != nil {
+		return nil, err
+	}
+	if w.out, err = ctx.Alloc(4 * max(j.OutLen, 1)); err != nil {
+		return nil, err
+	}
+	l2, err := dev.Attribute(driver.AttrL2CacheSize)
+	if err != nil {
+		return nil, err
+	}
+	w.words = max(2*l2, 8<<20) / 4
+	if w.flush, err = ctx.Alloc(4 * w.words); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// checkArch fails unless dev is of architecture arch ("sm_90").
+func checkArch(dev driver.Device, arch string) error {
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return err
+	}
+	if have := fmt.Sprintf("sm_%d%d", major, minor); have != arch {
+		name, _ := dev.Name()
+		return fmt.Errorf("%w: the GPU is %s (%s), not %s", ErrWrongArch, name, have, arch)
+	}
+	return nil
+}
+
+// ErrWrongArch is wrapped when the GPU is not of the target's architecture.
+var ErrWrongArch = errors.New("the GPU's architecture is not the target's")
+
+// run measures one kernel. sticky reports an error after which the context
+// is unusable.
+func (w *worker) run(k kernel) (e event, sticky bool) {
+	start := time.Now()
+	prog, err := w.nvrtc.Compile(k.Source, k.Entry+".cu", w.j.Arch)
+	e.BuildNS = int64(time.Since(start))
+	if err != nil {
+		e.Status, e.Error = string(measure.StatusBuildError), err.Error()
+		return e, false
+	}
+	start = time.Now()
+	defer func() { e.RunNS = int64(time.Since(start)) }()
+	fail := func(err error) (event, bool) {
+		e.Status, e.Error = string(measure.StatusRuntimeError), err.Error()
+		return e, driver.IsSticky(err)
+	}
+	mod, err := w.ctx.LoadModule(prog.Image())
+	if err != nil {
+		return fail(err)
+	}
+	defer mod.Unload()
+	f, err := mod.Function(k.Entry)
+	if err != nil {
+		return fail(err)
+	}
+	e.Registers, _ = f.Attribute(driver.FuncNumRegs)
+	e.LocalB, _ = f.Attribute(driver.FuncLocalSizeBytes)
+	if k.SharedBytes > 48<<10 {
+		if err := f.SetAttribute(driver.FuncMaxDynamicSharedSizeByte, k.SharedBytes); err != nil {
+			return fail(err)
+		}
+	}
+	grid := driver.Dim3{X: k.Grid[0], Y: k.Grid[1], Z: k.Grid[2]}
+	block := driver.Dim3{X: k.Block[0], Y: k.Block[1], Z: k.Block[2]}
+	args := []any{w.out}
+	for _, p := range w.ins {
+		args = append(args, p)
+	}
+	launch := func() error { return f.Launch(grid, block, k.SharedBytes, args...) }
+
+	// The checked run, on a poisoned output.
+	if err := w.ctx.FillFloat(w.out, float32(math.NaN()), w.j.OutLen); err != nil {
+		return fail(err)
+	}
+	if err := launch(); err != nil {
+		return fail(err)
+	}
+	if err := w.ctx.Synchronize(); err != nil {
+		return fail(err)
+	}
+	if err := w.ctx.CopyOut(w.got, w.out); err != nil {
+		return fail(err)
+	}
+	if msg := compare(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
+		e.Status, e.Error = string(measure.StatusWrongAnswer), msg
+		return e, false
+	}
+
+	for range w.j.Warmup {
+		if err := launch(); err != nil {
+			return fail(err)
+		}
+	}
+	samples, err := w.time(launch)
+	if err != nil {
+		return fail(err)
+	}
+	e.Status, e.SamplesNS = string(measure.StatusOK), samples
+	return e, false
+}
+
+// time times single launches between events, flushing L2 before each.
+func (w *worker) time(launch func() error) ([]float64, error) {
+	before, err := w.ctx.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	defer before.Destroy()
+	after, err := w.ctx.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	defer after.Destroy()
+	var samples []float64
+	begin := time.Now()
+	for len(samples) < maxSamples && (len(samples) < w.j.Samples || time.Since(begin) < time.Duration(w.j.MinTimeNS)) {
+		if err := w.ctx.Fill(w.flush, uint32(len(samples)), w.words); err != nil {
+			return nil, err
+		}
+		if err := before.Record(); err != nil {
+			return nil, err
+		}
+		if err := launch(); err != nil {
+			return nil, err
+		}
+		if err := after.Record(); err != nil {
+			return nil, err
+		}
+		if err := after.Synchronize(); err != nil {
+			return nil, err
+		}
+		ms, err := after.Since(before)
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, float64(ms)*1e6)
+	}
+	return samples, nil
+}
+
+// compare returns "" when every got[i] is within abs + rel·|want[i]| of
+// want[i], and otherwise describes the first element that is not. NaN is
+// right only where the reference is NaN too.
+func compare(got []float32, want []float64, rel, abs float64) string {
+	bad, first := 0, -1
+	for i, g := range got {
+		w := want[i]
+		ok := math.IsNaN(w) && math.IsNaN(float64(g)) || math.Abs(float64(g)-w) <= abs+rel*math.Abs(w)
+		if !ok {
+			if first < 0 {
+				first = i
+			}
+			bad++
+		}
+	}
+	if bad == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "out[%d] = %v, want %v (tolerance %.3g + %.3g·|want|); %d of %d elements wrong",
+		first, got[first], want[first], abs, rel, bad, len(got))
+	return b.String()
+}
