@@ -49,6 +49,13 @@ func (e inUseError) Error() string {
 
 func (e inUseError) Is(target error) bool { return target == ErrInUse }
 
+// noDatabaseError matches fs.ErrNotExist.
+type noDatabaseError struct{ path string }
+
+func (e noDatabaseError) Error() string { return "tunedb: no database at " + e.path }
+
+func (e noDatabaseError) Is(target error) bool { return target == fs.ErrNotExist }
+
 // Options configures Open. A nil *Options means the zero Options.
 type Options struct {
 	// Timeout is how long Open, or each operation of a Shared database,
@@ -138,7 +145,7 @@ func (db *DB) sniff() error {
 	f, err := os.Open(db.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if db.readOnly {
-			return fmt.Errorf("tunedb: no database at %s", db.path)
+			return noDatabaseError{db.path}
 		}
 		return nil
 	}
@@ -151,7 +158,7 @@ func (db *DB) sniff() error {
 	switch {
 	case err == io.EOF && db.readOnly:
 		// bbolt would have to write to initialise it.
-		return fmt.Errorf("tunedb: no database at %s", db.path)
+		return noDatabaseError{db.path}
 	case err == io.EOF:
 		return nil
 	case err == io.ErrUnexpectedEOF, err == nil && binary.NativeEndian.Uint32(head[16:]) != boltMagic:

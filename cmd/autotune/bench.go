@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -153,7 +154,10 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(o.db, true)
+	db, err := openDB(o.db, readDB)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no tuned config for %s: %v; run autotune tune first", describeWorkload(w), err)
+	}
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func runBest(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}

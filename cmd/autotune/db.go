@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -135,20 +136,33 @@ func dbFlag(fs *flag.FlagSet, path *string) {
 	fs.StringVar(path, "db", "", "tuning database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache directory)")
 }
 
+// How a command uses the database.
+const (
+	readDB   = iota // reads only: read-only and shared; the database must exist
+	writeDB         // adds records (import, merge): created when missing
+	changeDB        // changes what is there (prune): the database must exist
+)
+
 // openDB opens the tuning database at path, or the default one when path is
 // empty. Commands that only read open it read-only and shared, so that they
 // hold the lock only while they read and never keep a tuner from
-// committing; a database that does not exist yet is created empty, as on
-// first use.
-func openDB(path string, readOnly bool) (*tunedb.DB, error) {
+// committing. Only commands that add records create a missing database: any
+// other would leave an empty database at a mistyped path and report on it
+// as if it were the real one.
+func openDB(path string, mode int) (*tunedb.DB, error) {
 	path, err := dbPath(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		readOnly = false
+	switch mode {
+	case readDB:
+		return tunedb.Open(path, &tunedb.Options{ReadOnly: true, Shared: true})
+	case changeDB:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("tunedb: no database at %s", path)
+		}
 	}
-	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly, Shared: readOnly})
+	return tunedb.Open(path, nil)
 }
 
 // tunerLockWait is how long a tuner waits for the database at each batch:
@@ -181,7 +195,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -240,7 +254,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -301,7 +315,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -341,7 +355,7 @@ func runDBImport(c *command, std *stdio, args []string) error {
 	if len(files) == 0 {
 		return usagef("no file to import; see 'autotune db import --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, writeDB)
 	if err != nil {
 		return err
 	}
@@ -380,7 +394,7 @@ func runDBMerge(c *command, std *stdio, args []string) error {
 	if len(others) == 0 {
 		return usagef("no database to merge; see 'autotune db merge --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, writeDB)
 	if err != nil {
 		return err
 	}
@@ -406,7 +420,7 @@ func runDBPrune(c *command, std *stdio, args []string) error {
 	if *keep < 1 {
 		return usagef("--keep K is required and must be at least 1; see 'autotune db prune --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, changeDB)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,9 @@
 // local GPU when one is usable, else the CPU). --db names the tuning
 // database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache
 // directory), --json switches results to JSON, and --seed fixes the random
-// choices of commands that make any.
+// choices of commands that make any. Only tune, db import and db merge
+// create a missing database; every other command exits 1 saying there is
+// no database at that path.
 //
 // Results go to standard output; progress and logs to standard error.
 // Exit status: 0 success, 1 failure, 2 usage error, each error on one line.

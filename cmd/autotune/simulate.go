@@ -195,9 +195,6 @@ func runSimulate(c *command, std *stdio, args []string) error {
 
 // dbRecords reads every record of the tuning database at path.
 func dbRecords(path string) ([]tunedb.Record, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no tuning database at %s", path)
-	}
 	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Commands that only read never create a database: a mistyped path is an
+// error, and leaves no file or directory behind.
+func TestReadsOfAMissingDatabase(t *testing.T) {
+	workload := []string{"--op", "softmax", "--shape", "64x33", "--device", "cpu"}
+	for _, tc := range []struct {
+		name string
+		args func(db, dir string) []string
+	}{
+		{"best", func(db, _ string) []string { return append([]string{"best", "--db", db}, workload...) }},
+		{"db ls", func(db, _ string) []string { return []string{"db", "ls", "--db", db} }},
+		{"db show", func(db, _ string) []string { return append([]string{"db", "show", "--db", db}, workload...) }},
+		{"db export", func(db, _ string) []string { return []string{"db", "export", "--db", db} }},
+		{"db export --out", func(db, dir string) []string {
+			return []string{"db", "export", "--db", db, "--out", filepath.Join(dir, "out.jsonl")}
+		}},
+		{"db prune", func(db, _ string) []string { return []string{"db", "prune", "--db", db, "--keep", "1"} }},
+		{"simulate", func(db, _ string) []string {
+			return []string{"simulate", "--db", db, "--op", "softmax", "--shape", "64x33"}
+		}},
+		{"db ls of AUTOTUNE_DB", func(string, string) []string { return []string{"db", "ls"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "sub", "missing.db")
+			t.Setenv("AUTOTUNE_DB", path)
+			code, stdout, stderr := run(t, "", tc.args(path, dir)...)
+			if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no database at "+path) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line saying there is no database at %s", code, stdout, stderr, path)
+			}
+			if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+				t.Errorf("the command left %v behind (%v), want nothing", entries, err)
+			}
+		})
+	}
+}
