@@ -42,3 +42,14 @@ func TestReadsOfAMissingDatabase(t *testing.T) {
 		})
 	}
 }
+
+// A CUDA device cannot be tuned yet, so best does not tell to tune it.
+func TestBestOfACUDADevice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tune.db")
+	seed(t, path)
+	code, stdout, stderr := run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "sm_86")
+	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no CUDA backend yet") ||
+		strings.Contains(stderr, "tune it first") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line saying there is no CUDA backend yet", code, stdout, stderr)
+	}
+}
