@@ -17,8 +17,6 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
-
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 var (
@@ -484,19 +482,6 @@ func (db *DB) TopK(w Workload, k int) ([]Record, error) {
 	}
 	top := rank(recs)
 	return top[:max(0, min(k, len(top)))], nil
-}
-
-// Has reports whether c has any record for w, whatever its status: a config
-// that failed once is not worth measuring again.
-func (db *DB) Has(w Workload, c schedule.Config) (bool, error) {
-	found := false
-	err := db.scan(w, func(rb *bbolt.Bucket) error {
-		p := configPrefix(c)
-		k, _ := rb.Cursor().Seek(p)
-		found = bytes.HasPrefix(k, p)
-		return nil
-	})
-	return found, err
 }
 
 // Measured returns the canonical text of every config with a record for w,

@@ -136,7 +136,7 @@ func TestBestAndTopK(t *testing.T) {
 	}
 }
 
-func TestHasAndMeasured(t *testing.T) {
+func TestMeasured(t *testing.T) {
 	db := openFixture(t)
 	tests := []struct {
 		w    Workload
@@ -153,13 +153,6 @@ func TestHasAndMeasured(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.w.Template+"/"+tt.cfg, func(t *testing.T) {
-			got, err := db.Has(tt.w, config(t, tt.cfg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("Has = %v, want %v", got, tt.want)
-			}
 			m, err := db.Measured(tt.w)
 			if err != nil {
 				t.Fatal(err)
