@@ -64,6 +64,8 @@
 //
 // Lines are ordered by workload key, then by storage order, so an export
 // depends only on the records, and exporting what was imported gives the
-// same bytes. Import skips empty lines, rejects unknown members and names the
+// same bytes. Import skips empty lines, rejects unknown members and lines
+// longer than MaxLineBytes (16 MiB; it stops reading there), and names the
 // line of the first error; it adds nothing when any line is wrong.
+// ReadRecords reads and checks the same way without a database.
 package tunedb

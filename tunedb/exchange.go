@@ -3,11 +3,13 @@ package tunedb
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"go.etcd.io/bbolt"
 )
@@ -46,30 +48,91 @@ type ImportStats struct {
 	Skipped int // already present: same workload, config and time
 }
 
+// MaxLineBytes bounds a line of JSON Lines. The largest valid record
+// (MaxErrorBytes of error, MaxSamples samples) is far smaller; a longer line
+// is damage or a file that is not JSON Lines, and is refused before it fills
+// the memory.
+const MaxLineBytes = 16 << 20
+
 // Import adds the records of a JSON Lines stream written by Export, in one
 // transaction: on error nothing is added. Records already present are
 // skipped, never replaced, so importing the same file twice is harmless.
-// Empty lines are ignored.
+// Empty lines are ignored; a line longer than MaxLineBytes is an error.
 func (db *DB) Import(r io.Reader) (ImportStats, error) {
+	es, err := readEntries(r)
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("tunedb: import %w", err)
+	}
+	return db.add(es)
+}
+
+// ReadRecords reads a JSON Lines stream as Import does, checking every line
+// the same way, without a database: it returns what importing the stream
+// into an empty database and reading back every record would, in storage
+// order (workloads by Key, then by config and time), each identity once.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	es, err := readEntries(r)
+	if err != nil {
+		return nil, fmt.Errorf("tunedb: %w", err)
+	}
+	// Stable, so that the first of two records of one identity is kept, as
+	// Import keeps it.
+	slices.SortStableFunc(es, func(a, b entry) int {
+		return cmp.Or(bytes.Compare(a.wkey, b.wkey), bytes.Compare(a.key, b.key))
+	})
+	recs := make([]Record, 0, len(es))
+	for i, e := range es {
+		if i > 0 && bytes.Equal(e.wkey, es[i-1].wkey) && bytes.Equal(e.key, es[i-1].key) {
+			es[i] = es[i-1]
+			continue
+		}
+		recs = append(recs, e.rec)
+	}
+	return recs, nil
+}
+
+// readEntries parses every line of r. Its errors start with "line N: ".
+func readEntries(r io.Reader) ([]entry, error) {
 	var es []entry
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if err == errLongLine {
+			return nil, fmt.Errorf("line %d is longer than %d MiB", n, MaxLineBytes>>20)
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			e, perr := parseLine(line)
 			if perr != nil {
-				return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, perr)
+				return nil, fmt.Errorf("line %d: %w", n, perr)
 			}
 			es = append(es, e)
 		}
 		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, err)
+			return es, nil
 		}
 	}
-	return db.add(es)
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine returns the next line of br with its newline, or what is left
+// before io.EOF. A line longer than MaxLineBytes is errLongLine, returned
+// once that much of it is read.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > MaxLineBytes {
+			return nil, errLongLine
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
 }
 
 func parseLine(line []byte) (entry, error) {

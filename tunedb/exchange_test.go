@@ -2,7 +2,9 @@ package tunedb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,4 +236,76 @@ func FuzzImport(f *testing.F) {
 			t.Errorf("export changed on re-import:\n%s\n%s", out, out2)
 		}
 	})
+}
+
+// endless is /dev/zero that gives up after limit bytes, so that a reader
+// without a bound on lines fails the test instead of hanging it.
+type endless struct{ read, limit int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.limit {
+		return 0, errors.New("read on and on: the line is not bounded")
+	}
+	n := min(len(p), e.limit-e.read)
+	clear(p[:n])
+	e.read += n
+	return n, nil
+}
+
+// A line longer than MaxLineBytes is an error naming it, found after
+// reading little more than the bound, whatever follows.
+func TestImportLongLine(t *testing.T) {
+	good := strings.SplitAfter(string(export(t, openFixture(t))), "\n")[0]
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+		read func(io.Reader) int
+	}{
+		{"endless zeros", func() io.Reader { return &endless{limit: 2 * MaxLineBytes} }, func(r io.Reader) int { return r.(*endless).read }},
+		{"a long second line", func() io.Reader {
+			return io.MultiReader(strings.NewReader(good), &endless{limit: 2 * MaxLineBytes})
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r()
+			_, err := openTemp(t).Import(r)
+			line := "line 1"
+			if tc.read == nil {
+				line = "line 2"
+			}
+			if err == nil || !strings.Contains(err.Error(), line+" is longer than 16 MiB") {
+				t.Errorf("Import = %v, want an error saying %s is longer than 16 MiB", err, line)
+			}
+			if tc.read != nil && tc.read(r) > MaxLineBytes+1<<20 {
+				t.Errorf("read %d bytes to reject a line over %d", tc.read(r), MaxLineBytes)
+			}
+			if _, err := ReadRecords(tc.r()); err == nil || !strings.Contains(err.Error(), line+" is longer than 16 MiB") {
+				t.Errorf("ReadRecords = %v, want an error saying %s is longer than 16 MiB", err, line)
+			}
+		})
+	}
+}
+
+// ReadRecords checks lines as Import does and returns what an import
+// followed by reading every workload would: storage order, each record once.
+func TestReadRecords(t *testing.T) {
+	out := export(t, openFixture(t))
+	lines := strings.SplitAfter(string(out), "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	slices.Reverse(lines)
+	recs, err := ReadRecords(strings.NewReader(strings.Join(lines, "") + "\n" + lines[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, r := range recs {
+		line, _ := marshal(r)
+		b.Write(append(line, '\n'))
+	}
+	if b.String() != string(out) {
+		t.Errorf("ReadRecords of the export reversed, one line twice:\n%s\nwant\n%s", b.Bytes(), out)
+	}
+	if _, err := ReadRecords(strings.NewReader("\n{}\n")); err == nil || !strings.HasPrefix(err.Error(), "tunedb: line 2: ") {
+		t.Errorf("ReadRecords of a bad line = %v", err)
+	}
 }

@@ -53,3 +53,29 @@ func TestBestOfACUDADevice(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line saying there is no CUDA backend yet", code, stdout, stderr)
 	}
 }
+
+// A file with no line ends, such as /dev/zero, is refused after its first
+// 16 MiB instead of being read for ever, and simulate leaves no temporary
+// directory behind.
+func TestEndlessLine(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	db := filepath.Join(t.TempDir(), "tune.db")
+	for _, args := range [][]string{
+		{"db", "import", "--db", db, "/dev/zero"},
+		{"simulate", "--records", "/dev/zero", "--op", "softmax", "--shape", "64x33"},
+		{"simulate", "--records", landscape, "--prior", "/dev/zero", "--op", "softmax", "--shape", "1024x1024"},
+	} {
+		code, stdout, stderr := run(t, "", args...)
+		if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "/dev/zero: tunedb: ") ||
+			!strings.Contains(stderr, "line 1 is longer than 16 MiB") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and one line saying line 1 is too long", args, code, stdout, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in the temporary directory: %v", entries)
+	}
+}
