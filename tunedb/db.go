@@ -23,6 +23,7 @@ var (
 	bucketMeta      = []byte("meta")
 	bucketWorkloads = []byte("workloads")
 	bucketRecords   = []byte("records")
+	bucketAdded     = []byte("added")
 	keyFormat       = []byte("format")
 	keySchema       = []byte("schema")
 	keyWorkload     = []byte("workload")
@@ -56,6 +57,13 @@ func (e noDatabaseError) Is(target error) bool { return target == fs.ErrNotExist
 
 // Options configures Open. A nil *Options means the zero Options.
 type Options struct {
+	// Check, when set, judges each record that Import and Merge would add,
+	// on top of tunedb's own checks of its form and statistics: whatever
+	// needs knowledge tunedb lacks, such as whether its config is a point of
+	// its template's knob space. A record it returns an error for stops the
+	// import, and nothing is added.
+	Check func(Record) error
+
 	// Timeout is how long Open, or each operation of a Shared database,
 	// waits for another process to release the database. Zero means one
 	// second.
@@ -81,6 +89,7 @@ type Options struct {
 type DB struct {
 	bolt     *bbolt.DB // nil when shared: opened per operation
 	path     string
+	check    func(Record) error
 	timeout  time.Duration
 	readOnly bool
 	shared   bool
@@ -110,7 +119,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}
-	db := &DB{path: path, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
+	db := &DB{path: path, check: o.Check, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
 	if err := db.sniff(); err != nil {
 		return nil, err
 	}
@@ -330,19 +339,26 @@ func (db *DB) recoverCorrupt(err *error) {
 
 // records returns the records bucket of the workload with key wkey, or nil.
 func (db *DB) records(tx *bbolt.Tx, wkey []byte) (*bbolt.Bucket, error) {
+	b, err := db.buckets(tx, wkey)
+	return b.records, err
+}
+
+// buckets returns the buckets of the workload with key wkey; records is nil
+// when there is no such workload.
+func (db *DB) buckets(tx *bbolt.Tx, wkey []byte) (buckets, error) {
 	root := tx.Bucket(bucketWorkloads)
 	if root == nil {
-		return nil, nil
+		return buckets{}, nil
 	}
 	wb := root.Bucket(wkey)
 	if wb == nil {
-		return nil, nil
+		return buckets{}, nil
 	}
 	rb := wb.Bucket(bucketRecords)
 	if rb == nil {
-		return nil, db.corrupt(fmt.Sprintf("workload %s has no records bucket", wkey))
+		return buckets{}, db.corrupt(fmt.Sprintf("workload %s has no records bucket", wkey))
 	}
-	return rb, nil
+	return buckets{records: rb, added: wb.Bucket(bucketAdded)}, nil
 }
 
 func (db *DB) decode(v []byte) (Record, error) {
@@ -353,19 +369,42 @@ func (db *DB) decode(v []byte) (Record, error) {
 	return r, nil
 }
 
-func (db *DB) load(rb *bbolt.Bucket) ([]Record, error) {
+// load returns the records of a workload in storage order, and the time
+// each counts as measured at for ranking (see rank).
+func (db *DB) load(b buckets) ([]Record, []time.Time, error) {
 	var recs []Record
-	err := rb.ForEach(func(_, v []byte) error {
+	var at []time.Time
+	err := b.records.ForEach(func(k, v []byte) error {
 		r, err := db.decode(v)
-		recs = append(recs, r)
+		recs, at = append(recs, r), append(at, b.rankTime(k, r))
 		return err
 	})
-	return recs, err
+	return recs, at, err
+}
+
+// buckets are the buckets of one workload.
+type buckets struct {
+	records *bbolt.Bucket
+	added   *bbolt.Bucket // nil when no record came from the future
+}
+
+// rankTime is the time r, stored under k, counts as measured at: its own,
+// or the time it was added to this database when that is earlier.
+func (b buckets) rankTime(k []byte, r Record) time.Time {
+	if b.added != nil {
+		if v := b.added.Get(k); len(v) == 8 {
+			if at := time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC(); at.Before(r.Time) {
+				return at
+			}
+		}
+	}
+	return r.Time
 }
 
 // put stores e unless a record of the same identity exists, and returns the
-// existing record's JSON, valid until the transaction ends.
-func (db *DB) put(tx *bbolt.Tx, e *entry) (old []byte, err error) {
+// existing record's JSON, valid until the transaction ends. A record dated
+// after now gets now as the time it was added (see rank).
+func (db *DB) put(tx *bbolt.Tx, e *entry, now time.Time) (old []byte, err error) {
 	rb, err := db.records(tx, e.wkey)
 	if err != nil {
 		return nil, err
@@ -381,12 +420,25 @@ func (db *DB) put(tx *bbolt.Tx, e *entry) (old []byte, err error) {
 	if err := rb.Put(e.key, e.val); err != nil {
 		return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
 	}
+	if e.rec.Time.After(now) {
+		ab, err := tx.Bucket(bucketWorkloads).Bucket(e.wkey).CreateBucketIfNotExists(bucketAdded)
+		if err == nil {
+			err = ab.Put(e.key, binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
+		}
+	}
 	return nil, nil
 }
 
 // newWorkload creates the bucket of e's workload and returns its records.
 func newWorkload(tx *bbolt.Tx, e *entry) (*bbolt.Bucket, error) {
-	wb, err := tx.Bucket(bucketWorkloads).CreateBucket(e.wkey)
+	root := tx.Bucket(bucketWorkloads)
+	if root == nil {
+		return nil, errors.New("no workloads bucket")
+	}
+	wb, err := root.CreateBucket(e.wkey)
 	if err != nil {
 		return nil, err
 	}
@@ -420,10 +472,11 @@ func (db *DB) Commit(recs []Record) error {
 		}
 		es[i] = e
 	}
+	now := time.Now()
 	return db.update(func(tx *bbolt.Tx) error {
 		for i := range es {
 			e := &es[i]
-			old, err := db.put(tx, e)
+			old, err := db.put(tx, e, now)
 			if err != nil {
 				return err
 			}
@@ -436,17 +489,17 @@ func (db *DB) Commit(recs []Record) error {
 	})
 }
 
-// scan calls fn with the records bucket of w, if w has records.
-func (db *DB) scan(w Workload, fn func(rb *bbolt.Bucket) error) error {
+// scan calls fn with the buckets of w, if w has records.
+func (db *DB) scan(w Workload, fn func(b buckets) error) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
 	return db.view(func(tx *bbolt.Tx) error {
-		rb, err := db.records(tx, []byte(w.Key()))
-		if rb == nil {
+		b, err := db.buckets(tx, []byte(w.Key()))
+		if b.records == nil {
 			return err
 		}
-		return fn(rb)
+		return fn(b)
 	})
 }
 
@@ -454,8 +507,8 @@ func (db *DB) scan(w Workload, fn func(rb *bbolt.Bucket) error) error {
 // by time.
 func (db *DB) Records(w Workload) ([]Record, error) {
 	var recs []Record
-	err := db.scan(w, func(rb *bbolt.Bucket) (err error) {
-		recs, err = db.load(rb)
+	err := db.scan(w, func(b buckets) (err error) {
+		recs, _, err = db.load(b)
 		return err
 	})
 	return recs, err
@@ -474,13 +527,20 @@ func (db *DB) Best(w Workload) (Record, bool, error) {
 
 // TopK returns up to k configs of w, fastest first, each as its latest ok
 // record: a config measured more than once is ranked by its most recent
-// measurement.
+// measurement. A record dated after the moment it was added to this
+// database counts as measured at that moment, so that a future date
+// (forged, or from a machine whose clock runs ahead) cannot keep it ahead of
+// the measurements made after it arrived.
 func (db *DB) TopK(w Workload, k int) ([]Record, error) {
-	recs, err := db.Records(w)
+	var top []Record
+	err := db.scan(w, func(b buckets) error {
+		recs, at, err := db.load(b)
+		top = rank(recs, at)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	top := rank(recs)
 	return top[:max(0, min(k, len(top)))], nil
 }
 
@@ -488,8 +548,8 @@ func (db *DB) TopK(w Workload, k int) ([]Record, error) {
 // so a resumed run can skip them without a query per config.
 func (db *DB) Measured(w Workload) (map[string]bool, error) {
 	seen := make(map[string]bool)
-	err := db.scan(w, func(rb *bbolt.Bucket) error {
-		return rb.ForEach(func(k, _ []byte) error {
+	err := db.scan(w, func(b buckets) error {
+		return b.records.ForEach(func(k, _ []byte) error {
 			if len(k) < 9 {
 				return db.corrupt(fmt.Sprintf("record key %q", k))
 			}
@@ -561,11 +621,11 @@ func (db *DB) Workloads() ([]Summary, error) {
 			if err != nil {
 				return err
 			}
-			rb, err := db.records(tx, k)
+			b, err := db.buckets(tx, k)
 			if err != nil {
 				return err
 			}
-			recs, err := db.load(rb)
+			recs, at, err := db.load(b)
 			if err != nil {
 				return err
 			}
@@ -573,7 +633,7 @@ func (db *DB) Workloads() ([]Summary, error) {
 			for _, r := range recs {
 				s.ByStatus[r.Status]++
 			}
-			if top := rank(recs); len(top) > 0 {
+			if top := rank(recs, at); len(top) > 0 {
 				s.Best = &top[0]
 			}
 			sums = append(sums, s)
@@ -601,20 +661,21 @@ func (db *DB) Prune(k int) (removed int, err error) {
 			return err
 		}
 		for _, wk := range wkeys {
-			rb, err := db.records(tx, wk)
+			b, err := db.buckets(tx, wk)
 			if err != nil {
 				return err
 			}
 			var keys [][]byte
 			var recs []Record
-			if err := rb.ForEach(func(k, v []byte) error {
+			var at []time.Time
+			if err := b.records.ForEach(func(k, v []byte) error {
 				r, err := db.decode(v)
-				keys, recs = append(keys, bytes.Clone(k)), append(recs, r)
+				keys, recs, at = append(keys, bytes.Clone(k)), append(recs, r), append(at, b.rankTime(k, r))
 				return err
 			}); err != nil {
 				return err
 			}
-			top := rank(recs)
+			top := rank(recs, at)
 			keep := make(map[string]bool)
 			for _, r := range top[:min(k, len(top))] {
 				keep[r.Config.String()] = true
@@ -628,8 +689,13 @@ func (db *DB) Prune(k int) (removed int, err error) {
 			}
 			for i, r := range recs {
 				if !keep[r.Config.String()] {
-					if err := rb.Delete(keys[i]); err != nil {
+					if err := b.records.Delete(keys[i]); err != nil {
 						return err
+					}
+					if b.added != nil {
+						if err := b.added.Delete(keys[i]); err != nil {
+							return err
+						}
 					}
 					removed++
 				}

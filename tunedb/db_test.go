@@ -273,7 +273,19 @@ func TestCommitRejects(t *testing.T) {
 		{"newer schema", func(r *Record) { r.Schema = SchemaVersion + 1 }, "upgrade autotune"},
 		{"negative schema", func(r *Record) { r.Schema = -1 }, "unknown record schema -1"},
 		{"ok without median", func(r *Record) { r.MedianNS = 0 }, "positive median_ns"},
-		{"NaN sample", func(r *Record) { r.SamplesNS = []float64{math.NaN()} }, "unsupported value"},
+		{"NaN sample", func(r *Record) { r.SamplesNS = []float64{math.NaN()} }, "sample 0 is NaN"},
+		{"negative sample", func(r *Record) { r.SamplesNS[1] = -100 }, "sample 1 is -100"},
+		{"median not of the samples", func(r *Record) { r.MedianNS = 50 }, "median_ns 50 is not the median of the samples, 100"},
+		{"p20 above the median", func(r *Record) { r.P20NS = 105 }, "p20_ns 105, median_ns 100 and p80_ns 110"},
+		{"p80 above the slowest", func(r *Record) { r.P80NS = 200 }, "p80_ns 200 is outside the samples' range 90..110"},
+		{"p20 of a failure above its median", func(r *Record) { r.Status, r.SamplesNS, r.P20NS = StatusTimeout, nil, 101 }, "out of order"},
+		{"infinite median", func(r *Record) {
+			r.Status, r.SamplesNS, r.MedianNS, r.P20NS, r.P80NS = StatusTimeout, nil, math.Inf(1), 0, 0
+		}, "median_ns is +Inf"},
+		{"long error", func(r *Record) { r.Status, r.Error = StatusBuildError, strings.Repeat("x", MaxErrorBytes+1) }, "error is 65537 bytes, over 65536"},
+		{"many samples", func(r *Record) { r.SamplesNS = slices.Repeat([]float64{100}, MaxSamples+1) }, "100001 samples, over 100000"},
+		{"long tool", func(r *Record) { r.Tool = strings.Repeat("v", 257) }, "tool is 257 bytes, over 256"},
+		{"negative build time", func(r *Record) { r.BuildNS = -1 }, "build_ns is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -304,7 +316,7 @@ func TestCommitIdentity(t *testing.T) {
 		t.Errorf("recommitting an identical record: %v", err)
 	}
 	changed := r
-	changed.MedianNS = 90
+	changed.RunNS++
 	if err := db.Commit([]Record{changed}); err == nil || !strings.Contains(err.Error(), "already stored with different content") {
 		t.Errorf("Commit of a changed record = %v, want a refusal", err)
 	}
@@ -653,7 +665,7 @@ func TestStatuses(t *testing.T) {
 // TestExportLine pins the JSON Lines format of schema 1.
 func TestExportLine(t *testing.T) {
 	r := rec(t, softmax, "vec=8,unroll=1", StatusOK, 100, 0)
-	r.SamplesNS, r.P20NS, r.P80NS = []float64{110, 100}, 90, 110
+	r.SamplesNS, r.P20NS, r.P80NS = []float64{110, 100, 90}, 90, 110
 	r.Time = r.Time.Add(1500 * time.Microsecond)
 	f := rec(t, softmax, "vec=4,unroll=1", StatusBuildError, 0, 1)
 	f.Error = "expected '>' && '<'"
@@ -664,7 +676,7 @@ func TestExportLine(t *testing.T) {
 	w := `"workload":{"op":"softmax","shape":[4096,1024],"dtype":"f32","device":"` + device + `","template":"t1"}`
 	want := `{"schema":1,` + w + `,"config":{"vec":4,"unroll":1},"status":"build_error","error":"expected '>' && '<'",` +
 		`"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:01Z","tool":"autotune test"}` + "\n" +
-		`{"schema":1,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100],"median_ns":100,` +
+		`{"schema":1,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100,90],"median_ns":100,` +
 		`"p20_ns":90,"p80_ns":110,"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:00.0015Z","tool":"autotune test"}` + "\n"
 	if got := string(export(t, db)); got != want {
 		t.Errorf("export =\n%s\nwant\n%s", got, want)

@@ -15,14 +15,22 @@
 //	<canonical config text> 0x00 <Time.UnixNano, 8 bytes big-endian>  →  the Record as JSON
 //
 // Config text never contains a NUL byte, so the records of a config are
-// adjacent and "measured already?" is one seek. Storage order, the order of
+// adjacent and "measured already?" is one seek. A record stored before the
+// time it is dated also gets an entry under its key in the workload's
+// nested bucket "added", created when first needed: the time it was stored,
+// UnixNano as 8 bytes big-endian, which is when it counts as measured for
+// ranking (see TopK). Storage order, the order of
 // Records and Export, is key order: by config text, then by time. Values are
 // decoded inside their transaction; nothing returned points into the mapped
 // file.
 //
 // # Identity
 //
-// A record is identified by its workload, config and time. Commit refuses
+// A record is identified by its workload, config and time. Every record
+// stored is checked: its form, its statistics against its samples (see
+// MaxSamples, MaxErrorBytes), and for Import and Merge its date (at most a
+// day ahead) and Options.Check, which lets the caller check what tunedb
+// cannot, such as a config against its template's knob space. Commit refuses
 // to replace a record by a different one of the same identity. Import and
 // Merge skip records whose identity is present, so repeating them changes
 // nothing. The template version is part of the workload: records of an older

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
@@ -59,11 +60,30 @@ const MaxLineBytes = 16 << 20
 // skipped, never replaced, so importing the same file twice is harmless.
 // Empty lines are ignored; a line longer than MaxLineBytes is an error.
 func (db *DB) Import(r io.Reader) (ImportStats, error) {
-	es, err := readEntries(r)
+	now := time.Now()
+	es, err := readEntries(r, func(r Record) error { return db.admit(r, now) })
 	if err != nil {
 		return ImportStats{}, fmt.Errorf("tunedb: import %w", err)
 	}
-	return db.add(es)
+	return db.add(es, now)
+}
+
+// maxAhead is how far ahead of this machine's clock an imported record may
+// be dated: clocks differ by seconds, and a record of next week is damage or
+// forgery. Within it, ranking still counts a record as measured no later
+// than when it was added (see TopK).
+const maxAhead = 24 * time.Hour
+
+// admit is what Import and Merge check on top of the record's form: its
+// date, and Options.Check.
+func (db *DB) admit(r Record, now time.Time) error {
+	if r.Time.After(now.Add(maxAhead)) {
+		return fmt.Errorf("time %s is more than a day ahead of this machine's clock", r.Time.Format(time.RFC3339Nano))
+	}
+	if db.check != nil {
+		return db.check(r)
+	}
+	return nil
 }
 
 // ReadRecords reads a JSON Lines stream as Import does, checking every line
@@ -71,7 +91,7 @@ func (db *DB) Import(r io.Reader) (ImportStats, error) {
 // into an empty database and reading back every record would, in storage
 // order (workloads by Key, then by config and time), each identity once.
 func ReadRecords(r io.Reader) ([]Record, error) {
-	es, err := readEntries(r)
+	es, err := readEntries(r, nil)
 	if err != nil {
 		return nil, fmt.Errorf("tunedb: %w", err)
 	}
@@ -91,8 +111,9 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 	return recs, nil
 }
 
-// readEntries parses every line of r. Its errors start with "line N: ".
-func readEntries(r io.Reader) ([]entry, error) {
+// readEntries parses every line of r, and admits each record with admit
+// unless it is nil. Its errors start with "line N".
+func readEntries(r io.Reader, admit func(Record) error) ([]entry, error) {
 	var es []entry
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
@@ -105,6 +126,9 @@ func readEntries(r io.Reader) ([]entry, error) {
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			e, perr := parseLine(line)
+			if perr == nil && admit != nil {
+				perr = admit(e.rec)
+			}
 			if perr != nil {
 				return nil, fmt.Errorf("line %d: %w", n, perr)
 			}
@@ -150,14 +174,14 @@ func parseLine(line []byte) (entry, error) {
 }
 
 // add stores es in one transaction, skipping records already present.
-func (db *DB) add(es []entry) (ImportStats, error) {
+func (db *DB) add(es []entry, now time.Time) (ImportStats, error) {
 	var st ImportStats
 	if len(es) == 0 {
 		return st, nil
 	}
 	err := db.update(func(tx *bbolt.Tx) error {
 		for i := range es {
-			old, err := db.put(tx, &es[i])
+			old, err := db.put(tx, &es[i], now)
 			if err != nil {
 				return err
 			}
@@ -191,11 +215,16 @@ func (db *DB) Merge(path string) (ImportStats, error) {
 	}
 	defer other.Close()
 	var es []entry
+	now := time.Now()
 	err = other.view(func(tx *bbolt.Tx) error {
 		return other.eachRecord(tx, func(r Record) error {
 			e, err := prepare(r)
+			if err == nil {
+				err = db.admit(e.rec, now)
+			}
 			if err != nil {
-				return fmt.Errorf("tunedb: merge %s: %w", path, err)
+				return fmt.Errorf("tunedb: merge %s: %s config %s at %s: %w", path, r.Workload.Key(), r.Config,
+					r.Time.Format(time.RFC3339Nano), err)
 			}
 			es = append(es, e)
 			return nil
@@ -204,7 +233,7 @@ func (db *DB) Merge(path string) (ImportStats, error) {
 	if err != nil {
 		return ImportStats{}, err
 	}
-	return db.add(es)
+	return db.add(es, now)
 }
 
 // eachRecord calls fn with every record: workloads by Key, then records in

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func export(t testing.TB, db *DB) []byte {
@@ -307,5 +308,107 @@ func TestReadRecords(t *testing.T) {
 	}
 	if _, err := ReadRecords(strings.NewReader("\n{}\n")); err == nil || !strings.HasPrefix(err.Error(), "tunedb: line 2: ") {
 		t.Errorf("ReadRecords of a bad line = %v", err)
+	}
+}
+
+// A record dated in the future (forged, or from a machine whose clock runs
+// ahead) does not outrank the measurements made after it arrived.
+func TestFutureRecordDoesNotPin(t *testing.T) {
+	db := openFixture(t) // vec=16,unroll=2 at 320 ns is the best
+	future := rec(t, softmax, "vec=32,unroll=4", StatusOK, 100, 0)
+	future.Time, future.Schema = time.Now().Add(12*time.Hour).UTC().Truncate(time.Second), SchemaVersion
+	line, _ := marshal(future)
+	if _, err := db.Import(bytes.NewReader(line)); err != nil {
+		t.Fatal(err)
+	}
+	if best, _, _ := db.Best(softmax); best.MedianNS != 100 {
+		t.Fatalf("Best after importing a 100 ns record = %v, want it", best.MedianNS)
+	}
+	// Re-measured now, slower: the re-measurement is what counts.
+	again := rec(t, softmax, "vec=32,unroll=4", StatusOK, 1000, 0)
+	again.Time = time.Now().UTC()
+	if err := db.Commit([]Record{again}); err != nil {
+		t.Fatal(err)
+	}
+	top, err := db.TopK(softmax, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := brief(top); len(got) != 3 || top[0].MedianNS != 320 || top[2].MedianNS != 1000 {
+		t.Errorf("TopK after re-measuring the future-dated config = %q, want it last at 1000 ns", got)
+	}
+	// The record itself is kept as it came: export gives it back.
+	if !bytes.Contains(export(t, db), line) {
+		t.Error("the future-dated record is not exported unchanged")
+	}
+	// Pruning deletes what it kept about the record with the record.
+	if _, err := db.Prune(1); err != nil {
+		t.Fatal(err)
+	}
+	if best, _, err := db.Best(softmax); err != nil || best.MedianNS != 320 {
+		t.Errorf("Best after prune = %v, %v", best.MedianNS, err)
+	}
+}
+
+// Import and Merge refuse records dated more than a day ahead, and records
+// the Check option refuses.
+func TestImportChecks(t *testing.T) {
+	far := rec(t, softmax, "vec=32,unroll=4", StatusOK, 100, 0)
+	far.Time, far.Schema = time.Now().Add(25*time.Hour).UTC(), SchemaVersion
+	farLine, _ := marshal(far)
+	good := export(t, openFixture(t))
+	vetoed := 1 + slices.IndexFunc(strings.Split(string(good), "\n"), func(l string) bool {
+		return strings.Contains(l, `"config":{"vec":4,"unroll":1}`)
+	})
+	veto := func(r Record) error {
+		if r.Config.String() == "vec=4,unroll=1" {
+			return errors.New("vec=4 is not a knob value")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name   string
+		input  []byte
+		check  func(Record) error
+		line   int
+		reason string
+	}{
+		{"a day ahead", append(append([]byte{}, good...), farLine...), nil, 13,
+			"time " + far.Time.Format(time.RFC3339Nano) + " is more than a day ahead of this machine's clock"},
+		{"vetoed", good, veto, vetoed, "vec=4 is not a knob value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(filepath.Join(dir, "a.db"), &Options{Check: tc.check})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			want := fmt.Sprintf("tunedb: import line %d: %s", tc.line, tc.reason)
+			if _, err := db.Import(bytes.NewReader(tc.input)); err == nil || err.Error() != want {
+				t.Errorf("Import = %v, want %q", err, want)
+			}
+			if out := export(t, db); len(out) != 0 {
+				t.Errorf("a refused import added records:\n%s", out)
+			}
+			// The same records in a database to merge; Commit does not
+			// check the clock, a tuner's records are its own.
+			src := openAt(t, filepath.Join(dir, "src.db"))
+			if err := src.Commit(fixture(t)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.check == nil {
+				if err := src.Commit([]Record{far}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src.Close()
+			if _, err := db.Merge(src.Path()); err == nil || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("Merge = %v, want %q", err, tc.reason)
+			}
+			if out := export(t, db); len(out) != 0 {
+				t.Errorf("a refused merge added records:\n%s", out)
+			}
+		})
 	}
 }

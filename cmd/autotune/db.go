@@ -13,6 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -86,7 +89,10 @@ Usage: autotune db import [--db PATH] FILE...
 
 Adds the records of JSON Lines files (written by 'autotune db export'; "-"
 reads standard input). A file is imported whole or not at all; records the
-database already has are skipped, so importing twice changes nothing.
+database already has are skipped, so importing twice changes nothing. Every
+record is checked first: its statistics against its samples, its size, its
+date (at most a day ahead), and, for the current template of its op, that
+its config is in the template's knob space (see docs/database.md).
 
 Examples:
   autotune db import records.jsonl
@@ -96,7 +102,8 @@ Examples:
 Usage: autotune db merge [--db PATH] OTHER.db...
 
 Adds every record of other tuning databases; records already present are
-skipped. The other databases are only read.
+skipped, and every record is checked as 'db import' checks it. The other
+databases are only read.
 
 Examples:
   autotune db merge --db team.db laptop.db workstation.db
@@ -162,7 +169,61 @@ func openDB(path string, mode int) (*tunedb.DB, error) {
 			return nil, fmt.Errorf("tunedb: no database at %s", path)
 		}
 	}
-	return tunedb.Open(path, nil)
+	return tunedb.Open(path, &tunedb.Options{Check: newRecordCheck()})
+}
+
+// newRecordCheck returns the check of tunedb.Options.Check for imports and
+// merges: a record of the current version of its op's template must be of a
+// config of the template's space, for its shape and for the machine its
+// device fingerprint describes. tunedb checks the rest of a record; it
+// knows nothing of templates. Records of other template versions measured
+// code this autotune cannot rebuild, and pass.
+func newRecordCheck() func(tunedb.Record) error {
+	spaces := map[string]*schedule.Space{} // by workload key
+	return func(r tunedb.Record) (err error) {
+		tmpl, ok := tune.Template(r.Workload.Op)
+		if !ok || tmpl.Version != r.Workload.Template {
+			return nil
+		}
+		key := r.Workload.Key()
+		space, ok := spaces[key]
+		if !ok {
+			if space, err = recordSpace(tmpl, r.Workload); err != nil {
+				return err
+			}
+			spaces[key] = space
+		}
+		c, err := space.Canonical(r.Config)
+		if err != nil {
+			return err
+		}
+		if c.String() != r.Config.String() {
+			return fmt.Errorf("config %s is not in the knob order of %s's template (%s)", r.Config, r.Workload.Op, c)
+		}
+		if r.Status == tunedb.StatusInvalid {
+			return nil // rejected by a constraint: it may violate one
+		}
+		return space.Check(c)
+	}
+}
+
+// recordSpace returns the knob space of a workload's template on the
+// machine of its device fingerprint.
+func recordSpace(tmpl kernels.Template, w tunedb.Workload) (_ *schedule.Space, err error) {
+	if _, err := tmpl.Op.ParseShape(kernels.FormatShape(w.Shape)); err != nil {
+		return nil, err
+	}
+	target, err := device.FromFingerprint(w.Device)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// A template trusts its shape and target; say which record broke it.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the knob space of %s %s on %s: %v", w.Op, w.ShapeString(), w.Device, r)
+		}
+	}()
+	return tmpl.Space(w.Shape, target), nil
 }
 
 // tunerLockWait is how long a tuner waits for the database at each batch:

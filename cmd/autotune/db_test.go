@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // Commands that only read never create a database: a mistyped path is an
@@ -77,5 +80,69 @@ func TestEndlessLine(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
 		t.Errorf("left in the temporary directory: %v", entries)
+	}
+}
+
+// db import and merge check a record of the current template against the
+// template's knob space on the machine that measured it.
+func TestImportChecksTheSpace(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	seed(t, src)
+	_, exported, _ := run(t, "", "db", "export", "--db", src)
+	var good string
+	for _, l := range strings.SplitAfter(exported, "\n") {
+		if strings.Contains(l, `"vec":1,"unroll":2,`) {
+			good = l
+		}
+	}
+	if good == "" {
+		t.Fatalf("no record of vec=1,unroll=2 in\n%s", exported)
+	}
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{"value not in the space", strings.Replace(good, `"unroll":2`, `"unroll":3`, 1), "unroll=3 is not one of"},
+		{"unknown knob", strings.Replace(good, `"unroll":2`, `"unrol":2`, 1), "unknown knob unrol"},
+		{"missing knob", strings.Replace(good, `"unroll":2,`, ``, 1), "has no value for knob unroll"},
+		{"knob order", strings.Replace(good, `"vec":1,"unroll":2`, `"unroll":2,"vec":1`, 1), "not in the knob order"},
+		{"constraint", strings.Replace(good, `"rows_per_chunk":1`, `"rows_per_chunk":4`, 1), "violates constraint rows_per_chunk_needs_threads"},
+		{"shape of another op", strings.Replace(good, `"shape":[64,33]`, `"shape":[64,33,2]`, 1), "3 dimensions, want RxC"},
+		{"unknown machine", strings.Replace(good, `"device":"cpu/`, `"device":"tpu/`, 1), "cannot rebuild the target"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.line == good {
+				t.Fatal("the test did not change the record")
+			}
+			db := filepath.Join(t.TempDir(), "tune.db")
+			code, _, stderr := run(t, good+tc.line, "db", "import", "--db", db, "-")
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "line 2: ") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and line 2 refused with %q", code, stderr, tc.want)
+			}
+		})
+	}
+	// A record of another template version is not checked: its space is
+	// not this autotune's.
+	old := strings.Replace(strings.Replace(good, `"unroll":2`, `"unroll":3`, 1), `"template":"`, `"template":"old-`, 1)
+	db := filepath.Join(t.TempDir(), "tune.db")
+	if code, stdout, stderr := run(t, old, "db", "import", "--db", db, "-"); code != 0 || !strings.Contains(stdout, "imported 1 records") {
+		t.Errorf("import of another template version: exit %d, %q %q", code, stdout, stderr)
+	}
+	// Merge checks the same way.
+	var r tunedb.Record
+	if err := json.Unmarshal([]byte(strings.Replace(good, `"unroll":2`, `"unroll":3`, 1)), &r); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.db")
+	b, err := tunedb.Open(bad, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit([]tunedb.Record{r}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if code, _, stderr := run(t, "", "db", "merge", "--db", db, bad); code != 1 || !strings.Contains(stderr, "unroll=3 is not one of") {
+		t.Errorf("merge of a record outside the space: exit %d, %q", code, stderr)
 	}
 }
