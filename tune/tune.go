@@ -49,6 +49,11 @@ type Task struct {
 	Time      time.Duration // wall-clock budget; 0 means none
 	BatchSize int           // configs built and run together; 0 means 16
 	Tool      string        // version stamped into records
+
+	// RetryFailed measures again every config whose only records are
+	// transient failures (timeout, crash); without it each is retried once,
+	// in the run after it failed (see tunedb.DB.Measured).
+	RetryFailed bool
 }
 
 // DType is the element type of every workload until templates take others.
@@ -105,7 +110,7 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	}
 	batchSize := cmp.Or(t.BatchSize, 16)
 	w := Workload(t.Template, t.Shape, t.Target)
-	measured, err := t.Store.Measured(w)
+	measured, err := t.Store.Measured(w, t.RetryFailed)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -544,19 +544,38 @@ func (db *DB) TopK(w Workload, k int) ([]Record, error) {
 	return top[:max(0, min(k, len(top)))], nil
 }
 
-// Measured returns the canonical text of every config with a record for w,
-// so a resumed run can skip them without a query per config.
-func (db *DB) Measured(w Workload) (map[string]bool, error) {
+// Measured returns the canonical text of every config a new run of w
+// should skip, so that it can skip them without a query per config: those
+// with an ok record or a final failure (Status.Transient), and those whose
+// transient failures were retried once already (two or more of them). A
+// config that only failed transiently, once, is measured again by the next
+// run; with retryFailed, every config that only failed transiently is.
+func (db *DB) Measured(w Workload, retryFailed bool) (map[string]bool, error) {
+	transient := make(map[string]int)
 	seen := make(map[string]bool)
 	err := db.scan(w, func(b buckets) error {
-		return b.records.ForEach(func(k, _ []byte) error {
+		return b.records.ForEach(func(k, v []byte) error {
 			if len(k) < 9 {
 				return db.corrupt(fmt.Sprintf("record key %q", k))
 			}
-			seen[string(k[:len(k)-9])] = true
+			r, err := db.decode(v)
+			if err != nil {
+				return err
+			}
+			c := string(k[:len(k)-9])
+			if r.Status.Transient() {
+				transient[c]++
+			} else {
+				seen[c] = true
+			}
 			return nil
 		})
 	})
+	for c, n := range transient {
+		if n >= 2 && !retryFailed {
+			seen[c] = true
+		}
+	}
 	return seen, err
 }
 

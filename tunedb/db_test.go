@@ -138,36 +138,56 @@ func TestBestAndTopK(t *testing.T) {
 
 func TestMeasured(t *testing.T) {
 	db := openFixture(t)
+	// A transient failure retried once and failed again is not retried.
+	if err := db.Commit([]Record{rec(t, gemm, "mc=128,nc=64", StatusCrash, 0, 20)}); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		w    Workload
-		cfg  string
-		want bool
+		w           Workload
+		cfg         string
+		want, retry bool // measured by default; with retryFailed
 	}{
-		{softmax, "vec=16,unroll=2", true},
-		{softmax, "vec=16,unroll=4", true}, // failed, still measured
-		{softmax, "vec=64,unroll=1", true},
-		{softmax, "vec=16", false}, // a prefix of measured configs
-		{softmax, "vec=2,unroll=1", false},
-		{softmaxT2, "vec=16,unroll=2", false},
-		{gemm, "mc=64,nc=64", true},
+		{softmax, "vec=16,unroll=2", true, true},   // ok, and a timeout
+		{softmax, "vec=16,unroll=4", false, false}, // one runtime_error: transient, retried once
+		{softmax, "vec=4,unroll=1", true, true},    // wrong_answer is final
+		{softmax, "vec=64,unroll=1", true, true},   // invalid is final
+		{softmax, "vec=16", false, false},          // a prefix of measured configs
+		{softmax, "vec=2,unroll=1", false, false},
+		{softmaxT2, "vec=16,unroll=2", false, false},
+		{gemm, "mc=64,nc=64", true, true},   // build_error is final
+		{gemm, "mc=128,nc=64", true, false}, // timeout, then crash: retried once already
 	}
 	for _, tt := range tests {
 		t.Run(tt.w.Template+"/"+tt.cfg, func(t *testing.T) {
-			m, err := db.Measured(tt.w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m[tt.cfg] != tt.want {
-				t.Errorf("Measured[%s] = %v, want %v", tt.cfg, m[tt.cfg], tt.want)
+			for _, retry := range []bool{false, true} {
+				m, err := db.Measured(tt.w, retry)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := tt.want && !retry || tt.retry && retry; m[tt.cfg] != want {
+					t.Errorf("Measured(retryFailed=%v)[%s] = %v, want %v", retry, tt.cfg, m[tt.cfg], want)
+				}
 			}
 		})
 	}
-	m, err := db.Measured(softmax)
+	m, err := db.Measured(softmax, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 6 {
-		t.Errorf("Measured(softmax) has %d configs, want 6: %v", len(m), m)
+	if len(m) != 5 {
+		t.Errorf("Measured(softmax) has %d configs, want 5: %v", len(m), m)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	var got []Status
+	for _, s := range Statuses() {
+		if s.Transient() {
+			got = append(got, s)
+		}
+	}
+	if want := []Status{StatusRuntimeError, StatusCrash, StatusTimeout}; !slices.Equal(got, want) {
+		t.Errorf("transient statuses %v, want %v", got, want)
 	}
 }
 

@@ -41,7 +41,9 @@
 // Commit writes a batch in one bbolt transaction, on disk when Commit
 // returns. A tuner killed at any moment loses at most the batch it was
 // measuring; the next run asks Measured which configs to skip, failures
-// included, and measures each config once. One process at a time may hold a
+// included, and measures each config once, but for transient failures
+// (Status.Transient: timeout, crash, runtime_error), which it retries once,
+// or always when asked to. One process at a time may hold a
 // database for writing; readers share it with each other but not with a
 // writer, and an open gives up after Options.Timeout. A Shared database is
 // held only during each operation, so a long-running tuner lets readers and

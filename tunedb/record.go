@@ -132,6 +132,15 @@ func Statuses() []Status { return slices.Clone(statuses) }
 // Valid reports whether s is one of Statuses.
 func (s Status) Valid() bool { return slices.Contains(statuses, s) }
 
+// Transient reports whether s may not happen again: a timeout, a crash or a
+// runtime error can come from the machine (load, a killed harness, a lost
+// device) rather than from the config, so a later run retries such a config
+// once (see DB.Measured). Every other failure (invalid, build_error,
+// wrong_answer) is deterministic and final.
+func (s Status) Transient() bool {
+	return s == StatusTimeout || s == StatusCrash || s == StatusRuntimeError
+}
+
 // Record is one measurement of one config of one workload. Failures are
 // records too: they keep a config from being measured again.
 type Record struct {

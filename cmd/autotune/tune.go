@@ -28,8 +28,11 @@ Explores the knobs of the op's template for one workload: generates a kernel
 for each proposed config, builds a batch at a time, checks each kernel
 against a float64 reference, times the correct ones, and stores every
 measurement (failures too) in the tuning database. Rerunning the same
-command resumes: configs already measured are not measured again. Ctrl-C
-commits what was measured and prints the summary.
+command resumes: configs already measured are not measured again, except
+that a config that timed out or crashed (which the machine, not the config,
+may cause) is measured once more by the next run; --retry-failed measures
+again every config that only ever timed out or crashed. Ctrl-C commits what
+was measured and prints the summary.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
@@ -72,6 +75,7 @@ type tuneOptions struct {
 	early    int
 	leaders  int
 	batch    int
+	retry    bool
 }
 
 func (o *tuneOptions) register(fs *flag.FlagSet) {
@@ -86,6 +90,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
+	fs.BoolVar(&o.retry, "retry-failed", false, "measure again every config whose only records are timeouts, crashes or runtime errors")
 }
 
 // timeBudget returns the --time budget: as given, or none when --trials is
@@ -155,7 +160,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		Store:    db, Observer: progress,
 		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
-		Tool: version,
+		Tool: version, RetryFailed: o.retry,
 	})
 	progress.finish()
 	if err != nil {
