@@ -17,9 +17,13 @@ import (
 
 // Export writes every record as JSON Lines, one Record per line: workloads by
 // Key, then each workload's records in storage order. The order depends only
-// on the content, so exports of equal databases are equal files.
+// on the content, so exports of equal databases are equal files. It copies
+// the records in one read transaction and writes them to w after it, so a
+// slow w never keeps a writer waiting; a copy over spoolMemory goes to a
+// temporary file, removed before Export returns.
 func (db *DB) Export(w io.Writer) error {
-	bw := bufio.NewWriter(w)
+	var sp spool
+	defer sp.discard()
 	err := db.view(func(tx *bbolt.Tx) error {
 		// Encoding the decoded record, rather than copying the stored bytes,
 		// means every line is a valid Record of this schema.
@@ -28,7 +32,7 @@ func (db *DB) Export(w io.Writer) error {
 			if err != nil {
 				return db.corrupt(err)
 			}
-			if _, err := bw.Write(append(line, '\n')); err != nil {
+			if err := sp.write(append(line, '\n')); err != nil {
 				return fmt.Errorf("tunedb: export: %w", err)
 			}
 			return nil
@@ -37,10 +41,59 @@ func (db *DB) Export(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := sp.copyTo(w); err != nil {
 		return fmt.Errorf("tunedb: export: %w", err)
 	}
 	return nil
+}
+
+// spoolMemory is how much of an export is kept in memory before the rest
+// goes to a temporary file.
+var spoolMemory = 32 << 20
+
+// spool holds bytes in memory, then in a temporary file.
+type spool struct {
+	mem  bytes.Buffer
+	file *os.File
+}
+
+func (s *spool) write(p []byte) error {
+	if s.file == nil && s.mem.Len()+len(p) > spoolMemory {
+		f, err := os.CreateTemp("", "autotune-export-*")
+		if err != nil {
+			return err
+		}
+		s.file = f
+		if _, err := s.mem.WriteTo(f); err != nil {
+			return err
+		}
+	}
+	if s.file != nil {
+		_, err := s.file.Write(p)
+		return err
+	}
+	s.mem.Write(p)
+	return nil
+}
+
+func (s *spool) copyTo(w io.Writer) error {
+	if s.file == nil {
+		_, err := s.mem.WriteTo(w)
+		return err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(w, bufio.NewReaderSize(s.file, 1<<16))
+	return err
+}
+
+// discard removes the temporary file, if any.
+func (s *spool) discard() {
+	if s.file != nil {
+		s.file.Close()
+		os.Remove(s.file.Name())
+	}
 }
 
 // ImportStats counts the records of an import or merge.

@@ -412,3 +412,73 @@ func TestImportChecks(t *testing.T) {
 		})
 	}
 }
+
+// blocked is a writer whose writes wait until release is closed; started
+// is closed at the first write.
+type blocked struct {
+	started, release chan struct{}
+	once             bool
+	buf              bytes.Buffer
+}
+
+func (b *blocked) Write(p []byte) (int, error) {
+	if !b.once {
+		b.once = true
+		close(b.started)
+		<-b.release
+	}
+	return b.buf.Write(p)
+}
+
+// Export reads a snapshot and writes it after releasing the database, so a
+// slow reader of its output (a pager, a pipe) does not keep a tuner from
+// committing.
+func TestExportDoesNotHoldTheLock(t *testing.T) {
+	for _, memory := range []int{32 << 20, 1 << 10} { // in memory; spilled to a file
+		t.Run(fmt.Sprint(memory), func(t *testing.T) {
+			defer func(m int) { spoolMemory = m }(spoolMemory)
+			spoolMemory = memory
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			path := filepath.Join(t.TempDir(), "shared.db")
+			w, err := Open(path, &Options{Shared: true, Timeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var recs []Record
+			for i := range 200 {
+				recs = append(recs, rec(t, softmax, fmt.Sprintf("vec=%d,unroll=1", i), StatusOK, 100, i))
+			}
+			if err := w.Commit(recs); err != nil {
+				t.Fatal(err)
+			}
+			want := export(t, w)
+			r, err := Open(path, &Options{Shared: true, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &blocked{started: make(chan struct{}), release: make(chan struct{})}
+			done := make(chan error)
+			go func() { done <- r.Export(out) }()
+			select {
+			case <-out.started:
+			case err := <-done:
+				t.Fatalf("Export = %v before it wrote anything", err)
+			}
+			if err := w.Commit([]Record{rec(t, gemm, "mc=1", StatusOK, 100, 0)}); err != nil {
+				t.Errorf("a commit while the export writes its output: %v", err)
+			}
+			close(out.release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.buf.Bytes(), want) {
+				t.Error("the export differs from one written at once")
+			}
+			if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+				t.Errorf("export left %v in the temporary directory", entries)
+			}
+		})
+	}
+}
