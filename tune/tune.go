@@ -125,7 +125,9 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		s.Best = &best
 	}
 	defer func() {
-		if err := learn.save(t.Store); err != nil && runErr == nil {
+		// A model is derived data: one the busy database cannot take now is
+		// trained again next run.
+		if err := learn.save(t.Store); err != nil && runErr == nil && !errors.Is(err, tunedb.ErrInUse) {
 			runErr = err
 		}
 	}()
@@ -196,20 +198,16 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	return s, nil
 }
 
-// commitTries bounds how often a batch's commit is retried while another
-// process holds the database; each try waits for the lock's timeout.
-const commitTries = 10
-
-// commit stores a batch. Measurements are expensive and a reader (an export
-// piped into a pager, say) may hold the database for a while, so a commit
-// that finds it in use is tried again rather than losing the batch.
+// commit stores a batch. Measurements are expensive and another process
+// may hold the database for a while, so a batch the database keeps aside
+// for want of its lock (tunedb.ErrPending) is not an error: it is stored
+// with a later batch, or by the next run.
 func commit(db *tunedb.DB, recs []tunedb.Record) error {
-	for try := 1; ; try++ {
-		err := db.Commit(recs)
-		if !errors.Is(err, tunedb.ErrInUse) || try == commitTries {
-			return err
-		}
+	err := db.Commit(recs)
+	if errors.Is(err, tunedb.ErrPending) && errors.Is(err, tunedb.ErrInUse) {
+		return nil
 	}
+	return err
 }
 
 // measureWithin measures a batch, stopping it when the run's time budget

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -64,6 +65,11 @@ type Options struct {
 	// import, and nothing is added.
 	Check func(Record) error
 
+	// Log, when set, hears what a Shared database does when another process
+	// holds the lock: that an operation is waiting for it, and that a
+	// commit kept its records aside (see Commit). A tuner shows it.
+	Log func(msg string)
+
 	// Timeout is how long Open, or each operation of a Shared database,
 	// waits for another process to release the database. Zero means one
 	// second.
@@ -87,9 +93,13 @@ type Options struct {
 // of a workload report the workload's Validate error, as there cannot be
 // records of an invalid one.
 type DB struct {
-	bolt     *bbolt.DB // nil when shared: opened per operation
-	path     string
-	check    func(Record) error
+	bolt  *bbolt.DB // nil when shared: opened per operation
+	path  string
+	check func(Record) error
+	log   func(string)
+
+	mu       sync.Mutex // guards pending
+	pending  []entry    // committed while the lock was held elsewhere; see Commit
 	timeout  time.Duration
 	readOnly bool
 	shared   bool
@@ -119,7 +129,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}
-	db := &DB{path: path, check: o.Check, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
+	db := &DB{path: path, check: o.Check, log: o.Log, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
 	if err := db.sniff(); err != nil {
 		return nil, err
 	}
@@ -128,7 +138,7 @@ func Open(path string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("tunedb: %w", err)
 		}
 	}
-	b, err := db.openBolt(o)
+	b, err := db.openBolt(o, !o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +146,12 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err := db.init(); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if !db.readOnly {
+		if err := db.adoptPending(); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	if db.shared {
 		// Checked and initialised; from now on each operation opens it.
@@ -176,7 +192,7 @@ func (db *DB) sniff() error {
 	return nil
 }
 
-func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
+func (db *DB) openBolt(o Options, create bool) (b *bbolt.DB, err error) {
 	var f *os.File
 	defer func() {
 		if r := recover(); r != nil {
@@ -193,6 +209,9 @@ func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
 		ReadOnly: o.ReadOnly,
 		OpenFile: func(name string, flag int, perm fs.FileMode) (*os.File, error) {
 			var err error
+			if !create {
+				flag &^= os.O_CREATE
+			}
 			f, err = os.OpenFile(name, flag, perm)
 			return f, err
 		},
@@ -278,8 +297,17 @@ func (db *DB) corrupt(why any) error {
 // Path returns the path given to Open.
 func (db *DB) Path() string { return db.path }
 
-// Close releases the database and its lock.
+// Close releases the database and its lock. It first tries once more to
+// store the records a Commit kept aside; when it cannot, it says so in an
+// error matching ErrPending, and they stay in the side file.
 func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if len(db.pending) > 0 {
+		if err := db.store(nil); err != nil {
+			return pendingError{err: err, n: len(db.pending), side: db.PendingPath()}
+		}
+	}
 	if db.bolt == nil {
 		return nil
 	}
@@ -319,16 +347,44 @@ func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
 
 // handle returns the bbolt database for one operation and what to call
 // when it is over: the open one, or for a shared database a fresh one,
-// read-only for reads so that readers share the lock.
+// read-only for reads so that readers share the lock. A shared database
+// that has to wait for the lock says so through Options.Log first.
 func (db *DB) handle(read bool) (*bbolt.DB, func(), error) {
 	if db.bolt != nil {
 		return db.bolt, func() {}, nil
 	}
-	b, err := db.openBolt(Options{Timeout: db.timeout, ReadOnly: read || db.readOnly})
+	o := Options{Timeout: db.timeout, ReadOnly: read || db.readOnly}
+	if db.log != nil && db.timeout > waitNotice {
+		b, err := db.openShared(Options{Timeout: waitNotice, ReadOnly: o.ReadOnly})
+		if !errors.Is(err, ErrInUse) {
+			return b, func() { b.Close() }, err
+		}
+		db.log(fmt.Sprintf("waiting up to %s for the lock of %s: another autotune process is using it", db.timeout, db.path))
+	}
+	b, err := db.openShared(o)
 	if err != nil {
 		return nil, nil, err
 	}
 	return b, func() { b.Close() }, nil
+}
+
+// waitNotice is how long a shared database waits for the lock before it
+// says that it is waiting.
+const waitNotice = 200 * time.Millisecond
+
+// errRemoved matches the error of an operation on a shared database whose
+// file is gone.
+var errRemoved = errors.New("tunedb: database removed")
+
+// openShared opens the file of a shared database for one operation. It never
+// creates it: a database deleted under a running tuner is an error, not a
+// new empty file that every command would then reject.
+func (db *DB) openShared(o Options) (*bbolt.DB, error) {
+	b, err := db.openBolt(o, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tunedb: %s was removed while autotune was using it: %w", db.path, errRemoved)
+	}
+	return b, err
 }
 
 func (db *DB) recoverCorrupt(err *error) {
@@ -457,6 +513,14 @@ func newWorkload(tx *bbolt.Tx, e *entry) (*bbolt.Bucket, error) {
 // gets SchemaVersion. Committing a record whose identity (workload, config,
 // time) is already stored is a no-op if the two are identical and an error
 // otherwise.
+//
+// Measurements are expensive, so a Shared database never drops a batch it
+// cannot store: when another process holds the lock past the timeout, or
+// the file is gone, Commit appends the batch to the side file PendingPath
+// and keeps it in memory. A later Commit or Close stores what is pending
+// with it; if none can, the next Open for writing adds the side file. The
+// error then matches ErrPending (and ErrInUse when the lock was the
+// reason): the records are safe, not stored yet.
 func (db *DB) Commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -472,8 +536,34 @@ func (db *DB) Commit(recs []Record) error {
 		}
 		es[i] = e
 	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	err := db.store(es)
+	if err == nil || !db.shared || !errors.Is(err, ErrInUse) && !errors.Is(err, errRemoved) {
+		return err
+	}
+	if perr := appendPending(db.PendingPath(), es); perr != nil {
+		return fmt.Errorf("%w; and keeping the batch aside failed: %v", err, perr)
+	}
+	db.pending = append(db.pending, es...)
+	if db.log != nil && errors.Is(err, ErrInUse) {
+		db.log(fmt.Sprintf("%s is still in use: %d measured records are kept in %s and added with the next batch",
+			db.path, len(db.pending), db.PendingPath()))
+	}
+	return pendingError{err: err, n: len(db.pending), side: db.PendingPath()}
+}
+
+// store writes what is pending and es in one transaction; on success
+// nothing is pending any more. The caller holds db.mu.
+func (db *DB) store(es []entry) error {
 	now := time.Now()
-	return db.update(func(tx *bbolt.Tx) error {
+	err := db.update(func(tx *bbolt.Tx) error {
+		for i := range db.pending {
+			// Another process may have added the side file already.
+			if _, err := db.put(tx, &db.pending[i], now); err != nil {
+				return err
+			}
+		}
 		for i := range es {
 			e := &es[i]
 			old, err := db.put(tx, e, now)
@@ -487,6 +577,13 @@ func (db *DB) Commit(recs []Record) error {
 		}
 		return nil
 	})
+	if err == nil && len(db.pending) > 0 {
+		db.pending = nil
+		if err := os.Remove(db.PendingPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("tunedb: %w", err)
+		}
+	}
+	return err
 }
 
 // scan calls fn with the buckets of w, if w has records.

@@ -49,7 +49,12 @@
 // held only during each operation, so a long-running tuner lets readers and
 // other writers in between its batches; two tuners of the same workload
 // then take turns but may measure the same config twice, since each reads
-// Measured once when it starts. A file damaged behind
+// Measured once when it starts. A Shared database never loses a batch for
+// want of the lock: Commit keeps it in memory and in the side file
+// PendingPath, stores it with a later batch, and the next Open for writing
+// adds a side file left behind. Options.Log hears when it waits and when it
+// keeps records aside. Export copies its records before it writes them, so
+// a slow reader of its output holds no lock. A file damaged behind
 // bbolt's back makes bbolt panic or fault on its mapped memory; tunedb turns
 // both into errors saying the file is corrupt.
 //

@@ -233,12 +233,14 @@ const tunerLockWait = 30 * time.Second
 // openForTuning opens the database the way a tuner uses it for minutes:
 // shared, locked only during each operation, so that best, db ls and other
 // tuners can use it between batches.
-func openForTuning(path string) (*tunedb.DB, error) {
+// What it has to say about waiting for the lock goes to log.
+func openForTuning(path string, log io.Writer) (*tunedb.DB, error) {
 	path, err := dbPath(path)
 	if err != nil {
 		return nil, err
 	}
-	return tunedb.Open(path, &tunedb.Options{Shared: true, Timeout: tunerLockWait})
+	return tunedb.Open(path, &tunedb.Options{Shared: true, Timeout: tunerLockWait,
+		Log: func(msg string) { fmt.Fprintln(log, msg) }})
 }
 
 func dbPath(path string) (string, error) {

@@ -32,7 +32,10 @@ command resumes: configs already measured are not measured again, except
 that a config that timed out or crashed (which the machine, not the config,
 may cause) is measured once more by the next run; --retry-failed measures
 again every config that only ever timed out or crashed. Ctrl-C commits what
-was measured and prints the summary.
+was measured and prints the summary. When another process holds the
+database, the tuner says it is waiting; after 30 s it keeps the batch in
+DB.pending.jsonl beside the database and goes on, and a later batch (or the
+next command that writes to the database) stores it.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
@@ -137,11 +140,16 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openForTuning(o.db)
+	db, err := openForTuning(o.db, std.errs)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
 
 	// Ctrl-C cancels the context: the measurer stops, what finished is
 	// committed, and the summary is printed. A second Ctrl-C kills.
@@ -167,10 +175,17 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if o.json {
-		return writeJSON(std, tuneJSON(w, tmpl, o, s))
+		err = writeJSON(std, tuneJSON(w, tmpl, o, s))
+	} else {
+		printSummary(std, w, tmpl, s)
 	}
-	printSummary(std, w, tmpl, s)
-	return nil
+	// Records the database could not take yet are stored now, or stay in
+	// its side file for the next run: say so rather than exit 0.
+	closed = true
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // tunable returns the template of w's op, or the failure that says why w
