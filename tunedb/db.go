@@ -417,6 +417,17 @@ func (db *DB) buckets(tx *bbolt.Tx, wkey []byte) (buckets, error) {
 	return buckets{records: rb, added: wb.Bucket(bucketAdded)}, nil
 }
 
+// decodeAt decodes the record stored under k; its error names the record
+// and how to get past it.
+func (db *DB) decodeAt(k, v []byte) (Record, error) {
+	r, err := db.decode(v)
+	if err != nil {
+		return r, fmt.Errorf("%w (record %s; 'autotune db check' lists the damage, 'autotune db export --salvage' exports the rest)",
+			err, describeKey(k))
+	}
+	return r, nil
+}
+
 func (db *DB) decode(v []byte) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(v, &r); err != nil {
@@ -431,9 +442,12 @@ func (db *DB) load(b buckets) ([]Record, []time.Time, error) {
 	var recs []Record
 	var at []time.Time
 	err := b.records.ForEach(func(k, v []byte) error {
-		r, err := db.decode(v)
+		r, err := db.decodeAt(k, v)
+		if err != nil {
+			return err
+		}
 		recs, at = append(recs, r), append(at, b.rankTime(k, r))
-		return err
+		return nil
 	})
 	return recs, at, err
 }

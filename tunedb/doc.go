@@ -82,5 +82,9 @@
 // same bytes. Import skips empty lines, rejects unknown members and lines
 // longer than MaxLineBytes (16 MiB; it stops reading there), and names the
 // line of the first error; it adds nothing when any line is wrong.
+//
+// A stored record that does not decode makes every read that meets it fail.
+// Check lists each damaged workload and record by its key, and
+// ExportSalvage exports everything else.
 // ReadRecords reads and checks the same way without a database.
 package tunedb

@@ -301,8 +301,8 @@ func (db *DB) eachRecord(tx *bbolt.Tx, fn func(Record) error) error {
 		if err != nil {
 			return err
 		}
-		return rb.ForEach(func(_, v []byte) error {
-			r, err := db.decode(v)
+		return rb.ForEach(func(k, v []byte) error {
+			r, err := db.decodeAt(k, v)
 			if err != nil {
 				return err
 			}

@@ -34,6 +34,7 @@ Subcommands:
   import   add the records of JSON Lines files; records already present are skipped
   merge    add the records of other tuning databases
   prune    keep the records of the k best configs per workload, delete the rest
+  check    list every damaged workload and record
 
 Examples:
   autotune db ls
@@ -42,11 +43,12 @@ Examples:
   autotune db import --db team.db records.jsonl
   autotune db merge --db team.db laptop.db
   autotune db prune --keep 5
+  autotune db check
 `
 
 var dbCommand = command{
 	name:    "db",
-	summary: "inspect and maintain the tuning database (ls, show, export, import, merge, prune)",
+	summary: "inspect and maintain the tuning database (ls, show, export, import, merge, prune, check)",
 	help:    dbUsage,
 	run:     runDB,
 }
@@ -74,15 +76,30 @@ Examples:
   autotune db show --op gemm --shape 1024x1024x1024 --top 0 --json
 `},
 		{name: "export", run: runDBExport, help: `
-Usage: autotune db export [--db PATH] [--out FILE]
+Usage: autotune db export [--db PATH] [--out FILE] [--salvage]
 
 Writes every record as JSON Lines, one record per line, workloads in key
 order. Exporting, importing into an empty database and exporting again gives
-the same bytes. The format is described in docs/database.md.
+the same bytes. The format is described in docs/database.md. A damaged
+record makes the export fail; with --salvage it is left out instead, and
+the number left out is said on stderr ('autotune db check' lists them).
 
 Examples:
   autotune db export > records.jsonl
   autotune db export --db team.db --out team.jsonl
+  autotune db export --db damaged.db --salvage | autotune db import --db new.db -
+`},
+		{name: "check", run: runDBCheck, help: `
+Usage: autotune db check [--db PATH]
+
+Reads every workload and record of the database and lists, one per line,
+each one that is damaged (it does not decode, fails the checks every record
+passes when stored, or is stored under another key), with its key. Exits 1
+when there is any: 'autotune db export --salvage' then exports the rest.
+
+Examples:
+  autotune db check
+  autotune db check --db team.db
 `},
 		{name: "import", run: runDBImport, help: `
 Usage: autotune db import [--db PATH] FILE...
@@ -123,7 +140,7 @@ Examples:
 
 func runDB(_ *command, std *stdio, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand (ls, show, export, import, merge, prune); see 'autotune db --help'")
+		return usagef("missing subcommand (ls, show, export, import, merge, prune, check); see 'autotune db --help'")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -136,7 +153,7 @@ func runDB(_ *command, std *stdio, args []string) error {
 			return sub.run(&sub, std, args[1:])
 		}
 	}
-	return usagef("unknown subcommand %q (ls, show, export, import, merge, prune); see 'autotune db --help'", args[0])
+	return usagef("unknown subcommand %q (ls, show, export, import, merge, prune, check); see 'autotune db --help'", args[0])
 }
 
 func dbFlag(fs *flag.FlagSet, path *string) {
@@ -375,6 +392,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	var path string
 	dbFlag(fs, &path)
 	out := fs.String("out", "", "write to FILE instead of standard output")
+	salvage := fs.Bool("salvage", false, "leave out damaged records instead of failing, and say how many on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -383,8 +401,18 @@ func runDBExport(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer db.Close()
+	export := db.Export
+	if *salvage {
+		export = func(w io.Writer) error {
+			skipped, err := db.ExportSalvage(w)
+			if err == nil && len(skipped) > 0 {
+				fmt.Fprintf(std.errs, "left out %d damaged records or workloads; 'autotune db check' lists them\n", len(skipped))
+			}
+			return err
+		}
+	}
 	if *out == "" {
-		return db.Export(std.out)
+		return export(std.out)
 	}
 	// Write beside the target and rename, so a failed export never leaves a
 	// truncated file where a good one was.
@@ -393,7 +421,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := db.Export(tmp); err != nil {
+	if err := export(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -405,6 +433,32 @@ func runDBExport(c *command, std *stdio, args []string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), *out)
+}
+
+func runDBCheck(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(path, readDB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	damage, err := db.Check()
+	if err != nil {
+		return err
+	}
+	for _, d := range damage {
+		fmt.Fprintln(std.out, d)
+	}
+	if len(damage) > 0 {
+		return fmt.Errorf("%s: %d damaged records or workloads; 'autotune db export --salvage' exports the rest", db.Path(), len(damage))
+	}
+	fmt.Fprintf(std.errs, "%s: no damage found\n", db.Path())
+	return nil
 }
 
 func runDBImport(c *command, std *stdio, args []string) error {

@@ -146,3 +146,38 @@ func TestImportChecksTheSpace(t *testing.T) {
 		t.Errorf("merge of a record outside the space: exit %d, %q", code, stderr)
 	}
 }
+
+// A record with a flipped byte: db check names it and exits 1, export
+// fails, and export --salvage exports the rest.
+func TestCheckAndSalvage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tune.db")
+	seed(t, path)
+	_, before, _ := run(t, "", "db", "export", "--db", path)
+	if code, _, stderr := run(t, "", "db", "check", "--db", path); code != 0 || !strings.Contains(stderr, "no damage found") {
+		t.Fatalf("check of a sound database: exit %d, %q", code, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), `{"schema":1,`)
+	if i < 0 {
+		t.Fatal("no record found in the file")
+	}
+	b[i+len(`{"schema":1`)] = ';'
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "db", "check", "--db", path)
+	if code != 1 || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, `workload "softmax 64x33 f32`) ||
+		!strings.Contains(stdout, "invalid character ';'") || !strings.Contains(stderr, "1 damaged records or workloads") {
+		t.Errorf("check of a damaged database: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "", "db", "export", "--db", path); code != 1 || !strings.Contains(stderr, "db check") {
+		t.Errorf("export of a damaged database: exit %d, %q; want 1 and a pointer to db check", code, stderr)
+	}
+	code, stdout, stderr = run(t, "", "db", "export", "--db", path, "--salvage")
+	if code != 0 || strings.Count(stdout, "\n") != strings.Count(before, "\n")-1 || !strings.Contains(stderr, "left out 1 damaged") {
+		t.Errorf("export --salvage: exit %d, %d lines of %d, stderr %q", code, strings.Count(stdout, "\n"), strings.Count(before, "\n"), stderr)
+	}
+}

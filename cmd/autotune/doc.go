@@ -13,7 +13,7 @@
 //	bench     compare the tuned kernel with baselines, side by side
 //	simulate  compare searches on a recorded landscape, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
-//	db        ls, show, export, import, merge and prune the tuning database
+//	db        ls, show, export, import, merge, prune and check the tuning database
 //	version   print the version
 //
 // A workload is named by --op (softmax, gemm, gemm_bias, gemm_bias_relu,
