@@ -11,13 +11,33 @@ import (
 // without bound.
 const maxCores = 1 << 12
 
-// FromFingerprint rebuilds a CPU target from its fingerprint,
-// "cpu/<model>/<isa>/<cores>c", so that records of another machine can be
-// read with the knob space that machine had: cores and ISA are what spaces
-// depend on. Cache sizes are not in the fingerprint and stay zero. CUDA
-// fingerprints are not supported yet.
+// FromFingerprint rebuilds a target from its fingerprint, so that records
+// of another machine can be read with the knob space that machine had. A
+// CPU's, "cpu/<model>/<isa>/<cores>c", gives cores and ISA, what CPU spaces
+// depend on; cache sizes are not in the fingerprint and stay zero. A CUDA
+// one, "cuda/<arch>" or "cuda/<arch>/<name>/<driver>", gives the
+// architecture's limits from the table, with the GPU's name and driver when
+// the fingerprint has them.
 func FromFingerprint(fingerprint string) (Target, error) {
-	bad := fmt.Errorf("device: cannot rebuild the target of %q: only cpu/<model>/<isa>/<cores>c fingerprints are known", fingerprint)
+	bad := fmt.Errorf("device: cannot rebuild the target of %q: only cpu/<model>/<isa>/<cores>c and cuda/<arch>[/<name>/<driver>] fingerprints are known", fingerprint)
+	if rest, ok := strings.CutPrefix(fingerprint, "cuda/"); ok {
+		arch, detected, _ := strings.Cut(rest, "/")
+		for _, g := range archs {
+			if g.Arch != arch {
+				continue
+			}
+			if detected != "" {
+				// The name may hold a '/', so cut the driver from the right.
+				i := strings.LastIndexByte(detected, '/')
+				if i <= 0 || i == len(detected)-1 {
+					return Target{}, bad
+				}
+				g.Name, g.Driver = detected[:i], detected[i+1:]
+			}
+			return Target{Name: arch, GPU: &g}, nil
+		}
+		return Target{}, bad
+	}
 	rest, ok := strings.CutPrefix(fingerprint, "cpu/")
 	if !ok {
 		return Target{}, bad

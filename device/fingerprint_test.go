@@ -13,7 +13,16 @@ func TestFromFingerprint(t *testing.T) {
 			t.Errorf("FromFingerprint(%q) = %+v, %v", want.Fingerprint(), got.CPU, err)
 		}
 	}
-	for _, bad := range []string{"cuda/sm_86", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c", "cpu/x/avx2/99999999999c"} {
+	sm86, _ := Lookup("sm_86")
+	named := *sm86.GPU
+	named.Name, named.Driver = "NVIDIA GeForce RTX 3090/Ti", "550.54.15"
+	for _, want := range []Target{sm86, {Name: "sm_86", GPU: &named}} {
+		got, err := FromFingerprint(want.Fingerprint())
+		if err != nil || got.Fingerprint() != want.Fingerprint() || got.Name != "sm_86" || got.GPU.Limits != want.GPU.Limits {
+			t.Errorf("FromFingerprint(%q) = %+v, %v", want.Fingerprint(), got.GPU, err)
+		}
+	}
+	for _, bad := range []string{"cuda/sm_99", "cuda/", "cuda/sm_86/name-without-driver", "cuda/sm_86/name/", "cpu/x/avx2/0c", "cpu/x/avx3/2c", "cpu/x/avx2/2", "cpu/2c", "cpu/x/fma+avx2/2c", "cpu/x/avx2/99999999999c"} {
 		if _, err := FromFingerprint(bad); err == nil {
 			t.Errorf("FromFingerprint(%q) succeeded", bad)
 		}

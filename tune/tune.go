@@ -35,8 +35,10 @@ type Store interface {
 	Records(w tunedb.Workload) ([]tunedb.Record, error)
 	// TopK returns up to k configs of a workload, fastest first.
 	TopK(w tunedb.Workload, k int) ([]tunedb.Record, error)
-	// Measured returns the configs of a workload that have a record.
-	Measured(w tunedb.Workload) (map[string]bool, error)
+	// Measured returns the configs of a workload that a new run skips:
+	// measured, unless their only failures are transient (retryFailed
+	// retries every such one).
+	Measured(w tunedb.Workload, retryFailed bool) (map[string]bool, error)
 	// Workloads lists every workload with records.
 	Workloads() ([]tunedb.Summary, error)
 	// LoadModel and SaveModel keep the cost model between runs.
@@ -73,6 +75,11 @@ type Task struct {
 	Time      time.Duration // wall-clock budget; 0 means none
 	BatchSize int           // configs built and run together; 0 means 16
 	Tool      string        // version stamped into records
+
+	// RetryFailed measures again every config whose only records are
+	// transient failures (timeout, crash); without it each is retried once,
+	// in the run after it failed (see tunedb.DB.Measured).
+	RetryFailed bool
 }
 
 // DType is the element type of every workload until templates take others.
@@ -129,7 +136,7 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	}
 	batchSize := cmp.Or(t.BatchSize, 16)
 	w := Workload(t.Template, t.Shape, t.Target)
-	measured, err := t.Store.Measured(w)
+	measured, err := t.Store.Measured(w, t.RetryFailed)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -142,7 +149,9 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		return s, err
 	}
 	defer func() {
-		if err := learn.save(t.Store); err != nil && runErr == nil {
+		// A model is derived data: one the busy database cannot take now is
+		// trained again next run.
+		if err := learn.save(t.Store); err != nil && runErr == nil && !errors.Is(err, tunedb.ErrInUse) {
 			runErr = err
 		}
 	}()
@@ -213,20 +222,16 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	return s, nil
 }
 
-// commitTries bounds how often a batch's commit is retried while another
-// process holds the database; each try waits for the lock's timeout.
-const commitTries = 10
-
-// commit stores a batch. Measurements are expensive and a reader (an export
-// piped into a pager, say) may hold the database for a while, so a commit
-// that finds it in use is tried again rather than losing the batch.
+// commit stores a batch. Measurements are expensive and another process
+// may hold the database for a while, so a batch the database keeps aside
+// for want of its lock (tunedb.ErrPending) is not an error: it is stored
+// with a later batch, or by the next run.
 func commit(db Store, recs []tunedb.Record) error {
-	for try := 1; ; try++ {
-		err := db.Commit(recs)
-		if !errors.Is(err, tunedb.ErrInUse) || try == commitTries {
-			return err
-		}
+	err := db.Commit(recs)
+	if errors.Is(err, tunedb.ErrPending) && errors.Is(err, tunedb.ErrInUse) {
+		return nil
 	}
+	return err
 }
 
 // measureWithin measures a batch, stopping it when the run's time budget

@@ -12,19 +12,19 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
-
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 var (
 	bucketMeta      = []byte("meta")
 	bucketWorkloads = []byte("workloads")
 	bucketRecords   = []byte("records")
+	bucketAdded     = []byte("added")
 	keyFormat       = []byte("format")
 	keySchema       = []byte("schema")
 	keyWorkload     = []byte("workload")
@@ -49,8 +49,27 @@ func (e inUseError) Error() string {
 
 func (e inUseError) Is(target error) bool { return target == ErrInUse }
 
+// noDatabaseError matches fs.ErrNotExist.
+type noDatabaseError struct{ path string }
+
+func (e noDatabaseError) Error() string { return "tunedb: no database at " + e.path }
+
+func (e noDatabaseError) Is(target error) bool { return target == fs.ErrNotExist }
+
 // Options configures Open. A nil *Options means the zero Options.
 type Options struct {
+	// Check, when set, judges each record that Import and Merge would add,
+	// on top of tunedb's own checks of its form and statistics: whatever
+	// needs knowledge tunedb lacks, such as whether its config is a point of
+	// its template's knob space. A record it returns an error for stops the
+	// import, and nothing is added.
+	Check func(Record) error
+
+	// Log, when set, hears what a Shared database does when another process
+	// holds the lock: that an operation is waiting for it, and that a
+	// commit kept its records aside (see Commit). A tuner shows it.
+	Log func(msg string)
+
 	// Timeout is how long Open, or each operation of a Shared database,
 	// waits for another process to release the database. Zero means one
 	// second.
@@ -74,8 +93,13 @@ type Options struct {
 // of a workload report the workload's Validate error, as there cannot be
 // records of an invalid one.
 type DB struct {
-	bolt     *bbolt.DB // nil when shared: opened per operation
-	path     string
+	bolt  *bbolt.DB // nil when shared: opened per operation
+	path  string
+	check func(Record) error
+	log   func(string)
+
+	mu       sync.Mutex // guards pending
+	pending  []entry    // committed while the lock was held elsewhere; see Commit
 	timeout  time.Duration
 	readOnly bool
 	shared   bool
@@ -105,7 +129,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}
-	db := &DB{path: path, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
+	db := &DB{path: path, check: o.Check, log: o.Log, timeout: o.Timeout, readOnly: o.ReadOnly, shared: o.Shared}
 	if err := db.sniff(); err != nil {
 		return nil, err
 	}
@@ -114,7 +138,7 @@ func Open(path string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("tunedb: %w", err)
 		}
 	}
-	b, err := db.openBolt(o)
+	b, err := db.openBolt(o, !o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +146,12 @@ func Open(path string, opts *Options) (*DB, error) {
 	if err := db.init(); err != nil {
 		b.Close()
 		return nil, err
+	}
+	if !db.readOnly {
+		if err := db.adoptPending(); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	if db.shared {
 		// Checked and initialised; from now on each operation opens it.
@@ -138,7 +168,7 @@ func (db *DB) sniff() error {
 	f, err := os.Open(db.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if db.readOnly {
-			return fmt.Errorf("tunedb: no database at %s", db.path)
+			return noDatabaseError{db.path}
 		}
 		return nil
 	}
@@ -151,7 +181,7 @@ func (db *DB) sniff() error {
 	switch {
 	case err == io.EOF && db.readOnly:
 		// bbolt would have to write to initialise it.
-		return fmt.Errorf("tunedb: no database at %s", db.path)
+		return noDatabaseError{db.path}
 	case err == io.EOF:
 		return nil
 	case err == io.ErrUnexpectedEOF, err == nil && binary.NativeEndian.Uint32(head[16:]) != boltMagic:
@@ -162,7 +192,7 @@ func (db *DB) sniff() error {
 	return nil
 }
 
-func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
+func (db *DB) openBolt(o Options, create bool) (b *bbolt.DB, err error) {
 	var f *os.File
 	defer func() {
 		if r := recover(); r != nil {
@@ -179,6 +209,9 @@ func (db *DB) openBolt(o Options) (b *bbolt.DB, err error) {
 		ReadOnly: o.ReadOnly,
 		OpenFile: func(name string, flag int, perm fs.FileMode) (*os.File, error) {
 			var err error
+			if !create {
+				flag &^= os.O_CREATE
+			}
 			f, err = os.OpenFile(name, flag, perm)
 			return f, err
 		},
@@ -264,8 +297,17 @@ func (db *DB) corrupt(why any) error {
 // Path returns the path given to Open.
 func (db *DB) Path() string { return db.path }
 
-// Close releases the database and its lock.
+// Close releases the database and its lock. It first tries once more to
+// store the records a Commit kept aside; when it cannot, it says so in an
+// error matching ErrPending, and they stay in the side file.
 func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if len(db.pending) > 0 {
+		if err := db.store(nil); err != nil {
+			return pendingError{err: err, n: len(db.pending), side: db.PendingPath()}
+		}
+	}
 	if db.bolt == nil {
 		return nil
 	}
@@ -305,16 +347,44 @@ func (db *DB) update(fn func(*bbolt.Tx) error) (err error) {
 
 // handle returns the bbolt database for one operation and what to call
 // when it is over: the open one, or for a shared database a fresh one,
-// read-only for reads so that readers share the lock.
+// read-only for reads so that readers share the lock. A shared database
+// that has to wait for the lock says so through Options.Log first.
 func (db *DB) handle(read bool) (*bbolt.DB, func(), error) {
 	if db.bolt != nil {
 		return db.bolt, func() {}, nil
 	}
-	b, err := db.openBolt(Options{Timeout: db.timeout, ReadOnly: read || db.readOnly})
+	o := Options{Timeout: db.timeout, ReadOnly: read || db.readOnly}
+	if db.log != nil && db.timeout > waitNotice {
+		b, err := db.openShared(Options{Timeout: waitNotice, ReadOnly: o.ReadOnly})
+		if !errors.Is(err, ErrInUse) {
+			return b, func() { b.Close() }, err
+		}
+		db.log(fmt.Sprintf("waiting up to %s for the lock of %s: another autotune process is using it", db.timeout, db.path))
+	}
+	b, err := db.openShared(o)
 	if err != nil {
 		return nil, nil, err
 	}
 	return b, func() { b.Close() }, nil
+}
+
+// waitNotice is how long a shared database waits for the lock before it
+// says that it is waiting.
+const waitNotice = 200 * time.Millisecond
+
+// errRemoved matches the error of an operation on a shared database whose
+// file is gone.
+var errRemoved = errors.New("tunedb: database removed")
+
+// openShared opens the file of a shared database for one operation. It never
+// creates it: a database deleted under a running tuner is an error, not a
+// new empty file that every command would then reject.
+func (db *DB) openShared(o Options) (*bbolt.DB, error) {
+	b, err := db.openBolt(o, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tunedb: %s was removed while autotune was using it: %w", db.path, errRemoved)
+	}
+	return b, err
 }
 
 func (db *DB) recoverCorrupt(err *error) {
@@ -325,19 +395,37 @@ func (db *DB) recoverCorrupt(err *error) {
 
 // records returns the records bucket of the workload with key wkey, or nil.
 func (db *DB) records(tx *bbolt.Tx, wkey []byte) (*bbolt.Bucket, error) {
+	b, err := db.buckets(tx, wkey)
+	return b.records, err
+}
+
+// buckets returns the buckets of the workload with key wkey; records is nil
+// when there is no such workload.
+func (db *DB) buckets(tx *bbolt.Tx, wkey []byte) (buckets, error) {
 	root := tx.Bucket(bucketWorkloads)
 	if root == nil {
-		return nil, nil
+		return buckets{}, nil
 	}
 	wb := root.Bucket(wkey)
 	if wb == nil {
-		return nil, nil
+		return buckets{}, nil
 	}
 	rb := wb.Bucket(bucketRecords)
 	if rb == nil {
-		return nil, db.corrupt(fmt.Sprintf("workload %s has no records bucket", wkey))
+		return buckets{}, db.corrupt(fmt.Sprintf("workload %s has no records bucket", wkey))
 	}
-	return rb, nil
+	return buckets{records: rb, added: wb.Bucket(bucketAdded)}, nil
+}
+
+// decodeAt decodes the record stored under k; its error names the record
+// and how to get past it.
+func (db *DB) decodeAt(k, v []byte) (Record, error) {
+	r, err := db.decode(v)
+	if err != nil {
+		return r, fmt.Errorf("%w (record %s; 'autotune db check' lists the damage, 'autotune db export --salvage' exports the rest)",
+			err, describeKey(k))
+	}
+	return r, nil
 }
 
 func (db *DB) decode(v []byte) (Record, error) {
@@ -348,19 +436,45 @@ func (db *DB) decode(v []byte) (Record, error) {
 	return r, nil
 }
 
-func (db *DB) load(rb *bbolt.Bucket) ([]Record, error) {
+// load returns the records of a workload in storage order, and the time
+// each counts as measured at for ranking (see rank).
+func (db *DB) load(b buckets) ([]Record, []time.Time, error) {
 	var recs []Record
-	err := rb.ForEach(func(_, v []byte) error {
-		r, err := db.decode(v)
-		recs = append(recs, r)
-		return err
+	var at []time.Time
+	err := b.records.ForEach(func(k, v []byte) error {
+		r, err := db.decodeAt(k, v)
+		if err != nil {
+			return err
+		}
+		recs, at = append(recs, r), append(at, b.rankTime(k, r))
+		return nil
 	})
-	return recs, err
+	return recs, at, err
+}
+
+// buckets are the buckets of one workload.
+type buckets struct {
+	records *bbolt.Bucket
+	added   *bbolt.Bucket // nil when no record came from the future
+}
+
+// rankTime is the time r, stored under k, counts as measured at: its own,
+// or the time it was added to this database when that is earlier.
+func (b buckets) rankTime(k []byte, r Record) time.Time {
+	if b.added != nil {
+		if v := b.added.Get(k); len(v) == 8 {
+			if at := time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC(); at.Before(r.Time) {
+				return at
+			}
+		}
+	}
+	return r.Time
 }
 
 // put stores e unless a record of the same identity exists, and returns the
-// existing record's JSON, valid until the transaction ends.
-func (db *DB) put(tx *bbolt.Tx, e *entry) (old []byte, err error) {
+// existing record's JSON, valid until the transaction ends. A record dated
+// after now gets now as the time it was added (see rank).
+func (db *DB) put(tx *bbolt.Tx, e *entry, now time.Time) (old []byte, err error) {
 	rb, err := db.records(tx, e.wkey)
 	if err != nil {
 		return nil, err
@@ -376,12 +490,25 @@ func (db *DB) put(tx *bbolt.Tx, e *entry) (old []byte, err error) {
 	if err := rb.Put(e.key, e.val); err != nil {
 		return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
 	}
+	if e.rec.Time.After(now) {
+		ab, err := tx.Bucket(bucketWorkloads).Bucket(e.wkey).CreateBucketIfNotExists(bucketAdded)
+		if err == nil {
+			err = ab.Put(e.key, binary.BigEndian.AppendUint64(nil, uint64(now.UnixNano())))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
+		}
+	}
 	return nil, nil
 }
 
 // newWorkload creates the bucket of e's workload and returns its records.
 func newWorkload(tx *bbolt.Tx, e *entry) (*bbolt.Bucket, error) {
-	wb, err := tx.Bucket(bucketWorkloads).CreateBucket(e.wkey)
+	root := tx.Bucket(bucketWorkloads)
+	if root == nil {
+		return nil, errors.New("no workloads bucket")
+	}
+	wb, err := root.CreateBucket(e.wkey)
 	if err != nil {
 		return nil, err
 	}
@@ -400,6 +527,14 @@ func newWorkload(tx *bbolt.Tx, e *entry) (*bbolt.Bucket, error) {
 // gets SchemaVersion. Committing a record whose identity (workload, config,
 // time) is already stored is a no-op if the two are identical and an error
 // otherwise.
+//
+// Measurements are expensive, so a Shared database never drops a batch it
+// cannot store: when another process holds the lock past the timeout, or
+// the file is gone, Commit appends the batch to the side file PendingPath
+// and keeps it in memory. A later Commit or Close stores what is pending
+// with it; if none can, the next Open for writing adds the side file. The
+// error then matches ErrPending (and ErrInUse when the lock was the
+// reason): the records are safe, not stored yet.
 func (db *DB) Commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -415,10 +550,37 @@ func (db *DB) Commit(recs []Record) error {
 		}
 		es[i] = e
 	}
-	return db.update(func(tx *bbolt.Tx) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	err := db.store(es)
+	if err == nil || !db.shared || !errors.Is(err, ErrInUse) && !errors.Is(err, errRemoved) {
+		return err
+	}
+	if perr := appendPending(db.PendingPath(), es); perr != nil {
+		return fmt.Errorf("%w; and keeping the batch aside failed: %v", err, perr)
+	}
+	db.pending = append(db.pending, es...)
+	if db.log != nil && errors.Is(err, ErrInUse) {
+		db.log(fmt.Sprintf("%s is still in use: %d measured records are kept in %s and added with the next batch",
+			db.path, len(db.pending), db.PendingPath()))
+	}
+	return pendingError{err: err, n: len(db.pending), side: db.PendingPath()}
+}
+
+// store writes what is pending and es in one transaction; on success
+// nothing is pending any more. The caller holds db.mu.
+func (db *DB) store(es []entry) error {
+	now := time.Now()
+	err := db.update(func(tx *bbolt.Tx) error {
+		for i := range db.pending {
+			// Another process may have added the side file already.
+			if _, err := db.put(tx, &db.pending[i], now); err != nil {
+				return err
+			}
+		}
 		for i := range es {
 			e := &es[i]
-			old, err := db.put(tx, e)
+			old, err := db.put(tx, e, now)
 			if err != nil {
 				return err
 			}
@@ -429,19 +591,26 @@ func (db *DB) Commit(recs []Record) error {
 		}
 		return nil
 	})
+	if err == nil && len(db.pending) > 0 {
+		db.pending = nil
+		if err := os.Remove(db.PendingPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("tunedb: %w", err)
+		}
+	}
+	return err
 }
 
-// scan calls fn with the records bucket of w, if w has records.
-func (db *DB) scan(w Workload, fn func(rb *bbolt.Bucket) error) error {
+// scan calls fn with the buckets of w, if w has records.
+func (db *DB) scan(w Workload, fn func(b buckets) error) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
 	return db.view(func(tx *bbolt.Tx) error {
-		rb, err := db.records(tx, []byte(w.Key()))
-		if rb == nil {
+		b, err := db.buckets(tx, []byte(w.Key()))
+		if b.records == nil {
 			return err
 		}
-		return fn(rb)
+		return fn(b)
 	})
 }
 
@@ -449,8 +618,8 @@ func (db *DB) scan(w Workload, fn func(rb *bbolt.Bucket) error) error {
 // by time.
 func (db *DB) Records(w Workload) ([]Record, error) {
 	var recs []Record
-	err := db.scan(w, func(rb *bbolt.Bucket) (err error) {
-		recs, err = db.load(rb)
+	err := db.scan(w, func(b buckets) (err error) {
+		recs, _, err = db.load(b)
 		return err
 	})
 	return recs, err
@@ -469,42 +638,55 @@ func (db *DB) Best(w Workload) (Record, bool, error) {
 
 // TopK returns up to k configs of w, fastest first, each as its latest ok
 // record: a config measured more than once is ranked by its most recent
-// measurement.
+// measurement. A record dated after the moment it was added to this
+// database counts as measured at that moment, so that a future date
+// (forged, or from a machine whose clock runs ahead) cannot keep it ahead of
+// the measurements made after it arrived.
 func (db *DB) TopK(w Workload, k int) ([]Record, error) {
-	recs, err := db.Records(w)
+	var top []Record
+	err := db.scan(w, func(b buckets) error {
+		recs, at, err := db.load(b)
+		top = rank(recs, at)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	top := rank(recs)
 	return top[:max(0, min(k, len(top)))], nil
 }
 
-// Has reports whether c has any record for w, whatever its status: a config
-// that failed once is not worth measuring again.
-func (db *DB) Has(w Workload, c schedule.Config) (bool, error) {
-	found := false
-	err := db.scan(w, func(rb *bbolt.Bucket) error {
-		p := configPrefix(c)
-		k, _ := rb.Cursor().Seek(p)
-		found = bytes.HasPrefix(k, p)
-		return nil
-	})
-	return found, err
-}
-
-// Measured returns the canonical text of every config with a record for w,
-// so a resumed run can skip them without a query per config.
-func (db *DB) Measured(w Workload) (map[string]bool, error) {
+// Measured returns the canonical text of every config a new run of w
+// should skip, so that it can skip them without a query per config: those
+// with an ok record or a final failure (Status.Transient), and those whose
+// transient failures were retried once already (two or more of them). A
+// config that only failed transiently, once, is measured again by the next
+// run; with retryFailed, every config that only failed transiently is.
+func (db *DB) Measured(w Workload, retryFailed bool) (map[string]bool, error) {
+	transient := make(map[string]int)
 	seen := make(map[string]bool)
-	err := db.scan(w, func(rb *bbolt.Bucket) error {
-		return rb.ForEach(func(k, _ []byte) error {
+	err := db.scan(w, func(b buckets) error {
+		return b.records.ForEach(func(k, v []byte) error {
 			if len(k) < 9 {
 				return db.corrupt(fmt.Sprintf("record key %q", k))
 			}
-			seen[string(k[:len(k)-9])] = true
+			r, err := db.decode(v)
+			if err != nil {
+				return err
+			}
+			c := string(k[:len(k)-9])
+			if r.Status.Transient() {
+				transient[c]++
+			} else {
+				seen[c] = true
+			}
 			return nil
 		})
 	})
+	for c, n := range transient {
+		if n >= 2 && !retryFailed {
+			seen[c] = true
+		}
+	}
 	return seen, err
 }
 
@@ -569,11 +751,11 @@ func (db *DB) Workloads() ([]Summary, error) {
 			if err != nil {
 				return err
 			}
-			rb, err := db.records(tx, k)
+			b, err := db.buckets(tx, k)
 			if err != nil {
 				return err
 			}
-			recs, err := db.load(rb)
+			recs, at, err := db.load(b)
 			if err != nil {
 				return err
 			}
@@ -581,7 +763,7 @@ func (db *DB) Workloads() ([]Summary, error) {
 			for _, r := range recs {
 				s.ByStatus[r.Status]++
 			}
-			if top := rank(recs); len(top) > 0 {
+			if top := rank(recs, at); len(top) > 0 {
 				s.Best = &top[0]
 			}
 			sums = append(sums, s)
@@ -609,20 +791,21 @@ func (db *DB) Prune(k int) (removed int, err error) {
 			return err
 		}
 		for _, wk := range wkeys {
-			rb, err := db.records(tx, wk)
+			b, err := db.buckets(tx, wk)
 			if err != nil {
 				return err
 			}
 			var keys [][]byte
 			var recs []Record
-			if err := rb.ForEach(func(k, v []byte) error {
+			var at []time.Time
+			if err := b.records.ForEach(func(k, v []byte) error {
 				r, err := db.decode(v)
-				keys, recs = append(keys, bytes.Clone(k)), append(recs, r)
+				keys, recs, at = append(keys, bytes.Clone(k)), append(recs, r), append(at, b.rankTime(k, r))
 				return err
 			}); err != nil {
 				return err
 			}
-			top := rank(recs)
+			top := rank(recs, at)
 			keep := make(map[string]bool)
 			for _, r := range top[:min(k, len(top))] {
 				keep[r.Config.String()] = true
@@ -636,8 +819,13 @@ func (db *DB) Prune(k int) (removed int, err error) {
 			}
 			for i, r := range recs {
 				if !keep[r.Config.String()] {
-					if err := rb.Delete(keys[i]); err != nil {
+					if err := b.records.Delete(keys[i]); err != nil {
 						return err
+					}
+					if b.added != nil {
+						if err := b.added.Delete(keys[i]); err != nil {
+							return err
+						}
 					}
 					removed++
 				}

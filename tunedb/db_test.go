@@ -136,45 +136,58 @@ func TestBestAndTopK(t *testing.T) {
 	}
 }
 
-func TestHasAndMeasured(t *testing.T) {
+func TestMeasured(t *testing.T) {
 	db := openFixture(t)
+	// A transient failure retried once and failed again is not retried.
+	if err := db.Commit([]Record{rec(t, gemm, "mc=128,nc=64", StatusCrash, 0, 20)}); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		w    Workload
-		cfg  string
-		want bool
+		w           Workload
+		cfg         string
+		want, retry bool // measured by default; with retryFailed
 	}{
-		{softmax, "vec=16,unroll=2", true},
-		{softmax, "vec=16,unroll=4", true}, // failed, still measured
-		{softmax, "vec=64,unroll=1", true},
-		{softmax, "vec=16", false}, // a prefix of measured configs
-		{softmax, "vec=2,unroll=1", false},
-		{softmaxT2, "vec=16,unroll=2", false},
-		{gemm, "mc=64,nc=64", true},
+		{softmax, "vec=16,unroll=2", true, true},   // ok, and a timeout
+		{softmax, "vec=16,unroll=4", false, false}, // one runtime_error: transient, retried once
+		{softmax, "vec=4,unroll=1", true, true},    // wrong_answer is final
+		{softmax, "vec=64,unroll=1", true, true},   // invalid is final
+		{softmax, "vec=16", false, false},          // a prefix of measured configs
+		{softmax, "vec=2,unroll=1", false, false},
+		{softmaxT2, "vec=16,unroll=2", false, false},
+		{gemm, "mc=64,nc=64", true, true},   // build_error is final
+		{gemm, "mc=128,nc=64", true, false}, // timeout, then crash: retried once already
 	}
 	for _, tt := range tests {
 		t.Run(tt.w.Template+"/"+tt.cfg, func(t *testing.T) {
-			got, err := db.Has(tt.w, config(t, tt.cfg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("Has = %v, want %v", got, tt.want)
-			}
-			m, err := db.Measured(tt.w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m[tt.cfg] != tt.want {
-				t.Errorf("Measured[%s] = %v, want %v", tt.cfg, m[tt.cfg], tt.want)
+			for _, retry := range []bool{false, true} {
+				m, err := db.Measured(tt.w, retry)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := tt.want && !retry || tt.retry && retry; m[tt.cfg] != want {
+					t.Errorf("Measured(retryFailed=%v)[%s] = %v, want %v", retry, tt.cfg, m[tt.cfg], want)
+				}
 			}
 		})
 	}
-	m, err := db.Measured(softmax)
+	m, err := db.Measured(softmax, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 6 {
-		t.Errorf("Measured(softmax) has %d configs, want 6: %v", len(m), m)
+	if len(m) != 5 {
+		t.Errorf("Measured(softmax) has %d configs, want 5: %v", len(m), m)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	var got []Status
+	for _, s := range Statuses() {
+		if s.Transient() {
+			got = append(got, s)
+		}
+	}
+	if want := []Status{StatusRuntimeError, StatusCrash, StatusTimeout}; !slices.Equal(got, want) {
+		t.Errorf("transient statuses %v, want %v", got, want)
 	}
 }
 
@@ -280,7 +293,19 @@ func TestCommitRejects(t *testing.T) {
 		{"newer schema", func(r *Record) { r.Schema = SchemaVersion + 1 }, "upgrade autotune"},
 		{"negative schema", func(r *Record) { r.Schema = -1 }, "unknown record schema -1"},
 		{"ok without median", func(r *Record) { r.MedianNS = 0 }, "positive median_ns"},
-		{"NaN sample", func(r *Record) { r.SamplesNS = []float64{math.NaN()} }, "unsupported value"},
+		{"NaN sample", func(r *Record) { r.SamplesNS = []float64{math.NaN()} }, "sample 0 is NaN"},
+		{"negative sample", func(r *Record) { r.SamplesNS[1] = -100 }, "sample 1 is -100"},
+		{"median not of the samples", func(r *Record) { r.MedianNS = 50 }, "median_ns 50 is not the median of the samples, 100"},
+		{"p20 above the median", func(r *Record) { r.P20NS = 105 }, "p20_ns 105, median_ns 100 and p80_ns 110"},
+		{"p80 above the slowest", func(r *Record) { r.P80NS = 200 }, "p80_ns 200 is outside the samples' range 90..110"},
+		{"p20 of a failure above its median", func(r *Record) { r.Status, r.SamplesNS, r.P20NS = StatusTimeout, nil, 101 }, "out of order"},
+		{"infinite median", func(r *Record) {
+			r.Status, r.SamplesNS, r.MedianNS, r.P20NS, r.P80NS = StatusTimeout, nil, math.Inf(1), 0, 0
+		}, "median_ns is +Inf"},
+		{"long error", func(r *Record) { r.Status, r.Error = StatusBuildError, strings.Repeat("x", MaxErrorBytes+1) }, "error is 65537 bytes, over 65536"},
+		{"many samples", func(r *Record) { r.SamplesNS = slices.Repeat([]float64{100}, MaxSamples+1) }, "100001 samples, over 100000"},
+		{"long tool", func(r *Record) { r.Tool = strings.Repeat("v", 257) }, "tool is 257 bytes, over 256"},
+		{"negative build time", func(r *Record) { r.BuildNS = -1 }, "build_ns is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -311,7 +336,7 @@ func TestCommitIdentity(t *testing.T) {
 		t.Errorf("recommitting an identical record: %v", err)
 	}
 	changed := r
-	changed.MedianNS = 90
+	changed.RunNS++
 	if err := db.Commit([]Record{changed}); err == nil || !strings.Contains(err.Error(), "already stored with different content") {
 		t.Errorf("Commit of a changed record = %v, want a refusal", err)
 	}
@@ -660,7 +685,7 @@ func TestStatuses(t *testing.T) {
 // TestExportLine pins the JSON Lines format of schema 1.
 func TestExportLine(t *testing.T) {
 	r := rec(t, softmax, "vec=8,unroll=1", StatusOK, 100, 0)
-	r.SamplesNS, r.P20NS, r.P80NS = []float64{110, 100}, 90, 110
+	r.SamplesNS, r.P20NS, r.P80NS = []float64{110, 100, 90}, 90, 110
 	r.Time = r.Time.Add(1500 * time.Microsecond)
 	f := rec(t, softmax, "vec=4,unroll=1", StatusBuildError, 0, 1)
 	f.Error = "expected '>' && '<'"
@@ -671,7 +696,7 @@ func TestExportLine(t *testing.T) {
 	w := `"workload":{"op":"softmax","shape":[4096,1024],"dtype":"f32","device":"` + device + `","template":"t1"}`
 	want := `{"schema":1,` + w + `,"config":{"vec":4,"unroll":1},"status":"build_error","error":"expected '>' && '<'",` +
 		`"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:01Z","tool":"autotune test"}` + "\n" +
-		`{"schema":1,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100],"median_ns":100,` +
+		`{"schema":1,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100,90],"median_ns":100,` +
 		`"p20_ns":90,"p80_ns":110,"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:00.0015Z","tool":"autotune test"}` + "\n"
 	if got := string(export(t, db)); got != want {
 		t.Errorf("export =\n%s\nwant\n%s", got, want)

@@ -15,14 +15,22 @@
 //	<canonical config text> 0x00 <Time.UnixNano, 8 bytes big-endian>  →  the Record as JSON
 //
 // Config text never contains a NUL byte, so the records of a config are
-// adjacent and "measured already?" is one seek. Storage order, the order of
+// adjacent and "measured already?" is one seek. A record stored before the
+// time it is dated also gets an entry under its key in the workload's
+// nested bucket "added", created when first needed: the time it was stored,
+// UnixNano as 8 bytes big-endian, which is when it counts as measured for
+// ranking (see TopK). Storage order, the order of
 // Records and Export, is key order: by config text, then by time. Values are
 // decoded inside their transaction; nothing returned points into the mapped
 // file.
 //
 // # Identity
 //
-// A record is identified by its workload, config and time. Commit refuses
+// A record is identified by its workload, config and time. Every record
+// stored is checked: its form, its statistics against its samples (see
+// MaxSamples, MaxErrorBytes), and for Import and Merge its date (at most a
+// day ahead) and Options.Check, which lets the caller check what tunedb
+// cannot, such as a config against its template's knob space. Commit refuses
 // to replace a record by a different one of the same identity. Import and
 // Merge skip records whose identity is present, so repeating them changes
 // nothing. The template version is part of the workload: records of an older
@@ -33,13 +41,20 @@
 // Commit writes a batch in one bbolt transaction, on disk when Commit
 // returns. A tuner killed at any moment loses at most the batch it was
 // measuring; the next run asks Measured which configs to skip, failures
-// included, and measures each config once. One process at a time may hold a
+// included, and measures each config once, but for transient failures
+// (Status.Transient: timeout, crash, runtime_error), which it retries once,
+// or always when asked to. One process at a time may hold a
 // database for writing; readers share it with each other but not with a
 // writer, and an open gives up after Options.Timeout. A Shared database is
 // held only during each operation, so a long-running tuner lets readers and
 // other writers in between its batches; two tuners of the same workload
 // then take turns but may measure the same config twice, since each reads
-// Measured once when it starts. A file damaged behind
+// Measured once when it starts. A Shared database never loses a batch for
+// want of the lock: Commit keeps it in memory and in the side file
+// PendingPath, stores it with a later batch, and the next Open for writing
+// adds a side file left behind. Options.Log hears when it waits and when it
+// keeps records aside. Export copies its records before it writes them, so
+// a slow reader of its output holds no lock. A file damaged behind
 // bbolt's back makes bbolt panic or fault on its mapped memory; tunedb turns
 // both into errors saying the file is corrupt.
 //
@@ -64,7 +79,8 @@
 //
 // Lines are ordered by workload key, then by storage order, so an export
 // depends only on the records, and exporting what was imported gives the
-// same bytes. Import skips empty lines, rejects unknown members and names the
+// same bytes. Import skips empty lines, rejects unknown members and lines
+// longer than MaxLineBytes (16 MiB; it stops reading there), and names the
 // line of the first error; it adds nothing when any line is wrong.
 //
 // # In memory
@@ -74,4 +90,9 @@
 // Has, Measured, Workloads, SaveModel and LoadModel answer as DB's do, with
 // the same checks, orders and identities (one table of tests holds both to
 // it). It has no export, import, merge or prune.
+//
+// A stored record that does not decode makes every read that meets it fail.
+// Check lists each damaged workload and record by its key, and
+// ExportSalvage exports everything else.
+// ReadRecords reads and checks the same way without a database.
 package tunedb

@@ -41,7 +41,7 @@ func Example() {
 		log.Fatal(ok, err)
 	}
 	fmt.Printf("best: %s, %.0f µs\n", best.Config, best.MedianNS/1000)
-	skip, err := db.Measured(w)
+	skip, err := db.Measured(w, false)
 	if err != nil {
 		log.Fatal(err)
 	}

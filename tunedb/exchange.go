@@ -3,20 +3,27 @@ package tunedb
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
 
 // Export writes every record as JSON Lines, one Record per line: workloads by
 // Key, then each workload's records in storage order. The order depends only
-// on the content, so exports of equal databases are equal files.
+// on the content, so exports of equal databases are equal files. It copies
+// the records in one read transaction and writes them to w after it, so a
+// slow w never keeps a writer waiting; a copy over spoolMemory goes to a
+// temporary file, removed before Export returns.
 func (db *DB) Export(w io.Writer) error {
-	bw := bufio.NewWriter(w)
+	var sp spool
+	defer sp.discard()
 	err := db.view(func(tx *bbolt.Tx) error {
 		// Encoding the decoded record, rather than copying the stored bytes,
 		// means every line is a valid Record of this schema.
@@ -25,7 +32,7 @@ func (db *DB) Export(w io.Writer) error {
 			if err != nil {
 				return db.corrupt(err)
 			}
-			if _, err := bw.Write(append(line, '\n')); err != nil {
+			if err := sp.write(append(line, '\n')); err != nil {
 				return fmt.Errorf("tunedb: export: %w", err)
 			}
 			return nil
@@ -34,10 +41,59 @@ func (db *DB) Export(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := sp.copyTo(w); err != nil {
 		return fmt.Errorf("tunedb: export: %w", err)
 	}
 	return nil
+}
+
+// spoolMemory is how much of an export is kept in memory before the rest
+// goes to a temporary file.
+var spoolMemory = 32 << 20
+
+// spool holds bytes in memory, then in a temporary file.
+type spool struct {
+	mem  bytes.Buffer
+	file *os.File
+}
+
+func (s *spool) write(p []byte) error {
+	if s.file == nil && s.mem.Len()+len(p) > spoolMemory {
+		f, err := os.CreateTemp("", "autotune-export-*")
+		if err != nil {
+			return err
+		}
+		s.file = f
+		if _, err := s.mem.WriteTo(f); err != nil {
+			return err
+		}
+	}
+	if s.file != nil {
+		_, err := s.file.Write(p)
+		return err
+	}
+	s.mem.Write(p)
+	return nil
+}
+
+func (s *spool) copyTo(w io.Writer) error {
+	if s.file == nil {
+		_, err := s.mem.WriteTo(w)
+		return err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(w, bufio.NewReaderSize(s.file, 1<<16))
+	return err
+}
+
+// discard removes the temporary file, if any.
+func (s *spool) discard() {
+	if s.file != nil {
+		s.file.Close()
+		os.Remove(s.file.Name())
+	}
 }
 
 // ImportStats counts the records of an import or merge.
@@ -46,30 +102,114 @@ type ImportStats struct {
 	Skipped int // already present: same workload, config and time
 }
 
+// MaxLineBytes bounds a line of JSON Lines. The largest valid record
+// (MaxErrorBytes of error, MaxSamples samples) is far smaller; a longer line
+// is damage or a file that is not JSON Lines, and is refused before it fills
+// the memory.
+const MaxLineBytes = 16 << 20
+
 // Import adds the records of a JSON Lines stream written by Export, in one
 // transaction: on error nothing is added. Records already present are
 // skipped, never replaced, so importing the same file twice is harmless.
-// Empty lines are ignored.
+// Empty lines are ignored; a line longer than MaxLineBytes is an error.
 func (db *DB) Import(r io.Reader) (ImportStats, error) {
+	now := time.Now()
+	es, err := readEntries(r, func(r Record) error { return db.admit(r, now) })
+	if err != nil {
+		return ImportStats{}, fmt.Errorf("tunedb: import %w", err)
+	}
+	return db.add(es, now)
+}
+
+// maxAhead is how far ahead of this machine's clock an imported record may
+// be dated: clocks differ by seconds, and a record of next week is damage or
+// forgery. Within it, ranking still counts a record as measured no later
+// than when it was added (see TopK).
+const maxAhead = 24 * time.Hour
+
+// admit is what Import and Merge check on top of the record's form: its
+// date, and Options.Check.
+func (db *DB) admit(r Record, now time.Time) error {
+	if r.Time.After(now.Add(maxAhead)) {
+		return fmt.Errorf("time %s is more than a day ahead of this machine's clock", r.Time.Format(time.RFC3339Nano))
+	}
+	if db.check != nil {
+		return db.check(r)
+	}
+	return nil
+}
+
+// ReadRecords reads a JSON Lines stream as Import does, checking every line
+// the same way, without a database: it returns what importing the stream
+// into an empty database and reading back every record would, in storage
+// order (workloads by Key, then by config and time), each identity once.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	es, err := readEntries(r, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tunedb: %w", err)
+	}
+	// Stable, so that the first of two records of one identity is kept, as
+	// Import keeps it.
+	slices.SortStableFunc(es, func(a, b entry) int {
+		return cmp.Or(bytes.Compare(a.wkey, b.wkey), bytes.Compare(a.key, b.key))
+	})
+	recs := make([]Record, 0, len(es))
+	for i, e := range es {
+		if i > 0 && bytes.Equal(e.wkey, es[i-1].wkey) && bytes.Equal(e.key, es[i-1].key) {
+			es[i] = es[i-1]
+			continue
+		}
+		recs = append(recs, e.rec)
+	}
+	return recs, nil
+}
+
+// readEntries parses every line of r, and admits each record with admit
+// unless it is nil. Its errors start with "line N".
+func readEntries(r io.Reader, admit func(Record) error) ([]entry, error) {
 	var es []entry
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if err == errLongLine {
+			return nil, fmt.Errorf("line %d is longer than %d MiB", n, MaxLineBytes>>20)
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			e, perr := parseLine(line)
+			if perr == nil && admit != nil {
+				perr = admit(e.rec)
+			}
 			if perr != nil {
-				return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, perr)
+				return nil, fmt.Errorf("line %d: %w", n, perr)
 			}
 			es = append(es, e)
 		}
 		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return ImportStats{}, fmt.Errorf("tunedb: import line %d: %w", n, err)
+			return es, nil
 		}
 	}
-	return db.add(es)
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine returns the next line of br with its newline, or what is left
+// before io.EOF. A line longer than MaxLineBytes is errLongLine, returned
+// once that much of it is read.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > MaxLineBytes {
+			return nil, errLongLine
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
 }
 
 func parseLine(line []byte) (entry, error) {
@@ -87,14 +227,14 @@ func parseLine(line []byte) (entry, error) {
 }
 
 // add stores es in one transaction, skipping records already present.
-func (db *DB) add(es []entry) (ImportStats, error) {
+func (db *DB) add(es []entry, now time.Time) (ImportStats, error) {
 	var st ImportStats
 	if len(es) == 0 {
 		return st, nil
 	}
 	err := db.update(func(tx *bbolt.Tx) error {
 		for i := range es {
-			old, err := db.put(tx, &es[i])
+			old, err := db.put(tx, &es[i], now)
 			if err != nil {
 				return err
 			}
@@ -128,11 +268,16 @@ func (db *DB) Merge(path string) (ImportStats, error) {
 	}
 	defer other.Close()
 	var es []entry
+	now := time.Now()
 	err = other.view(func(tx *bbolt.Tx) error {
 		return other.eachRecord(tx, func(r Record) error {
 			e, err := prepare(r)
+			if err == nil {
+				err = db.admit(e.rec, now)
+			}
 			if err != nil {
-				return fmt.Errorf("tunedb: merge %s: %w", path, err)
+				return fmt.Errorf("tunedb: merge %s: %s config %s at %s: %w", path, r.Workload.Key(), r.Config,
+					r.Time.Format(time.RFC3339Nano), err)
 			}
 			es = append(es, e)
 			return nil
@@ -141,7 +286,7 @@ func (db *DB) Merge(path string) (ImportStats, error) {
 	if err != nil {
 		return ImportStats{}, err
 	}
-	return db.add(es)
+	return db.add(es, now)
 }
 
 // eachRecord calls fn with every record: workloads by Key, then records in
@@ -156,8 +301,8 @@ func (db *DB) eachRecord(tx *bbolt.Tx, fn func(Record) error) error {
 		if err != nil {
 			return err
 		}
-		return rb.ForEach(func(_, v []byte) error {
-			r, err := db.decode(v)
+		return rb.ForEach(func(k, v []byte) error {
+			r, err := db.decodeAt(k, v)
 			if err != nil {
 				return err
 			}

@@ -2,12 +2,15 @@ package tunedb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func export(t testing.TB, db *DB) []byte {
@@ -234,4 +237,248 @@ func FuzzImport(f *testing.F) {
 			t.Errorf("export changed on re-import:\n%s\n%s", out, out2)
 		}
 	})
+}
+
+// endless is /dev/zero that gives up after limit bytes, so that a reader
+// without a bound on lines fails the test instead of hanging it.
+type endless struct{ read, limit int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.limit {
+		return 0, errors.New("read on and on: the line is not bounded")
+	}
+	n := min(len(p), e.limit-e.read)
+	clear(p[:n])
+	e.read += n
+	return n, nil
+}
+
+// A line longer than MaxLineBytes is an error naming it, found after
+// reading little more than the bound, whatever follows.
+func TestImportLongLine(t *testing.T) {
+	good := strings.SplitAfter(string(export(t, openFixture(t))), "\n")[0]
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+		read func(io.Reader) int
+	}{
+		{"endless zeros", func() io.Reader { return &endless{limit: 2 * MaxLineBytes} }, func(r io.Reader) int { return r.(*endless).read }},
+		{"a long second line", func() io.Reader {
+			return io.MultiReader(strings.NewReader(good), &endless{limit: 2 * MaxLineBytes})
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r()
+			_, err := openTemp(t).Import(r)
+			line := "line 1"
+			if tc.read == nil {
+				line = "line 2"
+			}
+			if err == nil || !strings.Contains(err.Error(), line+" is longer than 16 MiB") {
+				t.Errorf("Import = %v, want an error saying %s is longer than 16 MiB", err, line)
+			}
+			if tc.read != nil && tc.read(r) > MaxLineBytes+1<<20 {
+				t.Errorf("read %d bytes to reject a line over %d", tc.read(r), MaxLineBytes)
+			}
+			if _, err := ReadRecords(tc.r()); err == nil || !strings.Contains(err.Error(), line+" is longer than 16 MiB") {
+				t.Errorf("ReadRecords = %v, want an error saying %s is longer than 16 MiB", err, line)
+			}
+		})
+	}
+}
+
+// ReadRecords checks lines as Import does and returns what an import
+// followed by reading every workload would: storage order, each record once.
+func TestReadRecords(t *testing.T) {
+	out := export(t, openFixture(t))
+	lines := strings.SplitAfter(string(out), "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	slices.Reverse(lines)
+	recs, err := ReadRecords(strings.NewReader(strings.Join(lines, "") + "\n" + lines[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, r := range recs {
+		line, _ := marshal(r)
+		b.Write(append(line, '\n'))
+	}
+	if b.String() != string(out) {
+		t.Errorf("ReadRecords of the export reversed, one line twice:\n%s\nwant\n%s", b.Bytes(), out)
+	}
+	if _, err := ReadRecords(strings.NewReader("\n{}\n")); err == nil || !strings.HasPrefix(err.Error(), "tunedb: line 2: ") {
+		t.Errorf("ReadRecords of a bad line = %v", err)
+	}
+}
+
+// A record dated in the future (forged, or from a machine whose clock runs
+// ahead) does not outrank the measurements made after it arrived.
+func TestFutureRecordDoesNotPin(t *testing.T) {
+	db := openFixture(t) // vec=16,unroll=2 at 320 ns is the best
+	future := rec(t, softmax, "vec=32,unroll=4", StatusOK, 100, 0)
+	future.Time, future.Schema = time.Now().Add(12*time.Hour).UTC().Truncate(time.Second), SchemaVersion
+	line, _ := marshal(future)
+	if _, err := db.Import(bytes.NewReader(line)); err != nil {
+		t.Fatal(err)
+	}
+	if best, _, _ := db.Best(softmax); best.MedianNS != 100 {
+		t.Fatalf("Best after importing a 100 ns record = %v, want it", best.MedianNS)
+	}
+	// Re-measured now, slower: the re-measurement is what counts.
+	again := rec(t, softmax, "vec=32,unroll=4", StatusOK, 1000, 0)
+	again.Time = time.Now().UTC()
+	if err := db.Commit([]Record{again}); err != nil {
+		t.Fatal(err)
+	}
+	top, err := db.TopK(softmax, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := brief(top); len(got) != 3 || top[0].MedianNS != 320 || top[2].MedianNS != 1000 {
+		t.Errorf("TopK after re-measuring the future-dated config = %q, want it last at 1000 ns", got)
+	}
+	// The record itself is kept as it came: export gives it back.
+	if !bytes.Contains(export(t, db), line) {
+		t.Error("the future-dated record is not exported unchanged")
+	}
+	// Pruning deletes what it kept about the record with the record.
+	if _, err := db.Prune(1); err != nil {
+		t.Fatal(err)
+	}
+	if best, _, err := db.Best(softmax); err != nil || best.MedianNS != 320 {
+		t.Errorf("Best after prune = %v, %v", best.MedianNS, err)
+	}
+}
+
+// Import and Merge refuse records dated more than a day ahead, and records
+// the Check option refuses.
+func TestImportChecks(t *testing.T) {
+	far := rec(t, softmax, "vec=32,unroll=4", StatusOK, 100, 0)
+	far.Time, far.Schema = time.Now().Add(25*time.Hour).UTC(), SchemaVersion
+	farLine, _ := marshal(far)
+	good := export(t, openFixture(t))
+	vetoed := 1 + slices.IndexFunc(strings.Split(string(good), "\n"), func(l string) bool {
+		return strings.Contains(l, `"config":{"vec":4,"unroll":1}`)
+	})
+	veto := func(r Record) error {
+		if r.Config.String() == "vec=4,unroll=1" {
+			return errors.New("vec=4 is not a knob value")
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name   string
+		input  []byte
+		check  func(Record) error
+		line   int
+		reason string
+	}{
+		{"a day ahead", append(append([]byte{}, good...), farLine...), nil, 13,
+			"time " + far.Time.Format(time.RFC3339Nano) + " is more than a day ahead of this machine's clock"},
+		{"vetoed", good, veto, vetoed, "vec=4 is not a knob value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := Open(filepath.Join(dir, "a.db"), &Options{Check: tc.check})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			want := fmt.Sprintf("tunedb: import line %d: %s", tc.line, tc.reason)
+			if _, err := db.Import(bytes.NewReader(tc.input)); err == nil || err.Error() != want {
+				t.Errorf("Import = %v, want %q", err, want)
+			}
+			if out := export(t, db); len(out) != 0 {
+				t.Errorf("a refused import added records:\n%s", out)
+			}
+			// The same records in a database to merge; Commit does not
+			// check the clock, a tuner's records are its own.
+			src := openAt(t, filepath.Join(dir, "src.db"))
+			if err := src.Commit(fixture(t)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.check == nil {
+				if err := src.Commit([]Record{far}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src.Close()
+			if _, err := db.Merge(src.Path()); err == nil || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("Merge = %v, want %q", err, tc.reason)
+			}
+			if out := export(t, db); len(out) != 0 {
+				t.Errorf("a refused merge added records:\n%s", out)
+			}
+		})
+	}
+}
+
+// blocked is a writer whose writes wait until release is closed; started
+// is closed at the first write.
+type blocked struct {
+	started, release chan struct{}
+	once             bool
+	buf              bytes.Buffer
+}
+
+func (b *blocked) Write(p []byte) (int, error) {
+	if !b.once {
+		b.once = true
+		close(b.started)
+		<-b.release
+	}
+	return b.buf.Write(p)
+}
+
+// Export reads a snapshot and writes it after releasing the database, so a
+// slow reader of its output (a pager, a pipe) does not keep a tuner from
+// committing.
+func TestExportDoesNotHoldTheLock(t *testing.T) {
+	for _, memory := range []int{32 << 20, 1 << 10} { // in memory; spilled to a file
+		t.Run(fmt.Sprint(memory), func(t *testing.T) {
+			defer func(m int) { spoolMemory = m }(spoolMemory)
+			spoolMemory = memory
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			path := filepath.Join(t.TempDir(), "shared.db")
+			w, err := Open(path, &Options{Shared: true, Timeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var recs []Record
+			for i := range 200 {
+				recs = append(recs, rec(t, softmax, fmt.Sprintf("vec=%d,unroll=1", i), StatusOK, 100, i))
+			}
+			if err := w.Commit(recs); err != nil {
+				t.Fatal(err)
+			}
+			want := export(t, w)
+			r, err := Open(path, &Options{Shared: true, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := &blocked{started: make(chan struct{}), release: make(chan struct{})}
+			done := make(chan error)
+			go func() { done <- r.Export(out) }()
+			select {
+			case <-out.started:
+			case err := <-done:
+				t.Fatalf("Export = %v before it wrote anything", err)
+			}
+			if err := w.Commit([]Record{rec(t, gemm, "mc=1", StatusOK, 100, 0)}); err != nil {
+				t.Errorf("a commit while the export writes its output: %v", err)
+			}
+			close(out.release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.buf.Bytes(), want) {
+				t.Error("the export differs from one written at once")
+			}
+			if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+				t.Errorf("export left %v in the temporary directory", entries)
+			}
+		})
+	}
 }

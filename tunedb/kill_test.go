@@ -33,7 +33,7 @@ func helperBatch(n int) []Record {
 		}
 		r := Record{
 			Schema: SchemaVersion, Workload: killed, Config: c, Status: StatusOK,
-			SamplesNS: []float64{float64(n) + 1.5, float64(j) + 2.25}, MedianNS: float64(1000 + 20*n + j),
+			SamplesNS: []float64{float64(1000+20*n+j) - 0.5, float64(1000+20*n+j) + 0.5}, MedianNS: float64(1000 + 20*n + j),
 			BuildNS: int64(n), RunNS: int64(j), Time: time.Unix(1_700_000_000+int64(n), int64(j)).UTC(), Tool: "helper",
 		}
 		if j%5 == 4 {

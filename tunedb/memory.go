@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // Memory is a tuning database held in memory: what a simulation gives each
@@ -28,10 +26,11 @@ type Memory struct {
 
 // memWorkload is one workload's records, keyed as DB keys them.
 type memWorkload struct {
-	w    Workload
-	keys []string          // record keys, sorted: DB's storage order
-	vals map[string][]byte // record key → the record's JSON, as DB stores it
-	recs map[string]Record // the same, decoded
+	w     Workload
+	keys  []string             // record keys, sorted: DB's storage order
+	vals  map[string][]byte    // record key → the record's JSON, as DB stores it
+	recs  map[string]Record    // the same, decoded
+	added map[string]time.Time // record key → when it was committed here (see rank)
 }
 
 // NewMemory returns an empty in-memory database.
@@ -76,6 +75,7 @@ func (m *Memory) Commit(recs []Record) error {
 	if m.workloads == nil {
 		m.workloads = map[string]*memWorkload{}
 	}
+	now := time.Now().UTC()
 	for i := range es {
 		e := &es[i]
 		mw := m.workloads[string(e.wkey)]
@@ -91,12 +91,12 @@ func (m *Memory) Commit(recs []Record) error {
 		if mw == nil {
 			w := r.Workload
 			w.Shape = slices.Clone(w.Shape)
-			mw = &memWorkload{w: w, vals: map[string][]byte{}, recs: map[string]Record{}}
+			mw = &memWorkload{w: w, vals: map[string][]byte{}, recs: map[string]Record{}, added: map[string]time.Time{}}
 			m.workloads[string(e.wkey)] = mw
 		}
 		at, _ := slices.BinarySearch(mw.keys, k)
 		mw.keys = slices.Insert(mw.keys, at, k)
-		mw.vals[k], mw.recs[k] = e.val, r
+		mw.vals[k], mw.recs[k], mw.added[k] = e.val, r, now
 	}
 	return nil
 }
@@ -113,15 +113,24 @@ func (m *Memory) records(w Workload) ([]Record, error) {
 	if mw == nil {
 		return nil, nil
 	}
-	return mw.load(), nil
+	recs, _ := mw.load()
+	return recs, nil
 }
 
-func (mw *memWorkload) load() []Record {
+// load returns copies of the records in storage order and the time each
+// counts as measured at: its own, or when it was committed here if that is
+// earlier, as DB ranks them.
+func (mw *memWorkload) load() ([]Record, []time.Time) {
 	recs := make([]Record, len(mw.keys))
+	at := make([]time.Time, len(mw.keys))
 	for i, k := range mw.keys {
 		recs[i] = copyRecord(mw.recs[k])
+		at[i] = recs[i].Time
+		if added := mw.added[k]; added.Before(at[i]) {
+			at[i] = added
+		}
 	}
-	return recs
+	return recs, at
 }
 
 // copyRecord copies the slices of r that a caller could change.
@@ -146,32 +155,43 @@ func (m *Memory) Best(w Workload) (Record, bool, error) {
 // TopK returns up to k configs of w, fastest first, each as its latest ok
 // record (see DB.TopK).
 func (m *Memory) TopK(w Workload, k int) ([]Record, error) {
-	recs, err := m.records(w)
-	if err != nil {
+	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	top := rank(recs)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	mw := m.workloads[w.Key()]
+	if mw == nil {
+		return nil, nil
+	}
+	top := rank(mw.load())
 	return top[:max(0, min(k, len(top)))], nil
 }
 
-// Has reports whether c has any record for w, whatever its status.
-func (m *Memory) Has(w Workload, c schedule.Config) (bool, error) {
-	measured, err := m.Measured(w)
-	return measured[c.String()], err
-}
-
-// Measured returns the canonical text of every config with a record for w.
-func (m *Memory) Measured(w Workload) (map[string]bool, error) {
+// Measured returns the canonical text of every config a new run of w
+// should skip, by DB.Measured's rule: ok records and final failures, and
+// transient failures once retried, unless retryFailed.
+func (m *Memory) Measured(w Workload, retryFailed bool) (map[string]bool, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	seen := make(map[string]bool)
+	transient := make(map[string]int)
 	if mw := m.workloads[w.Key()]; mw != nil {
 		for _, k := range mw.keys {
 			cfg, _, _ := strings.Cut(k, "\x00")
-			seen[cfg] = true
+			if mw.recs[k].Status.Transient() {
+				transient[cfg]++
+			} else {
+				seen[cfg] = true
+			}
+		}
+	}
+	for c, n := range transient {
+		if n >= 2 && !retryFailed {
+			seen[c] = true
 		}
 	}
 	return seen, nil
@@ -184,14 +204,14 @@ func (m *Memory) Workloads() ([]Summary, error) {
 	var sums []Summary
 	for _, key := range slices.Sorted(maps.Keys(m.workloads)) {
 		mw := m.workloads[key]
-		recs := mw.load()
+		recs, at := mw.load()
 		w := mw.w
 		w.Shape = slices.Clone(w.Shape)
 		s := Summary{Workload: w, Records: len(recs), ByStatus: make(map[Status]int)}
 		for _, r := range recs {
 			s.ByStatus[r.Status]++
 		}
-		if top := rank(recs); len(top) > 0 {
+		if top := rank(recs, at); len(top) > 0 {
 			s.Best = &top[0]
 		}
 		sums = append(sums, s)

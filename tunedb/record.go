@@ -132,6 +132,15 @@ func Statuses() []Status { return slices.Clone(statuses) }
 // Valid reports whether s is one of Statuses.
 func (s Status) Valid() bool { return slices.Contains(statuses, s) }
 
+// Transient reports whether s may not happen again: a timeout, a crash or a
+// runtime error can come from the machine (load, a killed harness, a lost
+// device) rather than from the config, so a later run retries such a config
+// once (see DB.Measured). Every other failure (invalid, build_error,
+// wrong_answer) is deterministic and final.
+func (s Status) Transient() bool {
+	return s == StatusTimeout || s == StatusCrash || s == StatusRuntimeError
+}
+
 // Record is one measurement of one config of one workload. Failures are
 // records too: they keep a config from being measured again.
 type Record struct {
@@ -174,7 +183,95 @@ func (r *Record) check() error {
 	if r.Status == StatusOK && !(r.MedianNS > 0 && r.MedianNS < math.Inf(1)) {
 		return fmt.Errorf("status ok needs a positive median_ns, not %v", r.MedianNS)
 	}
+	switch {
+	case len(r.Error) > MaxErrorBytes:
+		return fmt.Errorf("error is %d bytes, over %d", len(r.Error), MaxErrorBytes)
+	case len(r.Tool) > maxToolBytes:
+		return fmt.Errorf("tool is %d bytes, over %d", len(r.Tool), maxToolBytes)
+	case len(r.SamplesNS) > MaxSamples:
+		return fmt.Errorf("%d samples, over %d", len(r.SamplesNS), MaxSamples)
+	case r.BuildNS < 0:
+		return fmt.Errorf("build_ns is %d", r.BuildNS)
+	case r.RunNS < 0:
+		return fmt.Errorf("run_ns is %d", r.RunNS)
+	}
+	return r.checkStatistics()
+}
+
+// MaxErrorBytes and MaxSamples bound a record's error message and samples.
+// The tuner's records stay far below (it clips error messages to a few KiB,
+// and takes tens of samples); a record over them is damage or forgery, and
+// would cost every reader of the database its size.
+const (
+	MaxErrorBytes = 64 << 10
+	MaxSamples    = 100_000
+	maxToolBytes  = 256
+)
+
+// checkStatistics checks that the statistics agree with each other and with
+// the samples: a median the samples do not have would rank a config by a
+// time nobody measured.
+func (r *Record) checkStatistics() error {
+	for i, x := range r.SamplesNS {
+		if !(x > 0 && x < math.Inf(1)) {
+			return fmt.Errorf("sample %d is %v, want a positive number of ns", i, x)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"median_ns", r.MedianNS}, {"p20_ns", r.P20NS}, {"p80_ns", r.P80NS}} {
+		if !(f.x >= 0 && f.x < math.Inf(1)) {
+			return fmt.Errorf("%s is %v", f.name, f.x)
+		}
+	}
+	var sorted []float64
+	if len(r.SamplesNS) > 0 {
+		sorted = slices.Sorted(slices.Values(r.SamplesNS))
+		if m := median(sorted); !near(r.MedianNS, m) {
+			return fmt.Errorf("median_ns %v is not the median of the samples, %v", r.MedianNS, m)
+		}
+	}
+	// Zero means absent (the fields are omitted when zero); those present
+	// must be in order.
+	var present []float64
+	for _, x := range []float64{r.P20NS, r.MedianNS, r.P80NS} {
+		if x > 0 {
+			present = append(present, x)
+		}
+	}
+	if !slices.IsSorted(present) {
+		return fmt.Errorf("p20_ns %v, median_ns %v and p80_ns %v are out of order", r.P20NS, r.MedianNS, r.P80NS)
+	}
+	if len(sorted) == 0 {
+		return nil
+	}
+	first, last := sorted[0], sorted[len(sorted)-1]
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"p20_ns", r.P20NS}, {"p80_ns", r.P80NS}} {
+		if f.x != 0 && !(near(f.x, first) || near(f.x, last) || first <= f.x && f.x <= last) {
+			return fmt.Errorf("%s %v is outside the samples' range %v..%v", f.name, f.x, first, last)
+		}
+	}
 	return nil
+}
+
+// median is the median of sorted s, the mean of the middle two for an even
+// length, as the measurer computes it.
+func median(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1] + 0.5*(s[n/2]-s[n/2-1])
+}
+
+// near reports whether a and b agree to within rounding: the statistics
+// pass through JSON and other arithmetic than ours.
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))
 }
 
 // entry is a validated record in its stored form.
@@ -208,24 +305,26 @@ func configPrefix(c schedule.Config) []byte {
 }
 
 // rank returns the latest ok record of each config among recs, fastest
-// first. The latest, not the fastest: a config measured again (the tuner
-// re-measures its leaders, interleaved, before it declares a winner) is
-// known better by its newer measurement, and taking the minimum of noisy
-// medians would favour whichever config got lucky once. Ties keep the order
-// of recs, so the result is deterministic.
-func rank(recs []Record) []Record {
+// first; at[i] is the time recs[i] counts as measured at. The latest, not
+// the fastest: a config measured again (the tuner re-measures its leaders,
+// interleaved, before it declares a winner) is known better by its newer
+// measurement, and taking the minimum of noisy medians would favour
+// whichever config got lucky once. Ties keep the order of recs, so the
+// result is deterministic.
+func rank(recs []Record, at []time.Time) []Record {
 	var best []Record
-	at := make(map[string]int)
-	for _, r := range recs {
+	var bestAt []time.Time
+	pos := make(map[string]int)
+	for i, r := range recs {
 		if r.Status != StatusOK {
 			continue
 		}
 		c := r.Config.String()
-		if i, ok := at[c]; !ok {
-			at[c] = len(best)
-			best = append(best, r)
-		} else if r.Time.After(best[i].Time) {
-			best[i] = r
+		if j, ok := pos[c]; !ok {
+			pos[c] = len(best)
+			best, bestAt = append(best, r), append(bestAt, at[i])
+		} else if at[i].After(bestAt[j]) {
+			best[j], bestAt[j] = r, at[i]
 		}
 	}
 	slices.SortStableFunc(best, func(a, b Record) int { return cmp.Compare(a.MedianNS, b.MedianNS) })

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -152,7 +154,10 @@ func runBench(c *command, std *stdio, args []string) error {
 	if tmpl.Backend != kernels.CPU {
 		return fmt.Errorf("bench runs on the CPU only for now: %s on %s can be tuned ('autotune tune') and looked up ('autotune best')", w.op.Name, w.target)
 	}
-	db, err := openDB(o.db, true)
+	db, err := openDB(o.db, readDB)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no tuned config for %s: %v; run autotune tune first", describeWorkload(w), err)
+	}
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func runBest(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -83,6 +83,9 @@ func runBest(c *command, std *stdio, args []string) error {
 	best, ok, err := latestBest(db, w)
 	if err != nil {
 		return err
+	}
+	if !ok && w.target.IsCUDA() {
+		return fmt.Errorf("no successful record for %s in %s, and no CUDA backend yet to tune it with", describeWorkload(w), db.Path())
 	}
 	if !ok {
 		return fmt.Errorf("no successful record for %s in %s; tune it first", describeWorkload(w), db.Path())

@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -30,6 +34,7 @@ Subcommands:
   import   add the records of JSON Lines files; records already present are skipped
   merge    add the records of other tuning databases
   prune    keep the records of the k best configs per workload, delete the rest
+  check    list every damaged workload and record
 
 Examples:
   autotune db ls
@@ -38,11 +43,12 @@ Examples:
   autotune db import --db team.db records.jsonl
   autotune db merge --db team.db laptop.db
   autotune db prune --keep 5
+  autotune db check
 `
 
 var dbCommand = command{
 	name:    "db",
-	summary: "inspect and maintain the tuning database (ls, show, export, import, merge, prune)",
+	summary: "inspect and maintain the tuning database (ls, show, export, import, merge, prune, check)",
 	help:    dbUsage,
 	run:     runDB,
 }
@@ -70,22 +76,40 @@ Examples:
   autotune db show --op gemm --shape 1024x1024x1024 --top 0 --json
 `},
 		{name: "export", run: runDBExport, help: `
-Usage: autotune db export [--db PATH] [--out FILE]
+Usage: autotune db export [--db PATH] [--out FILE] [--salvage]
 
 Writes every record as JSON Lines, one record per line, workloads in key
 order. Exporting, importing into an empty database and exporting again gives
-the same bytes. The format is described in docs/database.md.
+the same bytes. The format is described in docs/database.md. A damaged
+record makes the export fail; with --salvage it is left out instead, and
+the number left out is said on stderr ('autotune db check' lists them).
 
 Examples:
   autotune db export > records.jsonl
   autotune db export --db team.db --out team.jsonl
+  autotune db export --db damaged.db --salvage | autotune db import --db new.db -
+`},
+		{name: "check", run: runDBCheck, help: `
+Usage: autotune db check [--db PATH]
+
+Reads every workload and record of the database and lists, one per line,
+each one that is damaged (it does not decode, fails the checks every record
+passes when stored, or is stored under another key), with its key. Exits 1
+when there is any: 'autotune db export --salvage' then exports the rest.
+
+Examples:
+  autotune db check
+  autotune db check --db team.db
 `},
 		{name: "import", run: runDBImport, help: `
 Usage: autotune db import [--db PATH] FILE...
 
 Adds the records of JSON Lines files (written by 'autotune db export'; "-"
 reads standard input). A file is imported whole or not at all; records the
-database already has are skipped, so importing twice changes nothing.
+database already has are skipped, so importing twice changes nothing. Every
+record is checked first: its statistics against its samples, its size, its
+date (at most a day ahead), and, for the current template of its op, that
+its config is in the template's knob space (see docs/database.md).
 
 Examples:
   autotune db import records.jsonl
@@ -95,7 +119,8 @@ Examples:
 Usage: autotune db merge [--db PATH] OTHER.db...
 
 Adds every record of other tuning databases; records already present are
-skipped. The other databases are only read.
+skipped, and every record is checked as 'db import' checks it. The other
+databases are only read.
 
 Examples:
   autotune db merge --db team.db laptop.db workstation.db
@@ -115,7 +140,7 @@ Examples:
 
 func runDB(_ *command, std *stdio, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand (ls, show, export, import, merge, prune); see 'autotune db --help'")
+		return usagef("missing subcommand (ls, show, export, import, merge, prune, check); see 'autotune db --help'")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -128,27 +153,98 @@ func runDB(_ *command, std *stdio, args []string) error {
 			return sub.run(&sub, std, args[1:])
 		}
 	}
-	return usagef("unknown subcommand %q (ls, show, export, import, merge, prune); see 'autotune db --help'", args[0])
+	return usagef("unknown subcommand %q (ls, show, export, import, merge, prune, check); see 'autotune db --help'", args[0])
 }
 
 func dbFlag(fs *flag.FlagSet, path *string) {
 	fs.StringVar(path, "db", "", "tuning database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache directory)")
 }
 
+// How a command uses the database.
+const (
+	readDB   = iota // reads only: read-only and shared; the database must exist
+	writeDB         // adds records (import, merge): created when missing
+	changeDB        // changes what is there (prune): the database must exist
+)
+
 // openDB opens the tuning database at path, or the default one when path is
 // empty. Commands that only read open it read-only and shared, so that they
 // hold the lock only while they read and never keep a tuner from
-// committing; a database that does not exist yet is created empty, as on
-// first use.
-func openDB(path string, readOnly bool) (*tunedb.DB, error) {
+// committing. Only commands that add records create a missing database: any
+// other would leave an empty database at a mistyped path and report on it
+// as if it were the real one.
+func openDB(path string, mode int) (*tunedb.DB, error) {
 	path, err := dbPath(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		readOnly = false
+	switch mode {
+	case readDB:
+		return tunedb.Open(path, &tunedb.Options{ReadOnly: true, Shared: true})
+	case changeDB:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("tunedb: no database at %s", path)
+		}
 	}
-	return tunedb.Open(path, &tunedb.Options{ReadOnly: readOnly, Shared: readOnly})
+	return tunedb.Open(path, &tunedb.Options{Check: newRecordCheck()})
+}
+
+// newRecordCheck returns the check of tunedb.Options.Check for imports and
+// merges: a record of the current version of its op's template must be of a
+// config of the template's space, for its shape and for the machine its
+// device fingerprint describes. tunedb checks the rest of a record; it
+// knows nothing of templates. Records of other template versions measured
+// code this autotune cannot rebuild, and pass.
+func newRecordCheck() func(tunedb.Record) error {
+	spaces := map[string]*schedule.Space{} // by workload key
+	return func(r tunedb.Record) (err error) {
+		target, terr := device.FromFingerprint(r.Workload.Device)
+		backend := kernels.BackendOf(target)
+		if terr != nil && strings.HasPrefix(r.Workload.Device, "cuda/") {
+			backend = kernels.CUDA // an architecture this autotune does not know
+		}
+		tmpl, ok := kernels.TemplateFor(r.Workload.Op, backend)
+		if !ok || tmpl.Version != r.Workload.Template {
+			return nil
+		}
+		if terr != nil {
+			return terr
+		}
+		key := r.Workload.Key()
+		space, ok := spaces[key]
+		if !ok {
+			if space, err = recordSpace(tmpl, r.Workload, target); err != nil {
+				return err
+			}
+			spaces[key] = space
+		}
+		c, err := space.Canonical(r.Config)
+		if err != nil {
+			return err
+		}
+		if c.String() != r.Config.String() {
+			return fmt.Errorf("config %s is not in the knob order of %s's template (%s)", r.Config, r.Workload.Op, c)
+		}
+		if r.Status == tunedb.StatusInvalid {
+			return nil // rejected by a constraint: it may violate one
+		}
+		return space.Check(c)
+	}
+}
+
+// recordSpace returns the knob space of a workload's template on the
+// machine of its device fingerprint.
+func recordSpace(tmpl kernels.Template, w tunedb.Workload, target device.Target) (_ *schedule.Space, err error) {
+	if _, err := tmpl.Op.ParseShape(kernels.FormatShape(w.Shape)); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// A template trusts its shape and target; say which record broke it.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the knob space of %s %s on %s: %v", w.Op, w.ShapeString(), w.Device, r)
+		}
+	}()
+	return tmpl.Space(w.Shape, target), nil
 }
 
 // tunerLockWait is how long a tuner waits for the database at each batch:
@@ -158,12 +254,14 @@ const tunerLockWait = 30 * time.Second
 // openForTuning opens the database the way a tuner uses it for minutes:
 // shared, locked only during each operation, so that best, db ls and other
 // tuners can use it between batches.
-func openForTuning(path string) (*tunedb.DB, error) {
+// What it has to say about waiting for the lock goes to log.
+func openForTuning(path string, log io.Writer) (*tunedb.DB, error) {
 	path, err := dbPath(path)
 	if err != nil {
 		return nil, err
 	}
-	return tunedb.Open(path, &tunedb.Options{Shared: true, Timeout: tunerLockWait})
+	return tunedb.Open(path, &tunedb.Options{Shared: true, Timeout: tunerLockWait,
+		Log: func(msg string) { fmt.Fprintln(log, msg) }})
 }
 
 func dbPath(path string) (string, error) {
@@ -181,7 +279,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -240,7 +338,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
@@ -298,16 +396,27 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	var path string
 	dbFlag(fs, &path)
 	out := fs.String("out", "", "write to FILE instead of standard output")
+	salvage := fs.Bool("salvage", false, "leave out damaged records instead of failing, and say how many on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(path, true)
+	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	export := db.Export
+	if *salvage {
+		export = func(w io.Writer) error {
+			skipped, err := db.ExportSalvage(w)
+			if err == nil && len(skipped) > 0 {
+				fmt.Fprintf(std.errs, "left out %d damaged records or workloads; 'autotune db check' lists them\n", len(skipped))
+			}
+			return err
+		}
+	}
 	if *out == "" {
-		return db.Export(std.out)
+		return export(std.out)
 	}
 	// Write beside the target and rename, so a failed export never leaves a
 	// truncated file where a good one was.
@@ -316,7 +425,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := db.Export(tmp); err != nil {
+	if err := export(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -330,6 +439,32 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	return os.Rename(tmp.Name(), *out)
 }
 
+func runDBCheck(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path string
+	dbFlag(fs, &path)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(path, readDB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	damage, err := db.Check()
+	if err != nil {
+		return err
+	}
+	for _, d := range damage {
+		fmt.Fprintln(std.out, d)
+	}
+	if len(damage) > 0 {
+		return fmt.Errorf("%s: %d damaged records or workloads; 'autotune db export --salvage' exports the rest", db.Path(), len(damage))
+	}
+	fmt.Fprintf(std.errs, "%s: no damage found\n", db.Path())
+	return nil
+}
+
 func runDBImport(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	var path string
@@ -341,7 +476,7 @@ func runDBImport(c *command, std *stdio, args []string) error {
 	if len(files) == 0 {
 		return usagef("no file to import; see 'autotune db import --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, writeDB)
 	if err != nil {
 		return err
 	}
@@ -380,7 +515,7 @@ func runDBMerge(c *command, std *stdio, args []string) error {
 	if len(others) == 0 {
 		return usagef("no database to merge; see 'autotune db merge --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, writeDB)
 	if err != nil {
 		return err
 	}
@@ -406,7 +541,7 @@ func runDBPrune(c *command, std *stdio, args []string) error {
 	if *keep < 1 {
 		return usagef("--keep K is required and must be at least 1; see 'autotune db prune --help'")
 	}
-	db, err := openDB(path, false)
+	db, err := openDB(path, changeDB)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@
 //	bench     compare the tuned kernel with baselines, side by side
 //	simulate  compare searches on a recorded landscape, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
-//	db        ls, show, export, import, merge and prune the tuning database
+//	db        ls, show, export, import, merge, prune and check the tuning database
 //	version   print the version
 //
 // A workload is named by --op (softmax, gemm, gemm_bias, gemm_bias_relu,
@@ -24,7 +24,9 @@
 // local GPU when one is usable, else the CPU). --db names the tuning
 // database (default $AUTOTUNE_DB, else autotune/tune.db in the user cache
 // directory), --json switches results to JSON, and --seed fixes the random
-// choices of commands that make any.
+// choices of commands that make any. Only tune, db import and db merge
+// create a missing database; every other command exits 1 saying there is
+// no database at that path.
 //
 // Results go to standard output; progress and logs to standard error.
 // Exit status: 0 success, 1 failure, 2 usage error, each error on one line;

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -149,16 +152,15 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		return fmt.Errorf("no template for op %s yet: nothing to simulate", w.op.Name)
 	}
 
-	tmp, err := os.MkdirTemp("", "autotune-simulate-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
+	// Interrupts cancel from here on, so that the temporary directory
+	// below is removed however the command ends.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var recs []tunedb.Record
 	if o.db != "" {
 		recs, err = dbRecords(o.db)
 	} else {
-		recs, err = exportRecords(o.records, filepath.Join(tmp, "records.db"))
+		recs, err = fileRecords(o.records)
 	}
 	if err != nil {
 		return err
@@ -169,10 +171,18 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	}
 	var prior []tunedb.Record
 	if o.prior != "" {
-		if prior, err = exportRecords(o.prior, filepath.Join(tmp, "prior.db")); err != nil {
+		if prior, err = fileRecords(o.prior); err != nil {
 			return err
 		}
 	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted")
+	}
+	tmp, err := os.MkdirTemp("", "autotune-simulate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 
 	ctx, caught, stop := signalContext()
 	defer stop()
@@ -205,9 +215,6 @@ func runSimulate(c *command, std *stdio, args []string) error {
 
 // dbRecords reads every record of the tuning database at path.
 func dbRecords(path string) ([]tunedb.Record, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no tuning database at %s", path)
-	}
 	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -228,27 +235,19 @@ func dbRecords(path string) ([]tunedb.Record, error) {
 	return recs, nil
 }
 
-// exportRecords reads the JSON Lines file at path through a scratch
-// database at scratch, so that its records are checked exactly as an
-// import checks them.
-func exportRecords(path, scratch string) ([]tunedb.Record, error) {
+// fileRecords reads the records of a JSON Lines file, checked as an import
+// checks them.
+func fileRecords(path string) ([]tunedb.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	db, err := tunedb.Open(scratch, nil)
+	recs, err := tunedb.ReadRecords(f)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := db.Import(f); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	return dbRecords(scratch)
+	return recs, nil
 }
 
 // trialsText says when a run got within a threshold: "at trial 14" or "never".

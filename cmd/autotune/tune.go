@@ -25,9 +25,15 @@ Explores the knobs of the op's template for one workload: generates a kernel
 for each proposed config, builds a batch at a time, checks each kernel
 against a float64 reference, times the correct ones, and stores every
 measurement (failures too) in the tuning database. Rerunning the same
-command resumes: configs already measured are not measured again. Ctrl-C,
-SIGTERM or SIGHUP commits what was measured, prints the summary and exits
-130, 143 or 129 (128 plus the signal's number), so that scripts stop too.
+command resumes: configs already measured are not measured again, except
+that a config that timed out or crashed (which the machine, not the config,
+may cause) is measured once more by the next run; --retry-failed measures
+again every config that only ever timed out or crashed. Ctrl-C, SIGTERM or
+SIGHUP commits what was measured, prints the summary and exits 130, 143 or
+129 (128 plus the signal's number), so that scripts stop too. When another
+process holds the database, the tuner says it is waiting; after 30 s it
+keeps the batch in DB.pending.jsonl beside the database and goes on, and a
+later batch (or the next command that writes to the database) stores it.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
@@ -70,6 +76,7 @@ type tuneOptions struct {
 	early    int
 	leaders  int
 	batch    int
+	retry    bool
 }
 
 func (o *tuneOptions) register(fs *flag.FlagSet) {
@@ -84,6 +91,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
+	fs.BoolVar(&o.retry, "retry-failed", false, "measure again every config whose only records are timeouts, crashes or runtime errors")
 }
 
 // strategyChoices lists the search strategies of the registry with what
@@ -157,11 +165,16 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openForTuning(o.db)
+	db, err := openForTuning(o.db, std.errs)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
 
 	// Ctrl-C, SIGTERM or SIGHUP cancels the context: the measurer stops,
 	// what finished is committed, the summary is printed, and the exit
@@ -177,19 +190,26 @@ func runTune(c *command, std *stdio, args []string) error {
 		Store:    db, Observer: progress,
 		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
-		Tool: version,
+		Tool: version, RetryFailed: o.retry,
 	})
 	progress.finish()
 	if err != nil {
 		return err
 	}
 	if o.json {
-		if err := writeJSON(std, tuneJSON(w, tmpl, o, s)); err != nil {
-			return err
-		}
-		return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
+		err = writeJSON(std, tuneJSON(w, tmpl, o, s))
+	} else {
+		printSummary(std, w, tmpl, s)
 	}
-	printSummary(std, w, tmpl, s)
+	// Records the database could not take yet are stored now, or stay in
+	// its side file for the next run: say so rather than exit 0.
+	closed = true
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
 	return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
 }
 
