@@ -32,3 +32,17 @@ func ThreadCounts(cpu *device.CPU) []int {
 	}
 	return threads
 }
+
+// WidestVector is the widest "vec" knob value (float32 lanes) that the
+// target's ISA runs: 16 with AVX-512, 8 with AVX2 and FMA, else 1.
+func WidestVector(t device.Target) int {
+	switch {
+	case t.CPU == nil:
+		return 1
+	case t.CPU.ISA.AVX512:
+		return 16
+	case t.CPU.ISA.AVX2 && t.CPU.ISA.FMA:
+		return 8
+	}
+	return 1
+}

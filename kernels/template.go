@@ -31,6 +31,12 @@ type Template struct {
 	// register tile or whether a block fits a cache. The tuner appends
 	// them to the knobs' own encoding (schedule.Space.Features).
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
+	// Default, when set, returns the config to use for shape on target
+	// when nothing of the op was tuned there: one the template's author
+	// expects to be reasonable everywhere. Lookups fall back to the
+	// space's first valid config when Default is unset or its config is
+	// not valid for the shape.
+	Default func(shape []int, target device.Target) schedule.Config
 
 	// The CPU backend's parts; a CPU template needs EmitGo.
 

@@ -1,6 +1,8 @@
 package attention
 
 import (
+	"fmt"
+
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -33,6 +35,7 @@ func newTemplate(causal bool) kernels.Template {
 		Backend:   kernels.CPU,
 		Version:   version(),
 		Space:     space,
+		Default:   defaultConfig,
 		EmitGo:    emitGo,
 		EmitAsm:   emitAsm,
 		Baselines: baselines,
@@ -143,4 +146,23 @@ func causalVersion() string { return versionOf(causalRevision, space) }
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{1, 8, 1024, 64}, ref))
+}
+
+// defaultConfig is the rows layout with blocks of up to 64 query rows and
+// keys (as many as the sequence has), the widest vectors the target has and
+// the degree-5 exp, on one goroutine.
+func defaultConfig(shape []int, target device.Target) schedule.Config {
+	_, _, s, _ := checkShape(shape)
+	block := blockSizes[0]
+	for _, n := range blockSizes {
+		if n <= s {
+			block = n
+		}
+	}
+	c, err := space(shape, target).Parse(fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
+		kernels.WidestVector(target), block, block))
+	if err != nil {
+		panic(err) // the knobs are ours: a bug
+	}
+	return c
 }

@@ -21,6 +21,7 @@ var Template = kernels.Template{
 	Backend:  kernels.CPU,
 	Version:  version(),
 	Space:    space,
+	Default:  defaultConfig,
 	EmitGo:   emitGo,
 	Features: features,
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
@@ -186,4 +187,28 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
 		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{1024, 1024, 1024}, ref), fmt.Sprintf("register_budget=%d", registerBudget))
+}
+
+// defaultConfig is a 4×2-vector archsimd tile of the widest vectors the
+// target has, on one goroutine, with blocks that fit the smallest caches
+// templates assume (256 KiB of L2, no L3), shrunk to what the shape
+// offers.
+func defaultConfig(shape []int, target device.Target) schedule.Config {
+	m, n, k := checkShape(shape)
+	largest := func(pref, extent int, values []int) int {
+		best := values[0]
+		for _, v := range values {
+			if v <= pref && within(v, extent, values) {
+				best = v
+			}
+		}
+		return best
+	}
+	c, err := space(shape, target).Parse(fmt.Sprintf(
+		"vec=%d,mr=4,nr_vecs=2,kc=%d,mc=%d,nc=%d,pack_b=true,unroll=1,threads=1,micro=go,split=m",
+		kernels.WidestVector(target), largest(256, k, kcs), largest(96, m, mcs), largest(256, n, ncs)))
+	if err != nil {
+		panic(err) // the knobs are ours: a bug
+	}
+	return c
 }

@@ -65,6 +65,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		Backend: kernels.CPU,
 		Version: versionOf(rev, space),
 		Space:   space,
+		Default: defaultConfig,
 		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
 			emitEpilogue(f, name, shape, cfg, e)
 		},

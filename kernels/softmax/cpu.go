@@ -1,6 +1,8 @@
 package softmax
 
 import (
+	"fmt"
+
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
@@ -18,6 +20,7 @@ var Template = kernels.Template{
 	Backend:   kernels.CPU,
 	Version:   version(),
 	Space:     space,
+	Default:   defaultConfig,
 	EmitGo:    emitGo,
 	Baselines: baselines,
 }
@@ -86,4 +89,16 @@ func version() string { return versionOf(revision, space) }
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	return kernels.Version(rev, space([]int{4096, 1024}, ref))
+}
+
+// defaultConfig is the widest vectors the target has, the online algorithm
+// with the degree-5 exp, unrolled by 4, on one goroutine: fast on every
+// shape, and valid on every one.
+func defaultConfig(shape []int, target device.Target) schedule.Config {
+	c, err := space(shape, target).Parse(fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1",
+		kernels.WidestVector(target)))
+	if err != nil {
+		panic(err) // the knobs are ours: a bug
+	}
+	return c
 }

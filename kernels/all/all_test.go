@@ -1,0 +1,53 @@
+package all
+
+import (
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// Every CPU template has a default config, and it is valid for every shape
+// on every kind of CPU, including one that reports no caches: lookups and
+// generated packages fall back to it where nothing was tuned.
+func TestCPUDefaultsAreValid(t *testing.T) {
+	isas := []device.ISA{{}, {SSE42: true, AVX2: true, FMA: true}, {SSE42: true, AVX2: true, FMA: true, AVX512: true}}
+	var targets []device.Target
+	for _, isa := range isas {
+		for _, cores := range []int{1, 2, 64} {
+			targets = append(targets,
+				device.Target{Name: "cpu", CPU: &device.CPU{Cores: cores, ISA: isa}},
+				device.Target{Name: "cpu", CPU: &device.CPU{Cores: cores, ISA: isa, L1D: 48 << 10, L2: 2 << 20, L3: 32 << 20}})
+		}
+	}
+	for _, op := range kernels.Ops() {
+		tmpl, ok := kernels.TemplateFor(op.Name, kernels.CPU)
+		if !ok {
+			continue
+		}
+		if tmpl.Default == nil {
+			t.Errorf("%s: the CPU template has no Default", op.Name)
+			continue
+		}
+		example, err := op.ParseShape(op.Example)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes := [][]int{example}
+		for _, fill := range []int{1, 7, 97, 1000} {
+			s := make([]int, len(op.Dims))
+			for i := range s {
+				s[i] = fill + i
+			}
+			shapes = append(shapes, s)
+		}
+		for _, target := range targets {
+			for _, shape := range shapes {
+				c := tmpl.Default(shape, target)
+				if err := tmpl.Space(shape, target).Check(c); err != nil {
+					t.Errorf("%s %s on %+v: default %s: %v", op.Name, kernels.FormatShape(shape), *target.CPU, c, err)
+				}
+			}
+		}
+	}
+}

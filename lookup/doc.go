@@ -1,0 +1,24 @@
+// Package lookup answers, at run time, which tuned config a program should
+// use for a workload: the best config of the op for a shape, dtype and
+// device, from a tuning database or from a JSON Lines log of one (`autotune
+// db export`).
+//
+// An answer comes from the first rule that applies:
+//
+//   - Exact: the shape was tuned on the device; its best record answers.
+//   - Nearest: another shape of the op was tuned on the device; the winner
+//     of the nearest one (tunedb.ShapeDistance: the sum over dimensions of
+//     |log2 a − log2 b|, ties to the smaller shape) answers.
+//   - Default: nothing of the op was tuned on the device; the template's
+//     default config for the shape answers.
+//
+// Only records of the template version this program was built with count:
+// records of another version measured other code. A device is a
+// fingerprint (device.Target.Fingerprint), so a CUDA architecture is just
+// another device.
+//
+// A [Table] is a snapshot: Open and Load read the records once, and a
+// Table never writes, never creates a file, and never waits behind a
+// running tuner longer than its timeout. Answers are cached, so a repeated
+// lookup is a map read. Open again to see records tuned since.
+package lookup

@@ -1,0 +1,206 @@
+package lookup
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// Rule says which rule answered a lookup.
+type Rule string
+
+const (
+	Exact   Rule = "exact"
+	Nearest Rule = "nearest"
+	Default Rule = "default"
+)
+
+// Answer is the config to use for a workload and why.
+type Answer struct {
+	Config schedule.Config
+	Rule   Rule
+	// Shape is the tuned shape whose winner Config is (the asked shape for
+	// Exact); Record is that winner's record. Both are nil for Default.
+	Shape  []int
+	Record *tunedb.Record
+}
+
+// String says what answered, e.g. "nearest 4096x1024".
+func (a Answer) String() string {
+	if a.Rule == Default {
+		return string(a.Rule)
+	}
+	return string(a.Rule) + " " + kernels.FormatShape(a.Shape)
+}
+
+// Options configures Open. A nil *Options means the zero Options.
+type Options struct {
+	// Timeout is how long Open waits for a tuner that holds the database.
+	// Zero means one second.
+	Timeout time.Duration
+}
+
+// Table answers lookups from a snapshot of tuning records. It is safe for
+// concurrent use.
+type Table struct {
+	best []tunedb.Record // the best record of every workload that has one
+
+	mu    sync.RWMutex
+	cache map[string]Answer
+}
+
+// Open reads the tuning database at path. It never creates one: a missing
+// path is an error matching fs.ErrNotExist.
+func Open(path string, o *Options) (*Table, error) {
+	timeout := time.Second
+	if o != nil && o.Timeout > 0 {
+		timeout = o.Timeout
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("lookup: no database at %s: %w", path, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	db, err := tunedb.Open(path, &tunedb.Options{ReadOnly: true, Shared: true, Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	defer db.Close()
+	sums, err := db.Workloads()
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	return newTable(sums), nil
+}
+
+// Load reads a JSON Lines log, as `autotune db export` writes it, checking
+// every line as `autotune db import` does.
+func Load(r io.Reader) (*Table, error) {
+	recs, err := tunedb.ReadRecords(r)
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	mem := tunedb.NewMemory()
+	if err := mem.Commit(recs); err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	sums, err := mem.Workloads()
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	return newTable(sums), nil
+}
+
+func newTable(sums []tunedb.Summary) *Table {
+	t := &Table{cache: map[string]Answer{}}
+	for _, s := range sums {
+		if s.Best != nil {
+			t.best = append(t.best, *s.Best)
+		}
+	}
+	return t
+}
+
+// Best returns the config to use for op at shape, of dtype, on the device
+// with the given fingerprint, and which rule chose it (see the package
+// doc). It fails when the op is unknown, the shape is not one of the op's,
+// the device fingerprint cannot be read, or the op has no template for the
+// device's backend.
+func (t *Table) Best(op string, shape []int, dtype, fingerprint string) (Answer, error) {
+	key := op + "\x00" + kernels.FormatShape(shape) + "\x00" + dtype + "\x00" + fingerprint
+	t.mu.RLock()
+	a, ok := t.cache[key]
+	t.mu.RUnlock()
+	if !ok {
+		var err error
+		if a, err = t.answer(op, shape, dtype, fingerprint); err != nil {
+			return Answer{}, err
+		}
+		t.mu.Lock()
+		t.cache[key] = a
+		t.mu.Unlock()
+	}
+	return copyAnswer(a), nil
+}
+
+// copyAnswer copies what a caller could change of a cached answer.
+func copyAnswer(a Answer) Answer {
+	a.Shape = slices.Clone(a.Shape)
+	if a.Record != nil {
+		r := *a.Record
+		r.Workload.Shape = slices.Clone(r.Workload.Shape)
+		r.SamplesNS = slices.Clone(r.SamplesNS)
+		a.Record = &r
+	}
+	return a
+}
+
+func (t *Table) answer(op string, shape []int, dtype, fingerprint string) (Answer, error) {
+	o, err := kernels.Lookup(op)
+	if err != nil {
+		return Answer{}, fmt.Errorf("lookup: %w", err)
+	}
+	if _, err := o.ParseShape(kernels.FormatShape(shape)); err != nil {
+		return Answer{}, fmt.Errorf("lookup: %w", err)
+	}
+	target, err := device.FromFingerprint(fingerprint)
+	if err != nil {
+		return Answer{}, fmt.Errorf("lookup: %w", err)
+	}
+	tmpl, ok := kernels.TemplateFor(op, kernels.BackendOf(target))
+	if !ok {
+		return Answer{}, fmt.Errorf("lookup: op %s has no %s template", op, kernels.BackendOf(target))
+	}
+	want := tunedb.Workload{Op: op, Shape: shape, DType: dtype, Device: fingerprint, Template: tmpl.Version}
+	var tuned []tunedb.Workload
+	byKey := map[string]*tunedb.Record{}
+	for i := range t.best {
+		w := t.best[i].Workload
+		tuned = append(tuned, w)
+		byKey[w.Key()] = &t.best[i]
+	}
+	if near := tunedb.Nearest(want, tuned, 1); len(near) > 0 {
+		r := byKey[near[0].Key()]
+		rule := Nearest
+		if slices.Equal(near[0].Shape, shape) {
+			rule = Exact
+		}
+		return Answer{Config: r.Config, Rule: rule, Shape: slices.Clone(near[0].Shape), Record: r}, nil
+	}
+	cfg, err := defaultConfig(tmpl, shape, target)
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Config: cfg, Rule: Default}, nil
+}
+
+// defaultConfig is the template's default for shape on target: its
+// Default when it has one that is valid there, else the first valid config
+// of its space in index order.
+func defaultConfig(tmpl kernels.Template, shape []int, target device.Target) (schedule.Config, error) {
+	space := tmpl.Space(shape, target)
+	if tmpl.Default != nil {
+		if c := tmpl.Default(shape, target); space.Valid(c) {
+			return c, nil
+		}
+	}
+	for i := int64(0); i < space.Size(); i++ {
+		if c := space.At(i); space.Valid(c) {
+			return c, nil
+		}
+	}
+	return schedule.Config{}, fmt.Errorf("lookup: %s %s has no valid config on %s", tmpl.Op.Name,
+		kernels.FormatShape(shape), strings.TrimSpace(target.Name))
+}

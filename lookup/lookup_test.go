@@ -1,0 +1,228 @@
+package lookup_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/lookup"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// A fixed machine, so that no test depends on the one it runs on.
+var target = device.Target{Name: "cpu", CPU: &device.CPU{Model: "Test CPU", Cores: 2,
+	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true}}}
+
+var fingerprint = target.Fingerprint()
+
+func config(t testing.TB, shape []int, text string) schedule.Config {
+	t.Helper()
+	c, err := softmax.Template.Space(shape, target).Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// record is an ok record of softmax at shape with the given median.
+func record(t testing.TB, shape []int, text, version string, median float64) tunedb.Record {
+	return tunedb.Record{
+		Workload: tunedb.Workload{Op: "softmax", Shape: shape, DType: "f32", Device: fingerprint, Template: version},
+		Config:   config(t, shape, text), Status: tunedb.StatusOK,
+		MedianNS: median, P20NS: median, P80NS: median, SamplesNS: []float64{median, median, median},
+		BuildNS: 1, RunNS: 1, Time: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), Tool: "test",
+	}
+}
+
+const (
+	fast = "vec=8,unroll=2,algo=online,exp=poly5,threads=2,rows_per_chunk=4"
+	slow = "vec=1,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1"
+)
+
+// records tunes 1024x1024 (fast beats slow) and 64x4096 (slow alone), and
+// has a record of another template version at 512x512 that must not count.
+func records(t testing.TB) []tunedb.Record {
+	v := softmax.Template.Version
+	return []tunedb.Record{
+		record(t, []int{1024, 1024}, slow, v, 900),
+		record(t, []int{1024, 1024}, fast, v, 100),
+		record(t, []int{64, 4096}, slow, v, 50),
+		record(t, []int{512, 512}, fast, "softmax-0-old", 1),
+	}
+}
+
+func export(t *testing.T, recs []tunedb.Record) []byte {
+	t.Helper()
+	db, err := tunedb.Open(filepath.Join(t.TempDir(), "x.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := db.Export(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// tables returns the same records as a database and as a log.
+func tables(t *testing.T) map[string]*lookup.Table {
+	path := filepath.Join(t.TempDir(), "tune.db")
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(records(t)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fromDB, err := lookup.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err := lookup.Load(bytes.NewReader(export(t, records(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*lookup.Table{"database": fromDB, "log": fromLog}
+}
+
+func TestBest(t *testing.T) {
+	def := softmax.Template.Default([]int{7, 13}, target)
+	tests := []struct {
+		name   string
+		shape  []int
+		fp     string
+		want   string // rule and shape, as Answer.String
+		config string
+	}{
+		{"exact", []int{1024, 1024}, fingerprint, "exact 1024x1024", fast},
+		{"exact, the slower config's shape", []int{64, 4096}, fingerprint, "exact 64x4096", slow},
+		{"nearest", []int{1000, 1100}, fingerprint, "nearest 1024x1024", fast},
+		{"nearest by ratio, not difference", []int{32, 8192}, fingerprint, "nearest 64x4096", slow},
+		// 512x512 was tuned only by another template version: its record
+		// measured other code, and the nearest current one answers.
+		{"other versions do not count", []int{512, 512}, fingerprint, "nearest 1024x1024", fast},
+		{"another device is untuned", []int{1024, 1024}, "cpu/Other CPU/sse4.2+avx2+fma/2c", "default", ""},
+	}
+	for name, table := range tables(t) {
+		for _, tt := range tests {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				a, err := table.Best("softmax", tt.shape, "f32", tt.fp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.String() != tt.want {
+					t.Errorf("answered by %q, want %q", a, tt.want)
+				}
+				switch {
+				case tt.config != "" && a.Config.String() != tt.config:
+					t.Errorf("config %s, want %s", a.Config, tt.config)
+				case tt.config != "" && (a.Record == nil || !a.Record.Config.Equal(a.Config)):
+					t.Errorf("record %+v does not hold config %s", a.Record, a.Config)
+				case tt.config == "" && (a.Record != nil || a.Shape != nil || a.Config.Len() == 0):
+					t.Errorf("default answer %+v has a record or shape, or no config", a)
+				}
+			})
+		}
+		t.Run(name+"/default is the template's", func(t *testing.T) {
+			empty, err := lookup.Load(strings.NewReader(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := empty.Best("softmax", []int{7, 13}, "f32", fingerprint)
+			if err != nil || a.Rule != lookup.Default || !a.Config.Equal(def) {
+				t.Errorf("Best on no records = %+v, %v; want the default %s", a, err, def)
+			}
+		})
+	}
+}
+
+func TestBestErrors(t *testing.T) {
+	table := tables(t)["log"]
+	for _, tt := range []struct {
+		op    string
+		shape []int
+		fp    string
+		want  string
+	}{
+		{"conv", []int{1, 1}, fingerprint, `unknown op "conv"`},
+		{"softmax", []int{1, 2, 3}, fingerprint, "3 dimensions"},
+		{"softmax", []int{0, 2}, fingerprint, "R is 0"},
+		{"softmax", []int{4, 4}, "tpu/v5", "cannot rebuild the target"},
+	} {
+		if _, err := table.Best(tt.op, tt.shape, "f32", tt.fp); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Best(%s, %v, %s) error = %v, want %q", tt.op, tt.shape, tt.fp, err, tt.want)
+		}
+	}
+}
+
+// Answers are cached, and a caller that changes one changes no later
+// answer.
+func TestCachedAnswersAreCopies(t *testing.T) {
+	table := tables(t)["log"]
+	a, _ := table.Best("softmax", []int{1000, 1100}, "f32", fingerprint)
+	a.Shape[0] = -1
+	a.Record.SamplesNS[0] = -1
+	b, _ := table.Best("softmax", []int{1000, 1100}, "f32", fingerprint)
+	if b.Shape[0] != 1024 || b.Record.SamplesNS[0] != 100 {
+		t.Errorf("a changed answer changed the cache: %+v", b)
+	}
+}
+
+// Open never creates what it is asked to read.
+func TestOpenMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such.db")
+	if _, err := lookup.Open(path, nil); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "no database at "+path) {
+		t.Errorf("Open of a missing path: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open created %s", filepath.Dir(path))
+	}
+}
+
+func TestLoadRejectsABadLog(t *testing.T) {
+	log := export(t, records(t))
+	bad := append(slices.Clone(log), []byte("{\"op\": 3}\n")...)
+	if _, err := lookup.Load(bytes.NewReader(bad)); err == nil || !strings.HasPrefix(err.Error(), "lookup: ") {
+		t.Errorf("Load of a bad line: %v", err)
+	}
+}
+
+// BenchmarkCachedBest is a repeated lookup: a map read under a read lock.
+func BenchmarkCachedBest(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "tune.db")
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Commit(records(b)); err != nil {
+		b.Fatal(err)
+	}
+	db.Close()
+	table, err := lookup.Open(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shape := []int{1000, 1100}
+	if _, err := table.Best("softmax", shape, "f32", fingerprint); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := table.Best("softmax", shape, "f32", fingerprint); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
