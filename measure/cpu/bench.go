@@ -18,6 +18,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cpu/peak"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -109,6 +110,7 @@ type benchEntry struct {
 	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
 	emit      func(f *jen.File) // adds func Kernel to the package
 	asm       func() []byte     // the package's Go assembly (kernels.Template.EmitAsm), or nil
+	files     map[string][]byte // more files of the package, by name
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -122,15 +124,16 @@ type benchEntry struct {
 // ThreadsKnob: for an op that reads one array and writes one of the same
 // size (softmax), that is the least memory traffic any kernel of it has.
 //
-// The peak is the arithmetic counterpart of the floor (see emitPeak): on
-// as many goroutines as the floor, each runs peakChains independent chains
-// of fused multiply-adds on the widest vectors the target has (Float32x16
-// with AVX-512, Float32x8 with AVX2 and FMA, scalar float32 otherwise), so
-// its FLOPs per second are what the machine's vector units deliver to Go
-// code at that thread count, and a tuned kernel's GFLOP/s divided by them
-// is its fraction of peak. Every template with FLOPs gets it: it costs a
-// few milliseconds, and it tells a memory-bound op (softmax, a few per cent
-// of peak) from a compute-bound one (GEMM) at a glance.
+// The peak is the arithmetic counterpart of the floor (package
+// measure/cpu/peak): on one goroutine per core of the target, each runs
+// peak.Chains independent chains of fused multiply-adds in Go assembly on
+// the widest vectors the target has (16 lanes with AVX-512, 8 with AVX2
+// and FMA, scalar Go otherwise), so its best sample is the machine's
+// multiply-add peak and a kernel's GFLOP/s divided by it is its fraction
+// of peak (PeakGFLOPs, which never lets that exceed 1). Every template with
+// FLOPs gets it: it costs a few milliseconds, and it tells a memory-bound
+// op (softmax, a few per cent of peak) from a compute-bound one (GEMM) at
+// a glance.
 //
 // The harness checks the tuned kernel and the baselines against the
 // reference once, on a poisoned output, the way tuning does, and an entry
@@ -243,11 +246,16 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		goroutines = fmt.Sprintf("%d goroutines", threads)
 	}
 	if b.Template.FLOPs != nil {
-		v := peakVector(b.Target)
+		lanes, cores := peakLanes(b.Target), peakGoroutines(b.Target)
+		files, err := peakFiles()
+		if err != nil {
+			return nil, err
+		}
 		entries = append(entries, benchEntry{
-			name: BenchPeak, pkg: "peak", flops: peakFLOPs(v, threads),
-			doc:  fmt.Sprintf("FMA peak: %d chains of %s multiply-adds with %s", peakChains, v.Name(), goroutines),
-			emit: func(f *jen.File) { emitPeak(f, len(inLens), v, threads) },
+			name: BenchPeak, pkg: "peak", flops: peak.FLOPs(lanes, cores, peakSteps), files: files,
+			doc: fmt.Sprintf("FMA peak: %d chains of %d-lane multiply-adds (assembly on amd64), one goroutine per core (%d)",
+				peak.Chains, lanes, cores),
+			emit: func(f *jen.File) { emitPeak(f, len(inLens), lanes, cores) },
 		})
 	}
 	return append(entries, benchEntry{
@@ -306,7 +314,10 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 		if msg != "" {
 			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
 		}
-		files[filepath.Join(e.pkg, e.pkg+".go")] = src
+		files[filepath.Join(e.pkg, "entry.go")] = src // not e.pkg+".go": package peak has a peak.go
+		for name, b := range e.files {
+			files[filepath.Join(e.pkg, name)] = b
+		}
 		if e.asm != nil {
 			asm, msg := emitAsm(e.asm)
 			if msg != "" {

@@ -99,7 +99,8 @@
 // # Bench
 //
 // Measurer.Bench serves autotune bench: one module with the tuned kernel, the
-// template's baselines and a memory-copy floor (bench.go), and a second
+// template's baselines, an FMA peak (a copy of package measure/cpu/peak,
+// Go assembly) and a memory-copy floor (bench.go), and a second
 // harness (bench_harness.go) that checks them once, counts the heap
 // allocations of a call of each, and then times them in
 // interleaved rounds, one sample of each per round, so that every ratio is
