@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu/peak"
+	"github.com/autotune-dev/autotune/measure/harness"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -108,9 +108,9 @@ type benchEntry struct {
 	flops     float64
 	requires  []string          // modules the package imports (kernels.Baseline.Requires)
 	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
-	emit      func(f *jen.File) // adds func Kernel to the package
+	emit      func(f *jen.File) // adds func Kernel to the package; nil for the harness's own kernels
 	asm       func() []byte     // the package's Go assembly (kernels.Template.EmitAsm), or nil
-	files     map[string][]byte // more files of the package, by name
+	fn        jen.Code          // without emit: the harness's Kernel (the floor, the peak)
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -247,21 +247,17 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	}
 	if b.Template.FLOPs != nil {
 		lanes, cores := peakLanes(b.Target), peakGoroutines(b.Target)
-		files, err := peakFiles()
-		if err != nil {
-			return nil, err
-		}
 		entries = append(entries, benchEntry{
-			name: BenchPeak, pkg: "peak", flops: peak.FLOPs(lanes, cores, peakSteps), files: files,
+			name: BenchPeak, flops: peak.FLOPs(lanes, cores, peakSteps),
 			doc: fmt.Sprintf("FMA peak: %d chains of %d-lane multiply-adds (assembly on amd64), one goroutine per core (%d)",
 				peak.Chains, lanes, cores),
-			emit: func(f *jen.File) { emitPeak(f, len(inLens), lanes, cores) },
+			fn: jen.Id("peakKernel").Call(jen.Lit(lanes), jen.Lit(cores), jen.Lit(peakSteps)),
 		})
 	}
 	return append(entries, benchEntry{
 		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(4*n), goroutines),
-		pkg: "floor", bytes: float64(8 * n),
-		emit: func(f *jen.File) { emitFloor(f, len(inLens), n, threads) },
+		bytes: float64(8 * n),
+		fn:    jen.Id("floorKernel").Call(jen.Lit(n), jen.Lit(threads)),
 	}), nil
 }
 
@@ -309,15 +305,18 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	if sum != "" {
 		files["go.sum"] = []byte(sum)
 	}
-	for _, e := range entries {
+	inputs, _ := b.Template.Args(slices.Clone(b.Shape))
+	var rows []tableRow
+	for i, e := range entries {
+		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, pkg: e.pkg, inputs: len(inputs), fn: e.fn})
+		if e.emit == nil {
+			continue
+		}
 		src, msg := emitPackage(e.pkg, e.emit)
 		if msg != "" {
 			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
 		}
-		files[filepath.Join(e.pkg, "entry.go")] = src // not e.pkg+".go": package peak has a peak.go
-		for name, b := range e.files {
-			files[filepath.Join(e.pkg, name)] = b
-		}
+		files[filepath.Join(e.pkg, e.pkg+".go")] = src
 		if e.asm != nil {
 			asm, msg := emitAsm(e.asm)
 			if msg != "" {
@@ -328,13 +327,14 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 			}
 		}
 	}
-	inLens, outLen := b.Template.Args(slices.Clone(b.Shape))
-	rel, abs := b.Template.Tolerance(slices.Clone(b.Shape))
-	main, err := renderBenchHarness(workload{inLens: inLens, outLen: outLen, rel: rel, abs: abs}, entries)
+	table, err := renderTable(rows)
 	if err != nil {
 		return "", err
 	}
-	files["main.go"] = main
+	files["table.go"] = table
+	if err := writeHarness(dir); err != nil {
+		return "", err
+	}
 	for name, src := range files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -373,6 +373,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 // After a failed check the harness times nothing and says done.
 func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, error) {
 	cmd := exec.Command(bin,
+		"-"+flagBench,
 		"-"+flagData, dir,
 		"-"+flagWarmup, strconv.Itoa(m.opts.Warmup),
 		"-"+flagSamples, strconv.Itoa(b.MinSamples),
@@ -394,13 +395,14 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 
 	res := make([]BenchResult, len(entries))
 	var failures []string
-	ready, cur, next, done := false, -1, 0, false // ready seen; the entry being checked (-1: none); the next to check; done seen
+	var seq harness.Sequence
 	// phase says what the harness was doing, for errors.
 	phase := func() string {
+		cur, running := seq.Running()
 		switch {
-		case !ready:
+		case !seq.Ready():
 			return "while loading the inputs"
-		case cur >= 0:
+		case running:
 			return "while checking " + entries[cur].name
 		}
 		return "while timing"
@@ -421,47 +423,45 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 				switch {
 				case h.scanErr != nil:
 					return nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
-				case !done || werr != nil:
+				case !seq.Done() || werr != nil:
 					return nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
 				case len(failures) > 0:
 					return nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
 				}
 				return res, nil
 			}
-			var e event
-			if json.Unmarshal(line, &e) != nil {
+			e, ok := harness.Decode(line)
+			if !ok {
 				continue // stray output, from a kernel that wrote to fd 1
 			}
 			timer.Reset(step)
+			err := seq.Next(e)
 			switch {
-			case e.Event == eventReady && !ready:
-				ready = true
-			case e.Event == eventStart && ready && cur < 0 && e.ID == next && next < len(entries):
-				cur, next = next, next+1
-			case e.Event == eventResult && cur >= 0 && e.ID == cur:
-				switch {
-				case e.Status == string(measure.StatusOK) && e.Reps > 0:
-					res[cur].Reps, res[cur].AllocBytes, res[cur].Allocs = e.Reps, e.AllocBytes, e.Allocs
-				case e.Status == string(measure.StatusWrongAnswer) || e.Status == string(measure.StatusCrash):
-					failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[cur].name, e.Status, firstLine(e.Error)))
-				default:
-					h.stop()
-					return nil, fmt.Errorf("cpu: bench: harness protocol: bad result %s", line)
+			case err != nil:
+			case e.Event == harness.Start && (e.ID != seq.Started()-1 || e.ID >= len(entries)):
+				err = fmt.Errorf("entry %d started out of order", e.ID)
+			case e.Event == harness.Result && e.Status == harness.StatusOK:
+				if e.Reps <= 0 {
+					err = fmt.Errorf("an ok result without calls per sample")
+					break
 				}
-				cur = -1
-			case e.Event == eventRound && cur < 0 && next == len(entries) && len(failures) == 0 && len(e.SamplesNS) == len(entries):
+				res[e.ID].Reps, res[e.ID].AllocBytes, res[e.ID].Allocs = e.Reps, e.AllocBytes, e.Allocs
+			case e.Event == harness.Result:
+				failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[e.ID].name, e.Status, firstLine(e.Error)))
+			case e.Event == harness.Round && (seq.Started() != len(entries) || len(failures) > 0 || len(e.SamplesNS) != len(entries)):
+				err = fmt.Errorf("a round of %d samples after %d of %d entries and %d failures",
+					len(e.SamplesNS), seq.Started(), len(entries), len(failures))
+			case e.Event == harness.Round:
 				for i, s := range e.SamplesNS {
 					res[i].SamplesNS = append(res[i].SamplesNS, s)
 				}
-			case e.Event == eventDone && cur < 0 && (next == len(entries) || len(failures) > 0):
-				done = true
-				if len(failures) == 0 && len(res[0].SamplesNS) < b.MinSamples {
-					h.stop()
-					return nil, fmt.Errorf("cpu: bench: harness protocol: done after %d rounds, want %d", len(res[0].SamplesNS), b.MinSamples)
-				}
-			default:
+			case e.Event == harness.Done && len(failures) == 0 && (seq.Started() != len(entries) || len(res[0].SamplesNS) < b.MinSamples):
+				err = fmt.Errorf("done after %d of %d entries and %d rounds, want %d",
+					seq.Started(), len(entries), len(res[0].SamplesNS), b.MinSamples)
+			}
+			if err != nil {
 				h.stop()
-				return nil, fmt.Errorf("cpu: bench: harness protocol: unexpected %s (checking %d, next %d)", line, cur, next)
+				return nil, fmt.Errorf("cpu: bench: harness protocol: %v: %s", err, line)
 			}
 		}
 	}

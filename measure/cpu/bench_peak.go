@@ -1,17 +1,9 @@
 package cpu
 
 import (
-	"embed"
-	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"strings"
-
-	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/measure/cpu/peak"
 )
 
 // peakSteps is the steps of the peak loop per goroutine and call: 2^18
@@ -19,11 +11,6 @@ import (
 // starting goroutines and waking idle threads (some 0.1 ms on a VM) are
 // noise.
 const peakSteps = 1 << 18
-
-// peakSource is package peak, which the bench module gets a copy of.
-//
-//go:embed peak
-var peakSource embed.FS
 
 // peakLanes returns the widest float32 vector the target's ISA runs
 // multiply-adds on: 16 lanes with AVX-512, 8 with AVX2 and FMA, else 1.
@@ -43,40 +30,6 @@ func peakGoroutines(t device.Target) int {
 		return 1
 	}
 	return max(t.CPU.Cores, 1)
-}
-
-// peakFiles returns the files of package peak but its tests, by name.
-func peakFiles() (map[string][]byte, error) {
-	files := make(map[string][]byte)
-	err := fs.WalkDir(peakSource, "peak", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		b, err := peakSource.ReadFile(p)
-		files[path.Base(p)] = b
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cpu: bench: the peak package: %w", err)
-	}
-	return files, nil
-}
-
-// emitPeak adds to f (package peak) the FMA peak as a kernel: func
-// Kernel(out, in0, ...) that runs peak.Run on goroutines goroutines and
-// writes its result to out[0], so that nothing can be dropped.
-func emitPeak(f *jen.File, inputs, lanes, goroutines int) {
-	params := []jen.Code{jen.Id("out")}
-	var body []jen.Code
-	for i := range inputs {
-		params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
-		body = append(body, jen.Id("_").Op("=").Id(fmt.Sprintf("in%d", i)))
-	}
-	f.Add(comment(fmt.Sprintf("%s runs Run(%d, %d, %d), %g FLOPs in all, and writes its result to\n"+
-		"out[0]; it reads no input. Its FLOPs per second are the machine's multiply-add peak.",
-		kernelName, lanes, goroutines, peakSteps, peak.FLOPs(lanes, goroutines, peakSteps))))
-	body = append(body, jen.Id("out").Index(jen.Lit(0)).Op("=").Id("Run").Call(jen.Lit(lanes), jen.Lit(goroutines), jen.Lit(peakSteps)))
-	f.Func().Id(kernelName).Params(jen.List(params...).Index().Float32()).Block(body...)
 }
 
 // PeakGFLOPs returns the machine's multiply-add peak in GFLOP/s from the

@@ -1,11 +1,8 @@
 package cpu
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,51 +18,6 @@ import (
 	"github.com/autotune-dev/autotune/measure/cpu/peak"
 	"github.com/autotune-dev/autotune/schedule"
 )
-
-// The bench harness of a fixed set of entries is checked in as
-// testdata/bench_harness.golden, so that a change to the generated code
-// shows in review; go test -update rewrites it.
-func TestBenchHarnessGolden(t *testing.T) {
-	entries := []benchEntry{
-		{name: BenchTuned, pkg: "tuned", checked: true},
-		{name: "naive", pkg: "base0", checked: true},
-		{name: BenchFloor, pkg: "floor"},
-	}
-	got, err := renderBenchHarness(workload{inLens: []int{4096}, outLen: 4096, rel: 1e-5, abs: 1e-37}, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := jen.NewFile("floor")
-	f.HeaderComment(generatedHeader)
-	emitFloor(f, 1, 4096, 2)
-	var floor bytes.Buffer
-	if err := f.Render(&floor); err != nil {
-		t.Fatal(err)
-	}
-	got = append(append(got, "\n// ---- floor/floor.go with 2 threads ----\n\n"...), floor.Bytes()...)
-	f = jen.NewFile("peak")
-	f.HeaderComment(generatedHeader)
-	emitPeak(f, 1, 16, 2)
-	var peak bytes.Buffer
-	if err := f.Render(&peak); err != nil {
-		t.Fatal(err)
-	}
-	got = append(append(got, "\n// ---- peak/peak.go with 16 lanes and 2 goroutines ----\n\n"...), peak.Bytes()...)
-
-	golden := filepath.Join("testdata", "bench_harness.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the bench harness differs from %s; if that is intended, run go test -update", golden)
-	}
-}
 
 // benchOptions keep the tests short; bench times each entry at least
 // benchSamples times.

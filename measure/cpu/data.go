@@ -1,32 +1,20 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
-// Inputs are drawn uniformly from ±[inputMin, inputMax]. Zeros are excluded
-// because they hide bugs: a kernel that skips an element of a sum, or
-// multiplies by the wrong operand, still gets the right answer when the
-// operand is zero. The range keeps exp, products and sums of typical kernels
-// far from overflow.
-const (
-	inputMin = 0.125
-	inputMax = 4.0
-)
-
-// data is a workload's inputs and its float64 reference output.
+// data is a workload as the harness reads it: its sizes and tolerance,
+// and its input sets with their references (measure.Inputs).
 type data struct {
-	ins  [][]float32
-	want []float64
+	work harness.Workload
+	sets []harness.Set
 }
 
 // dataCache keeps the data of the last workload measured, because the
@@ -48,54 +36,23 @@ func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
 	return c.data
 }
 
-// newData fills the template's inputs from a PCG seeded with seed and
-// computes the reference.
+// newData draws the template's input sets for shape from seed and
+// computes their references.
 func newData(t kernels.Template, shape []int, seed uint64) *data {
-	sizes, outLen := t.Args(shape)
-	r := rand.New(rand.NewPCG(seed, 0))
-	d := &data{ins: make([][]float32, len(sizes)), want: make([]float64, outLen)}
-	for i, n := range sizes {
-		d.ins[i] = randomInputs(r, n)
+	ins, out := t.Args(slices.Clone(shape))
+	rel, abs := t.Tolerance(slices.Clone(shape))
+	d := &data{work: harness.Workload{Inputs: ins, Output: out, Rel: rel, Abs: abs}}
+	for _, s := range measure.Inputs(t, shape, seed) {
+		d.work.Sets = append(d.work.Sets, s.Name)
+		d.sets = append(d.sets, harness.Set{Name: s.Name, Ins: s.Ins, Want: s.Want})
 	}
-	t.Reference(slices.Clone(shape), d.ins, d.want)
 	return d
 }
 
-func randomInputs(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		v := float32(inputMin + (inputMax-inputMin)*r.Float64())
-		if r.IntN(2) == 0 {
-			v = -v
-		}
-		x[i] = v
-	}
-	return x
-}
-
-// File names of the data in a batch directory; the harness reads them.
-func inputFile(i int) string { return fmt.Sprintf("in%d.f32", i) }
-
-const wantFile = "want.f64"
-
-// write stores d in dir as little-endian raw arrays, one file per input plus
-// the reference, for the harness to read.
+// write stores d in dir for the harness to read (harness.Write).
 func (d *data) write(dir string) error {
-	for i, in := range d.ins {
-		b := make([]byte, 0, 4*len(in))
-		for _, v := range in {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), b, 0o644); err != nil {
-			return fmt.Errorf("cpu: writing inputs: %w", err)
-		}
-	}
-	b := make([]byte, 0, 8*len(d.want))
-	for _, v := range d.want {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	if err := os.WriteFile(filepath.Join(dir, wantFile), b, 0o644); err != nil {
-		return fmt.Errorf("cpu: writing the reference: %w", err)
+	if err := harness.Write(dir, d.work, d.sets); err != nil {
+		return fmt.Errorf("cpu: writing the inputs: %w", err)
 	}
 	return nil
 }
