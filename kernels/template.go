@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"math/rand/v2"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
@@ -66,6 +68,12 @@ type Template struct {
 	// as a .s file of the same package (codegen/goasm renders it).
 	EmitAsm func(name string, shape []int, cfg schedule.Config) []byte
 
+	// Inputs are the input sets every candidate is checked on, each with
+	// its reference output: the distributions of the inputs are part of
+	// the op's semantics (softmax logits in the hundreds, rows with -Inf).
+	// Candidates are timed on the first. Nil means DefaultInputs.
+	Inputs []InputSet
+
 	// Baselines are the op's reference implementations as a user would
 	// write them (plain Go loops, a library call), which `autotune bench`
 	// runs side by side with the tuned kernel. Op-independent baselines
@@ -104,4 +112,55 @@ func (b Baseline) Skipped(shape []int) string {
 		return ""
 	}
 	return b.Skip(shape)
+}
+
+// An InputSet is one distribution of a kernel's inputs.
+type InputSet struct {
+	Name string // short and lower-case: "uniform", "large"
+
+	// Fill draws every input of shape from r, in argument order; ins[i]
+	// has the length Args gives it. Zeros hide bugs (a skipped term of a
+	// sum, a wrong operand), so a set should draw none.
+	Fill func(shape []int, r *rand.Rand, ins [][]float32)
+
+	// Tolerance, when set, replaces Template.Tolerance for this set: a
+	// template whose error bound assumes the inputs' magnitude (GEMM's
+	// does) needs another bound for larger inputs.
+	Tolerance func(shape []int) (rel, abs float64)
+}
+
+// InputSets returns t's input sets: t.Inputs, or DefaultInputs.
+func (t Template) InputSets() []InputSet {
+	if len(t.Inputs) == 0 {
+		return DefaultInputs
+	}
+	return t.Inputs
+}
+
+// DefaultInputs are the input sets of a template that declares none:
+// "uniform", ±[0.125, 4], the range the templates' error bounds assume,
+// and "large", the same range times 256. A template whose tolerance
+// depends on the inputs' magnitude declares its own.
+var DefaultInputs = []InputSet{Uniform("uniform", 0.125, 4), Uniform("large", 32, 1024)}
+
+// Uniform returns the input set name that draws every input uniformly
+// from ±[lo, hi], each sign with probability 1/2.
+func Uniform(name string, lo, hi float64) InputSet {
+	return InputSet{Name: name, Fill: func(_ []int, r *rand.Rand, ins [][]float32) {
+		for _, in := range ins {
+			for i := range in {
+				in[i] = SignedUniform(r, lo, hi)
+			}
+		}
+	}}
+}
+
+// SignedUniform draws from ±[lo, hi] with r: uniform magnitude, each sign
+// with probability 1/2.
+func SignedUniform(r *rand.Rand, lo, hi float64) float32 {
+	v := float32(lo + (hi-lo)*r.Float64())
+	if r.IntN(2) == 0 {
+		v = -v
+	}
+	return v
 }

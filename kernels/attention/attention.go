@@ -52,6 +52,7 @@ func newTemplate(causal bool) kernels.Template {
 		},
 		EmitGo:    emitGo,
 		EmitAsm:   emitAsm,
+		Inputs:    inputs,
 		Baselines: baselines,
 	}
 	if causal {

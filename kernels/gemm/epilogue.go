@@ -99,6 +99,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		},
 		Features:  features,
 		EmitAsm:   func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
+		Inputs:    inputs,
 		Baselines: epilogueBaselines(e),
 	}
 }

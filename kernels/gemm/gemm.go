@@ -38,6 +38,7 @@ var Template = kernels.Template{
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
 		return emitAsm(name, shape, cfg, noEpilogue)
 	},
+	Inputs:    inputs,
 	Baselines: baselines,
 }
 
@@ -249,7 +250,12 @@ const (
 
 // tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
 // 7.6e-6 and 7.8e-3 at K = 1024.
-func tolerance(shape []int) (rel, abs float64) {
-	_, _, k := checkShape(shape)
-	return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * inputBound * inputBound
+func tolerance(shape []int) (rel, abs float64) { return toleranceFor(inputBound)(shape) }
+
+// toleranceFor is tolerance for inputs of magnitude at most bound.
+func toleranceFor(bound float64) func(shape []int) (rel, abs float64) {
+	return func(shape []int) (rel, abs float64) {
+		_, _, k := checkShape(shape)
+		return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * bound * bound
+	}
 }

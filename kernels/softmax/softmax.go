@@ -27,6 +27,7 @@ var Template = kernels.Template{
 	FLOPs:     func(shape []int) float64 { return flopsPerElement * elements(shape) },
 	Bytes:     func(shape []int) float64 { return 2 * 4 * elements(shape) },
 	EmitGo:    emitGo,
+	Inputs:    inputs,
 	Baselines: baselines,
 }
 

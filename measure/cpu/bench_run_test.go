@@ -173,8 +173,8 @@ func TestBenchAllocs(t *testing.T) {
 			if least := uint64(4 * (shape[0] + allocFloats)); r.AllocBytes < least || r.AllocBytes > least+64<<10 || r.Allocs != 1 {
 				t.Errorf("alloc: %d bytes in %d objects a call, want one object of %d bytes or a little more", r.AllocBytes, r.Allocs, least)
 			}
-		case BenchPeak: // a few small objects per goroutine but the caller's: its closure, the WaitGroup
-			if n := uint64(peakGoroutines(device.Host()) - 1); r.Allocs > 4*n || r.AllocBytes > 256*n {
+		case BenchPeak: // a few small objects per goroutine but the caller's: its closure, the WaitGroup, a new goroutine
+			if n := uint64(peakGoroutines(device.Host()) - 1); r.Allocs > 4*n || r.AllocBytes > 1024*n {
 				t.Errorf("peak: %d bytes in %d objects a call, want at most %d small objects", r.AllocBytes, r.Allocs, 4*n)
 			}
 		default: // tuned, good and floor on one goroutine
@@ -210,9 +210,9 @@ func TestBenchFailures(t *testing.T) {
 	}{
 		{"all good", "ok", []kernels.Baseline{good}, nil},
 		{"no baselines", "ok", nil, nil},
-		{"wrong baseline", "ok", []kernels.Baseline{good, affineBaseline("bad", "wrongans")}, []string{"bad: wrong_answer: out[0] = "}},
+		{"wrong baseline", "ok", []kernels.Baseline{good, affineBaseline("bad", "wrongans")}, []string{"bad: wrong_answer: input set uniform: out[0] = "}},
 		{"panicking baseline", "ok", []kernels.Baseline{affineBaseline("boom", "panic")}, []string{"boom: crash: panic: test baseline: mode panic"}},
-		{"baseline writes its input", "ok", []kernels.Baseline{affineBaseline("clob", "clobber")}, []string{"clob: wrong_answer: the kernel wrote to input 0"}},
+		{"baseline writes its input", "ok", []kernels.Baseline{affineBaseline("clob", "clobber")}, []string{"clob: wrong_answer: input set uniform: the kernel wrote to input 0"}},
 		{"baseline kills the harness", "ok", []kernels.Baseline{good, affineBaseline("quit", "exit")}, []string{"died while checking quit: exit status 3"}},
 		{"wrong tuned kernel", "wrongans", []kernels.Baseline{good}, []string{"tuned: wrong_answer"}},
 		{"tuned kernel does not build", "nocompile", []kernels.Baseline{good}, []string{"go build failed", "undefinedValue"}},

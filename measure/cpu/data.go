@@ -27,7 +27,11 @@ type dataCache struct {
 }
 
 func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d", t.Op.Name, t.Version, shape, seed)
+	var sets []string
+	for _, s := range t.InputSets() {
+		sets = append(sets, s.Name)
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d\x00%q", t.Op.Name, t.Version, shape, seed, sets)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.data == nil || c.key != key {
@@ -40,11 +44,11 @@ func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
 // computes their references.
 func newData(t kernels.Template, shape []int, seed uint64) *data {
 	ins, out := t.Args(slices.Clone(shape))
-	rel, abs := t.Tolerance(slices.Clone(shape))
-	d := &data{work: harness.Workload{Inputs: ins, Output: out, Rel: rel, Abs: abs}}
+	d := &data{work: harness.Workload{Inputs: ins, Output: out}}
 	for _, s := range measure.Inputs(t, shape, seed) {
-		d.work.Sets = append(d.work.Sets, s.Name)
-		d.sets = append(d.sets, harness.Set{Name: s.Name, Ins: s.Ins, Want: s.Want})
+		info := harness.SetInfo{Name: s.Name, Rel: s.Rel, Abs: s.Abs}
+		d.work.Sets = append(d.work.Sets, info)
+		d.sets = append(d.sets, harness.Set{SetInfo: info, Ins: s.Ins, Want: s.Want})
 	}
 	return d
 }

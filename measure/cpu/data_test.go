@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
 
@@ -21,8 +21,8 @@ func TestInputsDeterministic(t *testing.T) {
 	}
 	neg := 0
 	for i, x := range a.sets[0].Ins[0] {
-		if m := math.Abs(float64(x)); m < measure.InputMin || m > measure.InputMax {
-			t.Fatalf("input %d = %v, outside ±[%v, %v]", i, x, measure.InputMin, measure.InputMax)
+		if m := math.Abs(float64(x)); m < 0.125 || m > 4 {
+			t.Fatalf("input %d = %v, outside ±[0.125, 4]", i, x)
 		}
 		if x < 0 {
 			neg++
@@ -34,7 +34,7 @@ func TestInputsDeterministic(t *testing.T) {
 	if neg < 400 || neg > 600 {
 		t.Errorf("%d of 1000 inputs are negative; want about half", neg)
 	}
-	if a.work.Output != 1000 || !slices.Equal(a.work.Inputs, []int{1000}) || a.work.Rel != 1e-6 || len(a.work.Sets) != len(a.sets) {
+	if a.work.Output != 1000 || !slices.Equal(a.work.Inputs, []int{1000}) || a.work.Sets[0].Rel != 1e-6 || len(a.work.Sets) != len(a.sets) {
 		t.Errorf("workload %+v", a.work)
 	}
 }
@@ -53,6 +53,11 @@ func TestDataCache(t *testing.T) {
 	}
 	if d := c.get(tmpl, []int{11}, 2); slices.Equal(d.sets[0].Ins[0], newData(tmpl, []int{11}, 1).sets[0].Ins[0]) {
 		t.Error("another seed: data not recomputed")
+	}
+	d2 := c.get(tmpl, []int{11}, 2)
+	tmpl.Inputs = kernels.DefaultInputs[:1]
+	if d := c.get(tmpl, []int{11}, 2); d == d2 || len(d.sets) != 1 {
+		t.Error("other input sets: data not recomputed")
 	}
 }
 

@@ -33,7 +33,13 @@
 //
 // # Run
 //
-// The input sets are drawn once per workload from a PCG seeded with
+// Every candidate is checked on each of the template's input sets
+// (Template.Inputs: for softmax, logits in ±[0.125, 4], logits in the
+// hundreds and rows with -Inf entries; for GEMM, inputs in ±[0.125, 4] and
+// 256 times that; for attention, moderate and large scores; by default,
+// ±[0.125, 4] and 256 times that), because one tame set lets real bugs
+// through: a softmax that does not subtract the row's max passes on small
+// logits. The sets are drawn once per workload from PCGs seeded with
 // Options.Seed (measure.Inputs: never zero, which hides bugs), and
 // Template.Reference computes each one's expected output in float64; the
 // Measurer keeps them for the next batch of the same workload. They are
@@ -45,7 +51,8 @@
 //
 // For each candidate and each input set it poisons the output with NaN,
 // calls the kernel once and compares the output with the reference: an
-// element is wrong where |got-want| > abs + rel×|want| (Template.Tolerance),
+// element is wrong where |got-want| > abs + rel×|want| (Template.Tolerance,
+// or the set's own, kernels.InputSet.Tolerance),
 // where exactly one of got and want is NaN, or where want is infinite and
 // got is not the same infinity (harness.Check); and a kernel must not write
 // to its inputs. Then, on the first input set, it finds
@@ -64,7 +71,7 @@
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          candidate 7 is about to run
 //	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
-//	{"id":7,"event":"result","status":"wrong_answer","error":"out[3] = ..."}
+//	{"id":7,"event":"result","status":"wrong_answer","error":"input set large: out[3] = ..."}
 //	{"id":7,"event":"result","status":"crash","error":"panic: ...\n\ngoroutine 1 ..."}
 //	{"id":-1,"event":"done"}                          every candidate has a result
 //

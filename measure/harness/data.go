@@ -11,17 +11,22 @@ import (
 
 // A Workload describes the data a parent writes for a harness.
 type Workload struct {
-	Inputs []int    `json:"inputs"` // element counts of the kernel's inputs, in argument order
-	Output int      `json:"output"` // element count of its output
-	Rel    float64  `json:"rel"`    // the tolerance of Check
-	Abs    float64  `json:"abs"`
-	Sets   []string `json:"sets"` // names of the input sets, the first the one kernels are timed on
+	Inputs []int     `json:"inputs"` // element counts of the kernel's inputs, in argument order
+	Output int       `json:"output"` // element count of its output
+	Sets   []SetInfo `json:"sets"`   // the input sets, the first the one kernels are timed on
+}
+
+// SetInfo names an input set and gives the tolerance of Check on it.
+type SetInfo struct {
+	Name string  `json:"name"`
+	Rel  float64 `json:"rel"`
+	Abs  float64 `json:"abs"`
 }
 
 // A Set is one input set: the inputs, in argument order, and the
 // reference output computed from them in float64.
 type Set struct {
-	Name string
+	SetInfo
 	Ins  [][]float32
 	Want []float64
 }
@@ -49,7 +54,7 @@ func Write(dir string, w Workload, sets []Set) error {
 		return fmt.Errorf("harness: %w", err)
 	}
 	for s, set := range sets {
-		if len(set.Ins) != len(w.Inputs) || len(set.Want) != w.Output || set.Name != w.Sets[s] {
+		if len(set.Ins) != len(w.Inputs) || len(set.Want) != w.Output || set.SetInfo != w.Sets[s] {
 			return fmt.Errorf("harness: set %d (%s) does not match the workload", s, set.Name)
 		}
 		if err := os.MkdirAll(setDir(dir, s), 0o755); err != nil {
@@ -89,7 +94,7 @@ func Read(dir string) (Workload, []Set, error) {
 	}
 	sets := make([]Set, len(w.Sets))
 	for s := range sets {
-		sets[s].Name = w.Sets[s]
+		sets[s].SetInfo = w.Sets[s]
 		for i, n := range w.Inputs {
 			b, err := readSized(inputFile(dir, s, i), 4*n)
 			if err != nil {

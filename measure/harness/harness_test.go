@@ -61,10 +61,10 @@ func TestPoisonAndChanged(t *testing.T) {
 // refuses files of the wrong size.
 func TestData(t *testing.T) {
 	dir := t.TempDir()
-	w := Workload{Inputs: []int{3, 1}, Output: 2, Rel: 1e-5, Abs: 1e-7, Sets: []string{"uniform", "large"}}
+	w := Workload{Inputs: []int{3, 1}, Output: 2, Sets: []SetInfo{{Name: "uniform", Rel: 1e-5, Abs: 1e-7}, {Name: "large", Rel: 1e-5, Abs: 1e-3}}}
 	sets := []Set{
-		{Name: "uniform", Ins: [][]float32{{1, -2, 3}, {0.5}}, Want: []float64{1.5, math.Inf(-1)}},
-		{Name: "large", Ins: [][]float32{{100, 200, float32(math.Inf(-1))}, {-4}}, Want: []float64{math.NaN(), 7}},
+		{SetInfo: w.Sets[0], Ins: [][]float32{{1, -2, 3}, {0.5}}, Want: []float64{1.5, math.Inf(-1)}},
+		{SetInfo: w.Sets[1], Ins: [][]float32{{100, 200, float32(math.Inf(-1))}, {-4}}, Want: []float64{math.NaN(), 7}},
 	}
 	if err := Write(dir, w, sets); err != nil {
 		t.Fatal(err)
@@ -73,11 +73,11 @@ func TestData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(gw.Inputs, w.Inputs) || gw.Output != w.Output || gw.Rel != w.Rel || gw.Abs != w.Abs || !slices.Equal(gw.Sets, w.Sets) {
+	if !slices.Equal(gw.Inputs, w.Inputs) || gw.Output != w.Output || !slices.Equal(gw.Sets, w.Sets) {
 		t.Errorf("workload %+v, want %+v", gw, w)
 	}
 	for s := range sets {
-		if got[s].Name != sets[s].Name || Changed(got[s].Ins, sets[s].Ins) != "" || Check(float32s(got[s].Want), sets[s].Want, 0, 0) != "" {
+		if got[s].SetInfo != sets[s].SetInfo || Changed(got[s].Ins, sets[s].Ins) != "" || Check(float32s(got[s].Want), sets[s].Want, 0, 0) != "" {
 			t.Errorf("set %d: %+v, want %+v", s, got[s], sets[s])
 		}
 	}

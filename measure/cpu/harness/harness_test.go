@@ -22,10 +22,10 @@ func affine(out []float32, ins [][]float32) {
 // second input set of large values.
 func testData(t *testing.T, n int) *data {
 	t.Helper()
-	w := harness.Workload{Inputs: []int{n}, Output: n, Rel: 1e-6, Abs: 1e-6, Sets: []string{"uniform", "large"}}
+	w := harness.Workload{Inputs: []int{n}, Output: n, Sets: []harness.SetInfo{{Name: "uniform", Rel: 1e-6, Abs: 1e-6}, {Name: "large", Rel: 1e-6, Abs: 1e-6}}}
 	var sets []harness.Set
 	for s, scale := range []float32{1, 1e6} {
-		set := harness.Set{Name: w.Sets[s], Ins: [][]float32{make([]float32, n)}, Want: make([]float64, n)}
+		set := harness.Set{SetInfo: w.Sets[s], Ins: [][]float32{make([]float32, n)}, Want: make([]float64, n)}
 		for i := range n {
 			set.Ins[0][i] = scale * float32(i%7+1) / 4
 			set.Want[i] = 2*float64(set.Ins[0][i]) + 1

@@ -183,7 +183,7 @@ func (d *data) check(fn Kernel) string {
 		d.use(s)
 		harness.Poison(d.out)
 		d.call(fn)
-		msg := harness.Check(d.out, set.Want, d.w.Rel, d.w.Abs)
+		msg := harness.Check(d.out, set.Want, set.Rel, set.Abs)
 		if msg == "" {
 			msg = harness.Changed(d.ins, set.Ins)
 		}
