@@ -43,6 +43,12 @@ type Op struct {
 	// GB/s and the roofline.
 	FLOPs func(shape []int) float64
 	Bytes func(shape []int) float64
+
+	// Inputs are the input sets every candidate is checked on, each with
+	// its reference output: the distributions of the inputs are part of
+	// the op's semantics (softmax logits in the hundreds, rows with -Inf).
+	// Candidates are timed on the first. Nil means DefaultInputs.
+	Inputs []InputSet
 }
 
 // A Variant is an op named by another op and a flag; see Op.Variants.

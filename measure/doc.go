@@ -12,6 +12,12 @@
 // machinery itself: no toolchain, no temporary directory, a cancelled
 // context.
 //
+// What every backend shares lives here or in the leaf package
+// measure/harness, which a backend compiles into its child process: the
+// input sets (Inputs) and their references, the protocol between parent
+// and child, the check of an output against the reference, and the
+// statistics of samples (Summarize).
+//
 // Status takes exactly the values of tunedb.Status, so a Result becomes a
 // tuning-database record by copying fields. Timings are kept as every sample
 // plus the median and the 20th and 80th percentiles (Summarize), because the

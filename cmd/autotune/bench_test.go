@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,9 +59,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	if strings.Join(names, ",") != "tuned,naive,peak,floor" {
 		t.Fatalf("results %v, want tuned, naive, peak, floor", names)
 	}
-	if !(b.OfPeak > 0) {
-		t.Errorf("of_peak = %v", b.OfPeak)
-	}
+	checkPeak(t, b)
 	if !b.Results[0].Config.Equal(tuned.Best.Config) || b.Results[0].VsTuned != 1 {
 		t.Errorf("bench timed %s (vs_tuned %v), tune found %s", b.Results[0].Config, b.Results[0].VsTuned, tuned.Best.Config)
 	}
@@ -75,6 +75,33 @@ func TestBenchEndToEnd(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}
+	}
+	if m := regexp.MustCompile(`runs at (\d+)% of the FMA peak`).FindStringSubmatch(stdout); m == nil {
+		t.Errorf("the table does not say the fraction of the peak:\n%s", stdout)
+	} else if pct, _ := strconv.Atoi(m[1]); pct > 100 {
+		t.Errorf("the table shows more than 100%% of the peak:\n%s", stdout)
+	}
+}
+
+// checkPeak checks that a bench recorded the peak and that no checked
+// entry runs above it: of_peak is in (0, 1], and a peak raised to an
+// entry's speed says so.
+func checkPeak(t *testing.T, b benchJSON) {
+	t.Helper()
+	if !(b.OfPeak > 0 && b.OfPeak <= 1) || !(b.PeakGFLOPs > 0) {
+		t.Errorf("of_peak = %v, peak_gflops = %v; want of_peak in (0, 1]", b.OfPeak, b.PeakGFLOPs)
+	}
+	raised := false
+	for _, r := range b.Results {
+		if r.Checked && r.GFLOPs > b.PeakGFLOPs {
+			t.Errorf("%s runs at %.1f GFLOP/s, above the peak %.1f", r.Name, r.GFLOPs, b.PeakGFLOPs)
+		}
+		if r.Checked && r.GFLOPs == b.PeakGFLOPs {
+			raised = true
+		}
+	}
+	if raised != (b.PeakNote != "") {
+		t.Errorf("peak_note %q, yet an entry runs at the peak: %v", b.PeakNote, raised)
 	}
 }
 
@@ -95,6 +122,7 @@ func tuneAndBench(t *testing.T, op, shape string) (benchJSON, string) {
 	if err := json.Unmarshal([]byte(stdout), &b); err != nil {
 		t.Fatalf("bench --json: %v\n%s", err, stdout)
 	}
+	checkPeak(t, b)
 	return b, stdout
 }
 

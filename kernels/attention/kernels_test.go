@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
@@ -318,8 +316,8 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
 			m.Asm(k.shape, k.tmpl().EmitAsm(k.name, k.shape, k.cfg))
 		}
-		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
-			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.shape[3]), jen.Id(k.name)))
+		ins, out := k.tmpl().Args(k.shape)
+		m.Add(kerneltest.Kernel{Name: k.name, Config: k.String(), Ins: ins, Out: out, FLOPs: k.tmpl().FLOPs(k.shape)})
 	}
 	return m.Build()
 }

@@ -18,6 +18,7 @@ var Op = kernels.Op{
 	Args:      args,
 	Reference: func(shape []int, ins [][]float32, out []float64) { reference(false, shape, ins, out) },
 	Tolerance: tolerance,
+	Inputs:    inputs,
 	FLOPs: func(shape []int) float64 {
 		b, h, s, d := checkShape(shape)
 		return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
@@ -36,6 +37,7 @@ var CausalOp = kernels.Op{
 	Args:      args,
 	Reference: func(shape []int, ins [][]float32, out []float64) { reference(true, shape, ins, out) },
 	Tolerance: tolerance,
+	Inputs:    inputs,
 	// The two products over the S(S+1)/2 pairs j ≤ i of each head, 2·D
 	// each; the softmax is not counted, as in Op.
 	FLOPs: func(shape []int) float64 {

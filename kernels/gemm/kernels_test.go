@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
@@ -164,11 +162,11 @@ func checkKernels(t *testing.T, ks []genKernel) {
 		kerneltest.WriteFloats(t, fileBias, in.bias)
 		for _, kr := range ks {
 			if slices.Equal(kr.shape, shape) {
-				bias := "-"
 				if kr.bias() {
-					bias = fileBias
+					fmt.Fprintf(&jobs, "%s %s %s %s\n", kr.name, fileA, fileB, fileBias)
+				} else {
+					fmt.Fprintf(&jobs, "%s %s %s\n", kr.name, fileA, fileB)
 				}
-				fmt.Fprintf(&jobs, "%s %s %s %s\n", kr.name, fileA, fileB, bias)
 			}
 		}
 	}
@@ -278,14 +276,8 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.template().EmitGo(f, k.name, k.shape, k.cfg)
 			m.Asm(k.shape, k.template().EmitAsm(k.name, k.shape, k.cfg))
 		}
-		// The table calls every kernel with a bias; Template's ignore it.
-		fn := jen.Id(k.name)
-		if !k.bias() {
-			fn = jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("_")).Index().Float32()).Block(
-				jen.Id(k.name).Call(jen.Id("c"), jen.Id("a"), jen.Id("b")))
-		}
-		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.String()),
-			jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Lit(k.shape[2]), jen.Lit(k.bias()), fn))
+		ins, out := k.template().Args(k.shape)
+		m.Add(kerneltest.Kernel{Name: k.name, Config: k.String(), Ins: ins, Out: out, FLOPs: k.template().FLOPs(k.shape)})
 	}
 	return m.Build()
 }

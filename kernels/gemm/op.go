@@ -16,6 +16,7 @@ var Op = kernels.Op{
 	Args:      args,
 	Reference: reference,
 	Tolerance: tolerance,
+	Inputs:    inputs,
 	FLOPs: func(shape []int) float64 {
 		m, n, k := checkShape(shape)
 		return 2 * float64(m) * float64(n) * float64(k)
@@ -56,6 +57,7 @@ func epilogueOp(e epilogue, op kernels.Op) kernels.Op {
 	}
 	op.Reference = func(shape []int, ins [][]float32, out []float64) { referenceEpilogue(shape, ins, out, e) }
 	op.Tolerance = tolerance
+	op.Inputs = inputs
 	op.FLOPs = func(shape []int) float64 {
 		m, n, k := checkShape(shape)
 		f := 2*float64(m)*float64(n)*float64(k) + float64(m)*float64(n)
@@ -112,9 +114,14 @@ const (
 
 // tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
 // 7.6e-6 and 7.8e-3 at K = 1024.
-func tolerance(shape []int) (rel, abs float64) {
-	_, _, k := checkShape(shape)
-	return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * inputBound * inputBound
+func tolerance(shape []int) (rel, abs float64) { return toleranceFor(inputBound)(shape) }
+
+// toleranceFor is tolerance for inputs of magnitude at most bound.
+func toleranceFor(bound float64) func(shape []int) (rel, abs float64) {
+	return func(shape []int) (rel, abs float64) {
+		_, _, k := checkShape(shape)
+		return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * bound * bound
+	}
 }
 
 // referenceEpilogue computes the product in float64 as reference does, then

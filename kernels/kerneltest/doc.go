@@ -1,7 +1,8 @@
 // Package kerneltest holds what the tests of the kernel templates
 // (kernels/softmax, kernels/gemm, kernels/attention) share: building
-// generated kernels into a throw-away module with a test-only driver,
-// running the driver and reading its outputs back, comparing them with a
+// generated kernels into a throw-away module with the driver (the Go
+// program in kerneltest/driver, the same for every template; only a table
+// of the kernels is generated), running it and reading its outputs back, comparing them with a
 // float64 reference, and checking generated code against golden files
 // with -update and a revision guard.
 //

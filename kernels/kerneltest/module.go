@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"bufio"
 	"bytes"
+	_ "embed"
 	"encoding/binary"
 	"io"
 	"math"
@@ -22,19 +23,30 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// A Module is a throw-away module of generated kernels: the template's
-// driver, testdata/driver/main.go, one file of kernels per shape, and
-// table.go, which lists them as
-//
-//	var kernels = []kernel{row, …}
-//
-// for the driver's kernel type.
+// A Module is a throw-away module of generated kernels: a copy of the
+// driver (the program in the directory driver, embedded), one file of
+// kernels per shape, and table.go, which lists them for the driver.
 type Module struct {
 	t        testing.TB
 	byShape  map[string]*jen.File
 	asm      map[string][]byte // Go assembly per shape, as byShape
 	rows     []jen.Code
 	requires []string
+}
+
+// driver is the source of the driver every Module holds.
+//
+//go:embed driver/main.go
+var driver []byte
+
+// A Kernel is a kernel of a Module's table: the function Name of the
+// module, called as Name(out, in0, …) with len(Ins) inputs.
+type Kernel struct {
+	Name   string
+	Config string  // what the driver's bench prints for it
+	Ins    []int   // element counts of the inputs (kernels.Template.Args)
+	Out    int     // element count of the output
+	FLOPs  float64 // work of one call, for the bench's GFLOP/s; 0 when unknown
 }
 
 // NewModule returns an empty module.
@@ -69,8 +81,24 @@ func (m *Module) Asm(shape []int, src []byte) {
 	m.asm[key] = src
 }
 
-// Add appends a row, a jen.Values of the driver's kernel type, to the table.
-func (m *Module) Add(row jen.Code) { m.rows = append(m.rows, row) }
+// Add appends k to the table.
+func (m *Module) Add(k Kernel) {
+	args := []jen.Code{jen.Id("out")}
+	ins := make([]jen.Code, len(k.Ins))
+	for i, n := range k.Ins {
+		args = append(args, jen.Id("in").Index(jen.Lit(i)))
+		ins[i] = jen.Lit(n)
+	}
+	m.rows = append(m.rows, jen.Values(jen.Dict{
+		jen.Id("Name"):   jen.Lit(k.Name),
+		jen.Id("Config"): jen.Lit(k.Config),
+		jen.Id("Ins"):    jen.Index().Int().Values(ins...),
+		jen.Id("Out"):    jen.Lit(k.Out),
+		jen.Id("FLOPs"):  jen.Lit(k.FLOPs),
+		jen.Id("Fn"): jen.Func().Params(jen.Id("out").Index().Float32(), jen.Id("in").Index().Index().Float32()).Block(
+			jen.Id(k.Name).Call(args...)),
+	}))
+}
 
 // Require adds modules (as in kernels.Baseline.Requires) the kernels
 // import. They are required as autotune bench's module requires them: at
@@ -94,10 +122,6 @@ func (m *Module) Build() (dir, bin string) {
 		files["go.sum"] = []byte(sum)
 	}
 	files["go.mod"] = []byte(mod)
-	driver, err := os.ReadFile(filepath.Join("testdata", "driver", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	files["main.go"] = driver
 	for key, f := range m.byShape {
 		files["kernels_"+key+".go"] = render(t, f)
@@ -106,7 +130,8 @@ func (m *Module) Build() (dir, bin string) {
 		files["kernels_"+key+"_amd64.s"] = src
 	}
 	table := golang.NewFile("main")
-	table.Var().Id("kernels").Op("=").Index().Id("kernel").Values(m.rows...)
+	table.Func().Id("init").Params().Block(
+		jen.Id("table").Op("=").Index().Id("Entry").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, m.rows...))
 	files["table.go"] = render(t, table)
 	for name, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -53,7 +51,8 @@ func TestNaiveBaseline(t *testing.T) {
 	for i, shape := range testShapes {
 		name := fmt.Sprintf("B%d", i)
 		naive.EmitGo(m.File(shape), name, shape)
-		m.Add(jen.Values(jen.Lit(name), jen.Lit(naive.Name), jen.Lit(shape[0]), jen.Lit(shape[1]), jen.Id(name)))
+		ins, out := Template.Args(shape)
+		m.Add(kerneltest.Kernel{Name: name, Config: naive.Name, Ins: ins, Out: out})
 	}
 	dir, bin := m.Build()
 	kerneltest.Go(t, dir, "vet", ".")

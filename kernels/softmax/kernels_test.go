@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
@@ -26,6 +24,7 @@ type genKernel struct {
 	name  string
 	shape []int
 	cfg   schedule.Config
+	base  *kernels.Baseline // a baseline instead of a config
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
@@ -77,7 +76,7 @@ func TestKernels(t *testing.T) {
 	var ks []genKernel
 	for _, shape := range testShapes {
 		for _, cfg := range grid(t, shape, host, testing.Short()) {
-			ks = append(ks, genKernel{fmt.Sprintf("K%d", len(ks)), shape, cfg})
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
 		}
 	}
 	start := time.Now()
@@ -190,8 +189,8 @@ func input(shape []int, kind string, rng *rand.Rand) []float32 {
 }
 
 // TestSpeed is a report, not a check: with -speed it times the fast configs
-// on 4096x1024 against plain Go and a 16 MiB copy in one process, and logs
-// the table.
+// on 4096x1024 against the plain Go baseline in one process, and logs the
+// table.
 func TestSpeed(t *testing.T) {
 	if !*speed {
 		t.Skip("run with -speed to time kernels")
@@ -199,7 +198,7 @@ func TestSpeed(t *testing.T) {
 	shape := []int{4096, 1024}
 	host := device.Host()
 	sp := Template.Space(shape, host)
-	var ks []genKernel
+	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
 		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16",
 		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16",
@@ -214,7 +213,7 @@ func TestSpeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sp.Valid(cfg) {
-			ks = append(ks, genKernel{fmt.Sprintf("K%d", len(ks)), shape, cfg})
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
 		}
 	}
 	_, bin := buildModule(t, ks)
@@ -228,8 +227,15 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	t.Helper()
 	m := kerneltest.NewModule(t)
 	for _, k := range ks {
-		Template.EmitGo(m.File(k.shape), k.name, k.shape, k.cfg)
-		m.Add(jen.Values(jen.Lit(k.name), jen.Lit(k.cfg.String()), jen.Lit(k.shape[0]), jen.Lit(k.shape[1]), jen.Id(k.name)))
+		ins, out := Template.Args(k.shape)
+		desc := k.cfg.String()
+		if k.base != nil {
+			k.base.EmitGo(m.File(k.shape), k.name, k.shape)
+			desc = k.base.Name
+		} else {
+			Template.EmitGo(m.File(k.shape), k.name, k.shape, k.cfg)
+		}
+		m.Add(kerneltest.Kernel{Name: k.name, Config: desc, Ins: ins, Out: out, FLOPs: Template.FLOPs(k.shape)})
 	}
 	return m.Build()
 }

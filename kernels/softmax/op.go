@@ -16,6 +16,7 @@ var Op = kernels.Op{
 	Args:      args,
 	Reference: reference,
 	Tolerance: tolerance,
+	Inputs:    inputs,
 	FLOPs:     func(shape []int) float64 { return flopsPerElement * elements(shape) },
 	Bytes:     func(shape []int) float64 { return 2 * 4 * elements(shape) },
 }

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cpu/peak"
+	"github.com/autotune-dev/autotune/measure/harness"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -107,8 +108,9 @@ type benchEntry struct {
 	flops     float64
 	requires  []string          // modules the package imports (kernels.Baseline.Requires)
 	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
-	emit      func(f *jen.File) // adds func Kernel to the package
+	emit      func(f *jen.File) // adds func Kernel to the package; nil for the harness's own kernels
 	asm       func() []byte     // the package's Go assembly (kernels.Template.EmitAsm), or nil
+	fn        jen.Code          // without emit: the harness's Kernel (the floor, the peak)
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -122,15 +124,16 @@ type benchEntry struct {
 // ThreadsKnob: for an op that reads one array and writes one of the same
 // size (softmax), that is the least memory traffic any kernel of it has.
 //
-// The peak is the arithmetic counterpart of the floor (see emitPeak): on
-// as many goroutines as the floor, each runs peakChains independent chains
-// of fused multiply-adds on the widest vectors the target has (Float32x16
-// with AVX-512, Float32x8 with AVX2 and FMA, scalar float32 otherwise), so
-// its FLOPs per second are what the machine's vector units deliver to Go
-// code at that thread count, and a tuned kernel's GFLOP/s divided by them
-// is its fraction of peak. Every template with FLOPs gets it: it costs a
-// few milliseconds, and it tells a memory-bound op (softmax, a few per cent
-// of peak) from a compute-bound one (GEMM) at a glance.
+// The peak is the arithmetic counterpart of the floor (package
+// measure/cpu/peak): on one goroutine per core of the target, each runs
+// peak.Chains independent chains of fused multiply-adds in Go assembly on
+// the widest vectors the target has (16 lanes with AVX-512, 8 with AVX2
+// and FMA, scalar Go otherwise), so its best sample is the machine's
+// multiply-add peak and a kernel's GFLOP/s divided by it is its fraction
+// of peak (PeakGFLOPs, which never lets that exceed 1). Every template with
+// FLOPs gets it: it costs a few milliseconds, and it tells a memory-bound
+// op (softmax, a few per cent of peak) from a compute-bound one (GEMM) at
+// a glance.
 //
 // The harness checks the tuned kernel and the baselines against the
 // reference once, on a poisoned output, the way tuning does, and an entry
@@ -243,17 +246,18 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		goroutines = fmt.Sprintf("%d goroutines", threads)
 	}
 	if b.Template.FLOPs != nil {
-		v := peakVector(b.Target)
+		lanes, cores := peakLanes(b.Target), peakGoroutines(b.Target)
 		entries = append(entries, benchEntry{
-			name: BenchPeak, pkg: "peak", flops: peakFLOPs(v, threads),
-			doc:  fmt.Sprintf("FMA peak: %d chains of %s multiply-adds with %s", peakChains, v.Name(), goroutines),
-			emit: func(f *jen.File) { emitPeak(f, len(inLens), v, threads) },
+			name: BenchPeak, flops: peak.FLOPs(lanes, cores, peakSteps),
+			doc: fmt.Sprintf("FMA peak: %d chains of %d-lane multiply-adds (assembly on amd64), one goroutine per core (%d)",
+				peak.Chains, lanes, cores),
+			fn: jen.Id("peakKernel").Call(jen.Lit(lanes), jen.Lit(cores), jen.Lit(peakSteps)),
 		})
 	}
 	return append(entries, benchEntry{
 		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(4*n), goroutines),
-		pkg: "floor", bytes: float64(8 * n),
-		emit: func(f *jen.File) { emitFloor(f, len(inLens), n, threads) },
+		bytes: float64(8 * n),
+		fn:    jen.Id("floorKernel").Call(jen.Lit(n), jen.Lit(threads)),
 	}), nil
 }
 
@@ -301,7 +305,13 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	if sum != "" {
 		files["go.sum"] = []byte(sum)
 	}
-	for _, e := range entries {
+	inputs, _ := b.Template.Args(slices.Clone(b.Shape))
+	var rows []tableRow
+	for i, e := range entries {
+		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, pkg: e.pkg, inputs: len(inputs), fn: e.fn})
+		if e.emit == nil {
+			continue
+		}
 		src, msg := emitPackage(e.pkg, e.emit)
 		if msg != "" {
 			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
@@ -317,13 +327,14 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 			}
 		}
 	}
-	inLens, outLen := b.Template.Args(slices.Clone(b.Shape))
-	rel, abs := b.Template.Tolerance(slices.Clone(b.Shape))
-	main, err := renderBenchHarness(workload{inLens: inLens, outLen: outLen, rel: rel, abs: abs}, entries)
+	table, err := renderTable(rows)
 	if err != nil {
 		return "", err
 	}
-	files["main.go"] = main
+	files["table.go"] = table
+	if err := writeHarness(dir); err != nil {
+		return "", err
+	}
 	for name, src := range files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -362,6 +373,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 // After a failed check the harness times nothing and says done.
 func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, error) {
 	cmd := exec.Command(bin,
+		"-"+flagBench,
 		"-"+flagData, dir,
 		"-"+flagWarmup, strconv.Itoa(m.opts.Warmup),
 		"-"+flagSamples, strconv.Itoa(b.MinSamples),
@@ -383,13 +395,14 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 
 	res := make([]BenchResult, len(entries))
 	var failures []string
-	ready, cur, next, done := false, -1, 0, false // ready seen; the entry being checked (-1: none); the next to check; done seen
+	var seq harness.Sequence
 	// phase says what the harness was doing, for errors.
 	phase := func() string {
+		cur, running := seq.Running()
 		switch {
-		case !ready:
+		case !seq.Ready():
 			return "while loading the inputs"
-		case cur >= 0:
+		case running:
 			return "while checking " + entries[cur].name
 		}
 		return "while timing"
@@ -410,47 +423,45 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 				switch {
 				case h.scanErr != nil:
 					return nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
-				case !done || werr != nil:
+				case !seq.Done() || werr != nil:
 					return nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
 				case len(failures) > 0:
 					return nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
 				}
 				return res, nil
 			}
-			var e event
-			if json.Unmarshal(line, &e) != nil {
+			e, ok := harness.Decode(line)
+			if !ok {
 				continue // stray output, from a kernel that wrote to fd 1
 			}
 			timer.Reset(step)
+			err := seq.Next(e)
 			switch {
-			case e.Event == eventReady && !ready:
-				ready = true
-			case e.Event == eventStart && ready && cur < 0 && e.ID == next && next < len(entries):
-				cur, next = next, next+1
-			case e.Event == eventResult && cur >= 0 && e.ID == cur:
-				switch {
-				case e.Status == string(measure.StatusOK) && e.Reps > 0:
-					res[cur].Reps, res[cur].AllocBytes, res[cur].Allocs = e.Reps, e.AllocBytes, e.Allocs
-				case e.Status == string(measure.StatusWrongAnswer) || e.Status == string(measure.StatusCrash):
-					failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[cur].name, e.Status, firstLine(e.Error)))
-				default:
-					h.stop()
-					return nil, fmt.Errorf("cpu: bench: harness protocol: bad result %s", line)
+			case err != nil:
+			case e.Event == harness.Start && (e.ID != seq.Started()-1 || e.ID >= len(entries)):
+				err = fmt.Errorf("entry %d started out of order", e.ID)
+			case e.Event == harness.Result && e.Status == harness.StatusOK:
+				if e.Reps <= 0 {
+					err = fmt.Errorf("an ok result without calls per sample")
+					break
 				}
-				cur = -1
-			case e.Event == eventRound && cur < 0 && next == len(entries) && len(failures) == 0 && len(e.SamplesNS) == len(entries):
+				res[e.ID].Reps, res[e.ID].AllocBytes, res[e.ID].Allocs = e.Reps, e.AllocBytes, e.Allocs
+			case e.Event == harness.Result:
+				failures = append(failures, fmt.Sprintf("%s: %s: %s", entries[e.ID].name, e.Status, firstLine(e.Error)))
+			case e.Event == harness.Round && (seq.Started() != len(entries) || len(failures) > 0 || len(e.SamplesNS) != len(entries)):
+				err = fmt.Errorf("a round of %d samples after %d of %d entries and %d failures",
+					len(e.SamplesNS), seq.Started(), len(entries), len(failures))
+			case e.Event == harness.Round:
 				for i, s := range e.SamplesNS {
 					res[i].SamplesNS = append(res[i].SamplesNS, s)
 				}
-			case e.Event == eventDone && cur < 0 && (next == len(entries) || len(failures) > 0):
-				done = true
-				if len(failures) == 0 && len(res[0].SamplesNS) < b.MinSamples {
-					h.stop()
-					return nil, fmt.Errorf("cpu: bench: harness protocol: done after %d rounds, want %d", len(res[0].SamplesNS), b.MinSamples)
-				}
-			default:
+			case e.Event == harness.Done && len(failures) == 0 && (seq.Started() != len(entries) || len(res[0].SamplesNS) < b.MinSamples):
+				err = fmt.Errorf("done after %d of %d entries and %d rounds, want %d",
+					seq.Started(), len(entries), len(res[0].SamplesNS), b.MinSamples)
+			}
+			if err != nil {
 				h.stop()
-				return nil, fmt.Errorf("cpu: bench: harness protocol: unexpected %s (checking %d, next %d)", line, cur, next)
+				return nil, fmt.Errorf("cpu: bench: harness protocol: %v: %s", err, line)
 			}
 		}
 	}

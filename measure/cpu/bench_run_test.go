@@ -1,11 +1,8 @@
 package cpu
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,58 +10,14 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cpu/peak"
 	"github.com/autotune-dev/autotune/schedule"
 )
-
-// The bench harness of a fixed set of entries is checked in as
-// testdata/bench_harness.golden, so that a change to the generated code
-// shows in review; go test -update rewrites it.
-func TestBenchHarnessGolden(t *testing.T) {
-	entries := []benchEntry{
-		{name: BenchTuned, pkg: "tuned", checked: true},
-		{name: "naive", pkg: "base0", checked: true},
-		{name: BenchFloor, pkg: "floor"},
-	}
-	got, err := renderBenchHarness(workload{inLens: []int{4096}, outLen: 4096, rel: 1e-5, abs: 1e-37}, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := jen.NewFile("floor")
-	f.HeaderComment(generatedHeader)
-	emitFloor(f, 1, 4096, 2)
-	var floor bytes.Buffer
-	if err := f.Render(&floor); err != nil {
-		t.Fatal(err)
-	}
-	got = append(append(got, "\n// ---- floor/floor.go with 2 threads ----\n\n"...), floor.Bytes()...)
-	f = jen.NewFile("peak")
-	f.HeaderComment(generatedHeader)
-	emitPeak(f, 1, golang.Float32(16), 2)
-	var peak bytes.Buffer
-	if err := f.Render(&peak); err != nil {
-		t.Fatal(err)
-	}
-	got = append(append(got, "\n// ---- peak/peak.go with Float32x16 and 2 threads ----\n\n"...), peak.Bytes()...)
-
-	golden := filepath.Join("testdata", "bench_harness.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the bench harness differs from %s; if that is intended, run go test -update", golden)
-	}
-}
 
 // benchOptions keep the tests short; bench times each entry at least
 // benchSamples times.
@@ -147,7 +100,7 @@ func TestBenchSoftmax(t *testing.T) {
 				wantBytes, wantFLOPs := bytes, flops
 				switch r.Name {
 				case BenchPeak:
-					wantBytes, wantFLOPs = 0, peakFLOPs(peakVector(device.Host()), max(tt.threads, cfg.Int("threads")))
+					wantBytes, wantFLOPs = 0, peak.FLOPs(peakLanes(device.Host()), peakGoroutines(device.Host()), peakSteps)
 				case BenchFloor:
 					wantFLOPs = 0
 				}
@@ -166,10 +119,11 @@ func TestBenchSoftmax(t *testing.T) {
 			if threads > 1 {
 				want = fmt.Sprintf("with %d goroutines", threads)
 			}
-			for _, r := range res[2:] {
-				if !strings.Contains(r.Doc, want) {
-					t.Errorf("%s Doc %q, want %q", r.Name, r.Doc, want)
-				}
+			if floor := res[len(res)-1]; !strings.Contains(floor.Doc, want) {
+				t.Errorf("floor Doc %q, want %q", floor.Doc, want)
+			}
+			if p := res[2]; !strings.Contains(p.Doc, fmt.Sprintf("one goroutine per core (%d)", peakGoroutines(device.Host()))) {
+				t.Errorf("peak Doc %q does not say it runs on every core", p.Doc)
 			}
 		})
 	}
@@ -229,7 +183,11 @@ func TestBenchAllocs(t *testing.T) {
 			if least := uint64(4 * (shape[0] + allocFloats)); r.AllocBytes < least || r.AllocBytes > least+64<<10 || r.Allocs != 1 {
 				t.Errorf("alloc: %d bytes in %d objects a call, want one object of %d bytes or a little more", r.AllocBytes, r.Allocs, least)
 			}
-		default: // tuned, good, peak and floor on one goroutine
+		case BenchPeak: // a few small objects per goroutine but the caller's: its closure, the WaitGroup, a new goroutine
+			if n := uint64(peakGoroutines(device.Host()) - 1); r.Allocs > 4*n || r.AllocBytes > 1024*n {
+				t.Errorf("peak: %d bytes in %d objects a call, want at most %d small objects", r.AllocBytes, r.Allocs, 4*n)
+			}
+		default: // tuned, good and floor on one goroutine
 			if r.AllocBytes != 0 || r.Allocs != 0 {
 				t.Errorf("%s: %d bytes in %d objects a call, want none", r.Name, r.AllocBytes, r.Allocs)
 			}
@@ -262,9 +220,9 @@ func TestBenchFailures(t *testing.T) {
 	}{
 		{"all good", "ok", []kernels.Baseline{good}, nil},
 		{"no baselines", "ok", nil, nil},
-		{"wrong baseline", "ok", []kernels.Baseline{good, affineBaseline("bad", "wrongans")}, []string{"bad: wrong_answer: out[0] = "}},
+		{"wrong baseline", "ok", []kernels.Baseline{good, affineBaseline("bad", "wrongans")}, []string{"bad: wrong_answer: input set uniform: out[0] = "}},
 		{"panicking baseline", "ok", []kernels.Baseline{affineBaseline("boom", "panic")}, []string{"boom: crash: panic: test baseline: mode panic"}},
-		{"baseline writes its input", "ok", []kernels.Baseline{affineBaseline("clob", "clobber")}, []string{"clob: wrong_answer: the kernel wrote to input 0"}},
+		{"baseline writes its input", "ok", []kernels.Baseline{affineBaseline("clob", "clobber")}, []string{"clob: wrong_answer: input set uniform: the kernel wrote to input 0"}},
 		{"baseline kills the harness", "ok", []kernels.Baseline{good, affineBaseline("quit", "exit")}, []string{"died while checking quit: exit status 3"}},
 		{"wrong tuned kernel", "wrongans", []kernels.Baseline{good}, []string{"tuned: wrong_answer"}},
 		{"tuned kernel does not build", "nocompile", []kernels.Baseline{good}, []string{"go build failed", "undefinedValue"}},
@@ -433,5 +391,40 @@ func TestBenchModFiles(t *testing.T) {
 	if !strings.HasPrefix(mod, goMod) || strings.Count(mod, "gonum.org/v1/gonum v") != 1 ||
 		strings.Count(sum, "gonum.org/v1/gonum v") != 2 || !strings.Contains(sum, "/go.mod h1:") {
 		t.Errorf("go.mod:\n%s\ngo.sum:\n%s", mod, sum)
+	}
+}
+
+// The peak is the peak loop's best sample, unless a checked entry's median
+// is faster: then it is that, and says so, so that no entry runs at more
+// than 100% of it.
+func TestPeakGFLOPs(t *testing.T) {
+	entry := func(name string, checked bool, flops float64, samples ...float64) BenchResult {
+		median, _, _ := measure.Summarize(samples)
+		return BenchResult{Name: name, Checked: checked, FLOPs: flops, SamplesNS: samples, MedianNS: median}
+	}
+	tests := []struct {
+		name       string
+		res        []BenchResult
+		want, loop float64
+		by         string
+	}{
+		{"loop is fastest", []BenchResult{entry(BenchTuned, true, 100, 2, 2, 2), entry(BenchPeak, false, 300, 3, 1, 2), entry(BenchFloor, false, 0, 1)}, 300, 300, ""},
+		{"tuned beats the loop", []BenchResult{entry(BenchTuned, true, 100, 0.25, 0.25), entry("gonum", true, 100, 4), entry(BenchPeak, false, 300, 3, 2)}, 400, 150, BenchTuned},
+		{"baseline beats both", []BenchResult{entry(BenchTuned, true, 100, 0.5), entry("openblas", true, 100, 0.2), entry(BenchPeak, false, 100, 1)}, 500, 100, "openblas"},
+		{"unchecked entries do not count", []BenchResult{entry(BenchPeak, false, 100, 1), {Name: BenchFloor, FLOPs: 1e9, MedianNS: 1, SamplesNS: []float64{1}}}, 100, 100, ""},
+		{"no peak", []BenchResult{entry(BenchTuned, true, 100, 1)}, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, by, loop := PeakGFLOPs(tt.res)
+			if got != tt.want || by != tt.by || loop != tt.loop {
+				t.Fatalf("PeakGFLOPs = %g, %q, %g; want %g, %q, %g", got, by, loop, tt.want, tt.by, tt.loop)
+			}
+			for _, r := range tt.res {
+				if r.Checked && got > 0 && r.FLOPs/r.MedianNS > got {
+					t.Errorf("%s runs at %.0f%% of the peak", r.Name, 100*r.FLOPs/r.MedianNS/got)
+				}
+			}
+		})
 	}
 }

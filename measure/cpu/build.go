@@ -33,7 +33,6 @@ type builder struct {
 	goCmd string // resolved path of the go command
 	dir   string
 	batch measure.Batch
-	work  workload
 	cgo   bool // build with cgo: only a bench with a cgo baseline (OpenBLAS)
 }
 
@@ -46,6 +45,10 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 	if err := os.WriteFile(filepath.Join(b.dir, "go.mod"), []byte(goMod), 0o644); err != nil {
 		return "", nil, fmt.Errorf("cpu: writing the batch module: %w", err)
 	}
+	if err := writeHarness(b.dir); err != nil {
+		return "", nil, err
+	}
+	inputs, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
 	for _, id := range ids {
 		src, asm, msg := b.emit(id)
 		if msg != "" {
@@ -73,11 +76,15 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 	}
 	// Each round removes at least one candidate or returns, so this ends.
 	for len(built) > 0 {
-		main, err := renderHarness(b.work, built)
+		rows := make([]tableRow, len(built))
+		for i, id := range built {
+			rows[i] = tableRow{id: id, pkg: pkgName(id), inputs: len(inputs)}
+		}
+		table, err := renderTable(rows)
 		if err != nil {
 			return "", nil, err
 		}
-		if err := os.WriteFile(filepath.Join(b.dir, "main.go"), main, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(b.dir, "table.go"), table, 0o644); err != nil {
 			return "", nil, fmt.Errorf("cpu: writing the harness: %w", err)
 		}
 		out, err := b.goBuild(ctx, bin)
@@ -138,7 +145,7 @@ func asmFile(pkg string) string { return pkg + "_amd64.s" }
 // assertSignature states the kernel calling convention, func(out, in0, ...
 // []float32), in the candidate's own package: a kernel that breaks it then
 // fails to build there, as a build error of its own, instead of in the
-// harness's main, where no candidate would be blamed and the batch would
+// harness's table, where no candidate would be blamed and the batch would
 // fail.
 func assertSignature(f *jen.File, inputs int) {
 	params := make([]jen.Code, 1+inputs)

@@ -1,21 +1,20 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
-// data is a workload's inputs and its float64 reference output.
+// data is a workload as the harness reads it: its sizes and tolerance,
+// and its input sets with their references (measure.Inputs).
 type data struct {
-	ins  [][]float32
-	want []float64
+	work harness.Workload
+	sets []harness.Set
 }
 
 // dataCache keeps the data of the last workload measured, because the
@@ -28,7 +27,11 @@ type dataCache struct {
 }
 
 func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d", t.Op.Name, t.Version, shape, seed)
+	var sets []string
+	for _, s := range t.InputSets() {
+		sets = append(sets, s.Name)
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d\x00%q", t.Op.Name, t.Version, shape, seed, sets)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.data == nil || c.key != key {
@@ -37,36 +40,23 @@ func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
 	return c.data
 }
 
-// newData fills the template's inputs from a PCG seeded with seed and
-// computes the reference (measure.NewData).
+// newData draws the template's input sets for shape from seed and
+// computes their references.
 func newData(t kernels.Template, shape []int, seed uint64) *data {
-	ins, want := measure.NewData(t.Op, shape, seed)
-	return &data{ins: ins, want: want}
+	ins, out := t.Args(slices.Clone(shape))
+	d := &data{work: harness.Workload{Inputs: ins, Output: out}}
+	for _, s := range measure.Inputs(t.Op, shape, seed) {
+		info := harness.SetInfo{Name: s.Name, Rel: s.Rel, Abs: s.Abs}
+		d.work.Sets = append(d.work.Sets, info)
+		d.sets = append(d.sets, harness.Set{SetInfo: info, Ins: s.Ins, Want: s.Want})
+	}
+	return d
 }
 
-// File names of the data in a batch directory; the harness reads them.
-func inputFile(i int) string { return fmt.Sprintf("in%d.f32", i) }
-
-const wantFile = "want.f64"
-
-// write stores d in dir as little-endian raw arrays, one file per input plus
-// the reference, for the harness to read.
+// write stores d in dir for the harness to read (harness.Write).
 func (d *data) write(dir string) error {
-	for i, in := range d.ins {
-		b := make([]byte, 0, 4*len(in))
-		for _, v := range in {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), b, 0o644); err != nil {
-			return fmt.Errorf("cpu: writing inputs: %w", err)
-		}
-	}
-	b := make([]byte, 0, 8*len(d.want))
-	for _, v := range d.want {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	if err := os.WriteFile(filepath.Join(dir, wantFile), b, 0o644); err != nil {
-		return fmt.Errorf("cpu: writing the reference: %w", err)
+	if err := harness.Write(dir, d.work, d.sets); err != nil {
+		return fmt.Errorf("cpu: writing the inputs: %w", err)
 	}
 	return nil
 }

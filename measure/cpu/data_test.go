@@ -1,40 +1,41 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
 func TestInputsDeterministic(t *testing.T) {
 	tmpl := testTemplate()
 	shape := []int{1000}
 	a, b, c := newData(tmpl, shape, 7), newData(tmpl, shape, 7), newData(tmpl, shape, 8)
-	if !slices.Equal(a.ins[0], b.ins[0]) || !slices.Equal(a.want, b.want) {
+	if !slices.Equal(a.sets[0].Ins[0], b.sets[0].Ins[0]) || !slices.Equal(a.sets[0].Want, b.sets[0].Want) {
 		t.Error("the same seed gave different inputs")
 	}
-	if slices.Equal(a.ins[0], c.ins[0]) {
+	if slices.Equal(a.sets[0].Ins[0], c.sets[0].Ins[0]) {
 		t.Error("different seeds gave the same inputs")
 	}
 	neg := 0
-	for i, x := range a.ins[0] {
-		if m := math.Abs(float64(x)); m < measure.InputMin || m > measure.InputMax {
-			t.Fatalf("input %d = %v, outside ±[%v, %v]", i, x, measure.InputMin, measure.InputMax)
+	for i, x := range a.sets[0].Ins[0] {
+		if m := math.Abs(float64(x)); m < 0.125 || m > 4 {
+			t.Fatalf("input %d = %v, outside ±[0.125, 4]", i, x)
 		}
 		if x < 0 {
 			neg++
 		}
-		if a.want[i] != 2*float64(x)+1 {
-			t.Fatalf("reference %d = %v for input %v", i, a.want[i], x)
+		if a.sets[0].Want[i] != 2*float64(x)+1 {
+			t.Fatalf("reference %d = %v for input %v", i, a.sets[0].Want[i], x)
 		}
 	}
 	if neg < 400 || neg > 600 {
 		t.Errorf("%d of 1000 inputs are negative; want about half", neg)
+	}
+	if a.work.Output != 1000 || !slices.Equal(a.work.Inputs, []int{1000}) || a.work.Sets[0].Rel != 1e-6 || len(a.work.Sets) != len(a.sets) {
+		t.Errorf("workload %+v", a.work)
 	}
 }
 
@@ -47,39 +48,36 @@ func TestDataCache(t *testing.T) {
 	if c.get(tmpl, []int{10}, 1) != d1 {
 		t.Error("same workload: data recomputed")
 	}
-	if d := c.get(tmpl, []int{11}, 1); d == d1 || len(d.want) != 11 {
+	if d := c.get(tmpl, []int{11}, 1); d == d1 || len(d.sets[0].Want) != 11 {
 		t.Error("another shape: data not recomputed")
 	}
-	if d := c.get(tmpl, []int{11}, 2); slices.Equal(d.ins[0], newData(tmpl, []int{11}, 1).ins[0]) {
+	if d := c.get(tmpl, []int{11}, 2); slices.Equal(d.sets[0].Ins[0], newData(tmpl, []int{11}, 1).sets[0].Ins[0]) {
 		t.Error("another seed: data not recomputed")
+	}
+	d2 := c.get(tmpl, []int{11}, 2)
+	tmpl.Inputs = kernels.DefaultInputs[:1]
+	if d := c.get(tmpl, []int{11}, 2); d == d2 || len(d.sets) != 1 {
+		t.Error("other input sets: data not recomputed")
 	}
 }
 
-// The files hold exactly what the harness decodes: little-endian float32
-// inputs and float64 reference.
+// The files hold exactly what the harness reads back.
 func TestDataWrite(t *testing.T) {
 	d := newData(testTemplate(), []int{5}, 3)
 	dir := t.TempDir()
 	if err := d.write(dir); err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.ReadFile(filepath.Join(dir, inputFile(0)))
+	w, sets, err := harness.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join(dir, wantFile))
-	if err != nil {
-		t.Fatal(err)
+	if !slices.Equal(w.Sets, d.work.Sets) || len(sets) != len(d.sets) {
+		t.Fatalf("read %+v, want %+v", w, d.work)
 	}
-	if len(in) != 4*5 || len(want) != 8*5 {
-		t.Fatalf("file sizes %d and %d, want 20 and 40", len(in), len(want))
-	}
-	for i := range 5 {
-		if x := math.Float32frombits(binary.LittleEndian.Uint32(in[4*i:])); x != d.ins[0][i] {
-			t.Errorf("input %d reads back as %v, want %v", i, x, d.ins[0][i])
-		}
-		if w := math.Float64frombits(binary.LittleEndian.Uint64(want[8*i:])); w != d.want[i] {
-			t.Errorf("reference %d reads back as %v, want %v", i, w, d.want[i])
+	for s := range sets {
+		if !slices.Equal(sets[s].Ins[0], d.sets[s].Ins[0]) || !slices.Equal(sets[s].Want, d.sets[s].Want) {
+			t.Errorf("set %d reads back as %+v, want %+v", s, sets[s], d.sets[s])
 		}
 	}
 }

@@ -10,10 +10,15 @@
 //
 //	go.mod           module autotuneharness, go 1.26, no requirements
 //	k007/k007.go     candidate 7 (the batch index): Template.EmitGo's Kernel, package k007
-//	main.go          the harness, generated with jennifer
+//	main.go, ...     the harness: a copy of the Go program in measure/cpu/harness
+//	measure/...      copies of the packages it imports (measure/harness, measure/cpu/peak)
+//	table.go         generated: the harness's table of the candidates that build
 //	harness          the binary
-//	in0.f32 ...      the inputs and the float64 reference (want.f64), for the harness
+//	workload.json, set0/in0.f32, ...  the input sets and their references (measure/harness)
 //
+// The harness is a real Go program with tests of its own; the builder
+// copies it (go:embed) and generates only the kernels and table.go, a
+// list of entries that call each candidate's Kernel with the inputs.
 // Every candidate has a package of its own, so that helpers a template
 // emits beside the kernel cannot clash, and so that go build reports every
 // failing candidate at once (the compiler stops after ten errors per
@@ -23,25 +28,34 @@
 // GOFLAGS, GOTOOLCHAIN=local and CGO_ENABLED=0, using the normal build cache.
 // A candidate whose source cannot be emitted, or whose package the build
 // output blames ("k007/k007.go:12:3: ..."), becomes build_error with those
-// messages; main.go is generated again without it and the batch is rebuilt,
+// messages; table.go is generated again without it and the batch is rebuilt,
 // until what is left builds. Output that blames no candidate is an error.
 //
 // # Run
 //
-// The inputs are drawn once per workload from a PCG seeded with
-// Options.Seed, uniformly from ±[0.125, 4] (never zero, which hides bugs),
-// and Template.Reference computes the expected output in float64; the
+// Every candidate is checked on each of the template's input sets
+// (Template.Inputs: for softmax, logits in ±[0.125, 4], logits in the
+// hundreds and rows with -Inf entries; for GEMM, inputs in ±[0.125, 4] and
+// 256 times that; for attention, moderate and large scores; by default,
+// ±[0.125, 4] and 256 times that), because one tame set lets real bugs
+// through: a softmax that does not subtract the row's max passes on small
+// logits. The sets are drawn once per workload from PCGs seeded with
+// Options.Seed (measure.Inputs: never zero, which hides bugs), and
+// Template.Reference computes each one's expected output in float64; the
 // Measurer keeps them for the next batch of the same workload. They are
-// written to the batch directory once per batch.
+// written to the batch directory once per batch (measure/harness).
 //
 // The harness runs the candidates one after the other in a single process:
 //
 //	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs
 //
-// For each candidate it poisons the output with NaN, calls the kernel once
-// and compares the output with the reference: an element is wrong where
-// |got-want| > abs + rel×|want| (Template.Tolerance) or exactly one of got
-// and want is NaN, and a kernel must not write to its inputs. Then it finds
+// For each candidate and each input set it poisons the output with NaN,
+// calls the kernel once and compares the output with the reference: an
+// element is wrong where |got-want| > abs + rel×|want| (Template.Tolerance,
+// or the set's own, kernels.InputSet.Tolerance),
+// where exactly one of got and want is NaN, or where want is infinite and
+// got is not the same infinity (harness.Check); and a kernel must not write
+// to its inputs. Then, on the first input set, it finds
 // the number k of calls (a power of two) that makes one sample last at least
 // -minsample, runs -warmup untimed samples, and times samples of k calls
 // until it has at least -samples of them and they add up to at least
@@ -49,14 +63,15 @@
 //
 // # Protocol
 //
-// The harness writes one JSON object per line to stdout, each with a
-// system call of its own, and sends nothing else there (it points os.Stdout
-// at stderr, in case a kernel prints):
+// The harness speaks the protocol of package measure/harness (whose Event
+// and Sequence the runner uses too): one JSON object per line to stdout,
+// each with a system call of its own, and nothing else there (it points
+// os.Stdout at stderr, in case a kernel prints):
 //
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          candidate 7 is about to run
 //	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
-//	{"id":7,"event":"result","status":"wrong_answer","error":"out[3] = ..."}
+//	{"id":7,"event":"result","status":"wrong_answer","error":"input set large: out[3] = ..."}
 //	{"id":7,"event":"result","status":"crash","error":"panic: ...\n\ngoroutine 1 ..."}
 //	{"id":-1,"event":"done"}                          every candidate has a result
 //
@@ -98,11 +113,13 @@
 //
 // # Bench
 //
-// Measurer.Bench serves autotune bench: one module with the tuned kernel, the
-// template's baselines and a memory-copy floor (bench.go), and a second
-// harness (bench_harness.go) that checks them once, counts the heap
-// allocations of a call of each, and then times them in
-// interleaved rounds, one sample of each per round, so that every ratio is
-// measured side by side in one process. It reuses the module layout, the
-// data files, the checks and the process handling above.
+// Measurer.Bench serves autotune bench: one module with the tuned kernel and
+// the template's baselines, a package each, and the same harness, run with
+// -bench, whose table adds an FMA peak (package measure/cpu/peak, Go
+// assembly) and a memory-copy floor (bench.go). It checks the kernels
+// once, counts the heap allocations of a call of each, and then times
+// everything in interleaved rounds, one sample of each per round, so that
+// every ratio is measured side by side in one process. It reuses the
+// module layout, the data files, the checks and the process handling
+// above.
 package cpu

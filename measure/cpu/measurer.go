@@ -67,9 +67,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	}
 
 	start := time.Now()
-	inLens, outLen := b.Template.Args(b.Shape)
-	rel, abs := b.Template.Tolerance(b.Shape)
-	bd := &builder{goCmd: goCmd, dir: dir, batch: b, work: workload{inLens: inLens, outLen: outLen, rel: rel, abs: abs}}
+	bd := &builder{goCmd: goCmd, dir: dir, batch: b}
 	bin, built, err := bd.build(ctx, todo, res)
 	for _, id := range todo {
 		finished[id] = res[id].Status == measure.StatusBuildError

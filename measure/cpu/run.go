@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,26 +14,26 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
 // maxLine bounds one line of the protocol. A result carries every sample, so
 // a long MinTime on a fast kernel makes long lines; this is far beyond them.
 const maxLine = 256 << 20
 
-// event is one line the harness writes; see the package documentation.
-type event struct {
-	ID        int       `json:"id"`
-	Event     string    `json:"event"`
-	Status    string    `json:"status"`
-	Error     string    `json:"error"`
-	Reps      int       `json:"reps"`
-	SamplesNS []float64 `json:"samples_ns"`
-
-	// AllocBytes and Allocs are the heap bytes and objects one call of a
-	// bench entry allocated; the tuning harness does not send them.
-	AllocBytes uint64 `json:"alloc_bytes"`
-	Allocs     uint64 `json:"allocs"`
-}
+// The harness's command-line flags (see the package harness's doc).
+const (
+	flagData        = "data"
+	flagIDs         = "ids"
+	flagBench       = "bench"
+	flagWarmup      = "warmup"
+	flagSamples     = "samples"
+	flagMinTime     = "mintime"
+	flagMinSample   = "minsample"
+	flagBest        = "best"
+	flagSlowFactor  = "slowfactor"
+	flagSlowSamples = "slowsamples"
+)
 
 // runner runs the candidates of one built batch in harness processes.
 type runner struct {
@@ -92,9 +91,9 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 
 	timer := time.NewTimer(max(startupTimeout, r.timeout))
 	defer timer.Stop()
-	cur, next := -1, 0 // the candidate running (-1: none); the index in ids of the next to start
+	var seq harness.Sequence
+	next := 0 // the index in ids of the next candidate to start
 	var curStart time.Time
-	done := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,7 +102,8 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 
 		case <-timer.C:
 			stop()
-			if cur < 0 {
+			cur, running := seq.Running()
+			if !running {
 				return nil, fmt.Errorf("cpu: the harness stalled outside any candidate; stderr:\n%s", stderr.String())
 			}
 			r.finish(cur, measure.Result{
@@ -115,16 +115,17 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 		case line, ok := <-lines:
 			if !ok {
 				werr := cmd.Wait()
+				cur, running := seq.Running()
 				switch {
 				case h.scanErr != nil:
 					return nil, fmt.Errorf("cpu: reading the harness's output: %w", h.scanErr)
-				case cur >= 0:
+				case running:
 					r.finish(cur, measure.Result{
 						Status: measure.StatusCrash,
 						Error:  clip(fmt.Sprintf("the harness died running this candidate: %s\n%s", exitText(cmd, werr), stderr.String())),
 					}, time.Since(curStart))
 					return ids[next:], nil
-				case done && werr == nil:
+				case seq.Done() && werr == nil:
 					return nil, nil
 				case next == 0:
 					return nil, fmt.Errorf("cpu: the harness failed before running a candidate: %s\n%s", exitText(cmd, werr), stderr.String())
@@ -133,41 +134,47 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 				// rest again.
 				return ids[next:], nil
 			}
-			var e event
-			if json.Unmarshal(line, &e) != nil {
+			e, ok := harness.Decode(line)
+			if !ok {
 				continue // stray output, from a kernel that wrote to fd 1
 			}
+			err := seq.Next(e)
 			switch {
-			case e.Event == eventReady && next == 0 && cur < 0:
-				timer.Reset(r.timeout)
-			case e.Event == eventStart && cur < 0 && next < len(ids) && e.ID == ids[next]:
-				cur, curStart = e.ID, time.Now()
+			case err != nil:
+			case e.Event == harness.Start && (next >= len(ids) || e.ID != ids[next]):
+				err = fmt.Errorf("start of %d, not of the next candidate", e.ID)
+			case e.Event == harness.Start:
+				curStart = time.Now()
 				next++
-				timer.Reset(r.timeout)
 				if r.onStart != nil {
-					r.onStart(cur)
+					r.onStart(e.ID)
 				}
-			case e.Event == eventResult && cur >= 0 && e.ID == cur:
+			case e.Event == harness.Result:
 				res, ok := result(e)
 				if !ok {
-					stop()
-					return nil, fmt.Errorf("cpu: harness protocol: bad result %s", line)
+					err = fmt.Errorf("bad result")
+					break
 				}
-				r.finish(cur, res, time.Since(curStart))
-				cur = -1
-				timer.Reset(r.timeout)
-			case e.Event == eventDone && cur < 0 && next == len(ids):
-				done = true // the harness exits next; the timer still guards that
-			default:
-				stop()
-				return nil, fmt.Errorf("cpu: harness protocol: unexpected %s (running %d, next %d of %v)", line, cur, next, ids)
+				r.finish(e.ID, res, time.Since(curStart))
+			case e.Event == harness.Done && next != len(ids):
+				err = fmt.Errorf("done after %d of %d candidates", next, len(ids))
+			case e.Event == harness.Round:
+				err = fmt.Errorf("a round while tuning")
 			}
+			if err != nil {
+				stop()
+				return nil, fmt.Errorf("cpu: harness protocol: %v: %s", err, line)
+			}
+			// Each event restarts the clock: the harness is alive, and the
+			// next candidate gets its own time. After done, it guards the
+			// harness's exit.
+			timer.Reset(r.timeout)
 		}
 	}
 }
 
-// harness is a started harness process whose stdout is read line by line.
-type harness struct {
+// child is a started harness process whose stdout is read line by line.
+type child struct {
 	cmd    *exec.Cmd
 	stderr *stderrBuffer
 	lines  chan []byte // the lines of stdout; closed at its end
@@ -181,14 +188,14 @@ type harness struct {
 // of its own, with stdin held open and the ends of stderr kept for error
 // messages. Both runners, the tuner's and the bench's, start harnesses this
 // way.
-func startHarness(cmd *exec.Cmd) (*harness, error) {
+func startHarness(cmd *exec.Cmd) (*child, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
 	// A user's GOTRACEBACK=crash would dump core for every crashing
 	// candidate, and =all would bury the crashing goroutine.
 	cmd.Env = append(cmd.Env, "GOTRACEBACK=single")
-	h := &harness{cmd: cmd, stderr: &stderrBuffer{}, lines: make(chan []byte)}
+	h := &child{cmd: cmd, stderr: &stderrBuffer{}, lines: make(chan []byte)}
 	cmd.Stderr = h.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -219,7 +226,7 @@ func startHarness(cmd *exec.Cmd) (*harness, error) {
 
 // stop kills the harness and waits for it. Draining lines lets the reader
 // finish before Wait closes the pipe.
-func (h *harness) stop() error {
+func (h *child) stop() error {
 	killGroup(h.cmd)
 	for range h.lines {
 	}
@@ -227,7 +234,7 @@ func (h *harness) stop() error {
 }
 
 // result converts a result event, reporting whether it is well-formed.
-func result(e event) (measure.Result, bool) {
+func result(e harness.Event) (measure.Result, bool) {
 	switch s := measure.Status(e.Status); s {
 	case measure.StatusOK:
 		if len(e.SamplesNS) == 0 {

@@ -1,0 +1,54 @@
+package kernels
+
+import "math/rand/v2"
+
+// An InputSet is one distribution of a kernel's inputs.
+type InputSet struct {
+	Name string // short and lower-case: "uniform", "large"
+
+	// Fill draws every input of shape from r, in argument order; ins[i]
+	// has the length Args gives it. Zeros hide bugs (a skipped term of a
+	// sum, a wrong operand), so a set should draw none.
+	Fill func(shape []int, r *rand.Rand, ins [][]float32)
+
+	// Tolerance, when set, replaces Op.Tolerance for this set: an op
+	// whose error bound assumes the inputs' magnitude (GEMM's does) needs
+	// another bound for larger inputs.
+	Tolerance func(shape []int) (rel, abs float64)
+}
+
+// InputSets returns op's input sets: op.Inputs, or DefaultInputs.
+func (op Op) InputSets() []InputSet {
+	if len(op.Inputs) == 0 {
+		return DefaultInputs
+	}
+	return op.Inputs
+}
+
+// DefaultInputs are the input sets of an op that declares none:
+// "uniform", ±[0.125, 4], the range the ops' error bounds assume, and
+// "large", the same range times 256. An op whose tolerance depends on the
+// inputs' magnitude declares its own.
+var DefaultInputs = []InputSet{Uniform("uniform", 0.125, 4), Uniform("large", 32, 1024)}
+
+// Uniform returns the input set name that draws every input uniformly
+// from ±[lo, hi], each sign with probability 1/2.
+func Uniform(name string, lo, hi float64) InputSet {
+	return InputSet{Name: name, Fill: func(_ []int, r *rand.Rand, ins [][]float32) {
+		for _, in := range ins {
+			for i := range in {
+				in[i] = SignedUniform(r, lo, hi)
+			}
+		}
+	}}
+}
+
+// SignedUniform draws from ±[lo, hi] with r: uniform magnitude, each sign
+// with probability 1/2.
+func SignedUniform(r *rand.Rand, lo, hi float64) float32 {
+	v := float32(lo + (hi-lo)*r.Float64())
+	if r.IntN(2) == 0 {
+		v = -v
+	}
+	return v
+}

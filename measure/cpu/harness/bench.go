@@ -1,0 +1,149 @@
+package main
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/autotune-dev/autotune/measure/cpu/peak"
+	"github.com/autotune-dev/autotune/measure/harness"
+)
+
+// runBench checks every entry of the table and counts its allocations;
+// if all passed, it times them in rounds. A wrong entry makes every ratio
+// meaningless: then nothing is timed.
+func runBench(d *data, s settings) {
+	reps := make([]int, len(table))
+	allOK := true
+	for i, e := range table {
+		send(harness.Event{ID: i, Event: harness.Start})
+		r := prepare(d, e, s.minSample)
+		if msg := d.changed(); msg != "" && r.Status == harness.StatusOK {
+			r = harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
+		}
+		r.ID, r.Event = i, harness.Result
+		send(r)
+		reps[i], allOK = r.Reps, allOK && r.Status == harness.StatusOK
+	}
+	if allOK {
+		rounds(d, reps, s)
+	}
+}
+
+// prepare checks e's output when e verifies, counts what a call allocates,
+// and finds the calls per sample: a power of two that makes a sample last
+// minSample. A panic is the entry's crash.
+func prepare(d *data, e Entry, minSample time.Duration) (r harness.Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := make([]byte, 2048)
+			r = crash(p, stack[:runtime.Stack(stack, false)])
+		}
+	}()
+	if e.Verify {
+		if msg := d.check(e.Fn); msg != "" {
+			return harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
+		}
+	} else {
+		d.call(e.Fn)
+	}
+	allocBytes, allocs := allocated(d, e.Fn)
+	for reps := 1; ; reps *= 2 {
+		t0 := time.Now()
+		for range reps {
+			d.call(e.Fn)
+		}
+		if time.Since(t0) >= minSample || reps >= maxReps {
+			return harness.Event{Status: harness.StatusOK, Reps: reps, AllocBytes: allocBytes, Allocs: allocs}
+		}
+	}
+}
+
+// allocHeadroomGiB is how much more memory than it holds, in GiB, the
+// harness lets the two calls that count allocations allocate, with the
+// collector off, before the memory limit starts a collection anyway.
+const allocHeadroomGiB = 4
+
+// allocated calls fn twice and returns the bytes and the objects that the
+// call that allocated fewer bytes allocated on the heap, on every
+// goroutine, from the runtime's exact counts (ReadMemStats flushes the
+// per-P caches): what a call needs beyond its inputs and output, goroutine
+// stacks aside. The collector is off meanwhile (a cycle would start
+// workers, and waiting for it allocates), unless the calls allocate so
+// much that the memory limit starts one. The runtime may still allocate
+// for itself during a call, for a new thread say, but hardly during both.
+func allocated(d *data, fn Kernel) (bytes, objects uint64) {
+	gc := debug.SetGCPercent(-1) // waits for a cycle in progress
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	limit := debug.SetMemoryLimit(int64(before.Sys-before.HeapReleased) + allocHeadroomGiB<<30)
+	bytes = math.MaxUint64
+	for range 2 {
+		runtime.ReadMemStats(&before)
+		d.call(fn)
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n < bytes {
+			bytes, objects = n, after.Mallocs-before.Mallocs
+		}
+	}
+	debug.SetMemoryLimit(limit)
+	debug.SetGCPercent(gc)
+	return bytes, objects
+}
+
+// rounds times the entries in rounds of one sample of each, after warmup
+// untimed rounds, until there are minSamples rounds and the samples add up
+// to minTime. Each round starts one entry later than the one before, so
+// that every entry takes every place in a round as often, and drift of the
+// machine falls on all of them alike. Each timed round is sent as it ends.
+func rounds(d *data, reps []int, s settings) {
+	var total time.Duration
+	for r := -s.warmup; r < s.minSamples || total < s.minTime; r++ {
+		samples := make([]float64, len(table))
+		for j := range table {
+			i := (r + s.warmup + j) % len(table)
+			fn := table[i].Fn
+			t0 := time.Now()
+			for range reps[i] {
+				d.call(fn)
+			}
+			took := time.Since(t0)
+			samples[i] = float64(took) / float64(reps[i])
+			if r >= 0 {
+				total += took
+			}
+		}
+		if r >= 0 {
+			send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples})
+		}
+	}
+}
+
+// floorKernel returns the memory floor: a kernel that copies the first n
+// elements of its first input to its output, in threads equal parts on
+// threads goroutines, the caller's included; the least memory traffic of
+// a kernel that reads its input and writes its output once. Starting the
+// goroutines at each call, as the tuned kernels do, puts their cost in the
+// floor too.
+func floorKernel(n, threads int) Kernel {
+	if threads <= 1 {
+		return func(out []float32, ins [][]float32) { copy(out[:n], ins[0][:n]) } // allocates nothing
+	}
+	return func(out []float32, ins [][]float32) {
+		out, in := out[:n], ins[0][:n]
+		var wg sync.WaitGroup
+		for t := 1; t < threads; t++ {
+			wg.Go(func() { copy(out[t*n/threads:(t+1)*n/threads], in[t*n/threads:(t+1)*n/threads]) })
+		}
+		copy(out[:n/threads], in[:n/threads])
+		wg.Wait()
+	}
+}
+
+// peakKernel returns the FMA peak: a kernel that runs peak.Run(lanes,
+// goroutines, steps) and writes its result to out[0], reading no input.
+func peakKernel(lanes, goroutines, steps int) Kernel {
+	return func(out []float32, _ [][]float32) { out[0] = peak.Run(lanes, goroutines, steps) }
+}

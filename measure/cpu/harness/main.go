@@ -1,0 +1,212 @@
+// Command harness checks and times kernels for autotune's CPU backend
+// (package measure/cpu). It is built in a throw-away module with the
+// kernels of one tuning batch, or of one bench, and a table of them: the
+// builder copies this package there and adds table.go, which fills table
+// in an init function, and nothing else is generated.
+//
+// It reads the workload, the input sets and the float64 references from
+// the directory -data (package measure/harness writes and reads them) and
+// speaks the protocol of that package on stdout: ready, then start and
+// result for each kernel, then done.
+//
+// Tuning (the default) runs the candidates -ids, in that order:
+//
+//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs -best 0 -slowfactor 10 -slowsamples 3
+//
+// For each candidate it checks the output on every input set (poisoned
+// with NaN before each call) and that the inputs were left alone, then
+// times it on the first set: it finds the calls per sample, a power of
+// two, that make a sample last -minsample, runs -warmup untimed samples,
+// and times samples until there are -samples of them adding up to
+// -mintime. A candidate whose first call takes more than -slowfactor times
+// the fastest sample known (-best, or a candidate timed before it) gets
+// -slowsamples samples and no warm-up. A panic is the candidate's crash,
+// reported with the head of its stack; the harness goes on.
+//
+// -bench times every entry of the table in interleaved rounds instead:
+//
+//	harness -bench -data DIR -warmup 3 -samples 30 -mintime 1s -minsample 10µs
+//
+// It checks the entries that verify, as above, and counts what a call of
+// each allocates; if all passed, it runs -warmup untimed rounds and then
+// rounds of one sample of each entry, each round starting one entry later,
+// until there are -samples rounds adding up to -mintime, and sends each as
+// a round event.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autotune-dev/autotune/measure/harness"
+)
+
+// A Kernel runs a kernel on out and the inputs, in argument order.
+type Kernel func(out []float32, ins [][]float32)
+
+// An Entry is a kernel of the build.
+type Entry struct {
+	ID     int    // tuning: the candidate's index in the batch; bench: the entry's index
+	Name   string // bench: tuned, a baseline's name, peak or floor
+	Verify bool   // bench: check the output against the reference (not the peak and the floor)
+	Fn     Kernel
+}
+
+// table holds the kernels of this build; the generated table.go fills it.
+var table []Entry
+
+// proto is the original stdout. main points os.Stdout at stderr, so that a
+// kernel that prints cannot corrupt the protocol.
+var proto = harness.Sender{W: os.Stdout}
+
+// send writes e, and exits when the parent is gone.
+func send(e harness.Event) {
+	if proto.Send(e) != nil {
+		os.Exit(1)
+	}
+}
+
+// maxReps bounds the calls per sample, so that calibrating ends even for a
+// kernel too fast for the clock to see.
+const maxReps = 1 << 24
+
+// settings says how long to time each kernel.
+type settings struct {
+	warmup, minSamples int
+	minTime, minSample time.Duration
+	bestNS             float64 // fastest sample known, this run's included; 0: none yet
+	slowFactor         float64 // a first call slower than slowFactor × bestNS is clearly slow
+	slowSamples        int
+}
+
+func main() {
+	var s settings
+	dataDir := flag.String("data", ".", "directory holding the workload, the inputs and the references")
+	ids := flag.String("ids", "", "comma-separated candidates to run, in order (tuning)")
+	bench := flag.Bool("bench", false, "time every entry in interleaved rounds")
+	flag.IntVar(&s.warmup, "warmup", 3, "untimed samples (rounds) before timing")
+	flag.IntVar(&s.minSamples, "samples", 10, "least number of timed samples (rounds)")
+	flag.DurationVar(&s.minTime, "mintime", 20*time.Millisecond, "least total time of the timed samples")
+	flag.DurationVar(&s.minSample, "minsample", 10*time.Microsecond, "least time of one sample")
+	flag.Float64Var(&s.bestNS, "best", 0, "fastest known ns per call, 0 if none")
+	flag.Float64Var(&s.slowFactor, "slowfactor", 10, "a candidate whose first timed call is this many times slower than the best is timed briefly")
+	flag.IntVar(&s.slowSamples, "slowsamples", 3, "samples of a clearly slow candidate")
+	flag.Parse()
+	os.Stdout = os.Stderr
+
+	// The parent holds stdin open: end of file means it is gone, and a
+	// kernel that hangs must not outlive it. The buffer is made here, not
+	// when the goroutine first runs, so that a bench does not count it as
+	// an entry's allocation.
+	buf := make([]byte, 512)
+	go func() {
+		for {
+			if _, err := os.Stdin.Read(buf); err != nil {
+				fmt.Fprintln(os.Stderr, "harness: stdin closed, so the runner is gone; exiting")
+				os.Exit(1)
+			}
+		}
+	}()
+
+	w, sets, err := harness.Read(*dataDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		os.Exit(2)
+	}
+	d := newData(w, sets)
+	send(harness.Event{ID: -1, Event: harness.Ready})
+	if *bench {
+		runBench(d, s)
+	} else {
+		var entries []Entry
+		for _, field := range strings.Split(*ids, ",") {
+			e, ok := lookup(field)
+			if !ok {
+				fmt.Fprintf(os.Stderr, "harness: no candidate %q\n", field)
+				os.Exit(2)
+			}
+			entries = append(entries, e)
+		}
+		tune(d, entries, s)
+	}
+	send(harness.Event{ID: -1, Event: harness.Done})
+}
+
+// lookup returns the entry of the table whose ID is field.
+func lookup(field string) (Entry, bool) {
+	id, err := strconv.Atoi(field)
+	for _, e := range table {
+		if err == nil && e.ID == id {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// data is the workload's input sets with the buffers kernels run on.
+type data struct {
+	w    harness.Workload
+	sets []harness.Set
+	ins  [][]float32 // what kernels get: a copy of a set's inputs
+	out  []float32
+}
+
+func newData(w harness.Workload, sets []harness.Set) *data {
+	d := &data{w: w, sets: sets, out: make([]float32, w.Output)}
+	for _, n := range w.Inputs {
+		d.ins = append(d.ins, make([]float32, n))
+	}
+	d.use(0)
+	return d
+}
+
+// use copies the inputs of set s into the kernels' buffers.
+func (d *data) use(s int) {
+	for i, in := range d.sets[s].Ins {
+		copy(d.ins[i], in)
+	}
+}
+
+// call runs fn once on the kernels' buffers.
+func (d *data) call(fn Kernel) { fn(d.out, d.ins) }
+
+// check runs fn once on every input set, each time with the output
+// poisoned, and describes the first wrong output or written input, or
+// returns "". It leaves the first set in the buffers.
+func (d *data) check(fn Kernel) string {
+	defer d.use(0)
+	for s, set := range d.sets {
+		d.use(s)
+		harness.Poison(d.out)
+		d.call(fn)
+		msg := harness.Check(d.out, set.Want, set.Rel, set.Abs)
+		if msg == "" {
+			msg = harness.Changed(d.ins, set.Ins)
+		}
+		if msg != "" {
+			if len(d.sets) > 1 {
+				msg = fmt.Sprintf("input set %s: %s", set.Name, msg)
+			}
+			return msg
+		}
+	}
+	return ""
+}
+
+// changed describes how the kernels changed the first set's inputs since
+// it was put in the buffers, and puts it back.
+func (d *data) changed() string {
+	msg := harness.Changed(d.ins, d.sets[0].Ins)
+	d.use(0)
+	return msg
+}
+
+// crash turns a kernel's panic, recovered as r, into its result: the
+// panic and the head of its stack.
+func crash(r any, stack []byte) harness.Event {
+	return harness.Event{Status: harness.StatusCrash, Error: fmt.Sprintf("panic: %v\n\n%s", r, stack)}
+}

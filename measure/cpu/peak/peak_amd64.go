@@ -1,0 +1,12 @@
+package peak
+
+// fma16 runs steps steps of acc[i] += x·y for every chain i on Z registers
+// (AVX-512F): 12 VFMADD231PS a step.
+//
+//go:noescape
+func fma16(steps int, x, y float32, acc *[Chains][16]float32)
+
+// fma8 is fma16 on Y registers (AVX2 and FMA).
+//
+//go:noescape
+func fma8(steps int, x, y float32, acc *[Chains][8]float32)

@@ -1,0 +1,42 @@
+package measure
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// An InputSet is one set of a workload's inputs, in argument order, with
+// the reference output the template computes from them in float64 and
+// the tolerance of a float32 kernel on them.
+type InputSet struct {
+	Name     string
+	Ins      [][]float32
+	Want     []float64
+	Rel, Abs float64
+}
+
+// Inputs returns the input sets every backend checks kernels of op for
+// shape on (op.InputSets, in that order), set i drawn from a PCG seeded
+// with (seed, i), each with its reference and tolerance: the same seed
+// gives the same sets on every backend.
+func Inputs(t kernels.Op, shape []int, seed uint64) []InputSet {
+	sizes, outLen := t.Args(slices.Clone(shape))
+	var sets []InputSet
+	for i, spec := range t.InputSets() {
+		set := InputSet{Name: spec.Name, Ins: make([][]float32, len(sizes)), Want: make([]float64, outLen)}
+		for j, n := range sizes {
+			set.Ins[j] = make([]float32, n)
+		}
+		spec.Fill(slices.Clone(shape), rand.New(rand.NewPCG(seed, uint64(i))), set.Ins)
+		t.Reference(slices.Clone(shape), set.Ins, set.Want)
+		tol := t.Tolerance
+		if spec.Tolerance != nil {
+			tol = spec.Tolerance
+		}
+		set.Rel, set.Abs = tol(slices.Clone(shape))
+		sets = append(sets, set)
+	}
+	return sets
+}
