@@ -78,7 +78,18 @@ func Open(path string, o *Options) (*Table, error) {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
 	defer db.Close()
-	sums, err := db.Workloads()
+	return New(db)
+}
+
+// Source is what a Table is read from: a tuning database (tunedb.DB,
+// tunedb.Memory) or anything else that summarises workloads as they do.
+type Source interface {
+	Workloads() ([]tunedb.Summary, error)
+}
+
+// New reads a Table from src, once.
+func New(src Source) (*Table, error) {
+	sums, err := src.Workloads()
 	if err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
@@ -96,11 +107,7 @@ func Load(r io.Reader) (*Table, error) {
 	if err := mem.Commit(recs); err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
-	sums, err := mem.Workloads()
-	if err != nil {
-		return nil, fmt.Errorf("lookup: %w", err)
-	}
-	return newTable(sums), nil
+	return New(mem)
 }
 
 func newTable(sums []tunedb.Summary) *Table {

@@ -13,6 +13,7 @@ import (
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 var benchCommand = command{
@@ -170,17 +171,20 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	best, ok, err := latestBest(db, w)
+	best, ok, err := db.Best(tune.Workload(tmpl, w.shape, w.target))
+	var others []tunedb.Workload
+	if err == nil && !ok {
+		others, err = db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	}
 	db.Close() // the bench takes seconds; let tuners write meanwhile
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if !ok {
+	case !ok && len(others) > 0:
+		return fmt.Errorf("the records of %s are for template %s, not %s (this autotune's): they measured other code; run autotune tune first",
+			describeWorkload(w), others[0].Template, tmpl.Version)
+	case !ok:
 		return fmt.Errorf("no tuned config for %s in %s; run autotune tune first", describeWorkload(w), db.Path())
-	}
-	if best.Workload.Template != tmpl.Version {
-		return fmt.Errorf("the tuned config for %s is for template %s, and this autotune emits %s; run autotune tune first",
-			describeWorkload(w), best.Workload.Template, tmpl.Version)
 	}
 
 	ctx, caught, stop := signalContext()

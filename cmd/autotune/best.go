@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/lookup"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -15,27 +16,38 @@ var bestCommand = command{
 	name:    "best",
 	summary: "print the best stored config of a workload",
 	help: `
-Usage: autotune best --op OP --shape SHAPE [--device DEV] [--db PATH] [--json]
+Usage: autotune best --op OP --shape SHAPE [--device DEV] [--db PATH] [--fallback] [--json]
 
 Prints the fastest correct config recorded for a workload on a device, with
 its median time and spread, for the op's current template version: records
 of older versions measured other code and are not used.
 
+With --fallback, a shape that was not tuned gets the answer a program's
+run-time lookup (package lookup) gets: the winner of the nearest tuned
+shape of the op on the device (distance: the sum over dimensions of
+|log2 a - log2 b|), or the template's default config when nothing of the op
+was tuned there. The "rule" line (and member) says which.
+
 Examples:
   autotune best --op softmax --shape 4096x1024 --device cpu
   autotune best --op gemm --shape 1024x1024x1024 --json
+  autotune best --op gemm --shape 1000x1000x1000 --fallback
 `,
 	run: runBest,
 }
 
 // bestJSON is best's --json output; tune --json prints the same "best" member.
 type bestJSON struct {
-	Op       string     `json:"op"`
-	Shape    []int      `json:"shape"`
-	DType    string     `json:"dtype"`
-	Device   string     `json:"device"`
-	Template string     `json:"template"`
-	Best     bestConfig `json:"best"`
+	Op       string `json:"op"`
+	Shape    []int  `json:"shape"`
+	DType    string `json:"dtype"`
+	Device   string `json:"device"`
+	Template string `json:"template"`
+	// Rule is lookup's rule with --fallback: exact, nearest or default;
+	// TunedShape the shape whose winner answered.
+	Rule       string     `json:"rule,omitempty"`
+	TunedShape []int      `json:"tuned_shape,omitempty"`
+	Best       bestConfig `json:"best"`
 }
 
 type bestConfig struct {
@@ -67,6 +79,7 @@ func runBest(c *command, std *stdio, args []string) error {
 	var path string
 	wf.register(fs)
 	dbFlag(fs, &path)
+	fallback := fs.Bool("fallback", false, "for an untuned shape, answer as a run-time lookup does: the nearest tuned shape's winner, else the default config")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -80,69 +93,74 @@ func runBest(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer db.Close()
-	best, ok, err := latestBest(db, w)
+	tmpl, ok := w.template()
+	if !ok {
+		return fmt.Errorf("no %s template for op %s yet: nothing to look up for %s", kernels.BackendOf(w.target), w.op.Name, describeWorkload(w))
+	}
+	table, err := lookup.New(db)
 	if err != nil {
 		return err
 	}
-	if !ok && w.target.IsCUDA() {
-		return fmt.Errorf("no successful record for %s in %s, and no CUDA backend yet to tune it with", describeWorkload(w), db.Path())
+	answer, err := table.Best(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	if err != nil {
+		return err
 	}
-	if !ok {
-		return fmt.Errorf("no successful record for %s in %s; tune it first", describeWorkload(w), db.Path())
+	if answer.Rule != lookup.Exact && !*fallback {
+		return noBest(db, w, tmpl, answer)
 	}
-	tmpl, _ := w.template()
+	out := bestJSON{Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version}
+	if *fallback {
+		out.Rule, out.TunedShape = string(answer.Rule), answer.Shape
+	}
+	if answer.Record != nil {
+		out.Best = newBestConfig(*answer.Record, tmpl, w.shape)
+	} else {
+		out.Best = bestConfig{Config: answer.Config}
+	}
 	if *asJSON {
-		return writeJSON(std, bestJSON{
-			Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: best.Workload.Template,
-			Best: newBestConfig(best, tmpl, w.shape),
-		})
+		return writeJSON(std, out)
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s\n", describeWorkload(w))
-	fmt.Fprintf(tw, "config\t%s\n", best.Config)
-	fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)", formatNS(best.MedianNS), formatNS(best.P20NS),
-		formatNS(best.P80NS), len(best.SamplesNS))
-	if tmpl.Bytes != nil {
-		fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, best.MedianNS))
+	if *fallback {
+		fmt.Fprintf(tw, "rule\t%s\n", answer)
 	}
-	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "template\t%s\n", best.Workload.Template)
-	fmt.Fprintf(tw, "measured\t%s by autotune %s\n", best.Time.Format(time.RFC3339), best.Tool)
+	fmt.Fprintf(tw, "config\t%s\n", answer.Config)
+	if r := answer.Record; r != nil {
+		measuredAt := ""
+		if answer.Rule != lookup.Exact {
+			measuredAt = " at " + kernels.FormatShape(answer.Shape)
+		}
+		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)%s", formatNS(r.MedianNS), formatNS(r.P20NS),
+			formatNS(r.P80NS), len(r.SamplesNS), measuredAt)
+		if answer.Rule == lookup.Exact && tmpl.Bytes != nil {
+			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, r.MedianNS))
+		}
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "measured\t%s by autotune %s\n", r.Time.Format(time.RFC3339), r.Tool)
+	}
+	fmt.Fprintf(tw, "template\t%s\n", tmpl.Version)
 	return tw.Flush()
 }
 
-// latestBest returns the best record of the workload for the op's current
-// template, whose code is what this autotune emits. For an op without a
-// template it falls back to the version whose best record is newest.
-func latestBest(db *tunedb.DB, w workload) (tunedb.Record, bool, error) {
-	if tmpl, ok := w.template(); ok {
-		r, found, err := db.Best(tune.Workload(tmpl, w.shape, w.target))
-		if err != nil || found {
-			return r, found, err
-		}
-		others, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
-		if err != nil || len(others) == 0 {
-			return r, false, err
-		}
-		return r, false, fmt.Errorf("the records of %s are for template %s, not %s (this autotune's): they measured other code; tune again",
-			describeWorkload(w), others[0].Template, tmpl.Version)
-	}
-	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+// noBest is best's error for a shape without a record of the current
+// template: it says why, and what --fallback would answer.
+func noBest(db *tunedb.DB, w workload, tmpl kernels.Template, answer lookup.Answer) error {
+	others, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
 	if err != nil {
-		return tunedb.Record{}, false, err
+		return err
 	}
-	var best tunedb.Record
-	found := false
-	for _, wl := range wls {
-		r, ok, err := db.Best(wl)
-		if err != nil {
-			return tunedb.Record{}, false, err
-		}
-		if ok && (!found || r.Time.After(best.Time)) {
-			best, found = r, true
+	for _, o := range others {
+		if o.Template != tmpl.Version {
+			return fmt.Errorf("the records of %s are for template %s, not %s (this autotune's): they measured other code; tune again",
+				describeWorkload(w), o.Template, tmpl.Version)
 		}
 	}
-	return best, found, nil
+	hint := "; --fallback gives the template's default config"
+	if answer.Rule == lookup.Nearest {
+		hint = fmt.Sprintf("; --fallback gives the winner of the nearest tuned shape, %s", kernels.FormatShape(answer.Shape))
+	}
+	return fmt.Errorf("no successful record for %s in %s; tune it first%s", describeWorkload(w), db.Path(), hint)
 }
 
 func describeWorkload(w workload) string {

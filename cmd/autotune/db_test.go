@@ -46,14 +46,35 @@ func TestReadsOfAMissingDatabase(t *testing.T) {
 	}
 }
 
-// A CUDA device cannot be tuned yet, so best does not tell to tune it.
-func TestBestOfACUDADevice(t *testing.T) {
+// best of a device with no records says to tune it and what --fallback
+// would answer; with --fallback it answers the template's default, as a
+// run-time lookup would, and says so.
+func TestBestOfAnUntunedDevice(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tune.db")
-	seed(t, path)
-	code, stdout, stderr := run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "sm_86")
-	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no CUDA backend yet") ||
-		strings.Contains(stderr, "tune it first") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line saying there is no CUDA backend yet", code, stdout, stderr)
+	seed(t, path) // cpu records only
+	workload := []string{"best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "sm_86"}
+	code, stdout, stderr := run(t, "", workload...)
+	if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "tune it first; --fallback gives the template's default config") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line saying to tune it, or use --fallback", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "", append(workload, "--fallback", "--json")...)
+	var got bestJSON
+	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil || got.Rule != "default" || got.Best.Config.Len() == 0 || got.TunedShape != nil {
+		t.Errorf("--fallback: exit %d, %v, %+v, stderr %q; want the default config", code, err, got, stderr)
+	}
+}
+
+// --fallback answers an untuned shape with the nearest tuned one's winner.
+func TestBestFallbackNearest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tune.db")
+	seed(t, path) // softmax 64x33 on this machine
+	code, stdout, stderr := run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "60x40", "--device", "cpu")
+	if code != 1 || !strings.Contains(stderr, "the nearest tuned shape, 64x33") {
+		t.Errorf("without --fallback: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr = run(t, "", "best", "--db", path, "--op", "softmax", "--shape", "60x40", "--device", "cpu", "--fallback")
+	if code != 0 || !strings.Contains(stdout, "rule      nearest 64x33") || !strings.Contains(stdout, "vec=1,unroll=4,") || !strings.Contains(stdout, "at 64x33") {
+		t.Errorf("--fallback: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 
