@@ -36,6 +36,15 @@ type Batch struct {
 	// is. Backends derive their default per-candidate time limit from it, so
 	// that a candidate many times slower than the best is given up early.
 	Best time.Duration
+
+	// Finished, when set, hears each config's result as soon as it is
+	// final, before Measure returns, so that the caller can store it while
+	// the rest of the batch runs: a killed tuner then loses seconds of work,
+	// not a batch. It is called from the measurer's goroutine, once per
+	// config that finishes, and must return quickly. The results Measure
+	// returns may differ in RunNS, which it can only share out among the
+	// configs once the batch has ended.
+	Finished func(Result)
 }
 
 // Result is the measurement of one config of a batch.

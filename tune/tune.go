@@ -177,13 +177,21 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 		if s.Best != nil {
 			batch.Best = time.Duration(s.Best.MedianNS)
 		}
+		// Results are committed as they finish, and what finished is
+		// committed whatever happened to the rest.
+		st := newStreamer(t.Store, w, t.Tool)
+		batch.Finished = st.finished
 		results, merr := measureWithin(ctx, t, start, batch)
-		// What finished is committed whatever happened to the rest.
-		bestBefore := s.Best
-		recs, err := s.record(t, w, results)
+		streamed, err := st.close()
 		if err != nil {
 			return s, err
 		}
+		bestBefore := s.Best
+		recs, err := s.record(t, w, unstreamed(results, streamed))
+		if err != nil {
+			return s, err
+		}
+		recs = append(s.account(streamed), recs...)
 		if err := learn.tell(recs); err != nil {
 			return s, err
 		}
@@ -353,20 +361,38 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([
 	now := time.Now().UTC()
 	recs := make([]tunedb.Record, len(results))
 	for i, r := range results {
-		recs[i] = tunedb.Record{
-			Workload: w, Config: r.Config, Status: tunedb.Status(r.Status), Error: r.Error,
-			SamplesNS: r.SamplesNS, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
-			BuildNS: r.BuildNS, RunNS: r.RunNS,
-			// Records of one batch get distinct times: a record's identity
-			// is (workload, config, time), and the clock may not tick.
-			Time: now.Add(time.Duration(i)), Tool: t.Tool,
-		}
+		// Records of one batch get distinct times: a record's identity is
+		// (workload, config, time), and the clock may not tick.
+		recs[i] = newRecord(w, r, now.Add(time.Duration(i)), t.Tool)
 	}
 	if len(recs) > 0 {
 		if err := commit(t.Store, recs); err != nil {
 			return nil, err
 		}
 	}
+	return s.account(recs), nil
+}
+
+// unstreamed returns the results of a batch whose records the streamer did
+// not make: the measurer's Finished hook was not called for them.
+func unstreamed(results []measure.Result, streamed []tunedb.Record) []measure.Result {
+	left := map[string]int{}
+	for _, r := range streamed {
+		left[r.Config.String()]++
+	}
+	var out []measure.Result
+	for _, r := range results {
+		if c := r.Config.String(); left[c] > 0 {
+			left[c]--
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// account adds committed records to the run's progress and returns them.
+func (s *Summary) account(recs []tunedb.Record) []tunedb.Record {
 	for i, r := range recs {
 		s.Trials++
 		s.BuildTime += time.Duration(r.BuildNS)
@@ -379,5 +405,5 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([
 			s.Best = &recs[i]
 		}
 	}
-	return recs, nil
+	return recs
 }

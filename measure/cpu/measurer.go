@@ -55,6 +55,11 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	res := make([]measure.Result, len(b.Configs))
 	finished := make([]bool, len(b.Configs))
 	todo := rejectInvalid(b, res, finished)
+	for i := range res {
+		if finished[i] {
+			report(b, res[i])
+		}
+	}
 	if len(todo) == 0 {
 		return res, nil
 	}
@@ -73,6 +78,11 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		finished[id] = res[id].Status == measure.StatusBuildError
 	}
 	spread(res, todo, time.Since(start), func(r *measure.Result, d int64) { r.BuildNS = d })
+	for _, id := range todo {
+		if finished[id] {
+			report(b, res[id])
+		}
+	}
 	if err != nil || len(built) == 0 {
 		return done(res, finished), err
 	}
@@ -81,14 +91,24 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	r := &runner{
 		bin: bin, dir: dir, opts: m.opts, timeout: m.opts.timeout(b.Best), best: b.Best,
 		res: res, finished: finished, own: make([]time.Duration, len(res)),
-		onStart: m.onStart,
+		onStart: m.onStart, onFinish: func(r measure.Result) { report(b, r) },
 	}
-	err = m.cache.get(b.Template, b.Shape, m.opts.Seed).write(dir)
+	d, err := m.cache.get(ctx, b.Template, b.Shape, m.opts.Seed)
+	if err == nil {
+		err = d.write(dir)
+	}
 	if err == nil {
 		err = r.run(ctx, built)
 	}
 	attributeRun(res, built, finished, r.own, time.Since(start))
 	return done(res, finished), err
+}
+
+// report passes a final result to the batch's Finished hook, if any.
+func report(b measure.Batch, r measure.Result) {
+	if b.Finished != nil {
+		b.Finished(r)
+	}
 }
 
 // rejectInvalid sets the result of every config that b's space rejects, and
@@ -120,7 +140,7 @@ func (m *Measurer) batchDir() (string, error) {
 			return "", fmt.Errorf("cpu: %w", err)
 		}
 	}
-	dir, err := os.MkdirTemp(parent, "autotune-batch-")
+	dir, err := measure.TempDir(parent, "autotune-batch")
 	if err != nil {
 		return "", fmt.Errorf("cpu: making the batch directory: %w", err)
 	}

@@ -128,11 +128,22 @@ func TestMeasureEveryFailure(t *testing.T) {
 		wants = append(wants, c.want)
 	}
 	b := batchOf([]int{1000}, cfgs...)
+	heard := map[string][]measure.Status{}
+	b.Finished = func(r measure.Result) { heard[r.Config.String()] = append(heard[r.Config.String()], r.Status) }
 	got, err := New(opts).Measure(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(t, b, got, wants)
+	// The Finished hook heard every result, each once, as Measure returned it.
+	for _, r := range got {
+		if h := heard[r.Config.String()]; len(h) != 1 || h[0] != r.Status {
+			t.Errorf("Finished heard %v for %s, want [%s]", h, r.Config, r.Status)
+		}
+	}
+	if len(heard) != len(got) {
+		t.Errorf("Finished heard %d configs, Measure returned %d", len(heard), len(got))
+	}
 
 	// The harness left behind is the last one built: its table gofmt-ed
 	// and generated, the whole vet-clean.
