@@ -185,7 +185,11 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := m.cache.get(b.Template, b.Shape, m.opts.Seed).write(dir); err != nil {
+	d, err := m.cache.get(ctx, b.Template, b.Shape, m.opts.Seed)
+	if err == nil {
+		err = d.write(dir)
+	}
+	if err != nil {
 		return nil, err
 	}
 	res, err := m.runBench(ctx, bin, dir, b, entries)

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -26,7 +27,22 @@ type dataCache struct {
 	data *data
 }
 
-func (c *dataCache) get(t kernels.Template, shape []int, seed uint64) *data {
+// get returns the data of t at shape for seed, computing it unless it is the
+// last one's. A float64 reference can take many seconds (12 s for a 2048³
+// GEMM), so get gives up when ctx is done, leaving the computation to finish
+// in the background for a later call, rather than keep a Ctrl-C waiting.
+func (c *dataCache) get(ctx context.Context, t kernels.Template, shape []int, seed uint64) (*data, error) {
+	done := make(chan *data, 1)
+	go func() { done <- c.load(t, shape, seed) }()
+	select {
+	case d := <-done:
+		return d, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("cpu: computing the reference: %w", ctx.Err())
+	}
+}
+
+func (c *dataCache) load(t kernels.Template, shape []int, seed uint64) *data {
 	var sets []string
 	for _, s := range t.InputSets() {
 		sets = append(sets, s.Name)

@@ -8,9 +8,12 @@ import (
 )
 
 // newGroup puts the command in a process group of its own, so that
-// killGroup also reaches whatever it started (go build's compilers).
+// killGroup also reaches whatever it started (go build's compilers), and,
+// where the OS can (Linux), has it killed when the tuner dies, so that a
+// tuner killed with SIGKILL leaves no go build or harness running.
 func newGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 }
 
 // killGroup kills the command's process group.
