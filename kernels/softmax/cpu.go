@@ -14,12 +14,13 @@ const revision = "softmax-1"
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors.
 var Template = kernels.Template{
-	Op:        Op,
-	Backend:   kernels.CPU,
-	Version:   version(),
-	Space:     space,
-	EmitGo:    emitGo,
-	Baselines: baselines,
+	Op:            Op,
+	Backend:       kernels.CPU,
+	Version:       version(),
+	Space:         space,
+	EmitGo:        emitGo,
+	EmitGoGeneric: emitGoGeneric,
+	Baselines:     baselines,
 }
 
 // Knob values. The order is the order mutation walks.

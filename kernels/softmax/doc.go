@@ -39,6 +39,21 @@
 // drifts by about 1e-4 at 100000 columns, while each vector lane adds only
 // cols/vec terms.
 //
+// # Shape-generic kernels
+//
+// Template.EmitGoGeneric emits the same kernel with the shape an argument,
+// func(dst, src []float32, rows, cols int), for any config valid at some
+// shape (the one it was tuned on). The differences: rows are slices, not
+// arrays of a constant length, and every loop bound over a row is tested at
+// run time (golang.F32.SweepN); the partial vector at a row's end gets -Inf
+// in the lanes past the end from a table (golang.F32.InfTail), since its
+// length is not known when the code is emitted; every accumulator of the
+// unroll is kept, since a row may hold fewer vectors than the unroll (the
+// unused ones keep their initial values, which change neither a maximum
+// nor a sum); and threads_at_most_chunks is enforced at run time: a shape
+// with fewer chunks of rows_per_chunk rows than threads starts one
+// goroutine per chunk.
+//
 // # Accuracy
 //
 // The exp variants' largest relative errors over [-87.3, 0] are measured by
