@@ -3,6 +3,8 @@ package gemm
 import (
 	"fmt"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -25,6 +27,12 @@ var Template = kernels.Template{
 	Features: features,
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
 		return emitAsm(name, shape, cfg, noEpilogue)
+	},
+	EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
+		emitGeneric(f, name, cfg, noEpilogue)
+	},
+	EmitAsmGeneric: func(name string, cfg schedule.Config) []byte {
+		return emitAsmGeneric(name, cfg, noEpilogue)
 	},
 	Baselines: baselines,
 }
