@@ -36,12 +36,17 @@ func newTemplate(causal bool) kernels.Template {
 		EmitGo:    emitGo,
 		EmitAsm:   emitAsm,
 		Baselines: baselines,
+
+		EmitGoGeneric:  emitGoGeneric,
+		EmitAsmGeneric: emitAsmGeneric,
 	}
 	if causal {
 		t.Op = CausalOp
 		t.Version = causalVersion()
 		t.EmitGo = emitGoCausal
 		t.EmitAsm = emitAsmCausal
+		t.EmitGoGeneric = emitGoGenericCausal
+		t.EmitAsmGeneric = emitAsmGenericCausal
 		t.Baselines = causalBaselines
 	}
 	return t
