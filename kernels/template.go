@@ -65,6 +65,11 @@ type Template struct {
 	EmitGoGeneric func(f *jen.File, name string, cfg schedule.Config)
 	// EmitAsmGeneric is EmitAsm for the code EmitGoGeneric wrote for the
 	// same name and cfg, or nil when that config needs no assembly.
+	//
+	// The generic code is not part of Version: the tuner measures
+	// specialised kernels only, and a tuned config is applied to the
+	// generic emitter as it is. Each template's golden files of generic
+	// code carry a revision of their own.
 	EmitAsmGeneric func(name string, cfg schedule.Config) []byte
 	// Baselines are the op's implementations as a user of this backend
 	// would write them (plain Go loops, a library call), which `autotune

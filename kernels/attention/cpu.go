@@ -17,6 +17,15 @@ const (
 	causalRevision = "attention-causal-3"
 )
 
+// genericRevision and causalGenericRevision are the revisions of the
+// shape-generic code of Template and TemplateCausal (emitGeneric), bumped
+// by hand when that code changes; they are not part of Version, since the
+// tuner measures specialised kernels only.
+const (
+	genericRevision       = "attention-generic-1"
+	causalGenericRevision = "attention-causal-generic-1"
+)
+
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
 var Template = newTemplate(false)

@@ -191,6 +191,11 @@
 //     threads there is one round of units, so the causal snake deals as
 //     in the specialised kernel.
 //
+// The golden files of generic code carry genericRevision and
+// causalGenericRevision (cpu.go), not the templates' revisions: the tuner
+// measures specialised kernels only, so the generic code is not part of
+// Version; bump them when it changes.
+//
 // # Baselines
 //
 // autotune bench compares the tuned kernel with two baselines (baseline.go),

@@ -66,6 +66,6 @@ func TestGoldenGeneric(t *testing.T) {
 		return &g
 	}
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: generic(&Template), Revision: revision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1]},
-		kerneltest.GoldenSet{Template: generic(&TemplateCausal), Revision: causalRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:]})
+		kerneltest.GoldenSet{Template: generic(&Template), Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1]},
+		kerneltest.GoldenSet{Template: generic(&TemplateCausal), Revision: causalGenericRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:]})
 }

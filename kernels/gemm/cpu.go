@@ -16,6 +16,12 @@ import (
 // space's description.
 const revision = "gemm-3"
 
+// genericRevision is the revision of the shape-generic code of Template
+// and of the epilogue templates (emitGeneric), bumped by hand when that
+// code changes; it is not part of Version, since the tuner measures
+// specialised kernels only.
+const genericRevision = "gemm-generic-1"
+
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
 var Template = kernels.Template{

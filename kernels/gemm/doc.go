@@ -119,6 +119,11 @@
 //     arguments (goasm.Runtime), addressed through multiples of the stride
 //     computed once per call.
 //
+// The golden files of generic code carry genericRevision (cpu.go), not
+// the templates' revisions: the tuner measures specialised kernels only,
+// so the generic code is not part of Version; bump genericRevision when it
+// changes.
+//
 // # Accuracy
 //
 // Each output is a float32 sum of K products in order (FMA in vector code,

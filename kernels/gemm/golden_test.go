@@ -70,11 +70,11 @@ var genericGoldens = []struct {
 	prefix string
 	golden kerneltest.Golden
 }{
-	{"golden_generic.sum", &Template, revision, "", kerneltest.Golden{Name: "generic_asm_inplace", Shape: "200x300x300",
+	{"golden_generic.sum", &Template, genericRevision, "", kerneltest.Golden{Name: "generic_asm_inplace", Shape: "200x300x300",
 		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n"}},
-	{"golden_generic_bias.sum", &BiasTemplate, biasRevision, "bias_", kerneltest.Golden{Name: "generic_vec8_packed", Shape: "200x300x300",
+	{"golden_generic_bias.sum", &BiasTemplate, genericRevision, "bias_", kerneltest.Golden{Name: "generic_vec8_packed", Shape: "200x300x300",
 		Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m"}},
-	{"golden_generic_bias_relu.sum", &BiasReLUTemplate, biasReLURevision, "bias_relu_", kerneltest.Golden{Name: "generic_asm_6x16", Shape: "200x300x300",
+	{"golden_generic_bias_relu.sum", &BiasReLUTemplate, genericRevision, "bias_relu_", kerneltest.Golden{Name: "generic_asm_6x16", Shape: "200x300x300",
 		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=3,micro=asm,split=m"}},
 }
 

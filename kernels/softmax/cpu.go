@@ -11,6 +11,11 @@ import (
 // space's description.
 const revision = "softmax-1"
 
+// genericRevision is the revision of the shape-generic code
+// (emitGoGeneric), bumped by hand when that code changes; it is not part
+// of Version, since the tuner measures specialised kernels only.
+const genericRevision = "softmax-generic-1"
+
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors.
 var Template = kernels.Template{

@@ -52,7 +52,10 @@
 // unused ones keep their initial values, which change neither a maximum
 // nor a sum); and threads_at_most_chunks is enforced at run time: a shape
 // with fewer chunks of rows_per_chunk rows than threads starts one
-// goroutine per chunk.
+// goroutine per chunk. The golden files of generic code carry
+// genericRevision (cpu.go), not revision: the tuner measures specialised
+// kernels only, so the generic code is not part of Version; bump
+// genericRevision when it changes.
 //
 // # Accuracy
 //

@@ -91,15 +91,20 @@ func genericConfigs(t *testing.T) []schedule.Config {
 // in one module, and checks every (config, shape) against the float64
 // reference on random and -Inf inputs, the output poisoned with NaN.
 func TestGenericKernels(t *testing.T) {
-	rows, cols := genericRows, genericCols
-	if exhaustive {
-		rows = append(rows, 2, 4, 5, 7, 63, 65, 128)
-		cols = append(cols, 2, 3, 4, 6, 7, 9, 12, 24, 32, 47, 48, 63, 64, 65, 96, 97, 4099)
-	}
 	var shapes [][]int
-	for _, r := range rows {
-		for _, c := range cols {
+	for _, r := range genericRows {
+		for _, c := range genericCols {
 			shapes = append(shapes, []int{r, c})
+		}
+	}
+	if exhaustive {
+		// Every other tail of 8 and 16 lanes and of their unrolls, on one
+		// row, and chunks of rows on either side of 64.
+		for _, c := range []int{2, 3, 4, 6, 7, 9, 12, 24, 32, 47, 48, 63, 64, 65, 96, 97, 4099} {
+			shapes = append(shapes, []int{1, c})
+		}
+		for _, r := range []int{2, 4, 5, 63, 65, 128} {
+			shapes = append(shapes, []int{r, 19})
 		}
 	}
 	cfgs := genericConfigs(t)

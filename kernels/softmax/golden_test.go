@@ -43,5 +43,5 @@ func TestGoldenGeneric(t *testing.T) {
 	generic := Template
 	generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { Template.EmitGoGeneric(f, name, cfg) }
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &generic, Revision: revision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
+		kerneltest.GoldenSet{Template: &generic, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
 }
