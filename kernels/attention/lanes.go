@@ -208,9 +208,9 @@ func (k kernel) lanesUnit() []jen.Code {
 // output, maxima and sums reset.
 func (k kernel) emitLanesLoad(f *jen.File) {
 	id := jen.Id
-	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%d): "+
-		"st.qt = qᵀ/√%d with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
-		"would be NaN) and the sums at 0.", k.loadFn(), k.d, k.d)))
+	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%s): "+
+		"st.qt = qᵀ/√%s with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
+		"would be NaN) and the sums at 0.", k.loadFn(), k.dText(), k.dText())))
 	consts := []jen.Code{jen.Const().Defs(
 		id("D").Op("=").Lit(k.d),
 		id("BR").Op("=").Lit(k.br),
@@ -241,6 +241,14 @@ func (k kernel) emitLanesLoad(f *jen.File) {
 				id("st").Dot("l").Index(id("i")).Op("=").Lit(0),
 			),
 		)...)
+}
+
+// dText is D in generated comments: its value, or "D" in a generic kernel.
+func (k kernel) dText() string {
+	if k.generic {
+		return "D"
+	}
+	return strconv.Itoa(k.d)
 }
 
 // dims returns the declarations of D and BR at the start of a lanes
@@ -369,9 +377,9 @@ func (k kernel) emitLanesScores(f *jen.File) {
 		body = append(body, asmBounds("k")...)
 	}
 	body = append(body, loop)
-	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%d) against the unit's "+
+	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%s) against the unit's "+
 		"query rows, p[c*BR+i] = qt[·,i]·k[c], in register tiles of %d keys × %d query rows.",
-		k.scoresFn(), k.d, mr, group)))
+		k.scoresFn(), k.dText(), mr, group)))
 	f.Func().Id(k.scoresFn()).Params(id("st").Op("*").Id(k.stateType()), id("k").Index().Float32(), id("cols").Int()).Block(body...)
 }
 
@@ -508,8 +516,8 @@ func (k kernel) emitLanesValues(f *jen.File) {
 		inner = append(inner, jen.Block(tile(rest, func(r int) *jen.Statement { return jen.Lit(full + r) })...))
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s rescales the unit's output rows by st.alpha and adds the weighted values of a "+
-		"block of cols keys, v row-major cols×%d: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
-		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.d, mr, group)))
+		"block of cols keys, v row-major cols×%s: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
+		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.dText(), mr, group)))
 	body := k.dims()
 	if k.asm {
 		body = append(body, asmBounds("v")...)
@@ -522,8 +530,8 @@ func (k kernel) emitLanesValues(f *jen.File) {
 // unit's rows.
 func (k kernel) emitLanesStore(f *jen.File) {
 	id := jen.Id
-	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of the unit to out (row-major, rows×%d): "+
-		"out[i][d] = ot[d*BR+i]/l[i].", k.storeFn(), k.d)))
+	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of the unit to out (row-major, rows×%s): "+
+		"out[i][d] = ot[d*BR+i]/l[i].", k.storeFn(), k.dText())))
 	f.Func().Id(k.storeFn()).Params(id("st").Op("*").Id(k.stateType()), id("out").Index().Float32(), id("rows").Int()).Block(
 		append(k.dims(), jen.For(id("i").Op(":=").Range().Id("rows")).Block(
 			id("inv").Op(":=").Lit(1).Op("/").Id("st").Dot("l").Index(id("i")),

@@ -757,9 +757,13 @@ func (k kernel) declareGenericTile(f *jen.File, name string, rows int, tc tileCo
 		params[0] = jen.List(id("c"), id("a"), id("b"), id("bias")).Index().Float32()
 	}
 	params = append(params, jen.List(ints...).Int(), jen.List(flags...).Bool())
+	rowsText := "one row"
+	if rows > 1 {
+		rowsText = fmt.Sprintf("%d rows", rows)
+	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes the tile of %s × %s of c at c (row stride n) from %s of a "+
 		"(row stride k) and depth rows of %s: c = a·b when first, c += a·b otherwise%s.",
-		name, plural(rows, "row"), width, plural(rows, "row"), bWhat, epi)))
+		name, rowsText, width, rowsText, bWhat, epi)))
 	f.Func().Id(name).Params(params...).Block(body...)
 }
 
