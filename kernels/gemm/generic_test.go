@@ -48,7 +48,7 @@ var (
 
 // genericSchedules cross packing, unroll, every thread count from 1 to 4,
 // both splits and blocks from the smallest to the largest genericTuned
-// offers. The epilogue templates take the first two.
+// offers. The epilogue templates take the first two, also when exhaustive.
 var genericSchedules = []string{
 	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,split=m",
 	"kc=128,mc=48,nc=256,pack_b=false,unroll=1,threads=3,split=n",
@@ -70,7 +70,7 @@ func genericTarget() device.Target {
 func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 	sp := tmpl.Space(genericTuned, genericTarget())
 	scheds := genericSchedules
-	if tmpl != &Template && !exhaustive {
+	if tmpl != &Template {
 		scheds = scheds[:2]
 	}
 	var out []schedule.Config
