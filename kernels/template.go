@@ -15,6 +15,9 @@ import (
 //
 // Kernels are specialised to one shape: the shape is a compile-time constant
 // in the generated code, as in TVM, so the compiler sees exact trip counts.
+// A CPU template also emits shape-generic kernels (EmitGoGeneric), the same
+// knobs with the shape an argument, so that a config tuned for one shape
+// serves every shape.
 type Template struct {
 	Op
 	Backend Backend
@@ -50,6 +53,30 @@ type Template struct {
 	// without a body), or nil when that config needs none. It is built
 	// as a .s file of the same package (codegen/goasm renders it).
 	EmitAsm func(name string, shape []int, cfg schedule.Config) []byte
+	// EmitGoGeneric adds to f a documented function with the given name
+	// that computes the op with cfg for any shape, given at run time:
+	//
+	//	func name(out, in0, ... []float32, d0, d1, ... int)
+	//
+	// the output, the inputs in the order Args gives, then the extents in
+	// the order of Dims (softmax: rows, cols; gemm: m, n, k; attention: b,
+	// h, s, d). Every knob stays a compile-time constant (vector width,
+	// tiles, blocks, unroll, threads); every tail is handled at run time.
+	// cfg is a valid point of Space(shape, target) for some shape, usually
+	// the one it was tuned on, and the kernel is correct for every shape
+	// whose extents are ≥ 1: a knob whose constraint depended on the tuned
+	// shape (a block larger than an extent, more threads than units of
+	// work) is clamped at run time, as each template's doc says. The kernel
+	// panics when a slice is shorter than the shape needs.
+	EmitGoGeneric func(f *jen.File, name string, cfg schedule.Config)
+	// EmitAsmGeneric is EmitAsm for the code EmitGoGeneric wrote for the
+	// same name and cfg, or nil when that config needs no assembly.
+	//
+	// The generic code is not part of Version: the tuner measures
+	// specialised kernels only, and a tuned config is applied to the
+	// generic emitter as it is. Each template's golden files of generic
+	// code carry a revision of their own.
+	EmitAsmGeneric func(name string, cfg schedule.Config) []byte
 	// Baselines are the op's implementations as a user of this backend
 	// would write them (plain Go loops, a library call), which `autotune
 	// bench` runs side by side with the tuned kernel. Op-independent

@@ -14,7 +14,10 @@
 //
 // A Tile describes one micro-kernel; Tile.Decl is its Go declaration
 // (//go:noescape, for the kernel's Go file) and File renders the .s file of
-// a kernel's tiles. The assembly reads and writes memory without bounds
+// a kernel's tiles. Strides are constants baked into the addressing, or,
+// for shape-generic kernels, arguments (Runtime): the rows of a tile are
+// then addressed as a base plus one of six odd multiples of the stride
+// times a scale of 1, 2, 4 or 8, computed once per call. The assembly reads and writes memory without bounds
 // checks: the Go caller checks the slices, and the generated kernels are
 // checked against a float64 reference like every other.
 package goasm

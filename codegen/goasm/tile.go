@@ -29,7 +29,16 @@ const (
 //	func Name(c, a, b *float32[, scale *float32][, depth int])
 //
 // with scale for Init Scaled and depth when Depth is 0 (the number of
-// steps then comes at run time and may be 0).
+// steps then comes at run time and may be 0). A stride set to Runtime
+// comes at run time too, as an int argument in float32 elements (not
+// bytes) before depth, in the order arow, astep, bstep, crow:
+//
+//	func Name(c, a, b *float32[, scale *float32][, bias *float32][, arow, astep, bstep, crow int][, depth int])
+//
+// which is what a shape-generic kernel needs: its rows are k or n floats
+// apart, and k and n are arguments. ARow and AStep cannot both be Runtime,
+// and a tile with ARow or CRow at Runtime has at most 12 rows (the rows'
+// offsets are multiples of the stride held in six registers).
 type Tile struct {
 	Name  string
 	Lanes int // 8: AVX2 Y registers (16 of them); 16: AVX-512 Z registers (32)
@@ -47,6 +56,14 @@ type Tile struct {
 	// applied while the tile is in registers.
 	Bias, ReLU bool
 }
+
+// Runtime, as a stride of a Tile, makes it an argument of the function.
+const Runtime = -1
+
+// maxRuntimeRows is the most rows a tile whose rows are a run-time stride
+// apart may have: rows 0 to 11 are at r·stride = m·stride·scale for m in
+// 1, 3, 5, 7, 9, 11 (the multiples rowRegs holds) and scale in 1, 2, 4, 8.
+const maxRuntimeRows = 12
 
 // Registers returns the number of vector registers a tile of mr×nv vectors
 // needs: its accumulators, the nv vectors of a step and two broadcasts, so
@@ -77,6 +94,10 @@ func (t Tile) check() {
 		panic(fmt.Sprintf("goasm: %s: tile %dx%d, depth %d", t.Name, t.MR, t.NV, t.Depth))
 	case t.ReLU && !t.Bias:
 		panic(fmt.Sprintf("goasm: %s: ReLU without Bias", t.Name))
+	case t.ARow == Runtime && t.AStep == Runtime:
+		panic(fmt.Sprintf("goasm: %s: both strides of a at run time", t.Name))
+	case (t.ARow == Runtime || t.CRow == Runtime) && t.MR > maxRuntimeRows:
+		panic(fmt.Sprintf("goasm: %s: %d rows a run-time stride apart, at most %d", t.Name, t.MR, maxRuntimeRows))
 	case !Fits(t.Lanes, t.MR, t.NV):
 		panic(fmt.Sprintf("goasm: %s: a %dx%d tile needs %d registers, %d-lane vectors have %d",
 			t.Name, t.MR, t.NV, Registers(t.MR, t.NV), t.Lanes, Available(t.Lanes)))
@@ -92,25 +113,51 @@ func (t Tile) params() []string {
 	if t.Bias {
 		p = append(p, "bias")
 	}
+	for _, s := range t.strides() {
+		if s.bytes == Runtime {
+			p = append(p, s.name)
+		}
+	}
 	if t.Depth == 0 {
 		p = append(p, "depth")
 	}
 	return p
 }
 
+// stride is one of a tile's strides, with the name of its argument.
+type stride struct {
+	name  string
+	bytes int
+}
+
+func (t Tile) strides() []stride {
+	return []stride{{"arow", t.ARow}, {"astep", t.AStep}, {"bstep", t.BStep}, {"crow", t.CRow}}
+}
+
+// ints reports whether p is an int parameter rather than a pointer.
+func ints(p string) bool {
+	switch p {
+	case "arow", "astep", "bstep", "crow", "depth":
+		return true
+	}
+	return false
+}
+
 // Decl returns the Go declaration of the tile, with a doc comment and
 // //go:noescape: the assembly keeps no pointer.
 func (t Tile) Decl() jen.Code {
 	t.check()
-	var ptrs []jen.Code
+	var ptrs, nums []jen.Code
 	for _, p := range t.params() {
-		if p != "depth" {
+		if ints(p) {
+			nums = append(nums, jen.Id(p))
+		} else {
 			ptrs = append(ptrs, jen.Id(p))
 		}
 	}
 	params := []jen.Code{jen.List(ptrs...).Op("*").Float32()}
-	if t.Depth == 0 {
-		params = append(params, jen.Id("depth").Int())
+	if nums != nil {
+		params = append(params, jen.List(nums...).Int())
 	}
 	return jen.Comment(t.doc()).Line().
 		Comment("").Line().
@@ -126,6 +173,9 @@ func (t Tile) doc() string {
 		depth = "depth"
 	}
 	init := map[Init]string{Zero: "=", Load: "+=", Scaled: "= c·scale +"}[t.Init]
+	if t.ARow == Runtime || t.AStep == Runtime || t.BStep == Runtime || t.CRow == Runtime {
+		return t.runtimeDoc(depth, init)
+	}
 	epi := ""
 	switch {
 	case t.ReLU:
@@ -136,6 +186,27 @@ func (t Tile) doc() string {
 	return fmt.Sprintf("%s computes a %d×%d-vector tile of Float32x%d, c[r] %s Σ_t a[r·%d+t·%d]·b[t·%d:][:%d] for r < %d "+
 		"over %s steps%s, row r of c at c[r·%d:] (offsets in float32s).",
 		t.Name, t.MR, t.NV, t.Lanes, init, t.ARow/4, t.AStep/4, t.BStep/4, t.NV*t.Lanes, t.MR, depth, epi, t.CRow/4)
+}
+
+// runtimeDoc is doc for a tile with strides given at run time.
+func (t Tile) runtimeDoc(depth, init string) string {
+	el := func(s stride) string {
+		if s.bytes == Runtime {
+			return s.name
+		}
+		return fmt.Sprint(s.bytes / 4)
+	}
+	st := t.strides()
+	epi := ""
+	switch {
+	case t.ReLU:
+		epi = ", then c[r] = max(c[r]+bias, 0)"
+	case t.Bias:
+		epi = ", then c[r] += bias"
+	}
+	return fmt.Sprintf("%s computes a %d×%d-vector tile of Float32x%d, c[r] %s Σ_t a[r·%s+t·%s]·b[t·%s:][:%d] for r < %d "+
+		"over %s steps%s, row r of c at c[r·%s:] (offsets and strides in float32s).",
+		t.Name, t.MR, t.NV, t.Lanes, init, el(st[0]), el(st[1]), el(st[2]), t.NV*t.Lanes, t.MR, depth, epi, el(st[3]))
 }
 
 // File returns the assembly source of the tiles, one .s file of package
@@ -186,26 +257,69 @@ func (t Tile) emit(b *strings.Builder) {
 		w("MOVQ bias+%d(FP), BX", off)
 		off += 8
 	}
+	// Run-time strides stay in their argument slots until needed: the rows
+	// of c and of a share the registers of rowRegs, and bstep goes to AX
+	// once scale is loaded.
+	arg := make(map[string]int)
+	for _, s := range t.strides() {
+		if s.bytes == Runtime {
+			arg[s.name] = off
+			off += 8
+		}
+	}
 	if t.Depth == 0 {
 		w("MOVQ depth+%d(FP), CX", off)
 	} else {
 		w("MOVQ $%d, CX", t.Depth)
+	}
+	// rows loads a run-time row stride into R8 (in bytes) and its odd
+	// multiples the tile's rows need into R9–R13.
+	rows := func(name string) {
+		w("MOVQ %s+%d(FP), R8", name, arg[name])
+		w("SHLQ $2, R8")
+		lea := []string{"LEAQ (R8)(R8*2), R9", "LEAQ (R8)(R8*4), R10", "LEAQ (R9)(R8*4), R11", "LEAQ (R8)(R8*8), R12", "LEAQ (R9)(R8*8), R13"}
+		for i, l := range lea {
+			if t.MR > 2*i+3 {
+				w("%s", l)
+			}
+		}
+	}
+	// cAt is the operand of row r's vector j of c.
+	cAt := func(r, j int) string {
+		if t.CRow == Runtime {
+			return rowOperand(j*vec, "DI", r)
+		}
+		return fmt.Sprintf("%d(DI)", r*t.CRow+j*vec)
+	}
+	if t.CRow == Runtime && t.Init != Zero {
+		rows("crow")
 	}
 	for j := range t.NV {
 		if t.Init == Scaled {
 			w("VMOVUPS %d(AX), %s", j*vec, reg(j))
 		}
 		for r := range t.MR {
-			a, at := acc(r, j), r*t.CRow+j*vec
+			a, at := acc(r, j), cAt(r, j)
 			switch t.Init {
 			case Zero:
 				w("%s %s, %s, %s", xor, a, a, a)
 			case Load:
-				w("VMOVUPS %d(DI), %s", at, a)
+				w("VMOVUPS %s, %s", at, a)
 			case Scaled:
-				w("VMULPS %d(DI), %s, %s", at, reg(j), a)
+				w("VMULPS %s, %s, %s", at, reg(j), a)
 			}
 		}
+	}
+	switch {
+	case t.ARow == Runtime:
+		rows("arow")
+	case t.AStep == Runtime:
+		w("MOVQ astep+%d(FP), R8", arg["astep"])
+		w("SHLQ $2, R8")
+	}
+	if t.BStep == Runtime {
+		w("MOVQ bstep+%d(FP), AX", arg["bstep"])
+		w("SHLQ $2, AX")
 	}
 	if t.Depth == 0 {
 		w("TESTQ CX, CX")
@@ -217,13 +331,25 @@ func (t Tile) emit(b *strings.Builder) {
 	}
 	for r := range t.MR {
 		x := reg(t.NV + r%2)
-		w("VBROADCASTSS %d(SI), %s", r*t.ARow, x)
+		if t.ARow == Runtime {
+			w("VBROADCASTSS %s, %s", rowOperand(0, "SI", r), x)
+		} else {
+			w("VBROADCASTSS %d(SI), %s", r*t.ARow, x)
+		}
 		for j := range t.NV {
 			w("VFMADD231PS %s, %s, %s", x, reg(j), acc(r, j))
 		}
 	}
-	w("ADDQ $%d, SI", t.AStep)
-	w("ADDQ $%d, DX", t.BStep)
+	if t.AStep == Runtime {
+		w("ADDQ R8, SI")
+	} else {
+		w("ADDQ $%d, SI", t.AStep)
+	}
+	if t.BStep == Runtime {
+		w("ADDQ AX, DX")
+	} else {
+		w("ADDQ $%d, DX", t.BStep)
+	}
 	w("DECQ CX")
 	w("JNZ loop")
 	if t.Depth == 0 {
@@ -247,11 +373,40 @@ func (t Tile) emit(b *strings.Builder) {
 			}
 		}
 	}
+	if t.CRow == Runtime {
+		rows("crow") // the loop used R8–R13 for a's rows, or astep
+	}
 	for r := range t.MR {
 		for j := range t.NV {
-			w("VMOVUPS %s, %d(DI)", acc(r, j), r*t.CRow+j*vec)
+			w("VMOVUPS %s, %s", acc(r, j), cAt(r, j))
 		}
 	}
 	w("VZEROUPPER")
 	w("RET")
+}
+
+// rowOperand returns the operand of the byte off of row r of base, whose
+// rows are R8 bytes apart, with R9–R13 holding 3, 5, 7, 9 and 11 times R8:
+// r·R8 as one of them times a scale of 1, 2, 4 or 8.
+func rowOperand(off int, base string, r int) string {
+	var index string
+	switch r {
+	case 0:
+		return fmt.Sprintf("%d(%s)", off, base)
+	case 1, 2, 4, 8:
+		index = fmt.Sprintf("R8*%d", r)
+	case 3, 6, 12:
+		index = fmt.Sprintf("R9*%d", r/3)
+	case 5, 10:
+		index = fmt.Sprintf("R10*%d", r/5)
+	case 7:
+		index = "R11*1"
+	case 9:
+		index = "R12*1"
+	case 11:
+		index = "R13*1"
+	default:
+		panic(fmt.Sprintf("goasm: row %d a run-time stride apart", r))
+	}
+	return fmt.Sprintf("%d(%s)(%s)", off, base, index)
 }

@@ -58,15 +58,32 @@ func TestTiles(t *testing.T) {
 	if !isa.AVX2 || !isa.FMA {
 		t.Skip("the host has no AVX2 and FMA")
 	}
-	var tiles []Tile
+	var tiles, real []Tile // real has the strides that tiles may leave to run time
+	// runtime lists the strides of the next tiles added that come at run
+	// time, as strides() names them.
+	var runtime []string
 	add := func(lanes, mr, nv, depth, aRow, aStep int, init Init, epi ...bool) {
 		// b's steps and c's rows are padded by one vector so that a tile
 		// writing past its nv vectors would be caught.
-		tiles = append(tiles, Tile{
+		tile := Tile{
 			Name: fmt.Sprintf("T%d", len(tiles)), Lanes: lanes, MR: mr, NV: nv, Depth: depth,
 			ARow: 4 * aRow, AStep: 4 * aStep, BStep: 4 * (nv + 1) * lanes, CRow: 4 * (nv + 1) * lanes, Init: init,
 			Bias: len(epi) > 0 && epi[0], ReLU: len(epi) > 1 && epi[1],
-		})
+		}
+		real = append(real, tile)
+		for _, s := range runtime {
+			switch s {
+			case "arow":
+				tile.ARow = Runtime
+			case "astep":
+				tile.AStep = Runtime
+			case "bstep":
+				tile.BStep = Runtime
+			case "crow":
+				tile.CRow = Runtime
+			}
+		}
+		tiles = append(tiles, tile)
 	}
 	lanes := []int{8}
 	if isa.AVX512 {
@@ -85,6 +102,23 @@ func TestTiles(t *testing.T) {
 			add(l, 12, 2, 0, 1, 40, Scaled)
 			add(l, 6, 4, 64, 64, 1, Zero)
 		}
+		// Strides at run time, as shape-generic kernels call tiles: gemm's
+		// rows of a and c (and b's steps in place) at every row count, with
+		// and without the epilogue; attention's scores and output.
+		runtime = []string{"arow", "bstep", "crow"}
+		for mr := 1; mr <= 12; mr++ {
+			if Fits(l, mr, 1) {
+				add(l, mr, 1, 0, 2*mr+3, 1, Zero)
+				add(l, mr, 1, 0, 7, 1, Load, mr%2 == 0, mr%4 == 0)
+			}
+		}
+		runtime = []string{"arow", "crow"}
+		add(l, 4, 2, 0, 9, 1, Load, true)
+		runtime = []string{"arow"}
+		add(l, 3, 2, 0, 9, 1, Zero) // attention's scores
+		runtime = []string{"astep"}
+		add(l, 5, 1, 0, 1, 11, Scaled) // attention's output
+		runtime = nil
 	}
 	dir := t.TempDir()
 	f := golang.NewFile("main")
@@ -92,16 +126,16 @@ func TestTiles(t *testing.T) {
 		f.Add(tile.Decl())
 	}
 	var rows []jen.Code
-	for _, tile := range tiles {
+	for i, tile := range tiles {
 		depth := tile.Depth
 		if depth == 0 {
 			depth = 13
 		}
 		rows = append(rows, jen.Values(jen.Lit(tile.Name), jen.Lit(tile.Lanes), jen.Lit(tile.MR), jen.Lit(tile.NV),
-			jen.Lit(depth), jen.Lit(tile.Depth == 0), jen.Lit(tile.ARow/4), jen.Lit(tile.AStep/4), jen.Lit(int(tile.Init)),
+			jen.Lit(depth), jen.Lit(tile.Depth == 0), jen.Lit(real[i].ARow/4), jen.Lit(real[i].AStep/4), jen.Lit(int(tile.Init)),
 			jen.Lit(tile.Bias), jen.Lit(tile.ReLU),
 			jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("s"), jen.Id("bias")).Op("*").Float32(), jen.Id("n").Int()).Block(
-				call(tile)),
+				call(tile, real[i])),
 		))
 	}
 	f.Var().Id("tiles").Op("=").Index().Id("tile").Values(rows...)
@@ -131,14 +165,20 @@ func TestTiles(t *testing.T) {
 	}
 }
 
-// call returns the call of tile's function from the driver's closure.
-func call(tile Tile) jen.Code {
+// call returns the call of tile's function from the driver's closure,
+// with real's strides for those tile leaves to run time.
+func call(tile, real Tile) jen.Code {
 	args := []jen.Code{jen.Id("c"), jen.Id("a"), jen.Id("b")}
 	if tile.Init == Scaled {
 		args = append(args, jen.Id("s"))
 	}
 	if tile.Bias {
 		args = append(args, jen.Id("bias"))
+	}
+	for i, s := range tile.strides() {
+		if s.bytes == Runtime {
+			args = append(args, jen.Lit(real.strides()[i].bytes/4))
+		}
 	}
 	if tile.Depth == 0 {
 		args = append(args, jen.Id("n"))

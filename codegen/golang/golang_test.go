@@ -161,6 +161,45 @@ use(0, c, false)
 	}
 }
 
+func TestSweepN(t *testing.T) {
+	body := func(st Step) []jen.Code {
+		return []jen.Code{jen.Id("use").Call(jen.Lit(st.U), st.At, jen.Lit(st.Part))}
+	}
+	tests := []struct {
+		lanes, unroll int
+		want          string
+	}{
+		{16, 2, `{
+c := 0
+for ; c+32 <= n; c += 32 {
+use(0, c, false)
+use(1, c+16, false)
+}
+for ; c+16 <= n; c += 16 {
+use(0, c, false)
+}
+if c < n {
+// The partial vector at the end.
+use(0, c, true)
+}
+}
+`},
+		{1, 1, `{
+c := 0
+for ; c < n; c++ {
+use(0, c, false)
+}
+}
+`},
+	}
+	for _, tt := range tests {
+		got := code(t, Float32(tt.lanes).SweepN("c", jen.Id("n"), tt.unroll, body)...)
+		if got != tt.want {
+			t.Errorf("SweepN by %d×%d:\n%s\nwant:\n%s", tt.lanes, tt.unroll, got, tt.want)
+		}
+	}
+}
+
 func TestComment(t *testing.T) {
 	text := strings.Repeat("word ", 30) + "\n\nsecond paragraph"
 	f := NewFile("p")

@@ -68,3 +68,52 @@ func (v F32) Sweep(index string, n, unroll int, body func(Step) []jen.Code) []je
 	}
 	return out
 }
+
+// SweepN is Sweep for a row whose length n is known only at run time (an
+// int expression, evaluated at each loop test): the same three parts,
+//
+//	{ i := 0
+//	  for ; i+lanes·unroll <= n; i += lanes·unroll { body(0, i) … body(unroll-1, i+…) }
+//	  for ; i+lanes <= n; i += lanes { body(0, i) }
+//	  if i < n { body(0, i) as the partial vector } }
+//
+// each tested at run time, in a block of their own so that a function may
+// sweep several times with the same index. The partial vector is n-i
+// elements long, 1 to lanes-1: bodies load and store it through slices
+// that end at the row's end. Scalar code has no partial vector.
+func (v F32) SweepN(index string, n jen.Code, unroll int, body func(Step) []jen.Code) []jen.Code {
+	if unroll < 1 {
+		panic(fmt.Sprintf("golang: SweepN unrolled %d times", unroll))
+	}
+	i := jen.Id(index)
+	at := func(off int) *jen.Statement {
+		if off == 0 {
+			return jen.Id(index)
+		}
+		return jen.Id(index).Op("+").Lit(off)
+	}
+	out := []jen.Code{jen.Add(i).Op(":=").Lit(0)}
+	loop := func(step, unroll int) {
+		var stmts []jen.Code
+		for u := range unroll {
+			stmts = append(stmts, body(Step{U: u, At: at(u * v.lanes)})...)
+		}
+		next := jen.Add(i).Op("+=").Lit(step)
+		cond := jen.Add(i).Op("+").Lit(step).Op("<=").Add(n)
+		if step == 1 {
+			next = jen.Add(i).Op("++")
+			cond = jen.Add(i).Op("<").Add(n)
+		}
+		out = append(out, jen.For(jen.Empty(), cond, next).Block(stmts...))
+	}
+	if unroll > 1 {
+		loop(v.lanes*unroll, unroll)
+	}
+	loop(v.lanes, 1)
+	if !v.Scalar() {
+		out = append(out, jen.If(jen.Add(i).Op("<").Add(n)).Block(
+			append([]jen.Code{jen.Comment("The partial vector at the end.")},
+				body(Step{At: jen.Id(index), Part: true})...)...))
+	}
+	return []jen.Code{jen.Block(out...)}
+}

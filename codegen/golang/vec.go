@@ -245,3 +245,34 @@ func f32Lit(x float32) jen.Code {
 	}
 	return jen.Id(s)
 }
+
+// InfTail returns the declarations of a table and a function name(s) that
+// loads s, shorter than a vector, into the first len(s) lanes and -Inf into
+// the others, for a partial vector whose length is known only at run time
+// (TailMask needs it at compile time): e^-Inf adds nothing to a sum and
+// -Inf changes no maximum. The table holds lanes zeros, then lanes -Infs;
+// the function adds its window at lanes-len(s) to the zero-padded load,
+// which needs no mask and so no AVX-512 at 8 lanes. It panics for scalar
+// code.
+func (v F32) InfTail(name string) jen.Code {
+	v.mustVector("InfTail")
+	table := name + "Pad"
+	pad := make([]jen.Code, 2*v.lanes)
+	for i := range pad {
+		if i < v.lanes {
+			pad[i] = jen.Lit(0)
+		} else {
+			pad[i] = jen.Id("negInf")
+		}
+	}
+	return jen.Commentf("%s holds %d zeros and %d -Infs: a window of it pads a partial vector with -Inf.", table, v.lanes, v.lanes).Line().
+		Var().Id(table).Op("=").Func().Params().Index(jen.Lit(2*v.lanes)).Float32().Block(
+		jen.Id("negInf").Op(":=").Float32().Call(jen.Qual("math", "Inf").Call(jen.Lit(-1))),
+		jen.Return(jen.Index(jen.Lit(2*v.lanes)).Float32().Values(pad...)),
+	).Call().Line().Line().
+		Commentf("%s returns s, shorter than a vector, in the first len(s) lanes and -Inf in the others.", name).Line().
+		Func().Id(name).Params(jen.Id("s").Index().Float32()).Add(v.Type()).Block(
+		jen.Return(v.LoadPart(jen.Id("s"), nil).Dot("Add").Call(
+			v.Load(jen.Id(table), jen.Lit(v.lanes).Op("-").Len(jen.Id("s"))))),
+	)
+}

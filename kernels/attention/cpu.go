@@ -19,6 +19,15 @@ const (
 	causalRevision = "attention-causal-3"
 )
 
+// genericRevision and causalGenericRevision are the revisions of the
+// shape-generic code of Template and TemplateCausal (emitGeneric), bumped
+// by hand when that code changes; they are not part of Version, since the
+// tuner measures specialised kernels only.
+const (
+	genericRevision       = "attention-generic-1"
+	causalGenericRevision = "attention-causal-generic-1"
+)
+
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
 var Template = newTemplate(false)
@@ -39,12 +48,17 @@ func newTemplate(causal bool) kernels.Template {
 		EmitGo:    emitGo,
 		EmitAsm:   emitAsm,
 		Baselines: baselines,
+
+		EmitGoGeneric:  emitGoGeneric,
+		EmitAsmGeneric: emitAsmGeneric,
 	}
 	if causal {
 		t.Op = CausalOp
 		t.Version = causalVersion()
 		t.EmitGo = emitGoCausal
 		t.EmitAsm = emitAsmCausal
+		t.EmitGoGeneric = emitGoGenericCausal
+		t.EmitAsmGeneric = emitAsmGenericCausal
 		t.Baselines = causalBaselines
 	}
 	return t

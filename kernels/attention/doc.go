@@ -163,6 +163,39 @@
 // they are dealt snake-wise: in odd rounds of threads units goroutine t
 // takes unit threads-1-t of the round, not t.
 //
+// # Shape-generic kernels
+//
+// Template.EmitGoGeneric and TemplateCausal.EmitGoGeneric (with
+// EmitAsmGeneric for micro=asm) emit the same kernels with the shape an
+// argument, func(out, q, k, v []float32, b, h, s, d int), for any config
+// valid at some shape. The differences from the specialised kernels:
+//
+//   - The state of a goroutine holds D and slices of br·D floats (rows
+//     layout: acc; lanes layout: qt and ot), allocated once per goroutine
+//     per call; the blocks of weights keep their constant sizes.
+//   - Every key block, the last partial one included, goes through one
+//     keys function (rows layout) whose number of keys, cols ≤ bc, is an
+//     argument; its partial vector of weights is padded with -Inf from a
+//     table (golang.F32.InfTail). A causal unit meets the full blocks at or
+//     below the diagonal unmasked and the blocks up to its last row masked.
+//   - Loops along D are tested at run time (golang.F32.SweepN): the dot
+//     products keep four accumulators, and the output rows are swept in
+//     groups of four vectors, then single vectors, then the partial one.
+//     In the lanes layout the output's tiles cover D in tiles of mr rows
+//     and the rest one row at a time; the assembly tiles take D as the
+//     stride of k's rows and the depth of the scores, and as the step of v
+//     (goasm.Runtime).
+//   - br and bc may exceed S (a block is cut at S, as the last block of a
+//     head always is), and threads_at_most_blocks is applied at run time:
+//     only min(threads, units) goroutines start. With fewer units than
+//     threads there is one round of units, so the causal snake deals as
+//     in the specialised kernel.
+//
+// The golden files of generic code carry genericRevision and
+// causalGenericRevision (cpu.go), not the templates' revisions: the tuner
+// measures specialised kernels only, so the generic code is not part of
+// Version; bump them when it changes.
+//
 // # Baselines
 //
 // autotune bench compares the tuned kernel with two baselines (baseline.go),

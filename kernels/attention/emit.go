@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -24,6 +25,9 @@ type kernel struct {
 	causal     bool // query i attends to keys j ≤ i only (TemplateCausal)
 	lanes      bool // the lanes layout: query rows in vector lanes (lanes.go)
 	asm        bool // the lanes layout's register tiles in Go assembly (codegen/goasm)
+	// generic kernels take b, h, s and d at run time (emitGeneric): the
+	// shape above is then 0.
+	generic bool
 }
 
 // maxAccs is the most vector accumulators a loop keeps live: the dot
@@ -38,6 +42,50 @@ func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
 
 func emitGoCausal(f *jen.File, name string, shape []int, cfg schedule.Config) {
 	emit(f, name, shape, cfg, true)
+}
+
+func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
+	emitGeneric(f, name, cfg, false)
+}
+
+func emitGoGenericCausal(f *jen.File, name string, cfg schedule.Config) {
+	emitGeneric(f, name, cfg, true)
+}
+
+// emitGeneric emits the shape-generic kernel of cfg (Template.EmitGoGeneric):
+// the shape is an argument, D lives in the state, and every block of keys,
+// the last partial one included, goes through one function whose number of
+// keys is an argument.
+func emitGeneric(f *jen.File, name string, cfg schedule.Config, causal bool) {
+	k := newGenericKernel(name, cfg, causal)
+	if k.lanes {
+		k.emitLanesState(f)
+		k.emitEntry(f)
+		k.emitWork(f)
+		k.emitLanes(f)
+		return
+	}
+	k.emitState(f)
+	k.emitEntry(f)
+	k.emitWork(f)
+	if !k.causal {
+		k.emitKeys(f, k.bc, false)
+	} else {
+		k.emitKeys(f, k.bc, false)
+		k.emitKeys(f, k.bc, true)
+	}
+	k.emitStore(f)
+	if !k.v.Scalar() {
+		f.Add(k.v.InfTail(k.tailFn(0)))
+		f.Add(k.v.HorizontalFunc(k.hsum(), golang.ReduceSum))
+	}
+}
+
+// newGenericKernel returns the shape-generic kernel of cfg, named name.
+func newGenericKernel(name string, cfg schedule.Config, causal bool) kernel {
+	k := newKernelOf(name, cfg, causal)
+	k.generic = true
+	return k
 }
 
 // emit is the emitter of both templates: causal kernels differ only in
@@ -79,14 +127,20 @@ func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal boo
 
 // newKernel returns the kernel of cfg for shape, named name.
 func newKernel(name string, shape []int, cfg schedule.Config, causal bool) kernel {
-	b, h, s, d := checkShape(shape)
+	k := newKernelOf(name, cfg, causal)
+	k.b, k.h, k.s, k.d = checkShape(shape)
+	return k
+}
+
+// newKernelOf returns the kernel of cfg for no shape yet.
+func newKernelOf(name string, cfg schedule.Config, causal bool) kernel {
 	v := golang.Float32(cfg.Int("vec"))
 	degree, ok := expDegree[cfg.Str("exp")]
 	if !ok {
 		panic(fmt.Sprintf("attention: unknown exp %q in %s", cfg.Str("exp"), cfg))
 	}
 	return kernel{
-		name: name, cfg: cfg, b: b, h: h, s: s, d: d,
+		name: name, cfg: cfg,
 		v:       v,
 		exp:     golang.NewExp(v, degree),
 		br:      cfg.Int("br"),
@@ -130,6 +184,15 @@ func (k kernel) emitState(f *jen.File) {
 	f.Add(golang.Comment(fmt.Sprintf("%s is one goroutine's working memory for a block of up to %d query rows: "+
 		"the unnormalised output rows, and per row the running maximum of the scores and the running sum of "+
 		"e^(score-max), kept per lane in vector code.", k.stateType(), k.br)))
+	if k.generic {
+		f.Type().Id(k.stateType()).Struct(
+			jen.Id("D").Int().Comment("the length of a row"),
+			jen.Id("acc").Index().Float32().Comment(fmt.Sprintf("%d·D", k.br)),
+			jen.Id("m").Index(jen.Lit(k.br)).Float32(),
+			jen.Id("l").Index(jen.Lit(k.br)).Add(k.v.Type()),
+		)
+		return
+	}
 	f.Type().Id(k.stateType()).Struct(
 		jen.Id("acc").Index(jen.Lit(k.br*k.d)).Float32(),
 		jen.Id("m").Index(jen.Lit(k.br)).Float32(),
@@ -151,6 +214,10 @@ func (k kernel) emitEntry(f *jen.File) {
 	mask := "non-causal"
 	if k.causal {
 		mask = "causal (query i attends to keys j ≤ i)"
+	}
+	if k.generic {
+		k.emitGenericEntry(f, mask, need)
+		return
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√%d)·v of the %d×%d×%d×%d "+
 		"[B][H][S][D] tensors q, k and v, %s, in blocks of %d query rows against blocks of %d keys with an "+
@@ -181,6 +248,45 @@ func (k kernel) emitEntry(f *jen.File) {
 	f.Func().Id(k.name).Params(jen.List(out, q, kk, v).Index().Float32()).Block(body...)
 }
 
+// emitGenericEntry is emitEntry for a generic kernel: the shape is an
+// argument, and a shape with fewer units than threads starts one goroutine
+// per unit (threads_at_most_blocks at run time). Then every goroutine is in
+// the first round of the dealing, so the causal snake deals the same.
+func (k kernel) emitGenericEntry(f *jen.File, mask, need string) {
+	id := jen.Id
+	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√d)·v of the b×h×s×d "+
+		"[B][H][S][D] tensors q, k and v, %s, in blocks of %d query rows against blocks of %d keys with an "+
+		"online softmax. It panics if a slice is shorter than b·h·s·d.\n\nGenerated by autotune's attention template, shape-generic, for %s.%s",
+		k.name, mask, k.br, k.bc, k.cfg, need)))
+	out, q, kk, v := id("out"), id("q"), id("k"), id("v")
+	work := func(t jen.Code) jen.Code {
+		return id(k.workFn()).Call(out, q, kk, v, id("s"), id("d"), id("units"), t)
+	}
+	body := []jen.Code{
+		id("n").Op(":=").Id("b").Op("*").Id("h").Op("*").Id("s").Op("*").Id("d"),
+		jen.List(out, q, kk, v).Op("=").List(
+			jen.Add(out).Index(jen.Empty(), id("n")), jen.Add(q).Index(jen.Empty(), id("n")),
+			jen.Add(kk).Index(jen.Empty(), id("n")), jen.Add(v).Index(jen.Empty(), id("n")),
+		).Comment("one bounds check, here rather than in a goroutine"),
+		id("units").Op(":=").Id("b").Op("*").Id("h").Op("*").Parens(jen.Parens(id("s").Op("+").Lit(k.br - 1)).Op("/").Lit(k.br)).
+			Comment(fmt.Sprintf("blocks of %d query rows of one head", k.br)),
+	}
+	if k.threads == 1 {
+		body = append(body, work(jen.Lit(0)))
+	} else {
+		t := id("t")
+		body = append(body,
+			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
+			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Min(jen.Lit(k.threads), id("units")), jen.Add(t).Op("++")).Block(
+				id("wg").Dot("Go").Call(jen.Func().Params().Block(work(t))),
+			),
+			work(jen.Lit(0)),
+			id("wg").Dot("Wait").Call(),
+		)
+	}
+	f.Func().Id(k.name).Params(jen.List(out, q, kk, v).Index().Float32(), jen.List(id("b"), id("h"), id("s"), id("d")).Int()).Block(body...)
+}
+
 // emitWork emits goroutine t's share: units t, t+threads, …, a unit being
 // a block of br query rows of one head. Units run head by head, so the
 // goroutines work on neighbouring blocks of one head at a time and share
@@ -191,7 +297,11 @@ func (k kernel) emitWork(f *jen.File) {
 	if k.lanes {
 		unit = k.lanesUnit()
 	}
-	units := jen.For(id("u").Op(":=").Id("t"), id("u").Op("<").Lit(k.units()), id("u").Op("+=").Lit(k.threads)).Block(unit...)
+	nUnits := jen.Lit(k.units())
+	if k.generic {
+		nUnits = id("units")
+	}
+	units := jen.For(id("u").Op(":=").Id("t"), id("u").Op("<").Add(nUnits), id("u").Op("+=").Lit(k.threads)).Block(unit...)
 	doc := fmt.Sprintf("%s computes goroutine t's share of the work: units t, t+%d, t+%d, … of the %d, "+
 		"a unit being a block of up to %d query rows of one head, which meets the keys in blocks of %d.",
 		k.workFn(), k.threads, 2*k.threads, k.units(), k.br, k.bc)
@@ -200,13 +310,16 @@ func (k kernel) emitWork(f *jen.File) {
 		// gives goroutine threads-1 the most work in every round. Deal them
 		// snake-wise instead: in odd rounds goroutine t takes the unit
 		// threads-1-t of the round, which evens out the sums.
-		rounds := (k.units() + k.threads - 1) / k.threads
-		units = jen.For(id("round").Op(":=").Lit(0), id("round").Op("<").Lit(rounds), id("round").Op("++")).Block(append([]jen.Code{
+		var rounds jen.Code = jen.Lit((k.units() + k.threads - 1) / k.threads)
+		if k.generic {
+			rounds = jen.Parens(id("units").Op("+").Lit(k.threads - 1)).Op("/").Lit(k.threads)
+		}
+		units = jen.For(id("round").Op(":=").Lit(0), id("round").Op("<").Add(rounds), id("round").Op("++")).Block(append([]jen.Code{
 			id("u").Op(":=").Id("round").Op("*").Lit(k.threads).Op("+").Id("t"),
 			jen.If(id("round").Op("%").Lit(2).Op("==").Lit(1)).Block(
 				id("u").Op("=").Id("round").Op("*").Lit(k.threads).Op("+").Lit(k.threads - 1).Op("-").Id("t"),
 			),
-			jen.If(id("u").Op(">=").Lit(k.units())).Block(jen.Continue().Comment("the last round is short")),
+			jen.If(id("u").Op(">=").Add(nUnits)).Block(jen.Continue().Comment("the last round is short")),
 		}, unit...)...)
 		doc = fmt.Sprintf("%s computes goroutine t's share of the work, dealt snake-wise: of the %d units, in each "+
 			"round of %d it takes unit t of the round in even rounds and unit %d-t in odd ones, a unit being a block "+
@@ -223,6 +336,28 @@ func (k kernel) emitWork(f *jen.File) {
 		jen.Var().Id("st").Id(k.stateType()),
 		units,
 	}
+	if k.generic {
+		state := jen.Id("st").Op(":=").Id(k.stateType()).Values(jen.Dict{
+			id("D"):   id("D"),
+			id("acc"): jen.Make(jen.Index().Float32(), jen.Lit(k.br).Op("*").Id("D")),
+		})
+		if k.lanes {
+			state = jen.Id("st").Op(":=").Id(k.stateType()).Values(jen.Dict{
+				id("D"):  id("D"),
+				id("qt"): jen.Make(jen.Index().Float32(), id("D").Op("*").Lit(k.br)),
+				id("ot"): jen.Make(jen.Index().Float32(), id("D").Op("*").Lit(k.br)),
+			})
+		}
+		body = []jen.Code{
+			id("blocks").Op(":=").Parens(id("S").Op("+").Lit(k.br - 1)).Op("/").Lit(k.br).Comment(fmt.Sprintf("blocks of %d query rows per head", k.br)),
+			state,
+			units,
+		}
+		doc = strings.NewReplacer(fmt.Sprintf(" of the %d units", k.units()), " of the units", fmt.Sprintf(" of the %d,", k.units()), ",").Replace(doc)
+		f.Add(golang.Comment(doc))
+		f.Func().Id(k.workFn()).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32(), jen.List(id("S"), id("D"), id("units"), id("t")).Int()).Block(body...)
+		return
+	}
 	f.Add(golang.Comment(doc))
 	f.Func().Id(k.workFn()).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32(), id("t").Int()).Block(body...)
 }
@@ -232,7 +367,10 @@ func (k kernel) emitWork(f *jen.File) {
 // (causal: up to the unit's last row), store.
 func (k kernel) rowsUnit() []jen.Code {
 	id := jen.Id
-	sd := k.s * k.d
+	var sd jen.Code = jen.Lit(k.s * k.d)
+	if k.generic {
+		sd = jen.Parens(id("S").Op("*").Id("D"))
+	}
 	state := []jen.Code{
 		jen.Clear(id("st").Dot("acc").Index(jen.Empty(), id("rows").Op("*").Id("D"))),
 		jen.For(id("r").Op(":=").Range().Id("rows")).Block(
@@ -249,9 +387,12 @@ func (k kernel) rowsUnit() []jen.Code {
 	}
 	var loop []jen.Code
 	full := k.s - k.s%k.bc
-	if k.causal {
+	switch {
+	case k.generic:
+		loop = k.genericLoop()
+	case k.causal:
 		loop = k.causalLoop(full)
-	} else {
+	default:
 		if full > 0 {
 			loop = append(loop, jen.For(id("j0").Op(":=").Lit(0), id("j0").Op("<").Lit(full), id("j0").Op("+=").Lit(k.bc)).Block(
 				keys(id("j0"), k.bc),
@@ -262,7 +403,7 @@ func (k kernel) rowsUnit() []jen.Code {
 		}
 	}
 	return append(append(append([]jen.Code{
-		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Lit(sd),
+		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Add(sd),
 		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
 		id("rows").Op(":=").Min(jen.Lit(k.br), id("S").Op("-").Id("i0")),
 		id("qs").Op(":=").Id("q").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
@@ -271,6 +412,40 @@ func (k kernel) rowsUnit() []jen.Code {
 			id("out").Index(id("base").Op("+").Id("i0").Op("*").Id("D"), id("base").Op("+").Parens(id("i0").Op("+").Id("rows")).Op("*").Id("D")),
 			id("rows")),
 	)
+}
+
+// genericLoop returns the loop of a generic unit over the key blocks: every
+// block, the last partial one included, goes through the keys function of
+// bc keys with its number of keys, cols, an argument. A causal unit meets
+// the blocks entirely at or below the diagonal unmasked, then the blocks
+// up to its last row masked, as causalLoop does.
+func (k kernel) genericLoop() []jen.Code {
+	id := jen.Id
+	call := func(fn string, masked bool) jen.Code {
+		lo := id("base").Op("+").Id("j0").Op("*").Id("D")
+		hi := id("base").Op("+").Parens(id("j0").Op("+").Id("cols")).Op("*").Id("D")
+		args := []jen.Code{jen.Op("&").Id("st"), id("qs"),
+			id("k").Index(lo, hi), id("v").Index(jen.Add(lo.Clone()), jen.Add(hi.Clone())), id("rows"), id("cols")}
+		if masked {
+			args = append(args, id("j0").Op("-").Id("i0"))
+		}
+		return id(fn).Call(args...)
+	}
+	cols := id("cols").Op(":=").Min(jen.Lit(k.bc), id("S").Op("-").Id("j0"))
+	if !k.causal {
+		return []jen.Code{jen.For(id("j0").Op(":=").Lit(0), id("j0").Op("<").Id("S"), id("j0").Op("+=").Lit(k.bc)).Block(
+			cols, call(k.keysFn(k.bc), false))}
+	}
+	return []jen.Code{
+		id("j0").Op(":=").Lit(0),
+		jen.Comment("Full blocks below the diagonal, then the blocks up to the unit's last row."),
+		jen.For(jen.Empty(), id("j0").Op("+").Lit(k.bc).Op("<=").Min(id("i0").Op("+").Lit(1), id("S")), id("j0").Op("+=").Lit(k.bc)).Block(
+			id("cols").Op(":=").Lit(k.bc), call(k.keysFn(k.bc), false),
+		),
+		jen.For(jen.Empty(), id("j0").Op("<").Min(id("i0").Op("+").Id("rows"), id("S")), id("j0").Op("+=").Lit(k.bc)).Block(
+			cols, call(k.maskedFn(k.bc), true),
+		),
+	}
 }
 
 // causalLoop returns the loop of a causal unit over the key blocks, up to
@@ -335,6 +510,12 @@ func (k kernel) emitKeys(f *jen.File, cols int, masked bool) {
 			id("scale").Op("=").Id(f32Text(float32(1/math.Sqrt(float64(k.d))))).Comment("1/√D"),
 		),
 	}
+	if k.generic {
+		body = []jen.Code{
+			id("D").Op(":=").Id("st").Dot("D"),
+			id("scale").Op(":=").Float32().Call(jen.Lit(1).Op("/").Qual("math", "Sqrt").Call(jen.Float64().Call(id("D")))),
+		}
+	}
 	body = append(body, k.exp.Consts()...)
 
 	var row []jen.Code
@@ -348,7 +529,7 @@ func (k kernel) emitKeys(f *jen.File, cols int, masked bool) {
 		id("qr").Op(":=").Id("q").Index(id("r").Op("*").Id("D"), id("r").Op("*").Id("D").Op("+").Id("D")),
 		id("mOld").Op(":=").Id("st").Dot("m").Index(id("r")),
 		id("mNew").Op(":=").Id("mOld"),
-		jen.Var().Id("p").Index(id("cols")).Float32(),
+		jen.Var().Id("p").Index(k.colsCap()).Float32(),
 		jen.Line(),
 		jen.Comment("The scores, scaled, and their maximum."),
 		jen.For(id("c").Op(":=").Range().Add(keys)).Block(k.score()...),
@@ -366,20 +547,29 @@ func (k kernel) emitKeys(f *jen.File, cols int, masked bool) {
 		id("mv").Op(":=").Add(k.bcast(id("mNew"))),
 		jen.Var().Id("sum").Add(v.Type()),
 	)
-	row = append(row, v.Sweep("c", cols, 1, func(st golang.Step) []jen.Code {
+	if k.generic && !v.Scalar() {
+		row = append(row, id("ps").Op(":=").Id("p").Index(jen.Empty(), id("cols")).Comment("the weights end at cols: a partial vector stops there"))
+	}
+	row = append(row, k.sweep("c", cols, id("cols"), 1, func(st golang.Step) []jen.Code {
 		x, e := "x"+strconv.Itoa(st.U), "e"+strconv.Itoa(st.U)
 		var load jen.Code
-		if st.Part {
+		switch {
+		case st.Part && k.generic:
+			load = id(k.tailFn(0)).Call(id("ps").Index(st.At, jen.Empty()))
+		case st.Part:
 			load = id(k.tailFn(cols % v.Lanes())).Call(id("p").Index(st.At, jen.Empty()))
-		} else {
+		default:
 			load = v.Load(id("p"), st.At)
 		}
 		stmts := []jen.Code{id(x).Op(":=").Add(v.Sub(load, id("mv")))}
 		stmts = append(stmts, k.exp.Emit(e, x, "w")...)
 		var store jen.Code
-		if st.Part {
+		switch {
+		case st.Part && k.generic:
+			store = v.StorePart(id(e), id("ps"), st.At)
+		case st.Part:
 			store = v.StorePart(id(e), id("p"), st.At)
-		} else {
+		default:
 			store = v.Store(id(e), id("p"), st.At)
 		}
 		return append(stmts, store, id("sum").Op("=").Add(v.Add(id("sum"), id(e))))
@@ -414,6 +604,17 @@ func (k kernel) emitKeys(f *jen.File, cols int, masked bool) {
 			"if c+j0 ≤ r+i0.", fn, cols, cols, k.d)
 		params[2] = jen.List(id("rows"), id("off")).Int()
 	}
+	if k.generic {
+		doc = fmt.Sprintf("%s folds a block of cols ≤ %d keys k and values v (row-major, cols×D) into the state of the "+
+			"first rows query rows of q.", fn, k.bc)
+		params[2] = jen.List(id("rows"), id("cols")).Int()
+		if masked {
+			doc = fmt.Sprintf("%s folds a block of cols ≤ %d keys k and values v (row-major, cols×D), the keys j0… of a head, "+
+				"into the state of the first rows query rows i0… of q, causally: off is j0-i0, and key c meets row r only "+
+				"if c+j0 ≤ r+i0.", fn, k.bc)
+			params[2] = jen.List(id("rows"), id("cols"), id("off")).Int()
+		}
+	}
 	f.Add(golang.Comment(doc))
 	f.Func().Id(fn).Params(params...).Block(body...)
 }
@@ -424,6 +625,9 @@ func (k kernel) emitKeys(f *jen.File, cols int, masked bool) {
 func (k kernel) score() []jen.Code {
 	v, id := k.v, jen.Id
 	unroll := min(maxAccs, max(1, k.d/v.Lanes()))
+	if k.generic {
+		unroll = maxAccs
+	}
 	accs := make([]jen.Code, unroll)
 	for u := range accs {
 		accs[u] = id("a" + strconv.Itoa(u))
@@ -432,7 +636,7 @@ func (k kernel) score() []jen.Code {
 		id("kr").Op(":=").Id("k").Index(id("c").Op("*").Id("D"), id("c").Op("*").Id("D").Op("+").Id("D")),
 		jen.Var().List(accs...).Add(v.Type()),
 	}
-	out = append(out, v.Sweep("d", k.d, unroll, func(st golang.Step) []jen.Code {
+	out = append(out, k.sweep("d", k.d, id("D"), unroll, func(st golang.Step) []jen.Code {
 		acc := id("a" + strconv.Itoa(st.U))
 		return []jen.Code{jen.Add(acc).Op("=").Add(v.MulAdd(k.load("qr", st.At, st.Part), k.load("kr", st.At, st.Part), acc))}
 	})...)
@@ -489,6 +693,24 @@ func (k kernel) accumulate(keys jen.Code) []jen.Code {
 		}, inner...)...)
 		return append(append(pre, loop), post...)
 	}
+	if k.generic {
+		// D is known at run time only: groups of maxAccs vectors, single
+		// vectors, and the partial one, each tested at run time.
+		var out []jen.Code
+		var slots []slot
+		for u := range maxAccs {
+			slots = append(slots, slot{at(id("d"), u*lanes), false})
+		}
+		out = append(out, id("d").Op(":=").Lit(0))
+		if lanes*maxAccs > 1 {
+			out = append(out, jen.For(jen.Empty(), id("d").Op("+").Lit(maxAccs*lanes).Op("<=").Id("D"), id("d").Op("+=").Lit(maxAccs*lanes)).Block(body(slots)...))
+		}
+		out = append(out, jen.For(jen.Empty(), id("d").Op("+").Lit(lanes).Op("<=").Id("D"), id("d").Op("+=").Lit(lanes)).Block(body(slots[:1])...))
+		if !v.Scalar() {
+			out = append(out, jen.If(id("d").Op("<").Id("D")).Block(body([]slot{{id("d"), true}})...))
+		}
+		return []jen.Code{jen.Block(out...)}
+	}
 	var out []jen.Code
 	loopEnd := nv / group * group * lanes
 	if loopEnd > 0 {
@@ -536,7 +758,7 @@ func (k kernel) emitStore(f *jen.File) {
 		id("ar").Op(":=").Id("st").Dot("acc").Index(id("r").Op("*").Id("D"), id("r").Op("*").Id("D").Op("+").Id("D")),
 		id("o").Op(":=").Id("out").Index(id("r").Op("*").Id("D"), id("r").Op("*").Id("D").Op("+").Id("D")),
 	}
-	row = append(row, v.Sweep("d", k.d, 1, func(st golang.Step) []jen.Code {
+	row = append(row, k.sweep("d", k.d, id("D"), 1, func(st golang.Step) []jen.Code {
 		x := v.Mul(k.load("ar", st.At, st.Part), id("inv"))
 		if st.Part {
 			return []jen.Code{v.StorePart(x, id("o"), st.At)}
@@ -544,10 +766,32 @@ func (k kernel) emitStore(f *jen.File) {
 		return []jen.Code{v.Store(x, id("o"), st.At)}
 	})...)
 	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of st to out: the output rows divided by their sums.", k.storeFn())))
+	d := jen.Const().Id("D").Op("=").Lit(k.d)
+	if k.generic {
+		d = id("D").Op(":=").Id("st").Dot("D")
+	}
 	f.Func().Id(k.storeFn()).Params(id("st").Op("*").Id(k.stateType()), id("out").Index().Float32(), id("rows").Int()).Block(
-		jen.Const().Id("D").Op("=").Lit(k.d),
+		d,
 		jen.For(id("r").Op(":=").Range().Id("rows")).Block(row...),
 	)
+}
+
+// sweep returns the loops over n elements, with literal bounds, or, in a
+// generic kernel, the run-time length nVar.
+func (k kernel) sweep(index string, n int, nVar jen.Code, unroll int, body func(golang.Step) []jen.Code) []jen.Code {
+	if k.generic {
+		return k.v.SweepN(index, nVar, unroll, body)
+	}
+	return k.v.Sweep(index, n, unroll, body)
+}
+
+// colsCap is the length of a keys function's weights: its block's keys,
+// or bc in a generic kernel, whose blocks may be shorter.
+func (k kernel) colsCap() jen.Code {
+	if k.generic {
+		return jen.Lit(k.bc)
+	}
+	return jen.Id("cols")
 }
 
 // load returns the vector of row at at; a partial vector has zeros in the

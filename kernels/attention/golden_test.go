@@ -4,7 +4,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs of Template whose generated code is checked in.
@@ -39,4 +43,29 @@ func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden.sum"), "attention.go",
 		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Attention", Goldens: goldens},
 		kerneltest.GoldenSet{Template: &TemplateCausal, Revision: causalRevision, FuncPrefix: "AttentionCausal", Goldens: causalGoldens})
+}
+
+// genericGoldens are the configs whose shape-generic code is checked in,
+// one per template, under the name of the shape they are valid for: the
+// lanes layout with assembly tiles (D at run time in the tiles), and the
+// causal rows layout with 8 lanes (run-time tails in D and in key blocks).
+var genericGoldens = []kerneltest.Golden{
+	{Name: "generic_lanes_asm", Shape: "1x2x64x64", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"},
+	{Name: "generic_causal_vec8", Shape: "1x2x64x64", Config: "vec=8,br=8,bc=16,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go"},
+}
+
+// TestGoldenGeneric is TestGolden for the shape-generic emitters, with
+// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo and
+// EmitAsm, so it gets copies of the templates whose EmitGo and EmitAsm
+// are the generic ones.
+func TestGoldenGeneric(t *testing.T) {
+	generic := func(tmpl *kernels.Template) *kernels.Template {
+		g := *tmpl
+		g.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { tmpl.EmitGoGeneric(f, name, cfg) }
+		g.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return tmpl.EmitAsmGeneric(name, cfg) }
+		return &g
+	}
+	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: generic(&Template), Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1]},
+		kerneltest.GoldenSet{Template: generic(&TemplateCausal), Revision: causalGenericRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:]})
 }

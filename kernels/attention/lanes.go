@@ -35,6 +35,16 @@ func emitAsmCausal(name string, shape []int, cfg schedule.Config) []byte {
 	return newKernel(name, shape, cfg, true).asmFile()
 }
 
+// emitAsmGeneric and emitAsmGenericCausal are the templates' EmitAsmGeneric:
+// the tiles of the shape-generic kernel, whose D is an argument.
+func emitAsmGeneric(name string, cfg schedule.Config) []byte {
+	return newGenericKernel(name, cfg, false).asmFile()
+}
+
+func emitAsmGenericCausal(name string, cfg schedule.Config) []byte {
+	return newGenericKernel(name, cfg, true).asmFile()
+}
+
 // asmFile returns the Go assembly of k's register tiles, or nil when k's
 // tiles are Go.
 func (k kernel) asmFile() []byte { return goasm.File(k.asmTiles()...) }
@@ -59,6 +69,31 @@ func (k kernel) asmTiles() []goasm.Tile {
 			Name: k.valuesTile(rows), Lanes: lanes, MR: rows, NV: k.nv(),
 			ARow: 4, AStep: 4 * k.d, BStep: br, CRow: br, Init: goasm.Scaled,
 		}
+	}
+	if k.generic {
+		// D at run time: the scores' depth and a's rows, the output's
+		// steps of v; the rows of D past the last full tile one at a time.
+		scores = func(keys int) goasm.Tile {
+			return goasm.Tile{
+				Name: k.scoresTile(keys), Lanes: lanes, MR: keys, NV: k.nv(),
+				ARow: goasm.Runtime, AStep: 4, BStep: br, CRow: br, Init: goasm.Zero,
+			}
+		}
+		values := func(rows int) goasm.Tile {
+			return goasm.Tile{
+				Name: k.valuesTile(rows), Lanes: lanes, MR: rows, NV: k.nv(),
+				ARow: 4, AStep: goasm.Runtime, BStep: br, CRow: br, Init: goasm.Scaled,
+			}
+		}
+		tiles := []goasm.Tile{scores(k.mr())}
+		if k.mr() > 1 {
+			tiles = append(tiles, scores(1))
+		}
+		tiles = append(tiles, values(k.mr()))
+		if k.mr() > 1 {
+			tiles = append(tiles, values(1))
+		}
+		return tiles
 	}
 	tiles := []goasm.Tile{scores(k.mr())}
 	if k.mr() > 1 {
@@ -111,6 +146,16 @@ func (k kernel) emitLanesState(f *jen.File) {
 		"row i in column i of every matrix: the query rows scaled by 1/√D, the unnormalised output rows and a block "+
 		"of %d keys' scores (then weights), all transposed, and per row the running maximum of the scores, the "+
 		"running sum of e^(score-max) and the last rescaling factor.", k.stateType(), k.br, k.bc)))
+	if k.generic {
+		f.Type().Id(k.stateType()).Struct(
+			jen.Id("D").Int().Comment("the length of a row"),
+			jen.Id("qt").Index().Float32().Comment(fmt.Sprintf("D·%d: qt[d*BR+i] = q[i][d]/√D; zero past the last row", k.br)),
+			jen.Id("ot").Index().Float32().Comment(fmt.Sprintf("D·%d: ot[d*BR+i]: output row i before the division by l[i]", k.br)),
+			jen.Id("p").Index(jen.Lit(k.bc*k.br)).Float32().Comment("p[c*BR+i]: key c's score, then weight, for row i"),
+			jen.List(jen.Id("m"), jen.Id("l"), jen.Id("alpha")).Index(jen.Lit(k.br)).Float32(),
+		)
+		return
+	}
 	f.Type().Id(k.stateType()).Struct(
 		jen.Id("qt").Index(jen.Lit(k.d*k.br)).Float32().Comment("qt[d*BR+i] = q[i][d]/√D; zero past the last row"),
 		jen.Id("ot").Index(jen.Lit(k.d*k.br)).Float32().Comment("ot[d*BR+i]: output row i before the division by l[i]"),
@@ -124,7 +169,10 @@ func (k kernel) emitLanesState(f *jen.File) {
 // the unit's last row, masking those that cross the diagonal), store.
 func (k kernel) lanesUnit() []jen.Code {
 	id := jen.Id
-	sd := k.s * k.d
+	var sd jen.Code = jen.Lit(k.s * k.d)
+	if k.generic {
+		sd = jen.Parens(id("S").Op("*").Id("D"))
+	}
 	st := jen.Op("&").Id("st")
 	rowsOf := func(s string, lo, n jen.Code) jen.Code {
 		return id(s).Index(id("base").Op("+").Add(lo).Op("*").Id("D"), id("base").Op("+").Parens(jen.Add(lo).Op("+").Add(n)).Op("*").Id("D"))
@@ -145,7 +193,7 @@ func (k kernel) lanesUnit() []jen.Code {
 		id(k.valuesFn()).Call(st, rowsOf("v", id("j0"), id("cols")), id("cols")),
 	)
 	return []jen.Code{
-		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Lit(sd),
+		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Add(sd),
 		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
 		id("rows").Op(":=").Min(jen.Lit(k.br), id("S").Op("-").Id("i0")),
 		id(k.loadFn()).Call(st, rowsOf("q", id("i0"), id("rows")), id("rows")),
@@ -160,31 +208,57 @@ func (k kernel) lanesUnit() []jen.Code {
 // output, maxima and sums reset.
 func (k kernel) emitLanesLoad(f *jen.File) {
 	id := jen.Id
-	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%d): "+
-		"st.qt = qᵀ/√%d with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
-		"would be NaN) and the sums at 0.", k.loadFn(), k.d, k.d)))
+	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%s): "+
+		"st.qt = qᵀ/√%s with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
+		"would be NaN) and the sums at 0.", k.loadFn(), k.dText(), k.dText())))
+	consts := []jen.Code{jen.Const().Defs(
+		id("D").Op("=").Lit(k.d),
+		id("BR").Op("=").Lit(k.br),
+		id("scale").Op("=").Id(f32Text(float32(1/math.Sqrt(float64(k.d))))).Comment("1/√D"),
+	)}
+	if k.generic {
+		consts = []jen.Code{
+			jen.Const().Id("BR").Op("=").Lit(k.br),
+			id("D").Op(":=").Id("st").Dot("D"),
+			id("scale").Op(":=").Float32().Call(jen.Lit(1).Op("/").Qual("math", "Sqrt").Call(jen.Float64().Call(id("D")))),
+		}
+	}
 	f.Func().Id(k.loadFn()).Params(id("st").Op("*").Id(k.stateType()), id("q").Index().Float32(), id("rows").Int()).Block(
-		jen.Const().Defs(
-			id("D").Op("=").Lit(k.d),
-			id("BR").Op("=").Lit(k.br),
-			id("scale").Op("=").Id(f32Text(float32(1/math.Sqrt(float64(k.d))))).Comment("1/√D"),
-		),
-		jen.For(id("i").Op(":=").Range().Id("rows")).Block(
-			jen.For(jen.List(id("d"), id("x")).Op(":=").Range().Id("q").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D"))).Block(
-				id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Id("x").Op("*").Id("scale"),
+		append(consts,
+			jen.For(id("i").Op(":=").Range().Id("rows")).Block(
+				jen.For(jen.List(id("d"), id("x")).Op(":=").Range().Id("q").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D"))).Block(
+					id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Id("x").Op("*").Id("scale"),
+				),
 			),
-		),
-		jen.For(id("i").Op(":=").Id("rows"), id("i").Op("<").Id("BR"), id("i").Op("++")).Block(
-			jen.For(id("d").Op(":=").Range().Id("D")).Block(
-				id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Lit(0),
+			jen.For(id("i").Op(":=").Id("rows"), id("i").Op("<").Id("BR"), id("i").Op("++")).Block(
+				jen.For(id("d").Op(":=").Range().Id("D")).Block(
+					id("st").Dot("qt").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("=").Lit(0),
+				),
 			),
-		),
-		jen.Clear(id("st").Dot("ot").Index(jen.Empty(), jen.Empty())),
-		jen.For(id("i").Op(":=").Range().Id("BR")).Block(
-			id("st").Dot("m").Index(id("i")).Op("=").Op("-").Qual("math", "MaxFloat32"),
-			id("st").Dot("l").Index(id("i")).Op("=").Lit(0),
-		),
-	)
+			jen.Clear(id("st").Dot("ot").Index(jen.Empty(), jen.Empty())),
+			jen.For(id("i").Op(":=").Range().Id("BR")).Block(
+				id("st").Dot("m").Index(id("i")).Op("=").Op("-").Qual("math", "MaxFloat32"),
+				id("st").Dot("l").Index(id("i")).Op("=").Lit(0),
+			),
+		)...)
+}
+
+// dText is D in generated comments: its value, or "D" in a generic kernel.
+func (k kernel) dText() string {
+	if k.generic {
+		return "D"
+	}
+	return strconv.Itoa(k.d)
+}
+
+// dims returns the declarations of D and BR at the start of a lanes
+// function: constants, or D from the state in a generic kernel.
+func (k kernel) dims() []jen.Code {
+	id := jen.Id
+	if k.generic {
+		return []jen.Code{jen.Const().Id("BR").Op("=").Lit(k.br), id("D").Op(":=").Id("st").Dot("D")}
+	}
+	return []jen.Code{jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br))}
 }
 
 // tile returns one register tile of the lanes layout, an outer product
@@ -277,32 +351,35 @@ func (k kernel) emitLanesScores(f *jen.File) {
 	group := k.nv() * v.Lanes()
 	if k.asm {
 		call := func(keys int) jen.Code {
-			return id(k.scoresTile(keys)).Call(
+			args := []jen.Code{
 				jen.Op("&").Id("st").Dot("p").Index(id("c").Op("*").Id("BR").Op("+").Id("g")),
 				jen.Op("&").Id("k").Index(id("c").Op("*").Id("D")),
-				jen.Op("&").Id("st").Dot("qt").Index(id("g")))
+				jen.Op("&").Id("st").Dot("qt").Index(id("g"))}
+			if k.generic {
+				args = append(args, id("D"), id("D")) // the rows of k, and the depth
+			}
+			return id(k.scoresTile(keys)).Call(args...)
 		}
 		tile = func(keys int) []jen.Code { return []jen.Code{call(keys)} }
 	}
-	body := []jen.Code{
-		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
-		jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
-			id("c").Op(":=").Lit(0),
-			jen.For(jen.Empty(), id("c").Op("+").Lit(mr).Op("<=").Id("cols"), id("c").Op("+=").Lit(mr)).Block(tile(mr)...),
-			jen.For(jen.Empty(), id("c").Op("<").Id("cols"), id("c").Op("++")).Block(tile(1)...),
-		),
-	}
+	loop := jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
+		id("c").Op(":=").Lit(0),
+		jen.For(jen.Empty(), id("c").Op("+").Lit(mr).Op("<=").Id("cols"), id("c").Op("+=").Lit(mr)).Block(tile(mr)...),
+		jen.For(jen.Empty(), id("c").Op("<").Id("cols"), id("c").Op("++")).Block(tile(1)...),
+	)
 	if mr == 1 {
-		body[1] = jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
+		loop = jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
 			jen.For(id("c").Op(":=").Range().Id("cols")).Block(tile(1)...),
 		)
 	}
+	body := k.dims()
 	if k.asm {
-		body = append(append(body[:1:1], asmBounds("k")...), body[1:]...)
+		body = append(body, asmBounds("k")...)
 	}
-	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%d) against the unit's "+
+	body = append(body, loop)
+	f.Add(golang.Comment(fmt.Sprintf("%s sets st.p to the scores of cols keys k (row-major, cols×%s) against the unit's "+
 		"query rows, p[c*BR+i] = qt[·,i]·k[c], in register tiles of %d keys × %d query rows.",
-		k.scoresFn(), k.d, mr, group)))
+		k.scoresFn(), k.dText(), mr, group)))
 	f.Func().Id(k.scoresFn()).Params(id("st").Op("*").Id(k.stateType()), id("k").Index().Float32(), id("cols").Int()).Block(body...)
 }
 
@@ -403,30 +480,45 @@ func (k kernel) emitLanesValues(f *jen.File) {
 		)...)
 	}
 	mr := min(k.mr(), k.d)
+	if k.generic {
+		mr = k.mr()
+	}
 	full := k.d - k.d%mr
 	group := k.nv() * v.Lanes()
 	if k.asm {
 		tile = func(rows int, d func(r int) *jen.Statement) []jen.Code {
-			return []jen.Code{id(k.valuesTile(rows)).Call(
+			args := []jen.Code{
 				jen.Op("&").Add(ot).Index(d(0).Op("*").Id("BR").Op("+").Id("g")),
 				jen.Op("&").Id("v").Index(d(0)),
 				jen.Op("&").Id("st").Dot("p").Index(id("g")),
 				jen.Op("&").Id("st").Dot("alpha").Index(id("g")),
-				id("cols"))}
+			}
+			if k.generic {
+				args = append(args, id("D")) // the steps of v
+			}
+			return []jen.Code{id(k.valuesTile(rows)).Call(append(args, id("cols"))...)}
 		}
 	}
 	inner := []jen.Code{}
-	if full > 0 {
+	switch {
+	case k.generic:
+		d := func(r int) *jen.Statement { return plus("d", r) }
+		inner = append(inner, id("d").Op(":=").Lit(0),
+			jen.For(jen.Empty(), id("d").Op("+").Lit(mr).Op("<=").Id("D"), id("d").Op("+=").Lit(mr)).Block(tile(mr, d)...))
+		if mr > 1 {
+			inner = append(inner, jen.For(jen.Empty(), id("d").Op("<").Id("D"), id("d").Op("++")).Block(tile(1, d)...))
+		}
+	case full > 0:
 		inner = append(inner, jen.For(id("d").Op(":=").Lit(0), id("d").Op("<").Lit(full), id("d").Op("+=").Lit(mr)).Block(
 			tile(mr, func(r int) *jen.Statement { return plus("d", r) })...))
 	}
-	if rest := k.d - full; rest > 0 {
+	if rest := k.d - full; rest > 0 && !k.generic {
 		inner = append(inner, jen.Block(tile(rest, func(r int) *jen.Statement { return jen.Lit(full + r) })...))
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s rescales the unit's output rows by st.alpha and adds the weighted values of a "+
-		"block of cols keys, v row-major cols×%d: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
-		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.d, mr, group)))
-	body := []jen.Code{jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br))}
+		"block of cols keys, v row-major cols×%s: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
+		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.dText(), mr, group)))
+	body := k.dims()
 	if k.asm {
 		body = append(body, asmBounds("v")...)
 	}
@@ -438,16 +530,15 @@ func (k kernel) emitLanesValues(f *jen.File) {
 // unit's rows.
 func (k kernel) emitLanesStore(f *jen.File) {
 	id := jen.Id
-	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of the unit to out (row-major, rows×%d): "+
-		"out[i][d] = ot[d*BR+i]/l[i].", k.storeFn(), k.d)))
+	f.Add(golang.Comment(fmt.Sprintf("%s writes the first rows finished rows of the unit to out (row-major, rows×%s): "+
+		"out[i][d] = ot[d*BR+i]/l[i].", k.storeFn(), k.dText())))
 	f.Func().Id(k.storeFn()).Params(id("st").Op("*").Id(k.stateType()), id("out").Index().Float32(), id("rows").Int()).Block(
-		jen.Const().Defs(id("D").Op("=").Lit(k.d), id("BR").Op("=").Lit(k.br)),
-		jen.For(id("i").Op(":=").Range().Id("rows")).Block(
+		append(k.dims(), jen.For(id("i").Op(":=").Range().Id("rows")).Block(
 			id("inv").Op(":=").Lit(1).Op("/").Id("st").Dot("l").Index(id("i")),
 			id("o").Op(":=").Id("out").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D")),
 			jen.For(id("d").Op(":=").Range().Id("o")).Block(
 				id("o").Index(id("d")).Op("=").Id("st").Dot("ot").Index(id("d").Op("*").Id("BR").Op("+").Id("i")).Op("*").Id("inv"),
 			),
-		),
+		))...,
 	)
 }

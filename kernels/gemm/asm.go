@@ -19,6 +19,13 @@ func emitAsm(name string, shape []int, cfg schedule.Config, e epilogue) []byte {
 	return goasm.File(newKernel(name, shape, cfg, e).asmTiles()...)
 }
 
+// emitAsmGeneric returns the assembly of the shape-generic kernel of cfg,
+// or nil for micro=go: the same tiles, with the strides of a, b in place
+// and c arguments (goasm.Runtime).
+func emitAsmGeneric(name string, cfg schedule.Config, e epilogue) []byte {
+	return goasm.File(newGenericKernel(name, cfg, e).asmTiles()...)
+}
+
 // asmTile returns the name of the full tile starting at zero (first) or
 // from c, with the epilogue (last) or not.
 func (k kernel) asmTile(first, last bool) string {
@@ -59,6 +66,12 @@ func (k kernel) asmTiles() []goasm.Tile {
 			if first {
 				t.Init = goasm.Zero
 			}
+			if k.generic {
+				t.ARow, t.CRow = goasm.Runtime, goasm.Runtime
+				if !k.pack {
+					t.BStep = goasm.Runtime
+				}
+			}
 			tiles = append(tiles, t)
 		}
 	}
@@ -86,6 +99,14 @@ func (k kernel) asmCall() jen.Code {
 		a := args()
 		if last {
 			a = append(a, jen.Op("&").Id("bias").Index(id("jc").Op("+").Id("jr")))
+		}
+		if k.generic {
+			// The strides: a's rows, b's steps in place, c's rows.
+			a = append(a, id("k"))
+			if !k.pack {
+				a = append(a, id("n"))
+			}
+			a = append(a, id("n"))
 		}
 		return id(k.asmTile(first, last)).Call(append(a, id("depth"))...)
 	}

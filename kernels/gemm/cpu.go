@@ -3,6 +3,8 @@ package gemm
 import (
 	"fmt"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -13,6 +15,12 @@ import (
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
 const revision = "gemm-3"
+
+// genericRevision is the revision of the shape-generic code of Template
+// and of the epilogue templates (emitGeneric), bumped by hand when that
+// code changes; it is not part of Version, since the tuner measures
+// specialised kernels only.
+const genericRevision = "gemm-generic-1"
 
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
@@ -26,6 +34,12 @@ var Template = kernels.Template{
 	Features: features,
 	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
 		return emitAsm(name, shape, cfg, noEpilogue)
+	},
+	EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
+		emitGeneric(f, name, cfg, noEpilogue)
+	},
+	EmitAsmGeneric: func(name string, cfg schedule.Config) []byte {
+		return emitAsmGeneric(name, cfg, noEpilogue)
 	},
 	Baselines: baselines,
 }

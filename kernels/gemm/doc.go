@@ -91,6 +91,39 @@
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
+// # Shape-generic kernels
+//
+// Template.EmitGoGeneric (and EmitAsmGeneric for micro=asm) emit the same
+// loop nest with m, n and k arguments, func(c, a, b []float32, m, n, k int)
+// (bias after b for the epilogues), for any config valid at some shape. The
+// differences from the specialised kernel:
+//
+//   - The blocks are the config's, not capped at the matrix: every loop
+//     already clamps its last block (min(kc, k-pc), min(nc, jhi-jc),
+//     min(ic+mc, hi)), so kc_within_k, mc_within_m and nc_within_n cannot
+//     make a smaller shape wrong. The packing buffer comes from a pool of
+//     slices, each grown to the largest panel a call has needed
+//     (min(kc, k)·min(nc, width) rounded up to strips), so a small shape
+//     does not allocate the tuned shape's panel.
+//   - threads_at_most_tiles is applied at run time: each goroutine takes
+//     ⌈tiles/threads⌉ tiles of rows (or strips of columns), and only as
+//     many goroutines start as have work, so a shape with fewer tiles than
+//     threads uses fewer goroutines.
+//   - The tails are tiles of their own, picked at run time: the last M%mr
+//     rows one at a time with a 1×nr tile, and the last N%nr columns with
+//     a tile of as many vectors as they need, the last one loaded and
+//     stored partially up to its run-time end (or read from the zero
+//     padding of a packed strip).
+//   - The Go tiles take n and k as arguments; the assembly tiles take the
+//     strides of a's rows, c's rows and, with B in place, b's steps as
+//     arguments (goasm.Runtime), addressed through multiples of the stride
+//     computed once per call.
+//
+// The golden files of generic code carry genericRevision (cpu.go), not
+// the templates' revisions: the tuner measures specialised kernels only,
+// so the generic code is not part of Version; bump genericRevision when it
+// changes.
+//
 // # Accuracy
 //
 // Each output is a float32 sum of K products in order (FMA in vector code,

@@ -69,9 +69,13 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
 			emitEpilogue(f, name, shape, cfg, e)
 		},
-		Features:  features,
-		EmitAsm:   func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
-		Baselines: epilogueBaselines(e),
+		Features: features,
+		EmitAsm:  func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
+		EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
+			emitGeneric(f, name, cfg, e)
+		},
+		EmitAsmGeneric: func(name string, cfg schedule.Config) []byte { return emitAsmGeneric(name, cfg, e) },
+		Baselines:      epilogueBaselines(e),
 	}
 }
 

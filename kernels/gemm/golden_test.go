@@ -4,7 +4,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs whose generated code is checked in: the fast
@@ -51,6 +55,41 @@ func TestGolden(t *testing.T) {
 	for _, g := range goldenSets {
 		t.Run(g.set.Template.Op.Name, func(t *testing.T) {
 			kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", g.sum), "gemm.go, epilogue.go", g.set)
+		})
+	}
+}
+
+// genericGoldens are the configs whose shape-generic code is checked in,
+// one per template, under the name of the shape they are valid for: the
+// assembly tile with B in place (every stride at run time) and goroutines
+// splitting the columns; for the epilogues, archsimd tiles with B packed.
+var genericGoldens = []struct {
+	sum    string
+	tmpl   *kernels.Template
+	rev    string
+	prefix string
+	golden kerneltest.Golden
+}{
+	{"golden_generic.sum", &Template, genericRevision, "", kerneltest.Golden{Name: "generic_asm_inplace", Shape: "200x300x300",
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n"}},
+	{"golden_generic_bias.sum", &BiasTemplate, genericRevision, "bias_", kerneltest.Golden{Name: "generic_vec8_packed", Shape: "200x300x300",
+		Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m"}},
+	{"golden_generic_bias_relu.sum", &BiasReLUTemplate, genericRevision, "bias_relu_", kerneltest.Golden{Name: "generic_asm_6x16", Shape: "200x300x300",
+		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=3,micro=asm,split=m"}},
+}
+
+// TestGoldenGeneric is TestGolden for the shape-generic emitters:
+// kerneltest.CheckGolden calls EmitGo and EmitAsm, so it gets a copy of
+// each template whose EmitGo and EmitAsm are the generic ones.
+func TestGoldenGeneric(t *testing.T) {
+	for _, g := range genericGoldens {
+		t.Run(g.tmpl.Op.Name, func(t *testing.T) {
+			generic := *g.tmpl
+			generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { g.tmpl.EmitGoGeneric(f, name, cfg) }
+			generic.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return g.tmpl.EmitAsmGeneric(name, cfg) }
+			kerneltest.CheckGolden(t, cpu(4, avx512), filepath.Join("testdata", g.sum), "cpu.go, epilogue.go",
+				kerneltest.GoldenSet{Template: &generic, Revision: g.rev, FilePrefix: g.prefix, FuncPrefix: "GemmGeneric",
+					Goldens: []kerneltest.Golden{g.golden}})
 		})
 	}
 }

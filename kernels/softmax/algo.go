@@ -16,7 +16,7 @@ import (
 func (k kernel) threepass() []jen.Code {
 	v := k.v
 	out := []jen.Code{jen.Comment("The row's maximum."), k.declAccs("max", "lowest")}
-	out = append(out, v.Sweep("c", k.cols, k.unroll, func(st golang.Step) []jen.Code {
+	out = append(out, k.sweep(func(st golang.Step) []jen.Code {
 		acc := jen.Id(lane("max", st.U))
 		return []jen.Code{jen.Add(acc).Op("=").Add(v.Max(acc, k.load("s", st)))}
 	})...)
@@ -26,7 +26,7 @@ func (k kernel) threepass() []jen.Code {
 		jen.Comment("dst = e^(src-m), and its sum."),
 		k.declSums(),
 	)
-	out = append(out, v.Sweep("c", k.cols, k.unroll, func(st golang.Step) []jen.Code {
+	out = append(out, k.sweep(func(st golang.Step) []jen.Code {
 		x, e, acc := lane("x", st.U), lane("e", st.U), jen.Id(lane("sum", st.U))
 		stmts := []jen.Code{jen.Id(x).Op(":=").Add(v.Sub(k.load("s", st), jen.Id("m")))}
 		stmts = append(stmts, k.exp.Emit(e, x, strconv.Itoa(st.U))...)
@@ -40,7 +40,7 @@ func (k kernel) threepass() []jen.Code {
 		jen.Line(),
 		jen.Comment("dst *= 1/sum."),
 	)
-	return append(out, v.Sweep("c", k.cols, k.unroll, func(st golang.Step) []jen.Code {
+	return append(out, k.sweep(func(st golang.Step) []jen.Code {
 		return []jen.Code{k.store(v.Mul(k.loadZero("d", st), jen.Id("scale")), "d", st)}
 	})...)
 }
@@ -56,7 +56,7 @@ func (k kernel) online1() []jen.Code {
 		k.declAccs("max", "lowest"),
 		k.declSums(),
 	}
-	out = append(out, v.Sweep("c", k.cols, k.unroll, func(st golang.Step) []jen.Code {
+	out = append(out, k.sweep(func(st golang.Step) []jen.Code {
 		u := strconv.Itoa(st.U)
 		x, hi, e := jen.Id("x"+u), jen.Id("hi"+u), "e"+u
 		m, sum := jen.Id("max"+u), jen.Id("sum"+u)
@@ -119,7 +119,7 @@ func (k kernel) online2() []jen.Code {
 		jen.Line(),
 		jen.Comment("dst = e^(src-m) / sum."),
 	)
-	return append(out, v.Sweep("c", k.cols, k.unroll, func(st golang.Step) []jen.Code {
+	return append(out, k.sweep(func(st golang.Step) []jen.Code {
 		x, e := lane("x", st.U), lane("e", st.U)
 		stmts := []jen.Code{jen.Id(x).Op(":=").Add(v.Sub(k.loadZero("s", st), jen.Id("m")))}
 		stmts = append(stmts, k.exp.Emit(e, x, strconv.Itoa(st.U))...)

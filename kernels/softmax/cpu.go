@@ -13,16 +13,22 @@ import (
 // space's description.
 const revision = "softmax-1"
 
+// genericRevision is the revision of the shape-generic code
+// (emitGoGeneric), bumped by hand when that code changes; it is not part
+// of Version, since the tuner measures specialised kernels only.
+const genericRevision = "softmax-generic-1"
+
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors.
 var Template = kernels.Template{
-	Op:        Op,
-	Backend:   kernels.CPU,
-	Version:   version(),
-	Space:     space,
-	Default:   defaultConfig,
-	EmitGo:    emitGo,
-	Baselines: baselines,
+	Op:            Op,
+	Backend:       kernels.CPU,
+	Version:       version(),
+	Space:         space,
+	Default:       defaultConfig,
+	EmitGo:        emitGo,
+	EmitGoGeneric: emitGoGeneric,
+	Baselines:     baselines,
 }
 
 // Knob values. The order is the order mutation walks.

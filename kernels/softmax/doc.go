@@ -73,6 +73,24 @@
 // (cudaRevision) and its golden files (testdata/cuda_*.golden) follow the
 // same rules as the CPU's.
 //
+// # Shape-generic kernels
+//
+// Template.EmitGoGeneric emits the same kernel with the shape an argument,
+// func(dst, src []float32, rows, cols int), for any config valid at some
+// shape (the one it was tuned on). The differences: rows are slices, not
+// arrays of a constant length, and every loop bound over a row is tested at
+// run time (golang.F32.SweepN); the partial vector at a row's end gets -Inf
+// in the lanes past the end from a table (golang.F32.InfTail), since its
+// length is not known when the code is emitted; every accumulator of the
+// unroll is kept, since a row may hold fewer vectors than the unroll (the
+// unused ones keep their initial values, which change neither a maximum
+// nor a sum); and threads_at_most_chunks is enforced at run time: a shape
+// with fewer chunks of rows_per_chunk rows than threads starts one
+// goroutine per chunk. The golden files of generic code carry
+// genericRevision (cpu.go), not revision: the tuner measures specialised
+// kernels only, so the generic code is not part of Version; bump
+// genericRevision when it changes.
+//
 // # Accuracy
 //
 // The exp variants' largest relative errors over [-87.3, 0] are measured by

@@ -4,7 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs whose generated code is checked in: the fast path
@@ -25,4 +28,20 @@ var goldens = []kerneltest.Golden{
 func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden.sum"), "softmax.go",
 		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Softmax", Goldens: goldens})
+}
+
+// genericGoldens are the configs whose shape-generic code is checked in,
+// under the name of the shape they are valid for.
+var genericGoldens = []kerneltest.Golden{
+	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4"},
+}
+
+// TestGoldenGeneric is TestGolden for the shape-generic emitter, with
+// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo, so it
+// gets a copy of Template whose EmitGo is EmitGoGeneric.
+func TestGoldenGeneric(t *testing.T) {
+	generic := Template
+	generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { Template.EmitGoGeneric(f, name, cfg) }
+	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &generic, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
 }
