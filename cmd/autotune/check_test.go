@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
@@ -24,7 +25,10 @@ func needCompilers(t *testing.T) {
 	}
 }
 
-var registerCopy sync.Once
+// copyOpEnv, set, makes the test binary autotune with check_copy
+// registered. The op is registered in a child process only, since the
+// registry is global and other tests list its ops.
+const copyOpEnv = "AUTOTUNE_TEST_CHECK_COPY"
 
 // registerCopyOp registers check_copy, an op whose CUDA template copies
 // its input; knob bug=skip_last leaves the last element unwritten,
@@ -32,43 +36,41 @@ var registerCopy sync.Once
 // bug=shared_init initialises a __shared__ variable, which only a GPU
 // compiler rejects.
 func registerCopyOp() {
-	registerCopy.Do(func() {
-		op := kernels.Op{
-			Name: "check_copy", Dims: []string{"N"}, Summary: "out = in (a test op of check)", Example: "100",
-			Args: func(s []int) ([]int, int) { return []int{s[0]}, s[0] },
-			Reference: func(s []int, ins [][]float32, out []float64) {
-				for i, v := range ins[0] {
-					out[i] = float64(v)
-				}
-			},
-			Tolerance: func([]int) (float64, float64) { return 0, 0 },
-			FLOPs:     func([]int) float64 { return 0 },
-			Bytes:     func(s []int) float64 { return float64(8 * s[0]) },
-		}
-		kernels.RegisterOp(op)
-		kernels.Register(kernels.Template{
-			Op: op, Backend: kernels.CUDA, Version: "check-copy-1",
-			Space: func([]int, device.Target) *schedule.Space {
-				return schedule.NewSpace([]schedule.Knob{schedule.Enum("bug", "none", "skip_last", "race", "shared_init")})
-			},
-			EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-				n := shape[0]
-				body := map[string]string{
-					"none":      "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N) out[i] = s[t];",
-					"skip_last": "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N - 1) out[i] = s[t];",
-					"race":      "if (i < N) { s[t] = in[i]; out[i] = in[i] + 0.f * s[(t + 1) % 64]; }",
-					// Right on the CPU, rejected by a GPU compiler.
-					"shared_init": "__shared__ float z = 0.f; if (i < N) out[i] = in[i] + z;",
-				}[cfg.Str("bug")]
-				src := fmt.Sprintf(`extern "C" __global__ void %s(float *out, const float *in) {
-	__shared__ float s[64];
-	const int N = %d, t = threadIdx.x, i = blockIdx.x * 64 + t;
-	%s
+	op := kernels.Op{
+		Name: "check_copy", Dims: []string{"N"}, Summary: "out = in (a test op of check)", Example: "100",
+		Args: func(s []int) ([]int, int) { return []int{s[0]}, s[0] },
+		Reference: func(s []int, ins [][]float32, out []float64) {
+			for i, v := range ins[0] {
+				out[i] = float64(v)
+			}
+		},
+		Tolerance: func([]int) (float64, float64) { return 0, 0 },
+		FLOPs:     func([]int) float64 { return 0 },
+		Bytes:     func(s []int) float64 { return float64(8 * s[0]) },
+	}
+	kernels.RegisterOp(op)
+	kernels.Register(kernels.Template{
+		Op: op, Backend: kernels.CUDA, Version: "check-copy-1",
+		Space: func([]int, device.Target) *schedule.Space {
+			return schedule.NewSpace([]schedule.Knob{schedule.Enum("bug", "none", "skip_last", "race", "shared_init")})
+		},
+		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
+			n := shape[0]
+			body := map[string]string{
+				"none":      "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N) out[i] = s[t];",
+				"skip_last": "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N - 1) out[i] = s[t];",
+				"race":      "if (i < N) { s[t] = in[i]; out[i] = in[i] + 0.f * s[(t + 1) % 64]; }",
+				// Right on the CPU, rejected by a GPU compiler.
+				"shared_init": "__shared__ float z = 0.f; if (i < N) out[i] = in[i] + z;",
+			}[cfg.Str("bug")]
+			src := fmt.Sprintf(`extern "C" __global__ void %s(float *out, const float *in) {
+__shared__ float s[64];
+const int N = %d, t = threadIdx.x, i = blockIdx.x * 64 + t;
+%s
 }
 `, name, n, body)
-				return kernels.CUDAKernel{Source: src, Entry: name, Grid: [3]int{(n + 63) / 64, 1, 1}, Block: [3]int{64, 1, 1}}
-			},
-		})
+			return kernels.CUDAKernel{Source: src, Entry: name, Grid: [3]int{(n + 63) / 64, 1, 1}, Block: [3]int{64, 1, 1}}
+		},
 	})
 }
 
@@ -118,8 +120,19 @@ func TestCheckSoftmax(t *testing.T) {
 // 1 and names the first wrong element and the race.
 func TestCheckReportsFailures(t *testing.T) {
 	needCompilers(t)
-	registerCopyOp()
-	code, stdout, stderr := run(t, "", "check", "--op", "check_copy", "--shape", "100", "--device", "sm_86", "--configs", "3")
+	cmd := exec.Command(os.Args[0], "check", "--op", "check_copy", "--shape", "100", "--device", "sm_86", "--configs", "3")
+	cmd.Env = append(os.Environ(), copyOpEnv+"=1")
+	var out, errs strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := out.String(), errs.String()
 	t.Log(stdout)
 	if code != 1 || !strings.Contains(stderr, "3 of 4 configs") {
 		t.Errorf("exit %d, stderr %q; want 1 and 3 of 4 configs failed", code, stderr)

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == emu.WorkerArg { // check's worker
 		os.Exit(emu.ServeWorker(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(copyOpEnv) != "" { // autotune with a planted op: see TestCheckReportsFailures
+		registerCopyOp()
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "autotune-cmd-test-")
 	if err != nil {
 		panic(err)
