@@ -12,6 +12,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cuda"
+	"github.com/autotune-dev/autotune/measure/cuda/emu"
 )
 
 // version is the tool version stamped into every record; release builds set
@@ -35,7 +36,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{tuneCommand, bestCommand, benchCommand, simulateCommand, listCommand, dbCommand, versionCommand}
+	return []command{tuneCommand, bestCommand, benchCommand, checkCommand, simulateCommand, listCommand, dbCommand, versionCommand}
 }
 
 // usageError is a mistake on the command line; it exits 2. Every other
@@ -57,8 +58,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	name, rest := args[0], args[1:]
-	if name == cuda.WorkerArg { // hidden: the child process of the CUDA measurer
+	switch name { // hidden: the child processes of the CUDA measurer and of check
+	case cuda.WorkerArg:
 		return cuda.ServeWorker(stdin, stdout)
+	case emu.WorkerArg:
+		return emu.ServeWorker(stdin, stdout)
 	}
 	switch {
 	case name == "-h" || name == "-help" || name == "--help" || name == "help":

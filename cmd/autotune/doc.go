@@ -11,6 +11,7 @@
 //	tune      tune one workload and record every measurement
 //	best      print the best stored config of a workload
 //	bench     compare the tuned kernel with baselines, side by side
+//	check     check generated kernels against the reference, without timing (no GPU needed)
 //	simulate  compare searches on a recorded landscape, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
 //	db        ls, show, export, import, merge, prune and check the tuning database

@@ -9,7 +9,6 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/autotune-dev/autotune/measure"
@@ -196,7 +195,7 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 	if err := w.ctx.CopyOut(w.got, w.out); err != nil {
 		return fail(err)
 	}
-	if msg := compare(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
+	if msg := measure.Compare(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
 		e.Status, e.Error = string(measure.StatusWrongAnswer), msg
 		return e, false
 	}
@@ -251,28 +250,4 @@ func (w *worker) time(launch func() error) ([]float64, error) {
 		samples = append(samples, float64(ms)*1e6)
 	}
 	return samples, nil
-}
-
-// compare returns "" when every got[i] is within abs + rel·|want[i]| of
-// want[i], and otherwise describes the first element that is not. NaN is
-// right only where the reference is NaN too.
-func compare(got []float32, want []float64, rel, abs float64) string {
-	bad, first := 0, -1
-	for i, g := range got {
-		w := want[i]
-		ok := math.IsNaN(w) && math.IsNaN(float64(g)) || math.Abs(float64(g)-w) <= abs+rel*math.Abs(w)
-		if !ok {
-			if first < 0 {
-				first = i
-			}
-			bad++
-		}
-	}
-	if bad == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "out[%d] = %v, want %v (tolerance %.3g + %.3g·|want|); %d of %d elements wrong",
-		first, got[first], want[first], abs, rel, bad, len(got))
-	return b.String()
 }

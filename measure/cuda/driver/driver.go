@@ -347,11 +347,24 @@ type Dim3 struct{ X, Y, Z int }
 // int64, uint64, float32 or float64, the C type of the kernel's parameter
 // in that place; anything else panics, since it is a bug of the caller.
 func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
-	// Each argument lives in memory of its own C size, and params holds
-	// their addresses: the void** cuLaunchKernel reads. The pinner keeps
-	// every one of them where it is until the call returns.
 	var pin runtime.Pinner
 	defer pin.Unpin()
+	params := Params(&pin, args...)
+	d := f.m.c.dev.d
+	code := d.cuLaunchKernel(f.handle, uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
+		uint32(block.X), uint32(block.Y), uint32(block.Z), uint32(shared), 0, params, nil)
+	if err := d.check("cuLaunchKernel", code); err != nil {
+		return fmt.Errorf("kernel %s: %w", f.name, err)
+	}
+	return nil
+}
+
+// Params returns the void** array of a kernel launch: the address of each
+// argument, copied into memory of its exact C size. The arguments are as
+// for [Function.Launch] (another type panics). pin pins that memory and the
+// array until the caller unpins it, after the call that reads them. The
+// CPU emulator of package emu launches through the same array.
+func Params(pin *runtime.Pinner, args ...any) unsafe.Pointer {
 	params := make([]unsafe.Pointer, len(args)+1)
 	for i, a := range args {
 		var p unsafe.Pointer
@@ -372,19 +385,13 @@ func (f *Function) Launch(grid, block Dim3, shared int, args ...any) error {
 		case float64:
 			p = unsafe.Pointer(&v)
 		default:
-			panic(fmt.Sprintf("driver: Launch(%s): argument %d has type %T, not a C scalar", f.name, i, a))
+			panic(fmt.Sprintf("driver: argument %d of a launch has type %T, not a C scalar", i, a))
 		}
 		pin.Pin(p)
 		params[i] = p
 	}
 	pin.Pin(&params[0])
-	d := f.m.c.dev.d
-	code := d.cuLaunchKernel(f.handle, uint32(grid.X), uint32(grid.Y), uint32(grid.Z),
-		uint32(block.X), uint32(block.Y), uint32(block.Z), uint32(shared), 0, unsafe.Pointer(&params[0]), nil)
-	if err := d.check("cuLaunchKernel", code); err != nil {
-		return fmt.Errorf("kernel %s: %w", f.name, err)
-	}
-	return nil
+	return unsafe.Pointer(&params[0])
 }
 
 // Event is a CUDA event, a point in a stream's work that has a time.

@@ -1,0 +1,42 @@
+// Package emu checks generated CUDA kernels without a GPU, two ways.
+//
+// Emulation: the kernel's source (kernels.CUDAKernel) is compiled with g++
+// (or clang++) as ordinary C++ against emu.h, a header of autotune's own
+// that emulates the CUDA execution model on the CPU, into a shared library
+// ([Build]). Every thread of a block is a fiber; fibers switch only at
+// __syncthreads and at the warp collectives (shuffles, votes, __syncwarp,
+// with CUDA's semantics per warp of 32), so a barrier some threads never
+// reach, a deadlock, or warp collectives that do not meet are reported
+// with the threads and source lines involved instead of hanging. Static
+// __shared__ variables live in a section of their own and dynamic shared
+// memory in a mapping between guard pages, both filled with NaN before each
+// block. The library exports autotune_emu_launch, which takes the kernel's
+// arguments as the void** array cuLaunchKernel takes (built by
+// driver.Params, as on a GPU), so the emulation checks the argument
+// marshalling too.
+//
+// A worker process ([WorkerArg], [ServeWorker]) loads the library with
+// purego, places each input and the output between guard pages (an
+// out-of-bounds access faults and is reported with the buffer it missed),
+// and launches the kernel once per [Order]: blocks and threads forward,
+// reversed and shuffled. A kernel with a race (a missing __syncthreads
+// between a write to shared memory and another thread's read) reads NaN or
+// gives order-dependent results. The parent ([Checker]) requires every
+// order to give bit-identical output, except for kernels that add floats
+// atomically, and compares the first with the op's float64 reference
+// within its tolerance (measure.Compare) on inputs from measure.NewData.
+//
+// PTX: [Checker] also compiles the source to PTX with clang
+// (-x cuda --cuda-device-only -nocudainc -nocudalib) for the target's
+// architecture, with ptx.h, a prelude that declares what the templates use
+// in terms of clang's NVVM builtins, so that code only a GPU compiler
+// rejects (a host-only function, an intrinsic the architecture lacks,
+// inline PTX that does not assemble) is caught too.
+//
+// What emulation does not see: timing, occupancy and register limits,
+// memory coalescing, misaligned vector accesses, and races between blocks
+// that do not show in the orders tried. Inline PTX (asm) cannot be emulated;
+// templates should use the intrinsics and cuda_pipeline.h's primitives
+// (__pipeline_memcpy_async, __pipeline_commit, __pipeline_wait_prior),
+// which emu.h emulates by queueing each copy until its group is waited for.
+package emu
