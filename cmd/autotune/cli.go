@@ -225,12 +225,31 @@ type workloadFlags struct {
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
-	fs.StringVar(&w.shape, "shape", "", "shape: RxC for softmax, MxNxK for gemm*, BxHxSxD for attention* (required)")
+	fs.StringVar(&w.shape, "shape", "", "shape: "+shapeForms()+" (required)")
 	fs.StringVar(&w.device, "device", "auto", "target: auto, cpu or a CUDA architecture such as sm_86 (see 'autotune list')")
 	w.variants = map[string]*bool{}
 	for _, v := range kernels.VariantFlags() {
 		w.variants[v.Flag] = fs.Bool(v.Flag, false, v.Doc)
 	}
+}
+
+// shapeForms says how each op's shape is written, ops of one form together:
+// "RxC for softmax, MxNxK for gemm, gemm_bias, ...".
+func shapeForms() string {
+	var forms []string
+	byForm := map[string][]string{}
+	for _, op := range kernels.Ops() {
+		f := op.ShapeForm()
+		if byForm[f] == nil {
+			forms = append(forms, f)
+		}
+		byForm[f] = append(byForm[f], op.Name)
+	}
+	var parts []string
+	for _, f := range forms {
+		parts = append(parts, f+" for "+strings.Join(byForm[f], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // workload is a validated --op/--shape/--device triple.
