@@ -13,6 +13,7 @@ import (
 
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
 // Exit codes of a worker.
@@ -195,7 +196,7 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 	if err := w.ctx.CopyOut(w.got, w.out); err != nil {
 		return fail(err)
 	}
-	if msg := measure.Compare(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
+	if msg := harness.Check(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
 		e.Status, e.Error = string(measure.StatusWrongAnswer), msg
 		return e, false
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/harness"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -234,7 +235,7 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 		if r.FloatAtomics {
 			// Atomic float additions sum in the order blocks run: each
 			// order need only be right.
-			if msg := measure.Compare(outs[i], want, rel, abs); msg != "" {
+			if msg := harness.Check(outs[i], want, rel, abs); msg != "" {
 				return Outcome{Error: fmt.Sprintf("wrong with %s: %s", c.Orders[i], msg)}, nil
 			}
 			continue
@@ -244,7 +245,7 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 				d, outs[0][d], c.Orders[0], outs[i][d], c.Orders[i])}, nil
 		}
 	}
-	if msg := measure.Compare(outs[0], want, rel, abs); msg != "" {
+	if msg := harness.Check(outs[0], want, rel, abs); msg != "" {
 		return Outcome{Error: "wrong: " + msg}, nil
 	}
 	return Outcome{OK: true}, nil

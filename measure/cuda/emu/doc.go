@@ -24,7 +24,7 @@
 // gives order-dependent results. The parent ([Checker]) requires every
 // order to give bit-identical output, except for kernels that add floats
 // atomically, and compares the first with the op's float64 reference
-// within its tolerance (measure.Compare) on inputs from measure.NewData.
+// within its tolerance (harness.Check) on inputs from measure.NewData.
 //
 // PTX: [Checker] also compiles the source to PTX with clang
 // (-x cuda --cuda-device-only -nocudainc -nocudalib) for the target's
