@@ -337,9 +337,16 @@ func TestSoftmax(t *testing.T) {
 	}
 	tg := target(t, "sm_90")
 	r := rand.New(rand.NewPCG(1, 2))
+	// Each config is a g++ build of about a second: two per shape by
+	// default (CI's autotune check covers more), six with
+	// AUTOTUNE_EXHAUSTIVE=1.
+	perShape := 1
+	if os.Getenv("AUTOTUNE_EXHAUSTIVE") == "1" {
+		perShape = 6
+	}
 	for _, shape := range [][]int{{1, 1}, {3, 7}, {13, 97}, {5, 1023}, {2, 4099}} {
 		sp := tmpl.Space(shape, tg)
-		cfgs := sample(t, sp, r, 6)
+		cfgs := sample(t, sp, r, perShape)
 		reports, err := c.Check(context.Background(), tmpl, shape, tg, cfgs, nil)
 		if err != nil {
 			t.Fatal(err)
