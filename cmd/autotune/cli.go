@@ -13,6 +13,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cuda"
 	"github.com/autotune-dev/autotune/measure/cuda/emu"
+	"github.com/autotune-dev/autotune/tune"
 )
 
 // version is the tool version stamped into every record; release builds set
@@ -233,6 +234,22 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	}
 }
 
+// lookupDevice is device.Lookup with the local GPU: "auto" is the GPU when
+// the CUDA backend can use one, and an architecture that is the local
+// GPU's gets its name and driver, so that its records carry them
+// (device.Target.Fingerprint).
+func lookupDevice(name string) (device.Target, error) {
+	t, err := device.Lookup(name)
+	if err != nil || name != "auto" && !t.IsCUDA() {
+		return t, err
+	}
+	gpu, gerr := tune.LocalGPU()
+	if gerr == nil && (name == "auto" || gpu.GPU.Arch == t.GPU.Arch) {
+		return gpu, nil
+	}
+	return t, nil
+}
+
 // shapeForms says how each op's shape is written, ops of one form together:
 // "RxC for softmax, MxNxK for gemm, gemm_bias, ...".
 func shapeForms() string {
@@ -281,7 +298,7 @@ func (w *workloadFlags) resolve() (workload, error) {
 	if err != nil {
 		return workload{}, usagef("%v", err)
 	}
-	target, err := device.Lookup(w.device)
+	target, err := lookupDevice(w.device)
 	if err != nil {
 		return workload{}, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
 	}

@@ -109,7 +109,7 @@ func runList(c *command, std *stdio, args []string) error {
 	}
 	var devs []listDevice
 	for _, name := range device.Names() {
-		t, err := device.Lookup(name)
+		t, err := lookupDevice(name)
 		if err != nil {
 			return err // the names come from device itself; this is a bug
 		}
