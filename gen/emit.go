@@ -331,7 +331,7 @@ func (p *plan) dispatchFile() *jen.File {
 			}))
 		}
 		f.Commentf("%sOp is the dispatch state of %s (template %s).", op.ident, op.op.Name, op.tmpl.Version)
-		f.Var().Id(op.ident+"Op").Op("=").Op("&").Id("opState").Values(jen.Dict{
+		f.Var().Id(op.ident + "Op").Op("=").Op("&").Id("opState").Values(jen.Dict{
 			jen.Id("name"): jen.Lit(op.op.Name), jen.Id("fn"): jen.Lit(op.api.Func),
 			jen.Id("dims"):     jen.Index().String().Values(strLits(op.api.Dims)...),
 			jen.Id("template"): jen.Lit(op.tmpl.Version), jen.Id("def"): jen.Lit(op.def),
@@ -343,12 +343,12 @@ func (p *plan) dispatchFile() *jen.File {
 		}
 		f.Commentf("%sScalar are the scalar forms of %sOp.kernels, which every build has; %sFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.", op.ident, op.ident, op.ident)
 		f.Var().Id(op.ident+"Scalar").Op("=").Index(jen.Op("...")).Add(fnType(op)).Custom(multi, fns...)
-		f.Var().Id(op.ident+"Fns").Op("=").Id(op.ident+"Scalar")
+		f.Var().Id(op.ident + "Fns").Op("=").Id(op.ident + "Scalar")
 		var entries []jen.Code
 		for _, t := range op.tuned {
 			entries = append(entries, jen.Id("newEntry").Call(jen.Index().Int().Values(intLits(t.shape)...), jen.Lit(t.exact), jen.Lit(t.near), jen.False()))
 		}
-		f.Func().Id("init").Params().Block(jen.Id(op.ident+"Op").Dot("setTable").Call(jen.Index().Id("entry").Custom(multi, entries...)))
+		f.Func().Id("init").Params().Block(jen.Id(op.ident + "Op").Dot("setTable").Call(jen.Index().Id("entry").Custom(multi, entries...)))
 	}
 	f.Comment("ops are the ops of this package by name, for Variant and LoadTuning.")
 	f.Var().Id("ops").Op("=").Map(jen.String()).Op("*").Id("opState").Values(opsMap)
@@ -441,4 +441,3 @@ func formatNS(ns float64) string {
 	}
 	return strconv.FormatFloat(ns, 'f', 0, 64) + " ns"
 }
-
