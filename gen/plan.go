@@ -35,7 +35,7 @@ type Options struct {
 	// attention_causal, which its causal flag runs), and a variant its op.
 	Ops []string
 	// Variants is how many shape-generic winners each op gets besides its
-	// default config; 0 means 3.
+	// default config; 0 means 3, and a negative number none.
 	Variants int
 	// Command is the command line the files' header names, such as
 	// `autotune gen --out fastkernels --pkg fastkernels`.
@@ -157,11 +157,11 @@ func newPlan(src Source, o Options) (*plan, error) {
 	if o.Pkg == "" || !isIdent(o.Pkg) {
 		return nil, fmt.Errorf("gen: package name %q is not a Go identifier", o.Pkg)
 	}
-	if o.Variants == 0 {
+	switch {
+	case o.Variants == 0:
 		o.Variants = 3
-	}
-	if o.Variants < 0 {
-		return nil, fmt.Errorf("gen: %d variants", o.Variants)
+	case o.Variants < 0:
+		o.Variants = 0
 	}
 	target, err := device.FromFingerprint(o.Device)
 	if err != nil {
