@@ -1,6 +1,10 @@
 package kernels
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/dave/jennifer/jen"
+)
 
 // An InputSet is one distribution of a kernel's inputs.
 type InputSet struct {
@@ -15,6 +19,16 @@ type InputSet struct {
 	// whose error bound assumes the inputs' magnitude (GEMM's does) needs
 	// another bound for larger inputs.
 	Tolerance func(shape []int) (rel, abs float64)
+
+	// EmitFill, when set, adds to f a function with the given name that
+	// draws what Fill draws, in plain Go importing only the standard
+	// library (math/rand/v2 for the generator):
+	//
+	//	func name(shape []int, r *rand.Rand, ins [][]float32)
+	//
+	// Generated packages (autotune gen) check their kernels on the sets
+	// that have one.
+	EmitFill func(f *jen.File, name string)
 }
 
 // InputSets returns op's input sets: op.Inputs, or DefaultInputs.
@@ -40,7 +54,27 @@ func Uniform(name string, lo, hi float64) InputSet {
 				in[i] = SignedUniform(r, lo, hi)
 			}
 		}
+	}, EmitFill: func(f *jen.File, fn string) {
+		id := jen.Id
+		f.Func().Id(fn).Params(id("_").Index().Int(), id("r").Op("*").Qual("math/rand/v2", "Rand"), id("ins").Index().Index().Float32()).Block(
+			jen.For(jen.List(id("_"), id("in")).Op(":=").Range().Id("ins")).Block(
+				jen.For(id("i").Op(":=").Range().Id("in")).Block(
+					id("in").Index(id("i")).Op("=").Add(EmitSignedUniform(id("r"), lo, hi)),
+				),
+			),
+		)
 	}}
+}
+
+// EmitSignedUniform returns a Go expression that draws what SignedUniform
+// draws from r (an expression of type *rand.Rand from math/rand/v2), in
+// the same order of calls on r.
+func EmitSignedUniform(r jen.Code, lo, hi float64) jen.Code {
+	return jen.Func().Params().Float32().Block(
+		jen.Id("v").Op(":=").Float32().Call(jen.Lit(lo).Op("+").Lit(hi-lo).Op("*").Add(r).Dot("Float64").Call()),
+		jen.If(jen.Add(r).Dot("IntN").Call(jen.Lit(2)).Op("==").Lit(0)).Block(jen.Id("v").Op("=").Op("-").Id("v")),
+		jen.Return(jen.Id("v")),
+	).Call()
 }
 
 // SignedUniform draws from ±[lo, hi] with r: uniform magnitude, each sign

@@ -3,8 +3,11 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dave/jennifer/jen"
 )
 
 // Op is what an operator computes, independent of any backend: its name,
@@ -49,6 +52,62 @@ type Op struct {
 	// the op's semantics (softmax logits in the hundreds, rows with -Inf).
 	// Candidates are timed on the first. Nil means DefaultInputs.
 	Inputs []InputSet
+
+	// EmitReference, when set, adds to f a function with the given name
+	// that computes what Reference computes, in plain Go float64 loops
+	// that import only the standard library:
+	//
+	//	func name(shape []int, ins [][]float32, out []float64)
+	//
+	// Generated packages (autotune gen) check their kernels with it in
+	// their own tests, which cannot import autotune.
+	EmitReference func(f *jen.File, name string)
+
+	// API names the op in generated packages: see API. Zero fields are
+	// derived from Name and Dims.
+	API API
+}
+
+// API is how a generated package (autotune gen) names an op: its exported
+// function, its arguments (the output, then the inputs in the order of
+// Args) and its extents (in the order of Dims).
+type API struct {
+	Func string   // "GemmBiasReLU"; default: Name in camel case
+	Args []string // {"c", "a", "b", "bias"}; default: out, in0, in1, ...
+	Dims []string // {"m", "n", "k"}; default: Dims in lower case
+}
+
+// GoAPI returns op.API with its zero fields filled in.
+func (op Op) GoAPI() API {
+	api := API{Func: op.API.Func, Args: slices.Clone(op.API.Args), Dims: slices.Clone(op.API.Dims)}
+	if api.Func == "" {
+		for _, part := range strings.Split(op.Name, "_") {
+			if part != "" {
+				api.Func += strings.ToUpper(part[:1]) + part[1:]
+			}
+		}
+	}
+	if api.Args == nil {
+		ins, _ := op.Args(op.mustExample())
+		api.Args = []string{"out"}
+		for i := range ins {
+			api.Args = append(api.Args, fmt.Sprintf("in%d", i))
+		}
+	}
+	if api.Dims == nil {
+		for _, d := range op.Dims {
+			api.Dims = append(api.Dims, strings.ToLower(d))
+		}
+	}
+	return api
+}
+
+func (op Op) mustExample() []int {
+	shape, err := op.ParseShape(op.Example)
+	if err != nil {
+		panic(fmt.Sprintf("kernels: op %s: example shape: %v", op.Name, err))
+	}
+	return shape
 }
 
 // A Variant is an op named by another op and a flag; see Op.Variants.

@@ -14,7 +14,7 @@ import (
 // so no set has -Inf rows; the causal mask is the template's own.
 var inputs = []kernels.InputSet{
 	kernels.Uniform("uniform", 0.125, inputBound),
-	{Name: "large", Fill: fillLarge},
+	{Name: "large", Fill: fillLarge, EmitFill: emitFillLarge},
 }
 
 // fillLarge draws the large set (see inputs); its bounds are those the

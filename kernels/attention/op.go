@@ -13,12 +13,14 @@ import (
 // O[b][h] = softmax(Q[b][h]·K[b][h]ᵀ/√D)·V[b][h].
 var Op = kernels.Op{
 	Name: "attention", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
-	Summary:   "softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors",
-	Variants:  []kernels.Variant{causalVariant},
-	Args:      args,
-	Reference: func(shape []int, ins [][]float32, out []float64) { reference(false, shape, ins, out) },
-	Tolerance: tolerance,
-	Inputs:    inputs,
+	Summary:       "softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors",
+	Variants:      []kernels.Variant{causalVariant},
+	Args:          args,
+	Reference:     func(shape []int, ins [][]float32, out []float64) { reference(false, shape, ins, out) },
+	EmitReference: emitReference(false),
+	API:           kernels.API{Func: "Attention", Args: []string{"o", "q", "k", "v"}, Dims: []string{"b", "h", "s", "d"}},
+	Tolerance:     tolerance,
+	Inputs:        inputs,
 	FLOPs: func(shape []int) float64 {
 		b, h, s, d := checkShape(shape)
 		return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
@@ -32,12 +34,14 @@ var Op = kernels.Op{
 // j ≤ i and -Inf above the diagonal.
 var CausalOp = kernels.Op{
 	Name: "attention_causal", Dims: []string{"B", "H", "S", "D"}, Example: "1x8x1024x64",
-	Summary:   "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i",
-	Variants:  []kernels.Variant{causalVariant},
-	Args:      args,
-	Reference: func(shape []int, ins [][]float32, out []float64) { reference(true, shape, ins, out) },
-	Tolerance: tolerance,
-	Inputs:    inputs,
+	Summary:       "softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i",
+	Variants:      []kernels.Variant{causalVariant},
+	Args:          args,
+	Reference:     func(shape []int, ins [][]float32, out []float64) { reference(true, shape, ins, out) },
+	EmitReference: emitReference(true),
+	API:           kernels.API{Func: "AttentionCausal", Args: []string{"o", "q", "k", "v"}, Dims: []string{"b", "h", "s", "d"}},
+	Tolerance:     tolerance,
+	Inputs:        inputs,
 	// The two products over the S(S+1)/2 pairs j ≤ i of each head, 2·D
 	// each; the softmax is not counted, as in Op.
 	FLOPs: func(shape []int) float64 {

@@ -12,11 +12,13 @@ import (
 // writes the row-major M×N matrix C (out).
 var Op = kernels.Op{
 	Name: "gemm", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
-	Summary:   "C = A·B for row-major M×K and K×N matrices",
-	Args:      args,
-	Reference: reference,
-	Tolerance: tolerance,
-	Inputs:    inputs,
+	Summary:       "C = A·B for row-major M×K and K×N matrices",
+	Args:          args,
+	Reference:     reference,
+	EmitReference: emitReference(noEpilogue),
+	API:           kernels.API{Func: "Gemm", Args: []string{"c", "a", "b"}, Dims: []string{"m", "n", "k"}},
+	Tolerance:     tolerance,
+	Inputs:        inputs,
 	FLOPs: func(shape []int) float64 {
 		m, n, k := checkShape(shape)
 		return 2 * float64(m) * float64(n) * float64(k)
@@ -33,12 +35,14 @@ var Op = kernels.Op{
 var BiasOp = epilogueOp(biasEpilogue, kernels.Op{
 	Name: "gemm_bias", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
 	Summary: "C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row",
+	API:     kernels.API{Func: "GemmBias", Args: []string{"c", "a", "b", "bias"}, Dims: []string{"m", "n", "k"}},
 })
 
 // BiasReLUOp is BiasOp followed by a ReLU, C = max(0, A·B + bias).
 var BiasReLUOp = epilogueOp(biasReLUEpilogue, kernels.Op{
 	Name: "gemm_bias_relu", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
 	Summary: "C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias",
+	API:     kernels.API{Func: "GemmBiasReLU", Args: []string{"c", "a", "b", "bias"}, Dims: []string{"m", "n", "k"}},
 })
 
 func init() {
@@ -56,6 +60,7 @@ func epilogueOp(e epilogue, op kernels.Op) kernels.Op {
 		return []int{m * k, k * n, n}, m * n
 	}
 	op.Reference = func(shape []int, ins [][]float32, out []float64) { referenceEpilogue(shape, ins, out, e) }
+	op.EmitReference = emitReference(e)
 	op.Tolerance = tolerance
 	op.Inputs = inputs
 	op.FLOPs = func(shape []int) float64 {

@@ -12,13 +12,15 @@ import (
 // of the same row of the input.
 var Op = kernels.Op{
 	Name: "softmax", Dims: []string{"R", "C"}, Example: "4096x1024",
-	Summary:   "row-wise softmax over the last axis of an R×C matrix",
-	Args:      args,
-	Reference: reference,
-	Tolerance: tolerance,
-	Inputs:    inputs,
-	FLOPs:     func(shape []int) float64 { return flopsPerElement * elements(shape) },
-	Bytes:     func(shape []int) float64 { return 2 * 4 * elements(shape) },
+	Summary:       "row-wise softmax over the last axis of an R×C matrix",
+	Args:          args,
+	Reference:     reference,
+	EmitReference: emitReference,
+	API:           kernels.API{Func: "Softmax", Args: []string{"dst", "src"}, Dims: []string{"rows", "cols"}},
+	Tolerance:     tolerance,
+	Inputs:        inputs,
+	FLOPs:         func(shape []int) float64 { return flopsPerElement * elements(shape) },
+	Bytes:         func(shape []int) float64 { return 2 * 4 * elements(shape) },
 }
 
 func init() {

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"go/token"
+	"os"
+	"strings"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/gen"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+var genCommand = command{
+	name:    "gen",
+	summary: "write a Go package of the tuned kernels",
+	help: `
+Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--ops OPS] [--variants N]
+
+Writes a Go package of the kernels tuned on a device into DIR: for every
+tuned workload of the ops, its winner specialised to its shape; for every
+op, the shape-generic form of its N most used winners and of the
+template's default config, so that every shape is served. The package
+imports only the standard library (simd/archsimd under GOEXPERIMENT=simd)
+and exports Softmax, Gemm, GemmBias, GemmBiasReLU and Attention, Variant
+(which kernel a call runs, and why) and LoadTuning (re-rank the compiled
+kernels from a tuning log). Its package doc says what each build runs.
+
+Files whose bytes would not change are not rewritten; files of DIR that
+the generator wrote before and no longer produces are removed, any other
+file is kept. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
+
+--device is cpu (this machine) or a CPU fingerprint as 'autotune db ls'
+shows it, to generate from records of another machine. --log reads the
+records from a JSON Lines export instead of a database.
+
+Examples:
+  autotune gen --out ./fastkernels --pkg fastkernels
+  autotune gen --out ./kernels --pkg kernels --ops softmax,attention --variants 2
+  autotune db export > tuning.jsonl && autotune gen --log tuning.jsonl --out ./k --pkg k
+`,
+	run: runGen,
+}
+
+func runGen(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var path, logPath, out, pkg, dev, opsList string
+	dbFlag(fs, &path)
+	fs.StringVar(&logPath, "log", "", "read the records from this JSON Lines export instead of a database")
+	fs.StringVar(&out, "out", "", "directory of the generated package (required)")
+	fs.StringVar(&pkg, "pkg", "", "name of the generated package (required)")
+	fs.StringVar(&dev, "device", "cpu", "cpu (this machine) or a CPU fingerprint")
+	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
+	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case out == "":
+		return usagef("--out is required")
+	case pkg == "":
+		return usagef("--pkg is required")
+	case !token.IsIdentifier(pkg):
+		return usagef("--pkg %q is not a Go identifier", pkg)
+	case *variants < 0:
+		return usagef("--variants is %d, want ≥ 0", *variants)
+	case logPath != "" && path != "":
+		return usagef("--db and --log exclude each other")
+	}
+	var o gen.Options
+	o.Pkg, o.Variants = pkg, *variants
+	if o.Variants == 0 {
+		o.Variants = -1 // Options reads 0 as the default
+	}
+	switch {
+	case dev == "cpu":
+		o.Device = device.Host().Fingerprint()
+	case strings.HasPrefix(dev, "cpu/"):
+		if _, err := device.FromFingerprint(dev); err != nil {
+			return usagef("--device %q: %v", dev, err)
+		}
+		o.Device = dev
+	default:
+		return usagef("--device %q: want cpu or a CPU fingerprint (cpu/MODEL/ISA/Nc): generated packages hold CPU kernels", dev)
+	}
+	if opsList != "" {
+		o.Ops = strings.Split(opsList, ",")
+		for _, op := range o.Ops {
+			if _, err := kernels.Lookup(op); err != nil {
+				return usagef("--ops: %v", err)
+			}
+		}
+	}
+	o.Command = "autotune gen " + shellJoin(args)
+	var src gen.Source
+	if logPath != "" {
+		f, err := os.Open(logPath)
+		if err != nil {
+			return err
+		}
+		recs, err := tunedb.ReadRecords(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", logPath, err)
+		}
+		mem := tunedb.NewMemory()
+		if err := mem.Commit(recs); err != nil {
+			return err
+		}
+		src = mem
+	} else {
+		db, err := openDB(path, readDB)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		src = db
+	}
+	files, err := gen.Generate(src, o)
+	if err != nil {
+		return err
+	}
+	written, removed, err := gen.Write(out, files)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(std.errs, "autotune gen: %d files in %s: %d written, %d unchanged, %d removed\n",
+		len(files), out, len(written), len(files)-len(written), len(removed))
+	return nil
+}
+
+// shellJoin quotes args for a POSIX shell where they need it.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+", r))
+		}) < 0 {
+			quoted[i] = a
+		} else {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
+}

@@ -1,0 +1,93 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// docFile writes the package doc: what the package is, how it dispatches,
+// what each build runs, and what was tuned.
+func (p *plan) docFile() *jen.File {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("Package %s holds float32 kernels tuned by autotune for one CPU, specialised to the shapes tuned there, ", p.o.Pkg)
+	w("and shape-generic forms of the best configs, so that every shape is served.\n\n")
+	var fns []string
+	for _, op := range p.ops {
+		if op.parent == "" {
+			sig := strings.Join(op.api.Args, ", ") + " []float32, " + strings.Join(op.api.Dims, ", ") + " int"
+			for _, v := range op.flags {
+				sig += ", " + v.Flag + " bool"
+			}
+			fns = append(fns, fmt.Sprintf("\t%s(%s)", op.api.Func, sig))
+		}
+	}
+	w("Functions:\n\n%s\n\n", strings.Join(fns, "\n"))
+	w("Arguments are row-major float32 arrays, the output first. Each function panics when an extent is below 1 ")
+	w("or when a slice's length is not what the extents give, with a message naming the argument and both lengths ")
+	w("(as gonum does for dimension errors): a wrong length is a bug in the caller.\n\n")
+	w("# Dispatch\n\n")
+	w("A call runs, allocating nothing:\n\n")
+	w("  - exact: the kernel specialised to its shape, when that shape was tuned;\n")
+	w("  - nearest: else the shape-generic kernel of the winner of the nearest tuned shape that has one, ")
+	w("nearest by the sum over dimensions of |log2 a − log2 b| (ties: fewer elements, then the smaller first differing extent), as autotune's lookup measures it;\n")
+	w("  - default: else the template's default config, shape-generic.\n\n")
+	w("Variant(op, shape...) says which kernel a call would run and why. LoadTuning reads a tuning log ")
+	w("(autotune db export) of the same device and template versions and from then on sends each shape of the log ")
+	w("to the fastest of the compiled kernels there.\n\n")
+	w("# Builds\n\n")
+	w("Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and ")
+	w("Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has ")
+	w("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. ")
+	w("Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 ")
+	w("(or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct ")
+	w("but several times slower; Variant then names the scalar forms (suffix Scalar).\n\n")
+	w("# Tuning\n\n")
+	w("Device: %s\n\n", p.o.Device)
+	if !p.date.IsZero() {
+		w("Tuned: the latest winning record is of %s.\n\n", p.date.Format("2006-01-02 15:04 MST"))
+	}
+	w("Templates:\n\n")
+	for _, op := range p.ops {
+		w("\t%-18s %s\n", op.op.Name, op.tmpl.Version)
+	}
+	w("\nWorkloads, with the median of the winner as autotune measured it:\n\n")
+	var t strings.Builder
+	tw := tabwriter.NewWriter(&t, 0, 0, 2, ' ', 0)
+	any := false
+	for _, op := range p.ops {
+		for _, s := range op.tuned {
+			any = true
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", op.op.Name, kernels.FormatShape(s.shape), formatNS(s.record.MedianNS), s.record.Config)
+		}
+	}
+	tw.Flush()
+	if !any {
+		t.WriteString("\tnone: every call runs a default kernel\n")
+	}
+	w("%s\n", t.String())
+	w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):\n\n")
+	for _, op := range p.ops {
+		for i, v := range op.variants {
+			kind := "generic"
+			if v.shape != nil {
+				kind = "exact " + kernels.FormatShape(v.shape)
+			} else if i == op.def {
+				kind = "default"
+			}
+			names := v.name
+			if v.needs != scalarLevel {
+				names += ", " + v.scalarName() + " (" + v.scalar.String() + ")"
+			}
+			w("\t%s %s: %s  %s\n", op.op.Name, kind, names, v.cfg)
+		}
+	}
+	f := p.newFile("")
+	f.PackageComment(strings.TrimRight(b.String(), "\n"))
+	return f
+}

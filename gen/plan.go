@@ -1,0 +1,376 @@
+package gen
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// dtype is the only element type the CPU templates have.
+const dtype = "f32"
+
+// Source is where the tuning records come from: a tuning database
+// (tunedb.DB, tunedb.Memory), as for lookup.New.
+type Source interface {
+	Workloads() ([]tunedb.Summary, error)
+}
+
+// Options says what to generate. Pkg and Device are required.
+type Options struct {
+	// Pkg is the package name of the generated package.
+	Pkg string
+	// Device is the fingerprint (device.Target.Fingerprint) of the CPU
+	// whose records are used.
+	Device string
+	// Ops are the ops to generate, by name; nil means every op with a
+	// CPU template. An op brings the ops of its variants (attention brings
+	// attention_causal, which its causal flag runs), and a variant its op.
+	Ops []string
+	// Variants is how many shape-generic winners each op gets besides its
+	// default config; 0 means 3, and a negative number none.
+	Variants int
+	// Command is the command line the files' header names, such as
+	// `autotune gen --out fastkernels --pkg fastkernels`.
+	Command string
+}
+
+// level is what a kernel needs of the CPU beyond scalar Go.
+type level int
+
+const (
+	scalarLevel level = iota
+	avx2Level         // AVX2 and FMA: Float32x8
+	avx512Level       // AVX-512: Float32x16
+)
+
+// levelISA is the ISA of each level, for the templates' vector constraints.
+var levelISA = []device.ISA{
+	{SSE42: true},
+	{SSE42: true, AVX2: true, FMA: true},
+	{SSE42: true, AVX2: true, FMA: true, AVX512: true},
+}
+
+// A variant is one compiled kernel of an op: a config, specialised to a
+// shape or shape-generic, in its vector form (when it has one) and its
+// scalar form.
+type variant struct {
+	name   string          // Go name of its vector form, or of its only form
+	cfg    schedule.Config // as tuned
+	scalar schedule.Config // the config of its scalar form (cfg when cfg needs nothing)
+	needs  level
+	shape  []int          // the shape of a specialised kernel; nil for a generic one
+	record *tunedb.Record // the winning record of a specialised kernel
+}
+
+// scalarName is the Go name of v's scalar form.
+func (v variant) scalarName() string {
+	if v.needs == scalarLevel {
+		return v.name
+	}
+	return v.name + "Scalar"
+}
+
+// A tuned shape of an op and the variants that serve it.
+type tunedShape struct {
+	shape  []int
+	record tunedb.Record
+	exact  int // the specialised variant
+	near   int // the generic variant of the same config, or -1
+}
+
+// An opPlan is everything generated for one op.
+type opPlan struct {
+	op       kernels.Op
+	tmpl     kernels.Template
+	api      kernels.API
+	ident    string // lower-case prefix of its Go names
+	variants []variant
+	tuned    []tunedShape
+	def      int
+	// parent is the op whose exported function runs this one with flag
+	// set (attention_causal: attention, "causal"); "" for an op with a
+	// function of its own.
+	parent, flag string
+	// flags are the ops this one's function runs when a flag is set.
+	flags []kernels.Variant
+}
+
+// plan is the whole package.
+type plan struct {
+	o      Options
+	target device.Target
+	ops    []*opPlan
+	date   time.Time // the latest winning record
+}
+
+// selectOps returns the ops to generate, sorted, closed under variants.
+func selectOps(names []string) ([]kernels.Op, error) {
+	all := kernels.Ops()
+	if names == nil {
+		for _, op := range all {
+			if t, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok && t.EmitGoGeneric != nil {
+				names = append(names, op.Name)
+			}
+		}
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		op, err := kernels.Lookup(n)
+		if err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
+		want[op.Name] = true
+		for _, v := range op.Variants {
+			want[v.Op] = true
+		}
+		for _, o := range all {
+			for _, v := range o.Variants {
+				if v.Op == op.Name {
+					want[o.Name] = true
+				}
+			}
+		}
+	}
+	var out []kernels.Op
+	for _, op := range all {
+		if !want[op.Name] {
+			continue
+		}
+		t, ok := kernels.TemplateFor(op.Name, kernels.CPU)
+		if !ok || t.EmitGoGeneric == nil || op.EmitReference == nil {
+			return nil, fmt.Errorf("gen: op %s has no CPU template with shape-generic kernels and an emitted reference", op.Name)
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+func newPlan(src Source, o Options) (*plan, error) {
+	if o.Pkg == "" || !isIdent(o.Pkg) {
+		return nil, fmt.Errorf("gen: package name %q is not a Go identifier", o.Pkg)
+	}
+	switch {
+	case o.Variants == 0:
+		o.Variants = 3
+	case o.Variants < 0:
+		o.Variants = 0
+	}
+	target, err := device.FromFingerprint(o.Device)
+	if err != nil {
+		return nil, fmt.Errorf("gen: %w", err)
+	}
+	if target.CPU == nil {
+		return nil, fmt.Errorf("gen: device %s is not a CPU: generated packages hold CPU kernels", o.Device)
+	}
+	if host := device.Host(); host.Fingerprint() == o.Device && host.CPU != nil {
+		target = host // the fingerprint has no cache sizes; the host's spaces need them
+	}
+	ops, err := selectOps(o.Ops)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := src.Workloads()
+	if err != nil {
+		return nil, fmt.Errorf("gen: %w", err)
+	}
+	p := &plan{o: o, target: target}
+	for _, op := range ops {
+		tmpl, _ := kernels.TemplateFor(op.Name, kernels.CPU)
+		api := op.GoAPI()
+		op := &opPlan{op: op, tmpl: tmpl, api: api, ident: strings.ToLower(api.Func[:1]) + api.Func[1:]}
+		for _, s := range sums {
+			w := s.Workload
+			if s.Best == nil || w.Op != op.op.Name || w.DType != dtype || w.Device != o.Device || w.Template != tmpl.Version {
+				continue
+			}
+			op.tuned = append(op.tuned, tunedShape{shape: slices.Clone(w.Shape), record: *s.Best})
+			if s.Best.Time.After(p.date) {
+				p.date = s.Best.Time.UTC()
+			}
+		}
+		slices.SortFunc(op.tuned, func(a, b tunedShape) int { return slices.Compare(a.shape, b.shape) })
+		if err := p.planVariants(op); err != nil {
+			return nil, err
+		}
+		p.ops = append(p.ops, op)
+	}
+	for _, op := range p.ops {
+		for _, v := range op.op.Variants {
+			if v.Op != op.op.Name {
+				op.flags = append(op.flags, v)
+				for _, other := range p.ops {
+					if other.op.Name == v.Op {
+						other.parent, other.flag = op.op.Name, v.Flag
+					}
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// planVariants chooses op's variants: a specialised kernel per tuned
+// shape; the generic form of the Variants winners that win the most
+// shapes (ties: the winner of the larger shape, then config order); the
+// template's default.
+func (p *plan) planVariants(op *opPlan) error {
+	for i := range op.tuned {
+		t := &op.tuned[i]
+		v, err := p.newVariant(op, fmt.Sprintf("%s%s", op.ident, kernels.FormatShape(t.shape)), t.record.Config, t.shape)
+		if err != nil {
+			return err
+		}
+		v.record = &t.record
+		t.exact = len(op.variants)
+		op.variants = append(op.variants, v)
+	}
+	type winner struct {
+		cfg    schedule.Config
+		shapes int
+		size   float64
+	}
+	var winners []winner
+	for _, t := range op.tuned {
+		size := 1.0
+		for _, n := range t.shape {
+			size *= float64(n)
+		}
+		i := slices.IndexFunc(winners, func(w winner) bool { return w.cfg.Equal(t.record.Config) })
+		if i < 0 {
+			winners = append(winners, winner{cfg: t.record.Config})
+			i = len(winners) - 1
+		}
+		winners[i].shapes++
+		winners[i].size = max(winners[i].size, size)
+	}
+	slices.SortStableFunc(winners, func(a, b winner) int {
+		return cmp.Or(-cmp.Compare(a.shapes, b.shapes), -cmp.Compare(a.size, b.size), cmp.Compare(a.cfg.String(), b.cfg.String()))
+	})
+	winners = winners[:min(len(winners), p.o.Variants)]
+	for i, w := range winners {
+		v, err := p.newVariant(op, fmt.Sprintf("%sG%d", op.ident, i+1), w.cfg, nil)
+		if err != nil {
+			return err
+		}
+		for j := range op.tuned {
+			if op.tuned[j].record.Config.Equal(w.cfg) {
+				op.tuned[j].near = len(op.variants)
+			}
+		}
+		op.variants = append(op.variants, v)
+	}
+	for j := range op.tuned {
+		if !slices.ContainsFunc(winners, func(w winner) bool { return w.cfg.Equal(op.tuned[j].record.Config) }) {
+			op.tuned[j].near = -1
+		}
+	}
+	example, _ := op.op.ParseShape(op.op.Example)
+	def, err := defaultConfig(op.tmpl, example, p.target)
+	if err != nil {
+		return err
+	}
+	op.def = slices.IndexFunc(op.variants, func(v variant) bool { return v.shape == nil && v.cfg.Equal(def) })
+	if op.def < 0 {
+		v, err := p.newVariant(op, op.ident+"Default", def, nil)
+		if err != nil {
+			return err
+		}
+		op.def = len(op.variants)
+		op.variants = append(op.variants, v)
+	}
+	return nil
+}
+
+// newVariant works out what cfg needs of the CPU and the config of its
+// scalar form, at shape (the tuned shape; the op's example for a generic
+// default).
+func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []int) (variant, error) {
+	v := variant{name: name, cfg: cfg, shape: shape}
+	v.needs = avx512Level + 1
+	for l, isa := range levelISA {
+		if !slices.ContainsFunc(kernels.VectorConstraints(isa), func(c schedule.Constraint) bool { return !c.OK(cfg) }) {
+			v.needs = level(l)
+			break
+		}
+	}
+	if v.needs > avx512Level {
+		return variant{}, fmt.Errorf("gen: %s config %s needs a CPU this generator does not know", op.op.Name, cfg)
+	}
+	if v.needs == scalarLevel {
+		v.scalar = cfg
+		return v, nil
+	}
+	at := shape
+	if at == nil {
+		at = p.tunedShapeOf(op, cfg)
+	}
+	scalarCPU := *p.target.CPU
+	scalarCPU.ISA = levelISA[scalarLevel]
+	scalarTarget := device.Target{Name: p.target.Name, CPU: &scalarCPU}
+	space := op.tmpl.Space(at, scalarTarget)
+	if _, ok := cfg.Lookup("vec"); ok {
+		// By the templates' convention, vec is the vector width in lanes.
+		parts := strings.Split(cfg.String(), ",")
+		for i, part := range parts {
+			if strings.HasPrefix(part, "vec=") {
+				parts[i] = "vec=1"
+			}
+		}
+		if c, err := space.Parse(strings.Join(parts, ",")); err == nil && space.Valid(c) {
+			v.scalar = c
+			return v, nil
+		}
+	}
+	c, err := defaultConfig(op.tmpl, at, scalarTarget)
+	if err != nil {
+		return variant{}, err
+	}
+	v.scalar = c
+	return v, nil
+}
+
+// tunedShapeOf returns the largest shape cfg won, or the op's example.
+func (p *plan) tunedShapeOf(op *opPlan, cfg schedule.Config) []int {
+	shape, _ := op.op.ParseShape(op.op.Example)
+	for _, t := range op.tuned {
+		if t.record.Config.Equal(cfg) {
+			shape = t.shape
+		}
+	}
+	return shape
+}
+
+// defaultConfig is the config lookup gives a shape nothing was tuned near:
+// the template's Default when it is valid there, else the first valid
+// config of the space.
+func defaultConfig(tmpl kernels.Template, shape []int, target device.Target) (schedule.Config, error) {
+	space := tmpl.Space(shape, target)
+	if tmpl.Default != nil {
+		if c := tmpl.Default(shape, target); space.Valid(c) {
+			return c, nil
+		}
+	}
+	for i := int64(0); i < space.Size(); i++ {
+		if c := space.At(i); space.Valid(c) {
+			return c, nil
+		}
+	}
+	return schedule.Config{}, errors.New("gen: " + tmpl.Op.Name + " " + kernels.FormatShape(shape) + " has no valid config on " + target.Fingerprint())
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

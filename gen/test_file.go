@@ -1,0 +1,344 @@
+package gen
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"go/format"
+	"slices"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// testHelpers is the part of the generated tests that does not depend on
+// what was tuned.
+//
+//go:embed testhelpers.go.txt
+var testHelpers string
+
+// maxTestFLOPs bounds the untuned shapes the generated tests derive from
+// tuned ones, so that the float64 reference stays quick.
+const maxTestFLOPs = 2e8
+
+func (p *plan) helpersFile() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n\npackage %s\n\nimport (\n", Header(p.o.Command), p.o.Pkg)
+	for _, imp := range []string{"encoding/json", "fmt", "math", "math/rand/v2", "slices", "strings", "testing", "time"} {
+		fmt.Fprintf(&b, "\t%q\n", imp)
+	}
+	b.WriteString(")\n\n")
+	b.WriteString(testHelpers)
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("gen: helpers_test.go: %w", err)
+	}
+	return src, nil
+}
+
+// testShapes are the shapes op is checked on: every tuned shape, and
+// shapes never tuned: all ones, small primes, odd extents, and each tuned
+// shape with every extent one larger (which the nearest rule serves).
+func (op *opPlan) testShapes() [][]int {
+	r := len(op.op.Dims)
+	var shapes [][]int
+	addShape := func(s []int) {
+		if !slices.ContainsFunc(shapes, func(x []int) bool { return slices.Equal(x, s) }) {
+			shapes = append(shapes, s)
+		}
+	}
+	for _, t := range op.tuned {
+		addShape(t.shape)
+	}
+	ones := make([]int, r)
+	for i := range ones {
+		ones[i] = 1
+	}
+	addShape(ones)
+	for _, base := range [][]int{{2, 3, 5, 7, 11}, {7, 13, 17, 33, 9}, {3, 1, 37, 65, 2}} {
+		if r <= len(base) {
+			addShape(slices.Clone(base[:r]))
+		}
+	}
+	for _, t := range op.neighbours() {
+		addShape(t)
+	}
+	return shapes
+}
+
+// neighbours are the tuned shapes with every extent one larger, where the
+// reference is cheap enough.
+func (op *opPlan) neighbours() [][]int {
+	var out [][]int
+	for _, t := range op.tuned {
+		s := slices.Clone(t.shape)
+		for i := range s {
+			s[i]++
+		}
+		if op.op.FLOPs(s) <= maxTestFLOPs && !slices.ContainsFunc(op.tuned, func(x tunedShape) bool { return slices.Equal(x.shape, s) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// expect returns what dispatch does at shape before any LoadTuning: the
+// kernel and the rule as Variant writes it. It decides with tunedb.Nearest,
+// which the generated pick must agree with.
+func (op *opPlan) expect(shape []int) (kernel int, rule string) {
+	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: dtype, Device: "d", Template: "t"}
+	var cands []tunedb.Workload
+	for _, t := range op.tuned {
+		if slices.Equal(t.shape, shape) {
+			return t.exact, "exact"
+		}
+		if t.near >= 0 {
+			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: dtype, Device: "d", Template: "t"})
+		}
+	}
+	if near := tunedb.Nearest(w, cands, 1); len(near) > 0 {
+		for _, t := range op.tuned {
+			if slices.Equal(t.shape, near[0].Shape) {
+				return t.near, "nearest " + kernels.FormatShape(t.shape)
+			}
+		}
+	}
+	return op.def, "default"
+}
+
+// adapter returns a function literal that calls fn, a kernel of op's
+// generic convention, as the helpers do: args (output first) and a shape.
+func adapter(op *opPlan, fn jen.Code, extra ...jen.Code) jen.Code {
+	var call []jen.Code
+	for i := range op.api.Args {
+		call = append(call, jen.Id("a").Index(jen.Lit(i)))
+	}
+	for i := range op.api.Dims {
+		call = append(call, jen.Id("s").Index(jen.Lit(i)))
+	}
+	call = append(call, extra...)
+	return jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("s").Index().Int()).Block(jen.Add(fn).Call(call...))
+}
+
+// publicCall returns how the tests call op through its exported function.
+func (p *plan) publicCall(op *opPlan) jen.Code {
+	if op.parent == "" {
+		var flags []jen.Code
+		for range op.flags {
+			flags = append(flags, jen.False())
+		}
+		return adapter(op, jen.Id(op.api.Func), flags...)
+	}
+	parent := p.opByName(op.parent)
+	var flags []jen.Code
+	for _, v := range parent.flags {
+		flags = append(flags, jen.Lit(v.Flag == op.flag))
+	}
+	return adapter(op, jen.Id(parent.api.Func), flags...)
+}
+
+func (p *plan) testFile() *jen.File {
+	f := p.newFile("")
+	for _, op := range p.ops {
+		dims, _ := argDims(op.op)
+		ref := "reference" + op.api.Func
+		op.op.EmitReference(f, ref)
+		var sets []jen.Code
+		var setIndex []int
+		for i, s := range op.op.InputSets() {
+			if s.EmitFill == nil {
+				continue
+			}
+			name := fmt.Sprintf("fill%s%d", op.api.Func, i)
+			s.EmitFill(f, name)
+			sets = append(sets, jen.Values(jen.Lit(s.Name), jen.Id(name)))
+			setIndex = append(setIndex, i)
+		}
+		var cases []jen.Code
+		for _, shape := range op.testShapes() {
+			k, rule := op.expect(shape)
+			for j, i := range setIndex {
+				set := op.op.InputSets()[i]
+				tol := op.op.Tolerance
+				if set.Tolerance != nil {
+					tol = set.Tolerance
+				}
+				rel, abs := tol(shape)
+				cases = append(cases, jen.Values(jen.Dict{
+					jen.Id("shape"): jen.Index().Int().Values(intLits(shape)...), jen.Id("set"): jen.Lit(j),
+					jen.Id("rel"): jen.Lit(rel), jen.Id("abs"): jen.Lit(abs),
+					jen.Id("variant"): jen.Lit(rule), jen.Id("kernel"): jen.Lit(k),
+				}))
+			}
+		}
+		var lens []jen.Code
+		for _, ds := range dims {
+			e := jen.Lit(1)
+			for _, d := range ds {
+				e = e.Op("*").Id("s").Index(jen.Lit(d))
+			}
+			lens = append(lens, e)
+		}
+		fnsOf := func(list string) jen.Code {
+			return jen.Func().Params().Index().Func().Params(jen.Index().Index().Float32(), jen.Index().Int()).Block(
+				jen.Var().Id("out").Index().Func().Params(jen.Index().Index().Float32(), jen.Index().Int()),
+				jen.For(jen.List(jen.Id("_"), jen.Id("fn")).Op(":=").Range().Id(list)).Block(
+					jen.Id("out").Op("=").Append(jen.Id("out"), adapter(op, jen.Id("fn")))),
+				jen.Return(jen.Id("out")),
+			).Call()
+		}
+		test := op.ident + "Test"
+		f.Commentf("%s checks %s.", test, op.op.Name)
+		f.Func().Id(test).Params().Id("opTest").Block(jen.Return(jen.Id("opTest").Values(jen.Dict{
+			jen.Id("op"):        jen.Id(op.ident + "Op"),
+			jen.Id("scalar"):    fnsOf(op.ident + "Scalar"),
+			jen.Id("fns"):       fnsOf(op.ident + "Fns"),
+			jen.Id("public"):    p.publicCall(op),
+			jen.Id("lens"):      jen.Func().Params(jen.Id("s").Index().Int()).Index().Int().Block(jen.Return(jen.Index().Int().Values(lens...))),
+			jen.Id("sets"):      jen.Index().Id("inputSet").Custom(multi, sets...),
+			jen.Id("cases"):     jen.Index().Id("testCase").Custom(multi, cases...),
+			jen.Id("reference"): jen.Id(ref),
+		})))
+		name := "Test" + op.api.Func
+		t := jen.Id("t")
+		// LoadTuning: a log that measured the default kernel at an
+		// untuned shape makes it that shape's exact kernel.
+		k := op.def
+		at := op.testShapes()[len(op.tuned)]
+		f.Commentf("%s checks every kernel of %s against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.", name, op.op.Name)
+		f.Func().Id(name).Params(t.Clone().Op("*").Qual("testing", "T")).Block(
+			jen.Id("o").Op(":=").Id(test).Call(),
+			jen.Id("o").Dot("check").Call(t),
+			jen.Id("o").Dot("checkLengths").Call(t, jen.Index().String().Values(strLits(op.api.Args)...)),
+			jen.Id("o").Dot("checkAllocs").Call(t),
+			jen.Id("o").Dot("checkLoadTuning").Call(t, jen.Lit(k), jen.Index().Int().Values(intLits(at)...)),
+		)
+	}
+	p.benchmarks(f)
+	return f
+}
+
+// naive returns op's plain Go baseline, if it has one that needs nothing
+// beyond the standard library and is not skipped at shape.
+func naive(op *opPlan, shape []int) (kernels.Baseline, bool) {
+	for _, b := range op.tmpl.Baselines {
+		if b.Name == "naive" && b.Requires == nil && !b.Cgo && b.Skipped(shape) == "" {
+			return b, true
+		}
+	}
+	return kernels.Baseline{}, false
+}
+
+// benchmarks adds a Benchmark per tuned workload, BenchmarkDispatch and
+// BenchmarkSideBySide.
+func (p *plan) benchmarks(f *jen.File) {
+	b := jen.Id("b")
+	bParam := b.Clone().Op("*").Qual("testing", "B")
+	args := func(op *opPlan, shape []int) []jen.Code {
+		dims, _ := argDims(op.op)
+		var out []jen.Code
+		for i, ds := range dims {
+			n := 1
+			for _, d := range ds {
+				n *= shape[d]
+			}
+			fill := jen.Lit(0.5)
+			if i > 0 {
+				fill = jen.Float32().Call(jen.Id("j").Op("%").Lit(7).Op("+").Lit(1)).Op("/").Lit(8)
+			}
+			out = append(out, jen.Func().Params().Index().Float32().Block(
+				jen.Id("x").Op(":=").Make(jen.Index().Float32(), jen.Lit(n)),
+				jen.For(jen.Id("j").Op(":=").Range().Id("x")).Block(jen.Id("x").Index(jen.Id("j")).Op("=").Add(fill)),
+				jen.Return(jen.Id("x"))).Call())
+		}
+		return out
+	}
+	var dispatch []jen.Code
+	var sides []jen.Code
+	for _, op := range p.ops {
+		test := op.ident + "Test"
+		for _, t := range op.tuned {
+			name := fmt.Sprintf("Benchmark%s_%s", op.api.Func, kernels.FormatShape(t.shape))
+			f.Commentf("%s times %s %s through dispatch (%s).", name, op.op.Name, kernels.FormatShape(t.shape), "exact")
+			f.Func().Id(name).Params(bParam).Block(
+				jen.Id("args").Op(":=").Index().Index().Float32().Values(args(op, t.shape)...),
+				jen.Id("shape").Op(":=").Index().Int().Values(intLits(t.shape)...),
+				jen.Id("run").Op(":=").Id(test).Call().Dot("public"),
+				jen.For(b.Clone().Dot("Loop").Call()).Block(jen.Id("run").Call(jen.Id("args"), jen.Id("shape"))),
+			)
+		}
+		shape := op.testShapes()[len(op.testShapes())-1]
+		dispatch = append(dispatch, b.Clone().Dot("Run").Call(jen.Lit(op.op.Name), jen.Func().Params(bParam).Block(
+			jen.Id("shape").Op(":=").Index().Int().Values(intLits(shape)...),
+			jen.For(b.Clone().Dot("Loop").Call()).Block(jen.Id(op.ident+"Op").Dot("pick").Call(jen.Id("shape"))),
+		)))
+		if len(op.tuned) == 0 {
+			continue
+		}
+		// The first tuned shape: its specialised kernel, the generic
+		// form of the same config, the default and plain Go; the shape
+		// one larger: dispatch (nearest), the default and plain Go.
+		t := op.tuned[0]
+		var cs []jen.Code
+		contender := func(name string, k jen.Code, shape []int) {
+			cs = append(cs, jen.Values(jen.Lit(name), jen.Func().Params().Block(jen.Add(k).Call(jen.Id("args"), jen.Index().Int().Values(intLits(shape)...)))))
+		}
+		contender(op.variants[t.exact].name+" (exact)", jen.Id("o").Dot("fns").Index(jen.Lit(t.exact)), t.shape)
+		if t.near >= 0 {
+			contender(op.variants[t.near].name+" (generic, same config)", jen.Id("o").Dot("fns").Index(jen.Lit(t.near)), t.shape)
+		}
+		contender(op.variants[op.def].name+" (default)", jen.Id("o").Dot("fns").Index(jen.Lit(op.def)), t.shape)
+		body := []jen.Code{jen.Id("o").Op(":=").Id(test).Call()}
+		addNaive := func(shape []int) {
+			if bl, ok := naive(op, shape); ok {
+				name := fmt.Sprintf("naive%s%s", op.api.Func, strings.ReplaceAll(kernels.FormatShape(shape), "x", "_"))
+				bl.EmitGo(f, name, slices.Clone(shape))
+				cs = append(cs, jen.Values(jen.Lit("plain Go"), jen.Func().Params().Block(jen.Id(name).Call(
+					func() []jen.Code {
+						var xs []jen.Code
+						for i := range op.api.Args {
+							xs = append(xs, jen.Id("args").Index(jen.Lit(i)))
+						}
+						return xs
+					}()...))))
+			}
+		}
+		addNaive(t.shape)
+		body = append(body,
+			jen.Id("args").Op(":=").Index().Index().Float32().Values(args(op, t.shape)...),
+			b.Clone().Dot("Run").Call(jen.Lit("tuned/"+kernels.FormatShape(t.shape)), jen.Func().Params(bParam).Block(
+				jen.Id("sideBySide").Call(b, jen.Index().Id("contender").Custom(multi, cs...)))))
+		if ns := op.neighbours(); len(ns) > 0 {
+			u := ns[0]
+			cs = nil
+			cs = append(cs, jen.Values(jen.Lit("dispatch ("+func() string { _, r := op.expect(u); return r }()+")"),
+				jen.Func().Params().Block(jen.Id("o").Dot("public").Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
+			cs = append(cs, jen.Values(jen.Lit(op.variants[op.def].name+" (default)"),
+				jen.Func().Params().Block(jen.Id("o").Dot("fns").Index(jen.Lit(op.def)).Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
+			addNaiveU := func() {
+				if bl, ok := naive(op, u); ok {
+					name := fmt.Sprintf("naive%s%s", op.api.Func, strings.ReplaceAll(kernels.FormatShape(u), "x", "_"))
+					bl.EmitGo(f, name, slices.Clone(u))
+					var xs []jen.Code
+					for i := range op.api.Args {
+						xs = append(xs, jen.Id("args2").Index(jen.Lit(i)))
+					}
+					cs = append(cs, jen.Values(jen.Lit("plain Go"), jen.Func().Params().Block(jen.Id(name).Call(xs...))))
+				}
+			}
+			addNaiveU()
+			body = append(body,
+				jen.Id("args2").Op(":=").Index().Index().Float32().Values(args(op, u)...),
+				b.Clone().Dot("Run").Call(jen.Lit("untuned/"+kernels.FormatShape(u)), jen.Func().Params(bParam).Block(
+					jen.Id("sideBySide").Call(b, jen.Index().Id("contender").Custom(multi, cs...)))))
+		}
+		sides = append(sides, b.Clone().Dot("Run").Call(jen.Lit(op.op.Name), jen.Func().Params(bParam).Block(body...)))
+	}
+	f.Comment("BenchmarkDispatch times choosing a kernel at an untuned shape (the nearest rule's scan), per op.")
+	f.Func().Id("BenchmarkDispatch").Params(bParam).Block(dispatch...)
+	f.Comment("BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default and plain Go. It measures on its own; run it with -benchtime 1x -v.")
+	f.Func().Id("BenchmarkSideBySide").Params(bParam).Block(sides...)
+}
