@@ -57,7 +57,7 @@ func TestGPUSoftmax(t *testing.T) {
 // primes in every dimension (tails of every tile, scalar loads), aligned
 // shapes with tails of the block tiles only, and 2048³'s neighbour.
 func TestGPUGemm(t *testing.T) {
-	checkOnGPU(t, gpuMeasurer(t), 24, []string{gemm.Op.Name, gemm.BiasOp.Name, gemm.BiasReLUOp.Name},
+	checkOnGPU(t, gpuMeasurer(t), 12, []string{gemm.Op.Name, gemm.BiasOp.Name, gemm.BiasReLUOp.Name},
 		[][]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 9}, {97, 131, 67}, {100, 68, 36}, {256, 256, 256}, {513, 260, 1028}})
 }
 
@@ -65,7 +65,7 @@ func TestGPUGemm(t *testing.T) {
 // element, odd S and D (tails of rows and keys, scalar loads, padded
 // columns), several heads and batches, D = 64 and 128.
 func TestGPUAttention(t *testing.T) {
-	checkOnGPU(t, gpuMeasurer(t), 24, []string{attention.Op.Name, attention.CausalOp.Name},
+	checkOnGPU(t, gpuMeasurer(t), 16, []string{attention.Op.Name, attention.CausalOp.Name},
 		[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {2, 3, 67, 17}, {1, 1, 33, 64}, {2, 2, 130, 64}, {1, 4, 257, 128}})
 }
 
