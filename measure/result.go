@@ -66,6 +66,14 @@ type Result struct {
 	// batch's totals. How a backend splits them is documented with it.
 	BuildNS int64
 	RunNS   int64
+
+	// Registers and LocalBytes are what the compiler gave the kernel: 32-bit
+	// registers per thread and local memory per thread in bytes (spills and
+	// arrays it could not keep in registers). Backends that compile to a
+	// GPU fill them once the kernel is loaded, whatever the status after
+	// that; 0 elsewhere.
+	Registers  int
+	LocalBytes int
 }
 
 // Summarize returns the median and the 20th and 80th percentiles of samples,

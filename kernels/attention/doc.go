@@ -100,6 +100,52 @@
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
 // every CPU.
 //
+// # CUDA
+//
+// CUDATemplate and CUDATemplateCausal (cuda.go) emit one CUDA C kernel
+// per config, FlashAttention-2 style in float32 without tensor cores: a
+// thread block per br query rows of one head (grid ⌈S/br⌉ × B·H), Q's rows
+// in shared memory once, scaled by 1/√D·log2(e) so that the weights are
+// exp2f of the scores minus their running maximum; then K and V in tiles
+// of bc keys through shared memory (kv_copy=sync: plain loads into one
+// buffer; cp_async: cp.async into two, the next tile copied while this
+// one is used, sm_80 and newer). D is a compile-time constant: the tiles
+// are zero-padded to a multiple of 4 columns (and of the threads along a
+// row) so every loop has a fixed trip count and no check. A block has
+// 32·warps threads; thread (ty, tx) holds tm = br/ty query rows (i·ty+ty)
+// and, of each tile, tn keys (j·tx+tx), tx = bc/tn threads per row group,
+// all in one warp. Per tile it computes its tm×tn scores as a register
+// tile (a float4 of Q and of K per four columns of D), takes each row's
+// maximum over its row group by shuffles, rescales its running sum and
+// output by exp2f(m_old - m_new), writes the weights to shared memory
+// (__syncwarp: a row's weights are its own warp's) and adds P·V for its
+// rows and its D/tx output columns, a float4 of P per four keys and of V
+// per four columns when D is a multiple of 4·tx. At the end the row
+// sums are reduced over the row group and O = acc/l is stored.
+//
+//	br        16 … 128      query rows per thread block
+//	bc        16 … 128      keys per tile
+//	warps     1, 2, 4, 8    warps per thread block
+//	tn        2, 4, 8       keys per thread and tile
+//	kv_copy   sync          K and V tiles loaded, one buffer
+//	          cp_async      cp.async, double-buffered
+//
+// Constraints: row_in_warp (bc/tn ≤ 32 threads per row group),
+// rows_per_thread (br a multiple of the row groups, at most 8 rows a
+// thread), tile_within_shape, grid_fits (B·H ≤ 65535), and from the
+// target's limits threads_per_block, shared_memory_per_block (against
+// the opt-in limit), registers_per_thread (an estimate: tm·tn scores,
+// tm·D/tx outputs, fragments, 32 more) and cp_async_needs_sm80; on a CPU
+// target needs_cuda_target rejects every point.
+//
+// Keys past S get the score -Inf and rows past S are computed on zeros
+// and not stored. The running maxima start at -3e38, finite, as on the
+// CPU. The causal kernel visits key tiles only up to its last row, masks
+// keys after the row only in the tiles that cross the diagonal, and runs
+// the blocks of rows in reverse order, so that those with the most tiles
+// start first. The CUDA revisions (cudaRevision, cudaCausalRevision) guard
+// the golden files testdata/cuda_*.golden as the CPU's revisions do.
+//
 // # Accuracy
 //
 // Inputs are assumed at most inputBound = 4 in magnitude, as the tuner's

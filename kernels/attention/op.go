@@ -61,6 +61,8 @@ func init() {
 		kernels.RegisterOp(t.Op)
 		kernels.Register(t)
 	}
+	kernels.Register(CUDATemplate)
+	kernels.Register(CUDATemplateCausal)
 }
 
 // checkShape panics unless shape is [B, H, S, D] with all four positive: the

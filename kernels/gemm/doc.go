@@ -124,6 +124,57 @@
 // so the generic code is not part of Version; bump genericRevision when it
 // changes.
 //
+// # CUDA
+//
+// CUDATemplate (cuda.go), with BiasCUDATemplate and BiasReLUCUDATemplate,
+// emits one CUDA C kernel per config: C in float32 with FMA, no tensor
+// cores. A block of (bm/tm)·(bn/tn) threads computes a bm×bn tile of C;
+// each thread holds a tm×tn tile of it in registers: rows i·TY+ty and
+// columns in groups of four, (q·TX+tx)·4…+3, so that neighbouring threads
+// read neighbouring float4s of B's tile. K goes by in slices of bk: the
+// slice of A is copied to shared memory as [bm][bk+4] (the padding keeps
+// rows 16-byte aligned and puts one thread's rows and the next one's in
+// different banks), B's as [bk][bn]; per four steps of K a thread reads one
+// float4 of A per row and one float4 of B per group of columns, then does
+// 4·tm·tn FMAs. Every output sums k = 0, 1, …, K-1 in order, as on the CPU,
+// so the tolerance is the same.
+//
+//	bm, bn      32 … 256     the block's tile of C
+//	bk          8, 16, 32    depth of a slice of K
+//	tm, tn      2…8, 4…8     a thread's tile of C
+//	vec_a       1, 4         floats per global load of A (4 needs K % 4 = 0)
+//	vec_b       1, 4         floats per global load of B (4 needs N % 4 = 0)
+//	copy        regs         loads to registers, stores to shared memory;
+//	                         stages=2 loads the next slice while this one is
+//	                         multiplied and stores it to the other buffer
+//	            cp_async     cp.async (sm_80 and newer) straight to shared
+//	                         memory, stages slices in flight (1 to 3)
+//	stages      1, 2, 3      shared-memory buffers of each tile
+//
+// Constraints from the target's limits (device.Limits): threads_per_block;
+// shared_memory_per_block, 4·stages·(bm·(bk+4) + bk·bn) bytes against the
+// opt-in limit (the measurer raises a kernel's limit when it needs more
+// than 48 KiB); registers_per_thread, an estimate (tm·tn accumulators,
+// 4·tm + tn for the fragments, the staged loads, 28 more) against both the
+// per-thread limit and the registers per block over its threads. And
+// whole_warps, tile_within_shape (no tile over twice the next power of two
+// of its extent, 32 and 8 at least), vec_a_aligned, vec_b_aligned,
+// regs_copy_two_stages, cp_async_needs_sm80, grid_fits (65535 blocks of
+// rows at most); on a CPU target needs_cuda_target rejects every point.
+//
+// Shapes are baked in, so a bounds check is emitted only for a dimension
+// its tile does not divide: loads past M, N or K read zeros (cp.async with
+// a source size of 0 writes them), stores past M or N are skipped, and C
+// is stored a float4 at a time when N % 4 = 0, with the bias added (and
+// the ReLU taken) on the way. Indices are int unless a matrix has 2^31
+// elements or more. Without __CUDA_ARCH__ (a host compiler checking the
+// source) cp.async is a plain copy and its waits do nothing. There is no
+// split-K: the kernel gets no zeroed output to accumulate into, and at the
+// sizes tuned here (2048³: 256 tiles of 128×128) the grid fills the GPU.
+// The CUDA revision (cudaRevision) is shared by the three templates and
+// guards their golden files (testdata/cuda_*.golden) as revision guards
+// the CPU's.
+//
 // # Accuracy
 //
 // Each output is a float32 sum of K products in order (FMA in vector code,

@@ -50,6 +50,9 @@ func init() {
 		kernels.RegisterOp(t.Op)
 		kernels.Register(t)
 	}
+	for _, t := range []kernels.Template{CUDATemplate, BiasCUDATemplate, BiasReLUCUDATemplate} {
+		kernels.Register(t)
+	}
 }
 
 // epilogueOp completes op, GEMM with the epilogue e: the bias argument, the

@@ -9,6 +9,8 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/attention"
+	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
@@ -47,36 +49,68 @@ func gpuMeasurer(t *testing.T) *Measurer {
 // on odd shapes (one column, primes, rows off a float4 boundary, a tail
 // block of rows) on the GPU; each must match the float64 reference.
 func TestGPUSoftmax(t *testing.T) {
-	m := gpuMeasurer(t)
-	tmpl, _ := kernels.TemplateFor(softmax.Op.Name, kernels.CUDA)
-	for _, shape := range [][]int{{1, 1}, {3, 7}, {13, 97}, {33, 1023}, {7, 4097}, {255, 1024}, {2, 30011}} {
-		b := measure.Batch{Template: tmpl, Shape: shape, Target: m.target}
-		sp := tmpl.Space(shape, m.target)
-		var valid []schedule.Config
-		for i := range sp.Size() {
-			if c := sp.At(i); sp.Valid(c) {
-				valid = append(valid, c)
-			}
+	checkOnGPU(t, gpuMeasurer(t), 40, []string{softmax.Op.Name},
+		[][]int{{1, 1}, {3, 7}, {13, 97}, {33, 1023}, {7, 4097}, {255, 1024}, {2, 30011}})
+}
+
+// TestGPUGemm does the same for the three GEMM templates: one element,
+// primes in every dimension (tails of every tile, scalar loads), aligned
+// shapes with tails of the block tiles only, and 2048³'s neighbour.
+func TestGPUGemm(t *testing.T) {
+	checkOnGPU(t, gpuMeasurer(t), 12, []string{gemm.Op.Name, gemm.BiasOp.Name, gemm.BiasReLUOp.Name},
+		[][]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 9}, {97, 131, 67}, {100, 68, 36}, {256, 256, 256}, {513, 260, 1028}})
+}
+
+// TestGPUAttention does the same for attention and attention_causal: one
+// element, odd S and D (tails of rows and keys, scalar loads, padded
+// columns), several heads and batches, D = 64 and 128.
+func TestGPUAttention(t *testing.T) {
+	checkOnGPU(t, gpuMeasurer(t), 4, []string{attention.Op.Name, attention.CausalOp.Name},
+		[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {2, 3, 67, 17}, {1, 1, 33, 64}, {2, 2, 130, 64}, {1, 4, 257, 128}})
+}
+
+// checkOnGPU measures a spread of at most per valid configs of each op's
+// CUDA template on each shape (every one when there are fewer): each must
+// be correct.
+func checkOnGPU(t *testing.T, m *Measurer, per int, ops []string, shapes [][]int) {
+	t.Helper()
+	for _, op := range ops {
+		tmpl, ok := kernels.TemplateFor(op, kernels.CUDA)
+		if !ok {
+			t.Fatalf("no CUDA template of %s", op)
 		}
-		// Every valid config of the smallest shapes, a spread of the others.
-		step := max(1, len(valid)/40)
-		for i := 0; i < len(valid); i += step {
-			b.Configs = append(b.Configs, valid[i])
-		}
-		res, err := m.Measure(context.Background(), b)
-		if err != nil {
-			t.Fatalf("%v: %v", shape, err)
-		}
-		bad := 0
-		for _, r := range res {
-			if r.Status != measure.StatusOK {
-				bad++
-				if bad <= 5 {
-					t.Errorf("%v %s: %s: %s", shape, r.Config, r.Status, r.Error)
+		for _, shape := range shapes {
+			b := measure.Batch{Template: tmpl, Shape: shape, Target: m.target}
+			sp := tmpl.Space(shape, m.target)
+			var valid []schedule.Config
+			for i := range sp.Size() {
+				if c := sp.At(i); sp.Valid(c) {
+					valid = append(valid, c)
 				}
 			}
+			step := max(1, len(valid)/per)
+			for i := 0; i < len(valid); i += step {
+				b.Configs = append(b.Configs, valid[i])
+			}
+			res, err := m.Measure(context.Background(), b)
+			if err != nil {
+				t.Fatalf("%s %v: %v", op, shape, err)
+			}
+			bad, maxRegs, maxLocal := 0, 0, 0
+			for _, r := range res {
+				maxRegs, maxLocal = max(maxRegs, r.Registers), max(maxLocal, r.LocalBytes)
+				if r.Status != measure.StatusOK {
+					bad++
+					if bad <= 5 {
+						t.Errorf("%s %v %s: %s: %s", op, shape, r.Config, r.Status, r.Error)
+					}
+				}
+			}
+			if len(res) == 0 {
+				t.Errorf("%s %v: no valid config", op, shape)
+			}
+			t.Logf("%s %v: %d configs, %d failed; up to %d registers and %d bytes of local memory a thread", op, shape, len(res), bad, maxRegs, maxLocal)
 		}
-		t.Logf("%v: %d configs, %d failed", shape, len(res), bad)
 	}
 }
 

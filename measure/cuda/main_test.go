@@ -45,7 +45,7 @@ func fakeWorker(script string) int {
 		enc.Encode(event{Kind: "start", ID: k.ID})
 		switch act {
 		case "ok":
-			enc.Encode(event{Kind: "result", ID: k.ID, Status: "ok", SamplesNS: []float64{3, 1, 2}, BuildNS: 7, RunNS: 11})
+			enc.Encode(event{Kind: "result", ID: k.ID, Status: "ok", SamplesNS: []float64{3, 1, 2}, BuildNS: 7, RunNS: 11, Registers: 40, LocalB: 16})
 		case "build":
 			enc.Encode(event{Kind: "result", ID: k.ID, Status: "build_error", Error: "error: expected a \";\""})
 		case "wrong":

@@ -343,6 +343,7 @@ func (m *Measurer) runWorker(ctx context.Context, j job, res []measure.Result) (
 				r := &res[e.ID]
 				r.Status, r.Error = measure.Status(e.Status), e.Error
 				r.BuildNS, r.RunNS = e.BuildNS, e.RunNS
+				r.Registers, r.LocalBytes = e.Registers, e.LocalB
 				if r.Status == measure.StatusOK {
 					r.SamplesNS = e.SamplesNS
 					r.MedianNS, r.P20NS, r.P80NS = measure.Summarize(e.SamplesNS)

@@ -92,8 +92,8 @@ func TestWorkerFailuresCostOneCandidate(t *testing.T) {
 	if !strings.Contains(res[1].Error, "segmentation violation") {
 		t.Errorf("the crash's error %q lacks the worker's stderr", res[1].Error)
 	}
-	if ok := res[0]; ok.MedianNS != 2 || ok.P20NS == 0 || ok.BuildNS != 7 || ok.RunNS != 11 {
-		t.Errorf("ok result %+v: want median 2 of samples 3,1,2 and the worker's build and run times", ok)
+	if ok := res[0]; ok.MedianNS != 2 || ok.P20NS == 0 || ok.BuildNS != 7 || ok.RunNS != 11 || ok.Registers != 40 || ok.LocalBytes != 16 {
+		t.Errorf("ok result %+v: want median 2 of samples 3,1,2 and the worker's build and run times, registers and local memory", ok)
 	}
 }
 

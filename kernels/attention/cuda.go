@@ -1,0 +1,565 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// cudaRevision and cudaCausalRevision are bumped by hand whenever the
+// emitted CUDA changes in a way the knob space does not show (see the
+// package doc); a change to the shared emitter usually changes both.
+const (
+	cudaRevision       = "attention-cuda-2"
+	cudaCausalRevision = "attention-causal-cuda-2"
+)
+
+// CUDATemplate and CUDATemplateCausal are the CUDA templates of Op and
+// CausalOp: FlashAttention-2 style, a block of query rows per thread block,
+// K and V in tiles through shared memory, an online softmax (see the
+// package doc).
+var (
+	CUDATemplate       = newCUDATemplate(false)
+	CUDATemplateCausal = newCUDATemplate(true)
+)
+
+func newCUDATemplate(causal bool) kernels.Template {
+	op, rev := Op, cudaRevision
+	if causal {
+		op, rev = CausalOp, cudaCausalRevision
+	}
+	return kernels.Template{
+		Op:      op,
+		Backend: kernels.CUDA,
+		Version: cudaVersion(rev),
+		Space:   cudaSpace,
+		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
+			return emitCUDA(name, shape, cfg, causal)
+		},
+	}
+}
+
+// CUDA knob values, in the order mutation walks.
+var (
+	cudaBRs    = []int{16, 32, 64, 128}
+	cudaBCs    = []int{16, 32, 64, 128}
+	cudaWarps  = []int{1, 2, 4, 8}
+	cudaTNs    = []int{2, 4, 8}
+	cudaCopies = []string{"sync", "cp_async"}
+)
+
+// cudaMaxTM bounds a thread's query rows: each costs it tn scores, D/TX
+// outputs and a float4 of Q in registers.
+const cudaMaxTM = 8
+
+// cudaRegOverhead is what a thread needs besides its tiles, in registers,
+// for the estimate behind the registers_per_thread constraint.
+const cudaRegOverhead = 32
+
+// cudaGeometry is what a config and a shape fix about a kernel.
+type cudaGeometry struct {
+	b, h, s, d     int
+	br, bc, tn     int
+	warps, threads int
+	copy           string
+	stages         int
+	tx, ty, tm     int // threads along a row's keys, row groups, rows per thread
+	dq             int // D rounded up to 4: the columns of Q·Kᵀ's loop
+	wv             int // floats per load of V and store of O
+	dv             int // D rounded up to a multiple of tx·wv: the columns of P·V
+	dn             int // output columns per thread and row, dv/tx
+	dl             int // columns of the tiles in shared memory, zero past D
+	ld, ldv, ldp   int // row strides of Q and K, V, P in shared memory
+	vl             int // floats per global load of Q, K, V
+	smem, regs     int
+	idx            string
+}
+
+func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
+	b, h, s, d := checkShape(shape)
+	g := cudaGeometry{
+		b: b, h: h, s: s, d: d,
+		br: c.Int("br"), bc: c.Int("bc"), tn: c.Int("tn"), warps: c.Int("warps"),
+		copy: c.Str("kv_copy"),
+	}
+	g.threads = 32 * g.warps
+	g.stages = 1
+	if g.copy == "cp_async" {
+		g.stages = 2
+	}
+	g.tx = max(1, g.bc/g.tn)
+	g.ty = max(1, g.threads/g.tx)
+	g.tm = max(1, g.br/g.ty)
+	g.dq = (d + 3) / 4 * 4
+	switch {
+	case d%(4*g.tx) == 0:
+		g.wv, g.dv = 4, d
+	case d%(2*g.tx) == 0:
+		g.wv, g.dv = 2, d
+	default:
+		g.wv, g.dv = 1, (d+g.tx-1)/g.tx*g.tx
+	}
+	g.dn = g.dv / g.tx
+	g.dl = (max(g.dq, g.dv) + 3) / 4 * 4
+	// Four floats of padding keep rows 16-byte aligned and put neighbouring
+	// threads' keys (rows) in different banks.
+	g.ld, g.ldv, g.ldp = g.dl+4, g.dl, g.bc+4
+	g.vl = 1
+	if d%4 == 0 {
+		g.vl = 4
+	}
+	g.smem = 4 * (g.br*g.ld + g.stages*g.bc*(g.ld+g.ldv) + g.br*g.ldp)
+	g.regs = g.tm*g.tn + g.tm*g.dn + 6*g.tm + 4*g.tn + g.dn + cudaRegOverhead
+	g.idx = "int"
+	if int64(b)*int64(h)*int64(s)*int64(d) >= 1<<31 {
+		g.idx = "long long"
+	}
+	return g
+}
+
+// cudaSpace returns the knobs for shape on target, with the target's
+// limits. A CPU target gets the same knobs with every point invalid.
+func cudaSpace(shape []int, target device.Target) *schedule.Space {
+	b, h, s, _ := checkShape(shape)
+	gpu := target.GPU
+	pow2 := func(n int) int {
+		p := 1
+		for p < n {
+			p *= 2
+		}
+		return p
+	}
+	constraints := []schedule.Constraint{
+		// A row's keys are spread over tx = bc/tn threads of one warp, whose
+		// maxima and sums are reduced by shuffles.
+		{Name: "row_in_warp", OK: func(c schedule.Config) bool {
+			return c.Int("bc")%c.Int("tn") == 0 && c.Int("bc")/c.Int("tn") <= 32
+		}},
+		{Name: "rows_per_thread", OK: func(c schedule.Config) bool {
+			ty := 32 * c.Int("warps") / (c.Int("bc") / max(1, c.Int("tn")))
+			return ty >= 1 && c.Int("br")%ty == 0 && c.Int("br")/ty <= cudaMaxTM
+		}},
+		{Name: "tile_within_shape", OK: func(c schedule.Config) bool {
+			return c.Int("br") <= max(16, pow2(s)) && c.Int("bc") <= max(16, pow2(s))
+		}},
+		{Name: "grid_fits", OK: func(schedule.Config) bool { return b*h <= 65535 }},
+	}
+	if gpu == nil {
+		constraints = append(constraints, schedule.Constraint{
+			Name: "needs_cuda_target", OK: func(schedule.Config) bool { return false }})
+	} else {
+		constraints = append(constraints,
+			schedule.Constraint{Name: "cp_async_needs_sm80", OK: func(c schedule.Config) bool {
+				return c.Str("kv_copy") != "cp_async" || gpu.Major >= 8
+			}},
+			schedule.Constraint{Name: "threads_per_block", OK: func(c schedule.Config) bool {
+				return 32*c.Int("warps") <= gpu.MaxThreadsPerBlock
+			}},
+			schedule.Constraint{Name: "shared_memory_per_block", OK: func(c schedule.Config) bool {
+				return newCUDAGeometry(shape, c).smem <= gpu.SharedMemPerBlockOptin
+			}},
+			schedule.Constraint{Name: "registers_per_thread", OK: func(c schedule.Config) bool {
+				g := newCUDAGeometry(shape, c)
+				return g.regs <= gpu.MaxRegistersPerThread && g.regs*g.threads <= gpu.RegistersPerBlock
+			}})
+	}
+	return schedule.NewSpace([]schedule.Knob{
+		schedule.Choice("br", cudaBRs...),
+		schedule.Choice("bc", cudaBCs...),
+		schedule.Choice("warps", cudaWarps...),
+		schedule.Choice("tn", cudaTNs...),
+		schedule.Enum("kv_copy", cudaCopies...),
+	}, constraints...)
+}
+
+// emitCUDA writes the kernel of cfg for shape; see the package doc.
+func emitCUDA(name string, shape []int, cfg schedule.Config, causal bool) kernels.CUDAKernel {
+	g := newCUDAGeometry(shape, cfg)
+	w := &cudaWriter{g: g, causal: causal}
+	w.kernel(name, cfg)
+	return kernels.CUDAKernel{
+		Source:      w.b.String(),
+		Entry:       name,
+		Grid:        [3]int{(g.s + g.br - 1) / g.br, g.b * g.h, 1},
+		Block:       [3]int{g.threads, 1, 1},
+		SharedBytes: g.smem,
+	}
+}
+
+type cudaWriter struct {
+	g      cudaGeometry
+	causal bool
+	b      strings.Builder
+	indent int
+}
+
+func (w *cudaWriter) line(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	if text != "" {
+		w.b.WriteString(strings.Repeat("\t", w.indent))
+	}
+	w.b.WriteString(text + "\n")
+}
+
+func (w *cudaWriter) open(format string, args ...any) {
+	w.line(format+" {", args...)
+	w.indent++
+}
+
+// scope opens a block of its own, for declarations local to it.
+func (w *cudaWriter) scope() {
+	w.line("{")
+	w.indent++
+}
+
+func (w *cudaWriter) close() {
+	w.indent--
+	w.line("}")
+}
+
+// cpAsyncHelpers are the device functions of kv_copy=cp_async: the PTX
+// instructions on a GPU compiler; under autotune's emulator (AUTOTUNE_EMU)
+// its __pipeline primitives, which queue the copy until the wait; where
+// __CUDA_ARCH__ is not defined (a host compiler checking the source), a
+// plain copy and waits that do nothing.
+const cpAsyncHelpers = `// cp.async copies of 4 or 16 bytes; !ok fills the destination with zeros.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(float *dst, const float *src, bool ok) {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	unsigned s;
+	asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(s) : "l"(dst));
+	if (BYTES == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(src), "r"(ok ? 16 : 0) : "memory");
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(src), "r"(ok ? 4 : 0) : "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_memcpy_async(dst, src, BYTES, ok ? 0 : BYTES);
+#else
+	for (int i = 0; i < BYTES / 4; ++i) dst[i] = ok ? src[i] : 0.f;
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_commit();
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_wait_prior(N);
+#endif
+}
+`
+
+// scale is 1/√D·log2(e), folded into Q so that the weights are exp2 of
+// the scores minus their maximum.
+func (g cudaGeometry) scale() string {
+	return fmt.Sprintf("%.9gf", float32(1/math.Sqrt(float64(g.d))*math.Log2E))
+}
+
+func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
+	g := w.g
+	op, rev := Op.Name, cudaRevision
+	if w.causal {
+		op, rev = CausalOp.Name, cudaCausalRevision
+	}
+	w.line("// Code generated by autotune. DO NOT EDIT.")
+	w.line("// template %s, %s %dx%dx%dx%d float32", cudaVersion(rev), op, g.b, g.h, g.s, g.d)
+	w.line("// config %s", cfg)
+	w.line("// launch: grid %dx%d, block %d, dynamic shared memory %d bytes", (g.s+g.br-1)/g.br, g.b*g.h, g.threads, g.smem)
+	w.line("")
+	w.line("// lane returns component j of v; j is a constant once loops unroll.")
+	w.line("__device__ __forceinline__ float lane(const float4 &v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }")
+	w.line("")
+	if g.copy == "cp_async" {
+		w.b.WriteString(cpAsyncHelpers)
+		w.line("")
+	}
+	w.open(`extern "C" __global__ void __launch_bounds__(%d) %s(float *__restrict__ out, const float *__restrict__ q, const float *__restrict__ k, const float *__restrict__ v)`, g.threads, name)
+	w.line("constexpr int S = %d, D = %d, BR = %d, BC = %d, TN = %d, TX = %d, TY = %d, TM = %d;", g.s, g.d, g.br, g.bc, g.tn, g.tx, g.ty, g.tm)
+	w.line("constexpr int DQ = %d, DL = %d, DN = %d, WV = %d, LD = %d, LDV = %d, LDP = %d, KT = (S + BC - 1) / BC;", g.dq, g.dl, g.dn, g.wv, g.ld, g.ldv, g.ldp)
+	w.line("typedef %s idx;", g.idx)
+	w.line("// Q's tile is [BR][LD], K's [%d][BC][LD], V's [%d][BC][LDV], the weights [BR][LDP];", g.stages, g.stages)
+	w.line("// columns from D to DL hold zeros.")
+	w.line("extern __shared__ float4 smem[];")
+	w.line("float *const Qs = reinterpret_cast<float *>(smem);")
+	w.line("float *const Ks = Qs + BR * LD;")
+	w.line("float *const Vs = Ks + %d * BC * LD;", g.stages)
+	w.line("float *const Ps = Vs + %d * BC * LDV;", g.stages)
+	w.line("// Thread (ty, tx) holds rows i*TY+ty of the block and, of each tile,")
+	w.line("// keys j*TX+tx; its row group is TX neighbouring lanes of one warp.")
+	w.line("const int tid = threadIdx.x, tx = tid %% TX, ty = tid / TX;")
+	if w.causal {
+		w.line("// The last blocks of rows meet the most keys: start them first.")
+		w.line("const int q0 = (gridDim.x - 1 - blockIdx.x) * BR;")
+	} else {
+		w.line("const int q0 = blockIdx.x * BR;")
+	}
+	w.line("const idx head = (idx)blockIdx.y * S * D;")
+	w.line("const float *const qh = q + head, *const kh = k + head, *const vh = v + head;")
+	w.line("")
+	w.line("// Q, scaled by 1/sqrt(D)*log2(e): the weights are then exp2(score - max).")
+	w.loads("q", "Qs", "LD", "BR", "q0", w.g.s%w.g.br != 0, g.scale(), false)
+	if w.causal {
+		w.line("// Key tiles past the block's last row are never touched.")
+		w.line("const int kts = min(KT, (min(q0 + BR, S) - 1) / BC + 1);")
+	} else {
+		w.line("constexpr int kts = KT;")
+	}
+	w.line("float m[TM], l[TM], acc[TM][DN];")
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < TM; ++i)")
+	w.line("m[i] = -3.0e38f; // finite, so that the first rescaling is exp2(-huge) = 0, not NaN")
+	w.line("l[i] = 0.f;")
+	w.line("#pragma unroll")
+	w.line("for (int u = 0; u < DN; ++u) acc[i][u] = 0.f;")
+	w.close()
+	if g.copy == "cp_async" {
+		w.line("// K and V double-buffered: tile kt+1 is copied while tile kt is used.")
+		w.kvLoads("0", "0", true)
+		w.line("cp_async_commit();")
+		w.open("for (int kt = 0; kt < kts; ++kt)")
+		w.open("if (kt + 1 < kts)")
+		w.kvLoads("(kt + 1) & 1", "(kt + 1) * BC", true)
+		w.close()
+		w.line("cp_async_commit();")
+		w.line("cp_async_wait<1>();")
+		w.line("__syncthreads();")
+		w.tile("kt & 1")
+		w.line("__syncthreads();")
+		w.close()
+	} else {
+		w.open("for (int kt = 0; kt < kts; ++kt)")
+		w.kvLoads("0", "kt * BC", false)
+		w.line("__syncthreads();")
+		w.tile("0")
+		w.line("__syncthreads();")
+		w.close()
+	}
+	w.line("")
+	w.store()
+	w.close()
+}
+
+// cudaVersion hashes rev with the space of 1x8x1024x64 on sm_90.
+func cudaVersion(rev string) string {
+	ref, err := device.Lookup("sm_90")
+	if err != nil {
+		panic(err)
+	}
+	return kernels.Version(rev, cudaSpace([]int{1, 8, 1024, 64}, ref))
+}
+
+// loads emits the copy of BR or BC rows from row r0 of the head's tensor
+// src to the shared-memory tile dst with row stride ld, zeros past S (when
+// check) and past D, multiplied by scale unless it is "". async uses
+// cp.async.
+func (w *cudaWriter) loads(src, dst, ld, rows, r0 string, check bool, scale string, async bool) {
+	g := w.g
+	vecs := map[string]int{"BR": g.br, "BC": g.bc}[rows] * g.dl / g.vl
+	per := (vecs + g.threads - 1) / g.threads
+	vt, zero := "float", "0.f"
+	if g.vl == 4 {
+		vt, zero = "float4", "make_float4(0.f, 0.f, 0.f, 0.f)"
+	}
+	var ok []string
+	if check {
+		ok = append(ok, fmt.Sprintf("%s + r < S", r0))
+	}
+	if g.dl != g.d {
+		ok = append(ok, "cc < D")
+	}
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < %d; ++i)", per)
+	w.line("const int e = tid + i * %d;", g.threads)
+	if per*g.threads != vecs {
+		w.line("if (e >= %d) break;", vecs)
+	}
+	w.line("const int r = e / %d, cc = e %% %d * %d;", g.dl/g.vl, g.dl/g.vl, g.vl)
+	at := fmt.Sprintf("%sh + (idx)(%s + r) * D + cc", src, r0)
+	to := fmt.Sprintf("%s + r * %s + cc", dst, ld)
+	okExpr := strings.Join(ok, " && ")
+	switch {
+	case async && okExpr == "":
+		w.line("cp_async<%d>(%s, %s, true);", 4*g.vl, to, at)
+	case async:
+		w.line("const bool ok = %s;", okExpr)
+		w.line("cp_async<%d>(%s, ok ? %s : %sh, ok);", 4*g.vl, to, at, src)
+	default:
+		load := fmt.Sprintf("*reinterpret_cast<const %s *>(%s)", vt, at)
+		if okExpr != "" {
+			load = fmt.Sprintf("(%s) ? %s : %s", okExpr, load, zero)
+		}
+		if scale == "" {
+			w.line("*reinterpret_cast<%s *>(%s) = %s;", vt, to, load)
+			break
+		}
+		w.line("%s x = %s;", vt, load)
+		if g.vl == 4 {
+			w.line("x.x *= %[1]s; x.y *= %[1]s; x.z *= %[1]s; x.w *= %[1]s;", scale)
+		} else {
+			w.line("x *= %s;", scale)
+		}
+		w.line("*reinterpret_cast<%s *>(%s) = x;", vt, to)
+	}
+	w.close()
+}
+
+// kvLoads emits the copy of the key and value tile at key k0 to stage.
+func (w *cudaWriter) kvLoads(stage, k0 string, async bool) {
+	w.scope()
+	w.line("const int k0 = %s;", k0)
+	w.line("float *const ks = Ks + (%s) * BC * LD, *const vs = Vs + (%s) * BC * LDV;", stage, stage)
+	w.loads("k", "ks", "LD", "BC", "k0", w.g.s%w.g.bc != 0, "", async)
+	w.loads("v", "vs", "LDV", "BC", "k0", w.g.s%w.g.bc != 0, "", async)
+	w.close()
+}
+
+// tile emits the work on the key tile in stage: the scores, the online
+// softmax, the weights through shared memory and their product with V.
+func (w *cudaWriter) tile(stage string) {
+	g := w.g
+	w.scope()
+	w.line("const float *const ks = Ks + (%s) * BC * LD, *const vs = Vs + (%s) * BC * LDV;", stage, stage)
+	w.line("const int k0 = kt * BC;")
+	w.line("float sc[TM][TN];")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i)")
+	w.line("\t#pragma unroll")
+	w.line("\tfor (int j = 0; j < TN; ++j) sc[i][j] = 0.f;")
+	w.line("#pragma unroll")
+	w.open("for (int d = 0; d < DQ; d += 4)")
+	w.line("float4 qv[TM], kv[TN];")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i) qv[i] = *reinterpret_cast<const float4 *>(Qs + (i * TY + ty) * LD + d);")
+	w.line("#pragma unroll")
+	w.line("for (int j = 0; j < TN; ++j) kv[j] = *reinterpret_cast<const float4 *>(ks + (j * TX + tx) * LD + d);")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i)")
+	w.line("\t#pragma unroll")
+	w.line("\tfor (int j = 0; j < TN; ++j)")
+	w.line("\t\tsc[i][j] = fmaf(qv[i].w, kv[j].w, fmaf(qv[i].z, kv[j].z, fmaf(qv[i].y, kv[j].y, fmaf(qv[i].x, kv[j].x, sc[i][j]))));")
+	w.close()
+	tail := g.s%g.bc != 0
+	if tail || w.causal {
+		var conds []string
+		if tail {
+			conds = append(conds, "key >= S")
+		}
+		if w.causal {
+			conds = append(conds, "key > q0 + i * TY + ty")
+		}
+		guard := "if (k0 + BC > S)"
+		if w.causal && tail {
+			guard = "if (k0 + BC > S || k0 + BC - 1 > q0)"
+		} else if w.causal {
+			guard = "if (k0 + BC - 1 > q0)"
+		}
+		w.line("// Keys past S%s get no weight.", map[bool]string{true: ", and keys after a row", false: ""}[w.causal])
+		w.open(guard)
+		w.line("#pragma unroll")
+		w.line("for (int i = 0; i < TM; ++i)")
+		w.line("\t#pragma unroll")
+		w.open("\tfor (int j = 0; j < TN; ++j)")
+		w.line("const int key = k0 + j * TX + tx;")
+		w.line("if (%s) sc[i][j] = __int_as_float(0xff800000); // -Inf", strings.Join(conds, " || "))
+		w.close()
+		w.close()
+	}
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < TM; ++i)")
+	w.line("float mx = sc[i][0];")
+	w.line("#pragma unroll")
+	w.line("for (int j = 1; j < TN; ++j) mx = fmaxf(mx, sc[i][j]);")
+	if g.tx > 1 {
+		w.line("#pragma unroll")
+		w.line("for (int o = TX / 2; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));")
+	}
+	w.line("const float mn = fmaxf(m[i], mx), alpha = exp2f(m[i] - mn);")
+	w.line("m[i] = mn;")
+	w.line("l[i] *= alpha;")
+	w.line("#pragma unroll")
+	w.line("for (int u = 0; u < DN; ++u) acc[i][u] *= alpha;")
+	w.line("#pragma unroll")
+	w.open("for (int j = 0; j < TN; ++j)")
+	w.line("const float p = exp2f(sc[i][j] - mn);")
+	w.line("l[i] += p;")
+	w.line("Ps[(i * TY + ty) * LDP + j * TX + tx] = p;")
+	w.close()
+	w.close()
+	w.line("// A row's weights were written by its own row group, in this warp.")
+	w.line("__syncwarp();")
+	w.line("#pragma unroll")
+	w.open("for (int c = 0; c < BC; c += 4)")
+	w.line("float4 pv[TM];")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i) pv[i] = *reinterpret_cast<const float4 *>(Ps + (i * TY + ty) * LDP + c);")
+	w.line("#pragma unroll")
+	w.open("for (int jj = 0; jj < 4; ++jj)")
+	w.line("float vv[DN];")
+	w.line("#pragma unroll")
+	switch g.wv {
+	case 4:
+		w.open("for (int u = 0; u < DN / 4; ++u)")
+		w.line("const float4 t = *reinterpret_cast<const float4 *>(vs + (c + jj) * LDV + (u * TX + tx) * 4);")
+		w.line("vv[4 * u] = t.x, vv[4 * u + 1] = t.y, vv[4 * u + 2] = t.z, vv[4 * u + 3] = t.w;")
+		w.close()
+	case 2:
+		w.open("for (int u = 0; u < DN / 2; ++u)")
+		w.line("const float2 t = *reinterpret_cast<const float2 *>(vs + (c + jj) * LDV + (u * TX + tx) * 2);")
+		w.line("vv[2 * u] = t.x, vv[2 * u + 1] = t.y;")
+		w.close()
+	default:
+		w.line("for (int u = 0; u < DN; ++u) vv[u] = vs[(c + jj) * LDV + u * TX + tx];")
+	}
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i)")
+	w.line("\t#pragma unroll")
+	w.line("\tfor (int u = 0; u < DN; ++u) acc[i][u] = fmaf(lane(pv[i], jj), vv[u], acc[i][u]);")
+	w.close()
+	w.close()
+	w.close()
+}
+
+// store emits O = acc/l, l summed over the row group first.
+func (w *cudaWriter) store() {
+	g := w.g
+	w.line("float *const oh = out + head;")
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < TM; ++i)")
+	w.line("float sum = l[i];")
+	if g.tx > 1 {
+		w.line("#pragma unroll")
+		w.line("for (int o = TX / 2; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);")
+	}
+	w.line("const float inv = 1.f / sum;")
+	w.line("const int row = q0 + i * TY + ty;")
+	if g.s%g.br != 0 {
+		w.line("if (row >= S) continue;")
+	}
+	w.line("#pragma unroll")
+	switch g.wv {
+	case 4:
+		w.line("for (int u = 0; u < DN / 4; ++u) *reinterpret_cast<float4 *>(oh + (idx)row * D + (u * TX + tx) * 4) = make_float4(acc[i][4 * u] * inv, acc[i][4 * u + 1] * inv, acc[i][4 * u + 2] * inv, acc[i][4 * u + 3] * inv);")
+	case 2:
+		w.line("for (int u = 0; u < DN / 2; ++u) *reinterpret_cast<float2 *>(oh + (idx)row * D + (u * TX + tx) * 2) = make_float2(acc[i][2 * u] * inv, acc[i][2 * u + 1] * inv);")
+	default:
+		w.open("for (int u = 0; u < DN; ++u)")
+		if g.dv != g.d {
+			w.line("if (u * TX + tx >= D) break;")
+		}
+		w.line("oh[(idx)row * D + u * TX + tx] = acc[i][u] * inv;")
+		w.close()
+	}
+	w.close()
+}

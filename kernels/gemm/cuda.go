@@ -1,0 +1,527 @@
+package gemm
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// cudaRevision is bumped by hand whenever the emitted CUDA changes in a way
+// the knob space does not show (see the package doc). The epilogue
+// templates share it: their code is this code with a different store.
+const cudaRevision = "gemm-cuda-2"
+
+// CUDATemplate is the CUDA template of Op: block tiles in shared memory,
+// register tiles of C per thread, FMA in float32 without tensor cores (see
+// the package doc).
+var CUDATemplate = cudaTemplate(noEpilogue, Op)
+
+// BiasCUDATemplate and BiasReLUCUDATemplate are the CUDA templates of
+// BiasOp and BiasReLUOp: the bias (and the ReLU) are applied to the
+// register tile as it is stored.
+var (
+	BiasCUDATemplate     = cudaTemplate(biasEpilogue, BiasOp)
+	BiasReLUCUDATemplate = cudaTemplate(biasReLUEpilogue, BiasReLUOp)
+)
+
+func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
+	return kernels.Template{
+		Op:      op,
+		Backend: kernels.CUDA,
+		Version: cudaVersion(e),
+		Space:   cudaSpace,
+		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
+			return emitCUDA(name, shape, cfg, e)
+		},
+	}
+}
+
+// CUDA knob values, in the order mutation walks.
+var (
+	cudaBMs    = []int{32, 64, 128, 256}
+	cudaBNs    = []int{32, 64, 128, 256}
+	cudaBKs    = []int{8, 16, 32}
+	cudaTMs    = []int{2, 4, 8}
+	cudaTNs    = []int{4, 8}
+	cudaVecs   = []int{1, 4}
+	cudaCopies = []string{"regs", "cp_async"}
+	cudaStages = []int{1, 2, 3}
+)
+
+// cudaRegOverhead is what a thread needs besides its tiles (indices,
+// pointers, loop counters), in registers, for the estimate behind the
+// registers_per_thread constraint.
+const cudaRegOverhead = 28
+
+// cudaGeometry is what a config and a shape fix about a kernel.
+type cudaGeometry struct {
+	m, n, k         int
+	bm, bn, bk      int
+	tm, tn          int
+	va, vb          int // floats per global load of A and of B
+	copy            string
+	stages          int
+	tx, ty, threads int // threads along N and M, and in all
+	lda             int // floats per row of A's tile in shared memory
+	aVecs, bVecs    int // vectors of a tile of A and of B
+	aLoads, bLoads  int // of them per thread, rounded up
+	smem            int // dynamic shared memory, bytes
+	regs            int // registers per thread, estimated
+	idx             string
+}
+
+func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
+	m, n, k := checkShape(shape)
+	g := cudaGeometry{
+		m: m, n: n, k: k,
+		bm: c.Int("bm"), bn: c.Int("bn"), bk: c.Int("bk"),
+		tm: c.Int("tm"), tn: c.Int("tn"),
+		va: c.Int("vec_a"), vb: c.Int("vec_b"),
+		copy: c.Str("copy"), stages: c.Int("stages"),
+	}
+	g.tx, g.ty = g.bn/g.tn, g.bm/g.tm
+	g.threads = g.tx * g.ty
+	// Four floats of padding keep rows 16-byte aligned and put rows four
+	// apart (one thread's rows and the next one's) in different banks.
+	g.lda = g.bk + 4
+	g.aVecs, g.bVecs = g.bm*g.bk/g.va, g.bk*g.bn/g.vb
+	g.aLoads, g.bLoads = ceilDiv(g.aVecs, g.threads), ceilDiv(g.bVecs, g.threads)
+	g.smem = 4 * g.stages * (g.bm*g.lda + g.bk*g.bn)
+	g.regs = g.tm*g.tn + 4*g.tm + g.tn + cudaRegOverhead
+	if g.copy == "regs" && g.stages == 2 {
+		g.regs += g.aLoads*g.va + g.bLoads*g.vb // the next tiles, in flight
+	}
+	g.idx = "int"
+	if int64(m)*int64(k) >= 1<<31 || int64(k)*int64(n) >= 1<<31 || int64(m)*int64(n) >= 1<<31 {
+		g.idx = "long long"
+	}
+	return g
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// ceilPow2 is the least power of two ≥ n.
+func ceilPow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
+// cudaSpace returns the knobs for shape on target, with the target's
+// limits on threads, shared memory and registers. A CPU target gets the
+// same knobs with every point invalid.
+func cudaSpace(shape []int, target device.Target) *schedule.Space {
+	m, n, k := checkShape(shape)
+	gpu := target.GPU
+	constraints := []schedule.Constraint{
+		{Name: "whole_warps", OK: func(c schedule.Config) bool {
+			return (c.Int("bn")/c.Int("tn"))*(c.Int("bm")/c.Int("tm"))%32 == 0
+		}},
+		// A block tile much larger than the matrix would compute padding.
+		{Name: "tile_within_shape", OK: func(c schedule.Config) bool {
+			return c.Int("bm") <= max(32, ceilPow2(m)) && c.Int("bn") <= max(32, ceilPow2(n)) && c.Int("bk") <= max(8, ceilPow2(k))
+		}},
+		// float4 loads need every row of the matrix to start 16 bytes
+		// aligned: K (rows of A) or N (rows of B) a multiple of 4.
+		{Name: "vec_a_aligned", OK: func(c schedule.Config) bool { return c.Int("vec_a") == 1 || k%4 == 0 }},
+		{Name: "vec_b_aligned", OK: func(c schedule.Config) bool { return c.Int("vec_b") == 1 || n%4 == 0 }},
+		// Copying through registers overlaps at most the next tile.
+		{Name: "regs_copy_two_stages", OK: func(c schedule.Config) bool { return c.Str("copy") != "regs" || c.Int("stages") <= 2 }},
+		{Name: "grid_fits", OK: func(c schedule.Config) bool { return ceilDiv(m, c.Int("bm")) <= 65535 }},
+	}
+	if gpu == nil {
+		constraints = append(constraints, schedule.Constraint{
+			Name: "needs_cuda_target", OK: func(schedule.Config) bool { return false }})
+	} else {
+		constraints = append(constraints,
+			schedule.Constraint{Name: "cp_async_needs_sm80", OK: func(c schedule.Config) bool {
+				return c.Str("copy") != "cp_async" || gpu.Major >= 8
+			}},
+			schedule.Constraint{Name: "threads_per_block", OK: func(c schedule.Config) bool {
+				return (c.Int("bn")/c.Int("tn"))*(c.Int("bm")/c.Int("tm")) <= gpu.MaxThreadsPerBlock
+			}},
+			schedule.Constraint{Name: "shared_memory_per_block", OK: func(c schedule.Config) bool {
+				return newCUDAGeometry(shape, c).smem <= gpu.SharedMemPerBlockOptin
+			}},
+			schedule.Constraint{Name: "registers_per_thread", OK: func(c schedule.Config) bool {
+				g := newCUDAGeometry(shape, c)
+				return g.regs <= gpu.MaxRegistersPerThread && g.regs*g.threads <= gpu.RegistersPerBlock
+			}})
+	}
+	return schedule.NewSpace([]schedule.Knob{
+		schedule.Choice("bm", cudaBMs...),
+		schedule.Choice("bn", cudaBNs...),
+		schedule.Choice("bk", cudaBKs...),
+		schedule.Choice("tm", cudaTMs...),
+		schedule.Choice("tn", cudaTNs...),
+		schedule.Choice("vec_a", cudaVecs...),
+		schedule.Choice("vec_b", cudaVecs...),
+		schedule.Enum("copy", cudaCopies...),
+		schedule.Choice("stages", cudaStages...),
+	}, constraints...)
+}
+
+// cudaVersion hashes the revision, the epilogue and the space of
+// 2048x2048x2048 on sm_90.
+func cudaVersion(e epilogue) string {
+	ref, err := device.Lookup("sm_90")
+	if err != nil {
+		panic(err)
+	}
+	rev := cudaRevision
+	if e != noEpilogue {
+		rev = strings.Replace(cudaRevision, "gemm", "gemm-"+strings.ReplaceAll(e.String(), " ", "-"), 1)
+	}
+	return kernels.Version(rev, cudaSpace([]int{2048, 2048, 2048}, ref), "epilogue "+e.String())
+}
+
+// emitCUDA writes the kernel of cfg for shape with the epilogue e; see the
+// package doc for the code's shape.
+func emitCUDA(name string, shape []int, cfg schedule.Config, e epilogue) kernels.CUDAKernel {
+	g := newCUDAGeometry(shape, cfg)
+	w := &cudaWriter{g: g, e: e}
+	w.kernel(name, cfg)
+	return kernels.CUDAKernel{
+		Source:      w.b.String(),
+		Entry:       name,
+		Grid:        [3]int{ceilDiv(g.n, g.bn), ceilDiv(g.m, g.bm), 1},
+		Block:       [3]int{g.threads, 1, 1},
+		SharedBytes: g.smem,
+	}
+}
+
+type cudaWriter struct {
+	g      cudaGeometry
+	e      epilogue
+	b      strings.Builder
+	indent int
+}
+
+func (w *cudaWriter) line(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	if text != "" {
+		w.b.WriteString(strings.Repeat("\t", w.indent))
+	}
+	w.b.WriteString(text + "\n")
+}
+
+func (w *cudaWriter) open(format string, args ...any) {
+	w.line(format+" {", args...)
+	w.indent++
+}
+
+// scope opens a block of its own, for declarations local to it.
+func (w *cudaWriter) scope() {
+	w.line("{")
+	w.indent++
+}
+
+func (w *cudaWriter) close() {
+	w.indent--
+	w.line("}")
+}
+
+// cpAsyncHelpers are the device functions of copy=cp_async: the PTX
+// instructions on a GPU compiler; under autotune's emulator (AUTOTUNE_EMU)
+// its __pipeline primitives, which queue the copy until the wait, so that
+// reading a tile too early reads NaN; where __CUDA_ARCH__ is not defined (a
+// host compiler checking the source), a plain copy and waits that do
+// nothing.
+const cpAsyncHelpers = `// cp.async copies of 4 or 16 bytes; !ok fills the destination with zeros.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(float *dst, const float *src, bool ok) {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	unsigned s;
+	asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(s) : "l"(dst));
+	if (BYTES == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(src), "r"(ok ? 16 : 0) : "memory");
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(src), "r"(ok ? 4 : 0) : "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_memcpy_async(dst, src, BYTES, ok ? 0 : BYTES);
+#else
+	for (int i = 0; i < BYTES / 4; ++i) dst[i] = ok ? src[i] : 0.f;
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_commit();
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && !defined(AUTOTUNE_EMU)
+	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#elif defined(AUTOTUNE_EMU)
+	__pipeline_wait_prior(N);
+#endif
+}
+`
+
+func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
+	g := w.g
+	w.line("// Code generated by autotune. DO NOT EDIT.")
+	w.line("// template %s, %s %dx%dx%d float32: %s", cudaVersion(w.e), w.opName(), g.m, g.n, g.k, w.e.formula())
+	w.line("// config %s", cfg)
+	w.line("// launch: grid %dx%d, block %d, dynamic shared memory %d bytes", ceilDiv(g.n, g.bn), ceilDiv(g.m, g.bm), g.threads, g.smem)
+	w.line("")
+	w.line("// lane returns component j of v; j is a constant once loops unroll.")
+	w.line("__device__ __forceinline__ float lane(const float4 &v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }")
+	w.line("")
+	if g.copy == "cp_async" {
+		w.b.WriteString(cpAsyncHelpers)
+		w.line("")
+	}
+	params := "float *__restrict__ c, const float *__restrict__ a, const float *__restrict__ b"
+	if w.e != noEpilogue {
+		params += ", const float *__restrict__ bias"
+	}
+	w.open(`extern "C" __global__ void __launch_bounds__(%d) %s(%s)`, g.threads, name, params)
+	w.line("constexpr int M = %d, N = %d, K = %d;", g.m, g.n, g.k)
+	w.line("constexpr int BM = %d, BN = %d, BK = %d, TM = %d, TN = %d, STAGES = %d;", g.bm, g.bn, g.bk, g.tm, g.tn, g.stages)
+	w.line("constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY, LDA = BK + 4, KT = (K + BK - 1) / BK;")
+	w.line("typedef %s idx;", g.idx)
+	w.line("// A's tiles are [STAGES][BM][LDA], B's [STAGES][BK][BN].")
+	w.line("extern __shared__ float4 smem[];")
+	w.line("float *const As = reinterpret_cast<float *>(smem);")
+	w.line("float *const Bs = As + STAGES * BM * LDA;")
+	w.line("const int tid = threadIdx.x, tx = tid %% TX, ty = tid / TX;")
+	w.line("const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;")
+	w.line("// This thread's tile of C: rows i*TY+ty, columns in groups of four,")
+	w.line("// (q*TX+tx)*4 + 0..3, so that neighbouring threads read neighbouring")
+	w.line("// vectors of B's tile.")
+	w.line("float acc[TM][TN];")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i)")
+	w.line("\t#pragma unroll")
+	w.line("\tfor (int j = 0; j < TN; ++j) acc[i][j] = 0.f;")
+	w.line("")
+	switch {
+	case g.copy == "cp_async":
+		w.line("// A pipeline of STAGES tiles in flight: tile kt+STAGES-1 is copied")
+		w.line("// while tile kt is multiplied.")
+		w.line("#pragma unroll")
+		w.open("for (int s = 0; s < STAGES - 1; ++s)")
+		w.open("if (s < KT)")
+		w.tileLoads("s", "s * BK", "async")
+		w.close()
+		w.line("cp_async_commit();")
+		w.close()
+		w.open("for (int kt = 0; kt < KT; ++kt)")
+		w.open("if (kt + STAGES - 1 < KT)")
+		w.line("const int nk = kt + STAGES - 1;")
+		w.tileLoads("nk % STAGES", "nk * BK", "async")
+		w.close()
+		w.line("// Committed even when empty, so that the count of groups is kt+STAGES.")
+		w.line("cp_async_commit();")
+		w.line("cp_async_wait<STAGES - 1>();")
+		w.line("__syncthreads();")
+		w.compute("kt % STAGES")
+		w.line("__syncthreads();")
+		w.close()
+	case g.stages == 2:
+		w.line("// Double buffering: the next tiles go to registers while this one")
+		w.line("// is multiplied, then to the other buffer.")
+		w.regStaging()
+		w.tileLoads("0", "0", "fetch")
+		w.tileLoads("0", "0", "put")
+		w.line("__syncthreads();")
+		w.open("for (int kt = 0; kt < KT; ++kt)")
+		w.open("if (kt + 1 < KT)")
+		w.tileLoads("", "(kt + 1) * BK", "fetch")
+		w.close()
+		w.compute("kt & 1")
+		w.open("if (kt + 1 < KT)")
+		w.tileLoads("(kt + 1) & 1", "", "put")
+		w.close()
+		w.line("__syncthreads();")
+		w.close()
+	default:
+		w.open("for (int kt = 0; kt < KT; ++kt)")
+		w.tileLoads("0", "kt * BK", "direct")
+		w.line("__syncthreads();")
+		w.compute("0")
+		w.line("__syncthreads();")
+		w.close()
+	}
+	w.line("")
+	w.store()
+	w.close()
+}
+
+func (w *cudaWriter) opName() string {
+	switch w.e {
+	case biasEpilogue:
+		return BiasOp.Name
+	case biasReLUEpilogue:
+		return BiasReLUOp.Name
+	}
+	return Op.Name
+}
+
+// regStaging declares the registers that hold the next tiles with
+// copy=regs and stages=2.
+func (w *cudaWriter) regStaging() {
+	g := w.g
+	w.line("%s ra[%d];", vecType(g.va), g.aLoads)
+	w.line("%s rb[%d];", vecType(g.vb), g.bLoads)
+}
+
+func vecType(v int) string {
+	if v == 4 {
+		return "float4"
+	}
+	return "float"
+}
+
+// tileLoads emits the copy of the tiles of A and B at depth k0 into stage
+// (expressions). how is direct (global to shared memory through a
+// register), fetch (global to the staging registers ra, rb), put (staging
+// registers to shared memory) or async (cp.async).
+func (w *cudaWriter) tileLoads(stage, k0, how string) {
+	g := w.g
+	w.scope()
+	defer w.close()
+	if how != "put" {
+		w.line("const int k0 = %s;", k0)
+	}
+	if how != "fetch" {
+		w.line("float *const as = As + (%s) * BM * LDA, *const bs = Bs + (%s) * BK * BN;", stage, stage)
+	}
+	// A: row r of the tile, columns cc..cc+va-1.
+	w.loads("A", g.aVecs, g.aLoads, g.va, fmt.Sprintf("const int r = v / %d, cc = v %% %d * %d;", g.bk/g.va, g.bk/g.va, g.va),
+		w.cond("m0 + r < M", g.m%g.bm != 0, "k0 + cc < K", g.k%g.bk != 0),
+		"a + (idx)(m0 + r) * K + k0 + cc", "as + r * LDA + cc", "a", "ra", how)
+	// B: row r of the tile, columns cc..cc+vb-1.
+	w.loads("B", g.bVecs, g.bLoads, g.vb, fmt.Sprintf("const int r = v / %d, cc = v %% %d * %d;", g.bn/g.vb, g.bn/g.vb, g.vb),
+		w.cond("k0 + r < K", g.k%g.bk != 0, "n0 + cc < N", g.n%g.bn != 0),
+		"b + (idx)(k0 + r) * N + n0 + cc", "bs + r * BN + cc", "b", "rb", how)
+}
+
+// cond joins the conditions that are needed; "" when none is.
+func (w *cudaWriter) cond(a string, needA bool, b string, needB bool) string {
+	var parts []string
+	if needA {
+		parts = append(parts, a)
+	}
+	if needB {
+		parts = append(parts, b)
+	}
+	return strings.Join(parts, " && ")
+}
+
+func (w *cudaWriter) loads(what string, vecs, per, vec int, rc, ok, src, dst, base, staging, how string) {
+	vt := vecType(vec)
+	zero := "0.f"
+	if vec == 4 {
+		zero = "make_float4(0.f, 0.f, 0.f, 0.f)"
+	}
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < %d; ++i)", per)
+	w.line("const int v = tid + i * NT; // vector of %s's tile", what)
+	if per*w.g.threads != vecs {
+		w.line("if (v >= %d) break;", vecs)
+	}
+	w.line("%s", rc)
+	okExpr := ok
+	if okExpr == "" {
+		okExpr = "true"
+	}
+	load := fmt.Sprintf("*reinterpret_cast<const %s *>(%s)", vt, src)
+	if ok != "" {
+		load = fmt.Sprintf("%s ? %s : %s", ok, load, zero)
+	}
+	switch how {
+	case "direct":
+		w.line("*reinterpret_cast<%s *>(%s) = %s;", vt, dst, load)
+	case "fetch":
+		w.line("%s[i] = %s;", staging, load)
+	case "put":
+		w.line("*reinterpret_cast<%s *>(%s) = %s[i];", vt, dst, staging)
+	case "async":
+		if ok == "" {
+			w.line("cp_async<%d>(%s, %s, true);", 4*vec, dst, src)
+		} else {
+			w.line("const bool ok = %s;", okExpr)
+			w.line("cp_async<%d>(%s, ok ? %s : %s, ok);", 4*vec, dst, src, base)
+		}
+	}
+	w.close()
+}
+
+// compute emits the product of the tiles in stage s into acc: per four
+// steps of K, one float4 of A per row and one of B per group of columns.
+func (w *cudaWriter) compute(stage string) {
+	w.scope()
+	w.line("const float *const as = As + (%s) * BM * LDA, *const bs = Bs + (%s) * BK * BN;", stage, stage)
+	w.line("#pragma unroll")
+	w.open("for (int kk = 0; kk < BK; kk += 4)")
+	w.line("float4 av[TM];")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i) av[i] = *reinterpret_cast<const float4 *>(as + (i * TY + ty) * LDA + kk);")
+	w.line("#pragma unroll")
+	w.open("for (int j = 0; j < 4; ++j)")
+	w.line("float4 bv[TN / 4];")
+	w.line("#pragma unroll")
+	w.line("for (int q = 0; q < TN / 4; ++q) bv[q] = *reinterpret_cast<const float4 *>(bs + (kk + j) * BN + (q * TX + tx) * 4);")
+	w.line("#pragma unroll")
+	w.line("for (int i = 0; i < TM; ++i)")
+	w.line("\t#pragma unroll")
+	w.line("\tfor (int jj = 0; jj < TN; ++jj) acc[i][jj] = fmaf(lane(av[i], j), lane(bv[jj / 4], jj %% 4), acc[i][jj]);")
+	w.close()
+	w.close()
+	w.close()
+}
+
+// store writes acc to C through the epilogue, a float4 at a time when N
+// is a multiple of 4 (every row of C is then 16-byte aligned).
+func (w *cudaWriter) store() {
+	g := w.g
+	w.line("#pragma unroll")
+	w.open("for (int i = 0; i < TM; ++i)")
+	w.line("const int r = m0 + i * TY + ty;")
+	if g.m%g.bm != 0 {
+		w.line("if (r >= M) break; // rows grow with i")
+	}
+	w.line("#pragma unroll")
+	w.open("for (int q = 0; q < TN / 4; ++q)")
+	w.line("const int col = n0 + (q * TX + tx) * 4;")
+	w.line("float4 v = make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);")
+	if g.n%4 == 0 {
+		if g.n%g.bn != 0 {
+			w.line("if (col >= N) continue;")
+		}
+		if w.e != noEpilogue {
+			w.line("const float4 bb = *reinterpret_cast<const float4 *>(bias + col);")
+			w.line("v.x += bb.x; v.y += bb.y; v.z += bb.z; v.w += bb.w;")
+			if w.e == biasReLUEpilogue {
+				w.line("v.x = fmaxf(v.x, 0.f); v.y = fmaxf(v.y, 0.f); v.z = fmaxf(v.z, 0.f); v.w = fmaxf(v.w, 0.f);")
+			}
+		}
+		w.line("*reinterpret_cast<float4 *>(c + (idx)r * N + col) = v;")
+	} else {
+		w.line("#pragma unroll")
+		w.open("for (int e = 0; e < 4; ++e)")
+		w.line("if (col + e >= N) break;")
+		switch w.e {
+		case biasEpilogue:
+			w.line("c[(idx)r * N + col + e] = lane(v, e) + bias[col + e];")
+		case biasReLUEpilogue:
+			w.line("c[(idx)r * N + col + e] = fmaxf(lane(v, e) + bias[col + e], 0.f);")
+		default:
+			w.line("c[(idx)r * N + col + e] = lane(v, e);")
+		}
+		w.close()
+	}
+	w.close()
+	w.close()
+}

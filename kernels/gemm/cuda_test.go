@@ -1,0 +1,151 @@
+package gemm
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
+)
+
+func cudaTarget(t *testing.T, arch string) device.Target {
+	t.Helper()
+	target, err := device.Lookup(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// TestCUDAGolden checks the generated CUDA of the 2048³ workhorse (128×128
+// tiles, 8×8 per thread, float4 loads, double buffering through
+// registers), a cp.async pipeline of three stages with tails in every
+// dimension and scalar loads (N and K odd), and, for the epilogues, a
+// single-buffered cp.async tile with the bias stored a float4 at a time and
+// a tail in M. go test -update rewrites the files.
+func TestCUDAGolden(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	for _, tt := range []struct {
+		sum     string
+		tmpl    kernels.Template
+		goldens []kerneltest.CUDAGolden
+	}{
+		{"cuda_golden.sum", CUDATemplate, []kerneltest.CUDAGolden{
+			{Name: "128x128x8_8x8_regs2", Shape: "2048x2048x2048", Config: "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2"},
+			{Name: "64x32x16_cp_async3_tails", Shape: "100x37x51", Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=3"},
+		}},
+		{"cuda_golden_bias.sum", BiasCUDATemplate, []kerneltest.CUDAGolden{
+			{Name: "bias_64x64x8_cp_async1", Shape: "100x64x64", Config: "bm=64,bn=64,bk=8,tm=4,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=1"},
+		}},
+		{"cuda_golden_bias_relu.sum", BiasReLUCUDATemplate, []kerneltest.CUDAGolden{
+			{Name: "bias_relu_32x32x8_regs1_tails", Shape: "33x17x9", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1"},
+		}},
+	} {
+		t.Run(tt.tmpl.Op.Name, func(t *testing.T) {
+			kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", tt.sum), "kernels/gemm/cuda.go", cudaRevision, tt.tmpl, tt.goldens...)
+		})
+	}
+}
+
+func TestCUDAConstraints(t *testing.T) {
+	sm90, sm75 := cudaTarget(t, "sm_90"), cudaTarget(t, "sm_75")
+	const fast = "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2"
+	for _, tt := range []struct {
+		target     device.Target
+		shape, cfg string
+		want       string
+	}{
+		{sm90, "2048x2048x2048", fast, ""},
+		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3", ""},
+		// 4×4 threads of 8×8 outputs are half a warp.
+		{sm90, "2048x2048x2048", "bm=32,bn=32,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1", "whole_warps"},
+		{sm90, "2048x2048x2048", "bm=256,bn=256,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "threads_per_block"},
+		// Two stages of 256×36 + 32×128 floats are 106 KB, over sm_75's
+		// 64 KB (and under sm_90's 227 KB).
+		{sm75, "2048x2048x2048", "bm=256,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2", "shared_memory_per_block"},
+		{sm75, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2", "cp_async_needs_sm80"},
+		// 8×8 accumulators with 512 threads: 64+32+8+28 = 132 registers,
+		// over 65536/512 = 128.
+		{sm90, "2048x2048x2048", "bm=256,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1", "registers_per_thread"},
+		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=3", "regs_copy_two_stages"},
+		{sm90, "100x37x51", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1", "vec_a_aligned"},
+		{sm90, "100x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "vec_b_aligned"},
+		{sm90, "20x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1", "tile_within_shape"},
+		{sm90, "3000000x32x8", "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "grid_fits"},
+	} {
+		shape, err := Op.ParseShape(tt.shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kerneltest.CheckConstraint(t, cudaSpace(shape, tt.target), tt.cfg, tt.want)
+	}
+	kerneltest.CheckConstraint(t, cudaSpace([]int{64, 64, 64}, device.Host()), "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1", "needs_cuda_target")
+}
+
+// TestCUDAGeometry checks, for every valid config of a few odd shapes, that
+// the grid covers C exactly once, the block is the one the kernel was
+// compiled for, the shared memory holds every stage's tiles, and the
+// source declares the bounds checks the shape needs and only those.
+func TestCUDAGeometry(t *testing.T) {
+	target := cudaTarget(t, "sm_80")
+	for _, shape := range [][]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 9}, {64, 64, 64}, {2048, 2048, 2048}} {
+		sp := cudaSpace(shape, target)
+		n := 0
+		for i := range sp.Size() {
+			cfg := sp.At(i)
+			if !sp.Valid(cfg) {
+				continue
+			}
+			n++
+			for _, tmpl := range []kernels.Template{CUDATemplate, BiasReLUCUDATemplate} {
+				k := tmpl.EmitCUDA("k", shape, cfg)
+				bm, bn, bk := cfg.Int("bm"), cfg.Int("bn"), cfg.Int("bk")
+				threads := bm / cfg.Int("tm") * (bn / cfg.Int("tn"))
+				m, nn, kk := shape[0], shape[1], shape[2]
+				if k.Grid[0]*bn < nn || (k.Grid[0]-1)*bn >= nn || k.Grid[1]*bm < m || (k.Grid[1]-1)*bm >= m || k.Grid[2] != 1 {
+					t.Fatalf("%v %s: grid %v does not cover C once with %dx%d tiles", shape, cfg, k.Grid, bm, bn)
+				}
+				if k.Block != [3]int{threads, 1, 1} || !strings.Contains(k.Source, fmt.Sprintf("__launch_bounds__(%d)", threads)) {
+					t.Fatalf("%v %s: block %v, want %d threads, and the bound in the source", shape, cfg, k.Block, threads)
+				}
+				if want := 4 * cfg.Int("stages") * (bm*(bk+4) + bk*bn); k.SharedBytes != want {
+					t.Fatalf("%v %s: %d bytes of shared memory, want %d", shape, cfg, k.SharedBytes, want)
+				}
+				for _, check := range []struct {
+					expr string
+					need bool
+				}{
+					{"m0 + r < M", m%bm != 0}, {"k0 + cc < K", kk%bk != 0}, {"n0 + cc < N", nn%bn != 0}, {"r >= M", m%bm != 0},
+				} {
+					if strings.Contains(k.Source, check.expr) != check.need {
+						t.Fatalf("%v %s: source has the check %q: %v, want %v", shape, cfg, check.expr, !check.need, check.need)
+					}
+				}
+				if tmpl.Op.Name == BiasReLUOp.Name && !strings.Contains(k.Source, "bias") {
+					t.Fatalf("%v %s: the epilogue's kernel never reads the bias", shape, cfg)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%v: no valid config", shape)
+		}
+	}
+}
+
+func TestCUDATemplatesRegistered(t *testing.T) {
+	versions := map[string]bool{}
+	for _, want := range []kernels.Template{CUDATemplate, BiasCUDATemplate, BiasReLUCUDATemplate} {
+		got, ok := kernels.TemplateFor(want.Op.Name, kernels.CUDA)
+		if !ok || got.Version != want.Version || got.EmitCUDA == nil {
+			t.Fatalf("the CUDA template of %s is not registered: %v", want.Op.Name, ok)
+		}
+		versions[want.Version] = true
+	}
+	versions[Template.Version] = true
+	if len(versions) != 4 {
+		t.Errorf("the CUDA templates and the CPU one share versions: %v", versions)
+	}
+}
