@@ -275,8 +275,8 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 		if r.Name == measurecpu.BenchFloor {
 			gflops = "-" // it computes nothing
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\t%s\n", r.Name, formatNS(r.MedianNS),
-			formatNS(r.P20NS), formatNS(r.P80NS), gbps, gflops, r.VsTuned, formatBytes(r.AllocBytes), r.Doc)
+		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\t%s\n", r.Name, tunedb.FormatNS(r.MedianNS),
+			tunedb.FormatNS(r.P20NS), tunedb.FormatNS(r.P80NS), gbps, gflops, r.VsTuned, formatBytes(r.AllocBytes), r.Doc)
 	}
 	tw.Flush()
 
