@@ -418,25 +418,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	if *out == "" {
 		return export(std.out)
 	}
-	// Write beside the target and rename, so a failed export never leaves a
-	// truncated file where a good one was.
-	tmp, err := os.CreateTemp(dirOf(*out), ".autotune-export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := export(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; an export is meant to be shared.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), *out)
+	return writeFile(*out, export)
 }
 
 func runDBCheck(c *command, std *stdio, args []string) error {
