@@ -65,12 +65,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{if .RoofNote}}<p class="note">{{.RoofNote}}</p>
 {{end}}
 <h3 id="{{.ID}}-top">Top configs</h3>
-{{if .Top}}<table class="top">
+{{if .Top}}<div class="wide"><table class="top">
 <thead><tr><th class="n">#</th><th class="n">median</th><th class="n">p20–p80</th><th class="n">samples</th><th class="n">× best</th><th class="n">GFLOP/s</th><th class="n">GB/s</th>{{range .TopKnobs}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Top}}<tr><td class="n">{{.Rank}}</td><td class="n">{{.Median}}</td><td class="n">{{.P20}} – {{.P80}}</td><td class="n">{{.Samples}}</td><td class="n">{{.VsBest}}</td><td class="n">{{or .GFLOPs "-"}}</td><td class="n">{{or .GBps "-"}}</td>{{range .Knobs}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table></div>
 <p class="note">Ranked as autotune best ranks them: each config by its latest correct record. Only the knobs whose values differ among these configs are shown{{with .Top}}; the rest are as in the best config{{end}}.</p>
 {{else}}<p class="note">No correct config yet.</p>
 {{end}}
@@ -104,6 +104,7 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space:
 code { font-size: 0.9em; word-break: break-all; }
 svg { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
 .note { color: #555; font-size: 0.9em; }
+.wide { overflow-x: auto; }
 .dev { font-size: 0.85em; overflow-wrap: anywhere; }
 .facts td:first-child { color: #555; white-space: nowrap; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(24em, 1fr)); gap: 0.5em 1.5em; }

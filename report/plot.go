@@ -226,6 +226,7 @@ func rooflineChart(l Limits, intensity, gflops float64, label string) (template.
 	}
 	line.Width = vg.Points(2)
 	p := newPlot("roofline", "arithmetic intensity (FLOP/byte)", "GFLOP/s")
+	p.Legend.Top = false // below the roof, out of its way
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Add(line)
