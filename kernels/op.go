@@ -110,6 +110,23 @@ func (op Op) mustExample() []int {
 	return shape
 }
 
+// Rates returns the throughput of one call on shape that takes ns
+// nanoseconds: GB/s from Bytes and GFLOP/s from FLOPs (bytes and FLOPs per
+// nanosecond). Both are 0 when ns is not positive, each when the op lacks
+// its count.
+func (op Op) Rates(shape []int, ns float64) (gbps, gflops float64) {
+	if !(ns > 0) {
+		return 0, 0
+	}
+	if op.Bytes != nil {
+		gbps = op.Bytes(shape) / ns
+	}
+	if op.FLOPs != nil {
+		gflops = op.FLOPs(shape) / ns
+	}
+	return gbps, gflops
+}
+
 // A Variant is an op named by another op and a flag; see Op.Variants.
 type Variant struct {
 	Flag string // the flag's name without dashes: "causal"

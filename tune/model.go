@@ -8,8 +8,6 @@ import (
 	"math"
 
 	"github.com/autotune-dev/autotune/costmodel"
-	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -52,7 +50,7 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 	l := &learner{
 		key:      tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template},
 		group:    w.Key(),
-		features: featurize(t.Template, t.Space, t.Shape, t.Target),
+		features: t.Template.ModelFeatures(t.Space, t.Shape, t.Target),
 	}
 	kind, err := search.Lookup(cmp.Or(t.Strategy, search.Names()[0]))
 	if err != nil {
@@ -144,24 +142,6 @@ func cost(ok bool, medianNS float64) float64 {
 	return medianNS
 }
 
-// featurize returns the model's input for configs of space, the space of
-// tmpl for shape on target: the config's own features, the template's
-// analytic ones (kernels.Template.Features), then the workload's (log2 of
-// each dimension), so that one model learns across shapes.
-func featurize(tmpl kernels.Template, space *schedule.Space, shape []int, target device.Target) func(schedule.Config) []float64 {
-	wf := make([]float64, len(shape))
-	for i, n := range shape {
-		wf[i] = math.Log2(float64(n))
-	}
-	return func(c schedule.Config) []float64 {
-		f := space.Features(c)
-		if tmpl.Features != nil {
-			f = append(f, tmpl.Features(shape, target, c)...)
-		}
-		return append(f, wf...)
-	}
-}
-
 // history is what the database knows that helps this run.
 type history struct {
 	rows       []costmodel.Sample // every record of the op on the device, as training rows
@@ -193,7 +173,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		if !same {
 			space, shape = t.Template.Space(o.Shape, t.Target), o.Shape
 		}
-		feats := featurize(t.Template, space, shape, t.Target)
+		feats := t.Template.ModelFeatures(space, shape, t.Target)
 		for _, r := range recs {
 			if space.Check(r.Config) != nil {
 				continue // e.g. measured on a CPU whose ISA has since changed

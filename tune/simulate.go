@@ -274,7 +274,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	if report.Budget < 1 {
 		return SimReport{}, errors.New("tune: the trial budget must be at least 1")
 	}
-	feats := featurize(s.Template, space, shape, rec.Target)
+	feats := s.Template.ModelFeatures(space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
 		prior: prior, budget: report.Budget, batch: report.BatchSize}
 	// τ belongs to the default model, so it is taken from that model's own

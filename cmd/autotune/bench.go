@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
+	"github.com/autotune-dev/autotune/report"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -68,6 +70,10 @@ attention_causal too, masked):
   The attention baselines are left out where the S×S scores of a head
   would take more than 1 GiB (S > 16384).
 
+With --report FILE, bench also writes the table as an HTML page with bar
+charts of each entry's time, GFLOP/s (the peak drawn as a line) and GB/s
+(the floor drawn as a line); see 'autotune report'.
+
 The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
 stderr, the results to stdout.
@@ -78,6 +84,7 @@ Examples:
   autotune bench --op softmax --shape 4096x1024 --json | jq '.results[] | {name, median_ns}'
   autotune bench --op attention --shape 1x8x1024x64
   autotune bench --op attention --causal --shape 1x8x1024x64
+  autotune bench --op gemm --shape 1024x1024x1024 --report bench.html
 `,
 	run: runBench,
 }
@@ -90,6 +97,7 @@ type benchOptions struct {
 	seed    uint64
 	samples int
 	minTime time.Duration
+	report  string
 }
 
 // benchJSON is bench's --json output.
@@ -144,6 +152,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	fs.IntVar(&o.samples, "samples", measurecpu.DefaultBenchSamples, "least number of timed samples of each entry")
 	fs.DurationVar(&o.minTime, "time", measurecpu.DefaultBenchTime, "least total time of the timed samples, all entries together")
+	fs.StringVar(&o.report, "report", "", "also write the results as an HTML page with bar charts to `FILE`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -240,6 +249,12 @@ func runBench(c *command, std *stdio, args []string) error {
 			out.PeakNote = fmt.Sprintf("%s ran at %.1f GFLOP/s, above the peak loop's best %.1f: the loop fell short of the machine, so the peak is taken as %s's", by, peak, loop, by)
 		}
 	}
+	if o.report != "" {
+		if err := writeBenchReport(o.report, w, out, best.Config); err != nil {
+			return err
+		}
+		fmt.Fprintf(std.errs, "wrote %s\n", o.report)
+	}
 	if o.json {
 		return writeJSON(std, out)
 	}
@@ -275,12 +290,40 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 		if r.Name == measurecpu.BenchFloor {
 			gflops = "-" // it computes nothing
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\t%s\n", r.Name, formatNS(r.MedianNS),
-			formatNS(r.P20NS), formatNS(r.P80NS), gbps, gflops, r.VsTuned, formatBytes(r.AllocBytes), r.Doc)
+		fmt.Fprintf(tw, "%s\t%s\t%s – %s\t%s\t%s\t%.2f\t%s\t%s\n", r.Name, tunedb.FormatNS(r.MedianNS),
+			tunedb.FormatNS(r.P20NS), tunedb.FormatNS(r.P80NS), gbps, gflops, r.VsTuned, formatBytes(r.AllocBytes), r.Doc)
 	}
 	tw.Flush()
 
-	var parts []string
+	for _, line := range benchVerdict(b) {
+		if strings.HasPrefix(line, "tuned ") {
+			fmt.Fprintln(std.out)
+		}
+		fmt.Fprintln(std.out, line)
+	}
+}
+
+// writeBenchReport writes the bench as an HTML page (package report),
+// with the figures and lines printBench prints.
+func writeBenchReport(path string, w workload, b benchJSON, cfg schedule.Config) error {
+	rb := report.Bench{Workload: fmt.Sprintf("%s %s %s", w.op.Name, kernels.FormatShape(w.shape), b.DType),
+		Machine: b.Machine, Tuned: fmt.Sprintf("%s (template %s)", cfg, b.Template), Samples: b.Results[0].Samples,
+		PeakGFLOPs: b.PeakGFLOPs, Notes: benchVerdict(b)}
+	for _, r := range b.Results {
+		rb.Rows = append(rb.Rows, report.BenchRow{Name: r.Name, Doc: r.Doc, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
+			GBps: r.GBps, GFLOPs: r.GFLOPs, VsTuned: r.VsTuned,
+			NoGBps: r.Name == measurecpu.BenchPeak, NoGFLOPs: r.Name == measurecpu.BenchFloor})
+		if r.Name == measurecpu.BenchFloor {
+			rb.FloorGBps = r.GBps
+		}
+	}
+	return writeFile(path, func(f io.Writer) error { return report.WriteBench(f, rb) })
+}
+
+// benchVerdict is the lines under bench's table: the tuned kernel against
+// each other entry, and the note about the peak, if any.
+func benchVerdict(b benchJSON) []string {
+	var parts, lines []string
 	for _, r := range b.Results[1:] {
 		switch {
 		case r.VsTuned <= 0:
@@ -298,11 +341,12 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(std.out, "\ntuned %s.\n", strings.Join(parts, " and "))
+		lines = append(lines, fmt.Sprintf("tuned %s.", strings.Join(parts, " and ")))
 	}
 	if b.PeakNote != "" {
-		fmt.Fprintf(std.out, "note: %s.\n", b.PeakNote)
+		lines = append(lines, fmt.Sprintf("note: %s.", b.PeakNote))
 	}
+	return lines
 }
 
 // formatBytes writes a byte count with three significant digits in binary

@@ -67,9 +67,7 @@ type bestConfig struct {
 func newBestConfig(r tunedb.Record, tmpl kernels.Template, shape []int) bestConfig {
 	b := bestConfig{Config: r.Config, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
 		Samples: len(r.SamplesNS), Time: r.Time, Tool: r.Tool}
-	if tmpl.Bytes != nil && r.MedianNS > 0 {
-		b.GBps, b.GFLOPs = tmpl.Bytes(shape)/r.MedianNS, tmpl.FLOPs(shape)/r.MedianNS
-	}
+	b.GBps, b.GFLOPs = tmpl.Rates(shape, r.MedianNS)
 	return b
 }
 
@@ -131,8 +129,8 @@ func runBest(c *command, std *stdio, args []string) error {
 		if answer.Rule != lookup.Exact {
 			measuredAt = " at " + kernels.FormatShape(answer.Shape)
 		}
-		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)%s", formatNS(r.MedianNS), formatNS(r.P20NS),
-			formatNS(r.P80NS), len(r.SamplesNS), measuredAt)
+		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)%s", tunedb.FormatNS(r.MedianNS), tunedb.FormatNS(r.P20NS),
+			tunedb.FormatNS(r.P80NS), len(r.SamplesNS), measuredAt)
 		if answer.Rule == lookup.Exact && tmpl.Bytes != nil {
 			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, r.MedianNS))
 		}

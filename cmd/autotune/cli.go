@@ -37,7 +37,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{tuneCommand, bestCommand, benchCommand, checkCommand, genCommand, simulateCommand, listCommand, dbCommand, versionCommand}
+	return []command{tuneCommand, bestCommand, benchCommand, checkCommand, genCommand, reportCommand, simulateCommand, listCommand, dbCommand, versionCommand}
 }
 
 // usageError is a mistake on the command line; it exits 2. Every other
@@ -127,6 +127,7 @@ Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
   autotune best --op softmax --shape 4096x1024
   autotune list
+  autotune report --out report.html
   autotune db export > records.jsonl
 
 Run 'autotune COMMAND --help' for the flags of a command.

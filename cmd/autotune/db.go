@@ -311,7 +311,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 		w := s.Workload
 		best, cfg := "-", "-"
 		if s.Best != nil {
-			best, cfg = formatNS(s.Best.MedianNS), s.Best.Config.String()
+			best, cfg = tunedb.FormatNS(s.Best.MedianNS), s.Best.Config.String()
 		}
 		ok := s.ByStatus[tunedb.StatusOK]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
@@ -371,8 +371,8 @@ func runDBShow(c *command, std *stdio, args []string) error {
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tSTATUS\tMEDIAN\tP20\tP80\tTEMPLATE\tCONFIG\tERROR")
 	for i, r := range recs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, r.Status, formatNS(r.MedianNS), formatNS(r.P20NS),
-			formatNS(r.P80NS), shortHash(r.Workload.Template), r.Config, firstLine(r.Error, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, r.Status, tunedb.FormatNS(r.MedianNS), tunedb.FormatNS(r.P20NS),
+			tunedb.FormatNS(r.P80NS), shortHash(r.Workload.Template), r.Config, firstLine(r.Error, 60))
 	}
 	return tw.Flush()
 }
@@ -418,25 +418,7 @@ func runDBExport(c *command, std *stdio, args []string) error {
 	if *out == "" {
 		return export(std.out)
 	}
-	// Write beside the target and rename, so a failed export never leaves a
-	// truncated file where a good one was.
-	tmp, err := os.CreateTemp(dirOf(*out), ".autotune-export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := export(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; an export is meant to be shared.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), *out)
+	return writeFile(*out, export)
 }
 
 func runDBCheck(c *command, std *stdio, args []string) error {
@@ -552,23 +534,6 @@ func runDBPrune(c *command, std *stdio, args []string) error {
 	}
 	fmt.Fprintf(std.out, "removed %d records, kept the %d best configs of each workload\n", n, *keep)
 	return nil
-}
-
-// formatNS writes a duration in nanoseconds with three significant digits.
-func formatNS(ns float64) string {
-	if ns <= 0 {
-		return "-"
-	}
-	d := time.Duration(ns)
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%.3g ns", ns)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
-	case d < time.Second:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
-	}
-	return fmt.Sprintf("%.3g s", ns/1e9)
 }
 
 // shortHash abbreviates a template version for tables, as git does commits.

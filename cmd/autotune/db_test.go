@@ -30,6 +30,10 @@ func TestReadsOfAMissingDatabase(t *testing.T) {
 			return []string{"simulate", "--db", db, "--op", "softmax", "--shape", "64x33"}
 		}},
 		{"db ls of AUTOTUNE_DB", func(string, string) []string { return []string{"db", "ls"} }},
+		{"report", func(db, _ string) []string { return []string{"report", "--db", db} }},
+		{"report --out", func(db, dir string) []string {
+			return []string{"report", "--db", db, "--out", filepath.Join(dir, "report.html")}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // progress shows a tuning run on stderr: a bar on a terminal, otherwise one
@@ -37,7 +38,7 @@ func newProgress(w io.Writer, budget int, bytes float64) *progress {
 func (p *progress) Batch(s tune.Progress) {
 	best := "best: none yet"
 	if s.Best != nil {
-		best = fmt.Sprintf("best %s (%.3g GB/s)", formatNS(s.Best.MedianNS), p.bytes/s.Best.MedianNS)
+		best = fmt.Sprintf("best %s (%.3g GB/s)", tunedb.FormatNS(s.Best.MedianNS), p.bytes/s.Best.MedianNS)
 	}
 	line := fmt.Sprintf("%s, failures: %s, build %.1fs / run %.1fs", best, formatFailures(s.Failures),
 		s.BuildTime.Seconds(), s.RunTime.Seconds())

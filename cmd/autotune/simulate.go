@@ -341,7 +341,7 @@ func printSimulation(std *stdio, r tune.SimReport) {
 	if r.SpaceSize > 0 {
 		space = fmt.Sprintf("of %d valid", r.SpaceSize)
 	}
-	fmt.Fprintf(std.out, "landscape  %d configs recorded %s, best %s\n", r.Recorded, space, formatNS(r.BestNS))
+	fmt.Fprintf(std.out, "landscape  %d configs recorded %s, best %s\n", r.Recorded, space, tunedb.FormatNS(r.BestNS))
 	if r.Outside > 0 {
 		fmt.Fprintf(std.out, "           %d recorded configs are not in the space and were left out\n", r.Outside)
 	}

@@ -291,7 +291,7 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 	if s.Best != nil {
 		b := *s.Best
 		fmt.Fprintf(tw, "best\t%s\n", b.Config)
-		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s)  %s\n", formatNS(b.MedianNS), formatNS(b.P20NS), formatNS(b.P80NS),
+		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s)  %s\n", tunedb.FormatNS(b.MedianNS), tunedb.FormatNS(b.P20NS), tunedb.FormatNS(b.P80NS),
 			throughput(tmpl, w.shape, b.MedianNS))
 	} else {
 		fmt.Fprintf(tw, "best\tnone: no candidate passed the check\n")
@@ -299,7 +299,7 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 	if len(s.Leaders) > 1 {
 		fmt.Fprintf(tw, "leaders\tre-measured %d× each, interleaved:\n", tune.RemeasureRounds)
 		for _, r := range s.Leaders {
-			fmt.Fprintf(tw, "\t  %s  (p20 %s, p80 %s)  %s\n", formatNS(r.MedianNS), formatNS(r.P20NS), formatNS(r.P80NS), r.Config)
+			fmt.Fprintf(tw, "\t  %s  (p20 %s, p80 %s)  %s\n", tunedb.FormatNS(r.MedianNS), tunedb.FormatNS(r.P20NS), tunedb.FormatNS(r.P80NS), r.Config)
 		}
 		if s.Tied {
 			fmt.Fprintf(tw, "\t  the two fastest overlap within their p20–p80 spread: on this machine they are tied\n")
@@ -341,5 +341,6 @@ func throughput(tmpl kernels.Template, shape []int, medianNS float64) string {
 	if medianNS <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%.3g GB/s, %.3g GFLOP/s", tmpl.Bytes(shape)/medianNS, tmpl.FLOPs(shape)/medianNS)
+	gbps, gflops := tmpl.Rates(shape, medianNS)
+	return fmt.Sprintf("%.3g GB/s, %.3g GFLOP/s", gbps, gflops)
 }
