@@ -10,17 +10,19 @@
 //   - compiles the source with NVRTC for the target's architecture
 //     (--gpu-architecture=sm_XX); a rejected source is a build_error record
 //     with the compiler's log, and the compile time is its BuildNS;
-//   - fills the output with NaN, launches once on the inputs, which the
-//     parent drew from measure.NewData's seeded generator (never zeros) and
-//     copied to the device once per batch, and compares every element with
-//     the op's float64 reference and Tolerance: the first one out of
+//   - for each of the op's input sets (measure.Inputs: the parent draws
+//     them from a seeded generator, never zeros, with large magnitudes and,
+//     for softmax, -Inf entries, and writes them with measure/harness; the
+//     worker copies them to the device once per batch), fills the output
+//     with NaN, launches once, and compares every element with the set's
+//     float64 reference and tolerance (harness.Check): the first one out of
 //     tolerance (an unwritten NaN included) makes a wrong_answer record
-//     with its index, got and want;
+//     naming the set, the index, got and want;
 //   - launches a few times to warm up, then times single launches with
 //     CUDA events, writing a buffer twice the size of the L2 cache before
 //     each, so that no launch finds the previous one's data in L2; samples
 //     go on until there are at least Options.Samples of them and
-//     Options.MinTime has passed (at most 10000).
+//     Options.MinTime has passed (at most 10000), on the first input set.
 //
 // A launch that fails (too many resources, an illegal address) is a
 // runtime_error record with the CUDA error's name. An error that poisons
@@ -29,6 +31,11 @@
 // Options.Timeout is killed and its candidate recorded as crash or
 // timeout. In every case the parent starts a fresh worker for the rest of
 // the batch, so one bad kernel costs one candidate.
+//
+// The parent reports each result to the batch's Finished hook as soon as
+// it arrives, so the tuner commits it while the batch runs. Batch
+// directories are named by the parent's PID (measure.TempDir), and those a
+// killed tuner left behind are removed by the next batch.
 //
 // Go errors are kept for the machinery: no driver or no NVRTC ([New] says
 // which, and suggests --device cpu), a GPU of another architecture than the

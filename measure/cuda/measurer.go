@@ -19,6 +19,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
+	"github.com/autotune-dev/autotune/measure/harness"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -71,8 +72,8 @@ type Measurer struct {
 
 	mu    sync.Mutex
 	key   string
-	ins   [][]float32
-	want  []float64
+	work  harness.Workload                                 // of the last batch's workload
+	sets  []harness.Set                                    // its input sets (measure.Inputs), the first timed
 	start func(ctx context.Context, j job) (*child, error) // test hook
 }
 
@@ -156,12 +157,14 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		if space != nil {
 			if err := space.Check(c); err != nil {
 				res[i].Status, res[i].Error, finished[i] = measure.StatusInvalid, err.Error(), true
+				report(b, res[i])
 				continue
 			}
 		}
 		k, err := emit(b.Template, name, b.Shape, c)
 		if err != nil {
 			res[i].Status, res[i].Error, finished[i] = measure.StatusBuildError, err.Error(), true
+			report(b, res[i])
 			continue
 		}
 		ks = append(ks, kernel{ID: i, Source: k.Source, Entry: k.Entry, Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes})
@@ -170,20 +173,17 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		return res, nil
 	}
 
-	dir, err := os.MkdirTemp("", "autotune-cuda-")
+	dir, err := measure.TempDir("", "autotune-cuda")
 	if err != nil {
 		return done(res, finished), fmt.Errorf("cuda: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	m.data(b)
-	if err := writeData(dir, m.ins, m.want); err != nil {
-		return done(res, finished), err
+	if err := harness.Write(dir, m.work, m.sets); err != nil {
+		return done(res, finished), fmt.Errorf("cuda: writing the inputs: %w", err)
 	}
-	inLens, outLen := b.Template.Args(b.Shape)
-	rel, abs := b.Template.Tolerance(b.Shape)
 	j := job{
 		DriverPath: m.opts.DriverPath, Arch: b.Target.GPU.Arch, Dir: dir,
-		InLens: inLens, OutLen: outLen, Rel: rel, Abs: abs,
 		Samples: m.opts.Samples, MinTimeNS: int64(m.opts.MinTime), Warmup: m.opts.Warmup,
 	}
 	for len(ks) > 0 {
@@ -191,6 +191,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		ran, err := m.runWorker(ctx, j, res)
 		for _, id := range ran {
 			finished[id] = true
+			report(b, res[id])
 		}
 		if err != nil {
 			return done(res, finished), err
@@ -210,12 +211,25 @@ func emit(t kernels.Template, name string, shape []int, c schedule.Config) (k ke
 	return t.EmitCUDA(name, shape, c), nil
 }
 
-// data makes m.ins and m.want those of b's workload, reusing the last.
+// report passes a final result to the batch's Finished hook, if any.
+func report(b measure.Batch, r measure.Result) {
+	if b.Finished != nil {
+		b.Finished(r)
+	}
+}
+
+// data makes m.work and m.sets those of b's workload, reusing the last.
 func (m *Measurer) data(b measure.Batch) {
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, m.opts.Seed)
 	if key != m.key {
 		m.key = key
-		m.ins, m.want = measure.NewData(b.Template.Op, b.Shape, m.opts.Seed)
+		ins, out := b.Template.Args(b.Shape)
+		m.work, m.sets = harness.Workload{Inputs: ins, Output: out}, nil
+		for _, set := range measure.Inputs(b.Template.Op, b.Shape, m.opts.Seed) {
+			info := harness.SetInfo{Name: set.Name, Rel: set.Rel, Abs: set.Abs}
+			m.work.Sets = append(m.work.Sets, info)
+			m.sets = append(m.sets, harness.Set{SetInfo: info, Ins: set.Ins, Want: set.Want})
+		}
 	}
 }
 

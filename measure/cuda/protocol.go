@@ -8,10 +8,7 @@ const WorkerArg = "cuda-worker"
 type job struct {
 	DriverPath string   // "" for libcuda.so.1 on the loader's path
 	Arch       string   // sm_90
-	Dir        string   // holds in0.f32 … and want.f64
-	InLens     []int    // float32 values of each input
-	OutLen     int      // float32 values of the output
-	Rel, Abs   float64  // tolerance: |got-want| ≤ Abs + Rel·|want|
+	Dir        string   // the input sets and their references (harness.Write)
 	Samples    int      // timed launches, at least
 	MinTimeNS  int64    // and at least this long
 	Warmup     int      // untimed launches first

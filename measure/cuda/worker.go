@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -64,11 +63,12 @@ type worker struct {
 	j     job
 	ctx   *driver.Context
 	nvrtc *driver.NVRTC
-	ins   []driver.Ptr
+	work  harness.Workload
+	sets  []harness.Set  // their inputs and references; the first is timed
+	ins   [][]driver.Ptr // each set's inputs on the device
 	out   driver.Ptr
 	flush driver.Ptr // written before each timed launch to evict L2
 	words int        // 32-bit words of flush
-	want  []float64
 	got   []float32
 }
 
@@ -95,25 +95,26 @@ func newWorker(j job) (*worker, error) {
 	if err := ctx.SetCurrent(); err != nil {
 		return nil, err
 	}
-	w := &worker{j: j, ctx: ctx, nvrtc: nv, got: make([]float32, j.OutLen)}
-	for i, n := range j.InLens {
-		host, err := readF32(filepath.Join(j.Dir, inputFile(i)), n)
-		if err != nil {
-			return nil, err
-		}
-		p, err := ctx.Alloc(4 * max(n, 1))
-		if err != nil {
-			return nil, err
-		}
-		if err := ctx.CopyIn(p, host); err != nil {
-			return nil, err
-		}
-		w.ins = append(w.ins, p)
-	}
-	if w.want, err = readF64(filepath.Join(j.Dir, wantFile), j.OutLen); err != nil {
+	work, sets, err := harness.Read(j.Dir)
+	if err != nil {
 		return nil, err
 	}
-	if w.out, err = ctx.Alloc(4 * max(j.OutLen, 1)); err != nil {
+	w := &worker{j: j, ctx: ctx, nvrtc: nv, work: work, sets: sets, got: make([]float32, work.Output)}
+	for _, set := range sets {
+		var ptrs []driver.Ptr
+		for i, n := range work.Inputs {
+			p, err := ctx.Alloc(4 * max(n, 1))
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.CopyIn(p, set.Ins[i]); err != nil {
+				return nil, err
+			}
+			ptrs = append(ptrs, p)
+		}
+		w.ins = append(w.ins, ptrs)
+	}
+	if w.out, err = ctx.Alloc(4 * max(work.Output, 1)); err != nil {
 		return nil, err
 	}
 	l2, err := dev.Attribute(driver.AttrL2CacheSize)
@@ -177,29 +178,34 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 	}
 	grid := driver.Dim3{X: k.Grid[0], Y: k.Grid[1], Z: k.Grid[2]}
 	block := driver.Dim3{X: k.Block[0], Y: k.Block[1], Z: k.Block[2]}
-	args := []any{w.out}
-	for _, p := range w.ins {
-		args = append(args, p)
+	launchSet := func(set int) func() error {
+		args := []any{w.out}
+		for _, p := range w.ins[set] {
+			args = append(args, p)
+		}
+		return func() error { return f.Launch(grid, block, k.SharedBytes, args...) }
 	}
-	launch := func() error { return f.Launch(grid, block, k.SharedBytes, args...) }
 
-	// The checked run, on a poisoned output.
-	if err := w.ctx.FillFloat(w.out, float32(math.NaN()), w.j.OutLen); err != nil {
-		return fail(err)
+	// A checked run on every input set, each on a poisoned output.
+	for s, set := range w.sets {
+		if err := w.ctx.FillFloat(w.out, float32(math.NaN()), w.work.Output); err != nil {
+			return fail(err)
+		}
+		if err := launchSet(s)(); err != nil {
+			return fail(err)
+		}
+		if err := w.ctx.Synchronize(); err != nil {
+			return fail(err)
+		}
+		if err := w.ctx.CopyOut(w.got, w.out); err != nil {
+			return fail(err)
+		}
+		if msg := harness.Check(w.got, set.Want, set.Rel, set.Abs); msg != "" {
+			e.Status, e.Error = string(measure.StatusWrongAnswer), "input set "+set.Name+": "+msg
+			return e, false
+		}
 	}
-	if err := launch(); err != nil {
-		return fail(err)
-	}
-	if err := w.ctx.Synchronize(); err != nil {
-		return fail(err)
-	}
-	if err := w.ctx.CopyOut(w.got, w.out); err != nil {
-		return fail(err)
-	}
-	if msg := harness.Check(w.got, w.want, w.j.Rel, w.j.Abs); msg != "" {
-		e.Status, e.Error = string(measure.StatusWrongAnswer), msg
-		return e, false
-	}
+	launch := launchSet(0)
 
 	for range w.j.Warmup {
 		if err := launch(); err != nil {
