@@ -31,8 +31,8 @@ func onednnBaselines(causal bool) []kernels.Baseline {
 	doc := "composition: oneDNN's batched matmul for Q·Kᵀ/√D (the scale as an output scale) into B·H·S×S scores, " +
 		"oneDNN's softmax in place, oneDNN's batched matmul for the weights times V; "
 	if causal {
-		doc = "composition: oneDNN's batched matmul for the full Q·Kᵀ/√D with the causal mask (0 or -Inf) added by a binary post-op " +
-			"into B·H·S×S scores, oneDNN's softmax in place, oneDNN's batched matmul for the weights times V; "
+		doc = "composition: oneDNN's batched matmul for the full Q·Kᵀ/√D into B·H·S×S scores, the causal mask (0 or -Inf) added " +
+			"in place by oneDNN's binary primitive, oneDNN's softmax in place, oneDNN's batched matmul for the weights times V; "
 	}
 	return []kernels.Baseline{{
 		Name:   "onednn",
@@ -61,22 +61,23 @@ func skipBatchedScores(shape []int) string {
 //
 // As PyTorch's CPU path of scaled_dot_product_attention without a fused
 // kernel: scores = Q·Kᵀ with K read transposed by strides and 1/√D
-// applied as matmul's output scale; with causal, a binary post-op adds the
-// mask, 0 for keys j ≤ i and -Inf above, to the full product; the softmax
-// of each row in place; out = scores·V.
+// applied as matmul's output scale; with causal, oneDNN's binary primitive
+// adds the mask, 0 for keys j ≤ i and -Inf above, to the full product in
+// place, as a framework adds an attention mask (with the mask as a binary
+// post-op of the matmul instead, oneDNN 2.6 stalled a bench's check at
+// 1x8x1024x64 for over a minute, where the unmasked composition takes tens
+// of milliseconds a call); the softmax of each row in place; out = scores·V.
 func emitOneDNN(f *jen.File, name string, shape []int, causal bool) {
 	b, h, s, d := checkShape(shape)
 	bh := b * h
-	mask, maskArg, maskBuf := "", "", ""
+	mask, maskRun := "", ""
 	if causal {
 		mask = `
 		const dnnl_dim_t mask_dims[] = MASKDIMS;
 		dnnl_memory_desc_t mask_md = P_md(3, mask_dims, s_strides);
-		dnnl_post_ops_t po;
-		P_ok(dnnl_post_ops_create(&po), "post-ops");
-		P_ok(dnnl_post_ops_append_binary(po, dnnl_binary_add, &mask_md), "mask post-op");
-		P_ok(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops");
-		P_ok(dnnl_post_ops_destroy(po), "destroying post-ops");
+		dnnl_binary_desc_t add;
+		P_ok(dnnl_binary_desc_init(&add, dnnl_binary_add, &s_md, &mask_md, &s_md), "binary descriptor");
+		P_mask_add = P_prim(&add, NULL);
 		float *mask = aligned_alloc(64, MASKBYTES);
 		if (!mask) P_ok(dnnl_out_of_memory, "the mask");
 		for (long i = 0; i < SDIM; i++)
@@ -84,11 +85,14 @@ func emitOneDNN(f *jen.File, name string, shape []int, causal bool) {
 				mask[i*SDIM + j] = j <= i ? 0.0f : -INFINITY;
 		P_mask = P_mem(&mask_md);
 		P_ok(dnnl_memory_set_data_handle(P_mask, mask), "binding the mask");`
-		maskArg, maskBuf = ", {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, P_mask}", ", NULL"
+		maskRun = `
+	dnnl_exec_arg_t add[] = {{DNNL_ARG_SRC_0, P_scores}, {DNNL_ARG_SRC_1, P_mask}, {DNNL_ARG_DST, P_scores}};
+	void *add_bufs[] = {NULL, NULL, NULL};
+	P_exec(P_mask_add, 3, add, add_bufs);`
 	}
 	round := func(n int) string { return fmt.Sprint((n + 63) / 64 * 64) }
 	c := strings.NewReplacer(
-		"MASKSETUP", mask, "MASKARG", maskArg, "MASKBUF", maskBuf, "NQK", fmt.Sprint(3+strings.Count(maskBuf, ",")),
+		"MASKSETUP", mask, "MASKRUN", maskRun,
 		"QDIMS", kernels.OneDNNDims(bh, s, d), "QSTRIDES", kernels.OneDNNDims(s*d, d, 1),
 		"KTDIMS", kernels.OneDNNDims(bh, d, s), "KTSTRIDES", kernels.OneDNNDims(s*d, 1, d),
 		"SDIMS", kernels.OneDNNDims(bh, s, s), "SSTRIDES", kernels.OneDNNDims(s*s, s, 1),
@@ -96,7 +100,7 @@ func emitOneDNN(f *jen.File, name string, shape []int, causal bool) {
 	).Replace(`
 #include <math.h>
 
-static dnnl_primitive_t P_qk, P_softmax, P_pv;
+static dnnl_primitive_t P_qk, P_mask_add, P_softmax, P_pv;
 static dnnl_memory_t P_q, P_k, P_v, P_out, P_scores, P_mask;
 
 static void P_call(float *out, float *q, float *k, float *v) {
@@ -129,9 +133,9 @@ static void P_call(float *out, float *q, float *k, float *v) {
 		P_scores = P_mem(&s_md);
 		P_ok(dnnl_memory_set_data_handle(P_scores, scores), "binding the scores");
 	}
-	dnnl_exec_arg_t qk[] = {{DNNL_ARG_SRC, P_q}, {DNNL_ARG_WEIGHTS, P_k}, {DNNL_ARG_DST, P_scores}MASKARG};
-	void *qk_bufs[] = {q, k, NULLMASKBUF};
-	P_exec(P_qk, NQK, qk, qk_bufs);
+	dnnl_exec_arg_t qk[] = {{DNNL_ARG_SRC, P_q}, {DNNL_ARG_WEIGHTS, P_k}, {DNNL_ARG_DST, P_scores}};
+	void *qk_bufs[] = {q, k, NULL};
+	P_exec(P_qk, 3, qk, qk_bufs);MASKRUN
 	dnnl_exec_arg_t sm[] = {{DNNL_ARG_SRC, P_scores}, {DNNL_ARG_DST, P_scores}};
 	void *sm_bufs[] = {NULL, NULL};
 	P_exec(P_softmax, 2, sm, sm_bufs);
