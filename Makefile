@@ -17,7 +17,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 openblas_bin := ./autotune-openblas
 openblas_workload := --op gemm --shape $(OPENBLAS_SHAPE) --device cpu $(if $(DB),--db $(DB))
 
-.PHONY: bench-openblas
+.PHONY: bench-openblas bench-anchors
 
 # bench-openblas installs OpenBLAS (Debian's libopenblas-dev) if it is missing,
 # builds autotune with the openblas tag, tunes GEMM at OPENBLAS_SHAPE unless
@@ -36,3 +36,56 @@ bench-openblas:
 		$(openblas_bin) tune $(openblas_workload) --trials $(OPENBLAS_TRIALS) --time $(OPENBLAS_TIME); \
 	}
 	$(openblas_bin) bench $(openblas_workload) $(OPENBLAS_BENCH_FLAGS)
+
+# bench-anchors: the table of issue 17, every tuned kernel against oneDNN,
+# OpenBLAS and libxsmm. The workloads of each op (override them to run a
+# subset: ANCHORS_GEMM="64x64x64 256x256x256"); the tuning budget of a
+# workload the database has no tuned config for; bench's flags; the
+# directory of bench's JSON, one file per workload.
+ANCHORS_GEMM ?= 32x32x32 64x64x64 128x128x128 256x256x256 1024x1024x1024 2048x2048x2048 \
+	4096x64x4096 64x4096x4096 1x4096x4096 \
+	128x768x768 128x3072x768 128x768x3072 512x768x768 512x3072x768 512x768x3072
+ANCHORS_SOFTMAX ?= 4096x1024 12288x128 1024x32000
+ANCHORS_ATTENTION ?= 1x8x1024x64 1x12x512x64
+ANCHORS_TRIALS ?= 40
+ANCHORS_TIME ?= 2m
+ANCHORS_BENCH_FLAGS ?= --samples 10
+ANCHORS_OUT ?= anchors-out
+ANCHORS_PACKAGES := libopenblas-dev libdnnl-dev libxsmm-dev
+anchors_bin := ./autotune-anchors
+
+# bench-anchors installs what it needs (Debian's $(ANCHORS_PACKAGES)), builds
+# autotune with the openblas, onednn and libxsmm tags, tunes each workload
+# unless the database has a tuned config for it (ANCHORS_TRIALS trials or
+# ANCHORS_TIME), benches it with OPENBLAS_CORETYPE unset (it can force
+# OpenBLAS onto slower kernels), and prints the table: tuned, every
+# baseline, the ratio to the best one, and the fraction of the FMA peak
+# or the multiple of the copy floor.
+bench-anchors:
+	@missing=""; for p in $(ANCHORS_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if ! command -v apt-get >/dev/null; then echo "no apt-get: install$$missing yourself"; exit 1; fi; \
+		echo "installing$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	$(GO) build -tags openblas,onednn,libxsmm -o $(anchors_bin) ./cmd/autotune
+	@mkdir -p $(ANCHORS_OUT)
+	@if [ -n "$$OPENBLAS_CORETYPE" ]; then echo "OPENBLAS_CORETYPE=$$OPENBLAS_CORETYPE is unset for the benches"; fi
+	@set -e; files=""; \
+	one() { \
+		name=$$1; shift; w="$$* --device cpu $(if $(DB),--db $(DB))"; \
+		$(anchors_bin) best $$w >/dev/null 2>&1 || { \
+			echo "$(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME)"; \
+			$(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME) >/dev/null; \
+		}; \
+		echo "$(anchors_bin) bench $$w $(ANCHORS_BENCH_FLAGS)"; \
+		env -u OPENBLAS_CORETYPE $(anchors_bin) bench $$w $(ANCHORS_BENCH_FLAGS) --json >$(ANCHORS_OUT)/$$name.json; \
+		files="$$files $(ANCHORS_OUT)/$$name.json"; \
+	}; \
+	for s in $(ANCHORS_GEMM); do one gemm-$$s --op gemm --shape $$s; done; \
+	for s in $(ANCHORS_SOFTMAX); do one softmax-$$s --op softmax --shape $$s; done; \
+	for s in $(ANCHORS_ATTENTION); do \
+		one attention-$$s --op attention --shape $$s; \
+		one attention-causal-$$s --op attention --causal --shape $$s; \
+	done; \
+	echo; $(GO) run tools/anchors.go $$files

@@ -132,6 +132,12 @@ type Baseline struct {
 	// Skip, when set, returns why the baseline is left out of a bench of
 	// shape, or "" to run it: a baseline far too slow for large shapes.
 	Skip func(shape []int) string
+
+	// Note, when set, returns a line about this process's environment
+	// that keeps the baseline from its best speed (a variable that makes
+	// a library choose slower code), or "" when there is none; autotune
+	// bench prints it with the results.
+	Note func() string
 }
 
 // Skipped returns why b is left out of a bench of shape, or "".

@@ -52,23 +52,41 @@ to the heap for its size: a variable over 128 KiB, or 64 KiB from new or
 make), and memory a C library allocates (OpenBLAS's buffers).
 
 Baselines, by op (the gemm ones for gemm_bias and gemm_bias_relu too, each
-followed by a Go loop for the epilogue; the attention ones for
+followed by a Go loop for the epilogue but onednn; the attention ones for
 attention_causal too, masked):
   softmax    naive     plain Go, three loops per row with math.Exp
+             onednn    oneDNN's softmax primitive
   gemm       naive     plain Go i-k-j loops, one goroutine; left out above
                        2e10 FLOPs
              gonum     gonum's blas32.Gemm
              openblas  OpenBLAS's cblas_sgemm through gonum.org/v1/netlib,
-                       on OpenBLAS's threads; only in an autotune built with
-                       -tags openblas (cgo; Debian's libopenblas-dev)
+                       on OpenBLAS's threads
+             libxsmm   libxsmm's kernel for the shape (column-major, so
+                       cᵀ = bᵀ·aᵀ), on one thread; left out when M, N or K
+                       is over 128
+             onednn    oneDNN's matmul primitive; for gemm_bias and
+                       gemm_bias_relu with the bias and ReLU fused (bias
+                       argument, eltwise post-op) instead of a Go loop
   attention  naive     plain Go loops: per head, the S×S scores, a softmax
                        per row, the weights times V; one goroutine; left out
                        above 2e10 FLOPs
              gonum     per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer,
                        a plain softmax per row, blas32.Gemm for the weights
                        times V; causal: the full product, masked
-  The attention baselines are left out where the S×S scores of a head
-  would take more than 1 GiB (S > 16384).
+             onednn    oneDNN's batched matmul for Q·Kᵀ/√D over all heads
+                       (causal: the mask added by a post-op), its softmax in
+                       place, its batched matmul for the weights times V
+  The attention baselines are left out where the S×S scores they hold
+  would take more than 1 GiB (S > 16384 for a head; onednn holds those of
+  all heads).
+  openblas, libxsmm and onednn exist only in an autotune built with the
+  build tag of the same name (cgo and the C library: Debian's
+  libopenblas-dev, libxsmm-dev, libdnnl-dev; 'make bench-anchors' builds
+  with all three). They run on the library's own threads, one per core
+  unless OPENBLAS_NUM_THREADS or OMP_NUM_THREADS say otherwise; libxsmm on
+  the caller's. OPENBLAS_CORETYPE, when set, makes OpenBLAS run the
+  kernels of another core, often slower ones; bench then says so (notes
+  in --json).
 
 With --report FILE, bench also writes the table as an HTML page with bar
 charts of each entry's time, GFLOP/s (the peak drawn as a line) and GB/s
@@ -118,6 +136,9 @@ type benchJSON struct {
 	// OfPeak is the tuned kernel's GFLOP/s as a fraction of PeakGFLOPs,
 	// at most 1; absent without a peak.
 	OfPeak float64 `json:"of_peak,omitempty"`
+	// Notes are the baselines' notes on this process's environment
+	// (kernels.Baseline.Note), each "name: note"; absent without any.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // benchResultJSON is one entry of a bench: tuned, a baseline, or floor.
@@ -199,12 +220,19 @@ func runBench(c *command, std *stdio, args []string) error {
 	ctx, caught, stop := signalContext()
 	defer stop()
 	names := []string{measurecpu.BenchTuned}
+	var notes []string
 	for _, b := range tmpl.Baselines {
 		if why := b.Skipped(w.shape); why != "" {
 			fmt.Fprintf(std.errs, "leaving out %s: %s\n", b.Name, why)
 			continue
 		}
 		names = append(names, b.Name)
+		if b.Note != nil {
+			if n := b.Note(); n != "" {
+				notes = append(notes, b.Name+": "+n)
+				fmt.Fprintf(std.errs, "note: %s: %s\n", b.Name, n)
+			}
+		}
 	}
 	if tmpl.FLOPs != nil {
 		names = append(names, measurecpu.BenchPeak)
@@ -224,7 +252,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	}
 
 	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: tune.DType,
-		Template: tmpl.Version, Machine: machine(w.target), Seed: o.seed}
+		Template: tmpl.Version, Machine: machine(w.target), Seed: o.seed, Notes: notes}
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
@@ -345,6 +373,9 @@ func benchVerdict(b benchJSON) []string {
 	}
 	if b.PeakNote != "" {
 		lines = append(lines, fmt.Sprintf("note: %s.", b.PeakNote))
+	}
+	for _, n := range b.Notes {
+		lines = append(lines, fmt.Sprintf("note: %s.", n))
 	}
 	return lines
 }

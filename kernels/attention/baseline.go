@@ -9,10 +9,10 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// baselines are what autotune bench compares the tuned kernel with. They
-// are not the tuned code, so they are not part of Version: changing one
+// baselines are what autotune bench compares the tuned kernel with: naive,
+// gonum and, in builds with the onednn tag, onednn. They are not the tuned code, so they are not part of Version: changing one
 // changes no tuning record.
-var baselines = []kernels.Baseline{{
+var baselines = append([]kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: the S×S scores per head, a softmax per row, then scores·V; one goroutine",
 	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, false) },
@@ -23,10 +23,10 @@ var baselines = []kernels.Baseline{{
 	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, false) },
 	Requires: []string{gonumModule},
 	Skip:     skipScores,
-}}
+}}, onednnBaselines(false)...)
 
-// causalBaselines are TemplateCausal's: the same two with the mask.
-var causalBaselines = []kernels.Baseline{{
+// causalBaselines are TemplateCausal's: the same with the mask.
+var causalBaselines = append([]kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: the lower-triangular S×S scores per head, a softmax per row, then scores·V; one goroutine",
 	EmitGo: func(f *jen.File, name string, shape []int) { emitNaive(f, name, shape, true) },
@@ -38,7 +38,7 @@ var causalBaselines = []kernels.Baseline{{
 	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, true) },
 	Requires: []string{gonumModule},
 	Skip:     skipScores,
-}}
+}}, onednnBaselines(true)...)
 
 // gonumModule is the module of the gonum baseline; autotune's go.mod
 // requires it, and the bench module requires the same version.

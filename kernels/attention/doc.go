@@ -259,6 +259,15 @@
 // masks it (softmax over j ≤ i, weights 0 above the diagonal) and multiplies
 // the full S×S weights by V.
 //
+// Built with the onednn tag (onednn.go; Debian's libdnnl-dev), there is a
+// third, onednn: the composition a framework's CPU path runs, in oneDNN
+// primitives over all B·H heads at once and a buffer of all their scores,
+// kept from call to call (C memory, which ALLOC does not count): a batched
+// matmul for Q·Kᵀ (K transposed by strides) with 1/√D as output scale, the
+// causal mask (0 or -Inf) added to the full product by a binary post-op,
+// oneDNN's softmax in place, a batched matmul by V. It is left out where
+// the scores of all heads would take more than 1 GiB.
+//
 // # Version
 //
 // Template.Version is revision (in cpu.go) and a hash of the knob

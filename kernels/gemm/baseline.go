@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -10,7 +11,9 @@ import (
 )
 
 // baselines are what autotune bench compares the tuned kernel with:
-// naive, gonum and, in builds with the openblas tag, openblas. They are not
+// naive, gonum and, in builds with their tags, openblas and libxsmm
+// (Template adds onednn, onednnBaselines, in builds with the onednn tag:
+// the epilogue templates have their own, which fuse the epilogue). They are not
 // the tuned code, so they are not part of Version: changing one changes no
 // tuning record.
 var baselines = append([]kernels.Baseline{{
@@ -23,7 +26,7 @@ var baselines = append([]kernels.Baseline{{
 	Doc:      "gonum's pure-Go BLAS, blas32.Gemm (blocked, on GOMAXPROCS goroutines)",
 	EmitGo:   emitGonum,
 	Requires: []string{gonumModule},
-}}, openblasBaselines...)
+}}, slices.Concat(openblasBaselines, libxsmmBaselines)...)
 
 // gonumModule is the module of the gonum baseline; autotune's go.mod
 // requires it, and the bench module requires the same version.

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -41,7 +42,7 @@ var Template = kernels.Template{
 	EmitAsmGeneric: func(name string, cfg schedule.Config) []byte {
 		return emitAsmGeneric(name, cfg, noEpilogue)
 	},
-	Baselines: baselines,
+	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }
 
 // Knob values. The order is the order mutation walks. mc values are

@@ -236,8 +236,14 @@
 // pure-Go blas32.Gemm (baseline.go). Built with the openblas tag, the
 // package has a third, openblas: OpenBLAS's cblas_sgemm through cgo and
 // gonum.org/v1/netlib (openblas.go), which needs the C library (Debian's
-// libopenblas-dev) to build. Without the tag it does not exist, and
-// nothing needs cgo.
+// libopenblas-dev) to build. Built with the libxsmm tag, it has libxsmm:
+// libxsmm's kernel generated for the shape, called for the column-major
+// cᵀ = bᵀ·aᵀ and left out above 128 a side (libxsmm.go, Debian's
+// libxsmm-dev); with the onednn tag, onednn: oneDNN's matmul primitive
+// (onednn.go, Debian's libdnnl-dev), which for the epilogue templates
+// fuses the bias (its bias argument) and ReLU (an eltwise post-op) where
+// the other baselines run a Go loop after the product. Without the tags
+// they do not exist, and nothing needs cgo.
 //
 // # Version
 //

@@ -79,8 +79,8 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 	}
 }
 
-// epilogueBaselines are naive and gonum as for Template, each followed by a
-// plain Go loop that applies the epilogue to c.
+// epilogueBaselines are those of Template, each followed by a plain Go
+// loop that applies the epilogue to c, but for onednn, which fuses it.
 func epilogueBaselines(e epilogue) []kernels.Baseline {
 	out := make([]kernels.Baseline, len(baselines))
 	for i, b := range baselines {
@@ -93,7 +93,7 @@ func epilogueBaselines(e epilogue) []kernels.Baseline {
 		}
 		out[i] = b
 	}
-	return out
+	return append(out, onednnBaselines(e)...)
 }
 
 // emitEpilogueLoop emits the kernel called name: it calls product, the

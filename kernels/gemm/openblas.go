@@ -17,10 +17,14 @@ import "C"
 
 import (
 	"fmt"
+	"os"
+	"slices"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 
 	_ "gonum.org/v1/netlib/blas/netlib"
@@ -38,7 +42,28 @@ var openblasBaselines = []kernels.Baseline{{
 	EmitGo:   emitOpenBLAS,
 	Requires: []string{netlibModule, gonumModule},
 	Cgo:      true,
+	Note:     func() string { return openblasNote(os.Getenv("OPENBLAS_CORETYPE"), device.Host()) },
 }}
+
+// avx512CoreTypes are OpenBLAS's names of the cores whose kernels use
+// AVX-512, lower-case.
+var avx512CoreTypes = []string{"skylakex", "cooperlake", "sapphirerapids"}
+
+// openblasNote says what OPENBLAS_CORETYPE, when set to coreType, does to
+// the openblas baseline on host: OpenBLAS then runs the kernels of that
+// core, not those it picks for the CPU. On an AVX-512 CPU, OpenBLAS 0.3.21
+// picks Cooperlake's (SkylakeX's without BF16), and Haswell's AVX2 kernels
+// run its SGEMM at about half their speed.
+func openblasNote(coreType string, host device.Target) string {
+	if coreType == "" {
+		return ""
+	}
+	note := fmt.Sprintf("OPENBLAS_CORETYPE=%s makes OpenBLAS run %s's kernels, not those it picks for this CPU", coreType, coreType)
+	if host.CPU != nil && host.CPU.ISA.AVX512 && !slices.Contains(avx512CoreTypes, strings.ToLower(coreType)) {
+		note += "; they have no AVX-512, which this CPU has, and run OpenBLAS's SGEMM at about half its speed"
+	}
+	return note + ": unset it to time OpenBLAS at its best"
+}
 
 // emitOpenBLAS emits one call of OpenBLAS's sgemm on the row-major
 // matrices as they are, C = 1·A·B + 0·C, through netlib's Implementation

@@ -11,6 +11,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune"
+	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -19,9 +20,9 @@ import (
 // libopenblas by its own cgo directive and calling Sgemm on the matrices
 // as they are.
 func TestOpenBLASBaseline(t *testing.T) {
-	b := Template.Baselines[len(Template.Baselines)-1]
+	b := Template.Baselines[2]
 	if b.Name != "openblas" || !b.Cgo || !slices.Equal(b.Requires, []string{"gonum.org/v1/netlib", "gonum.org/v1/gonum"}) {
-		t.Fatalf("last baseline %s, cgo %v, requires %v; want openblas, cgo, netlib and gonum", b.Name, b.Cgo, b.Requires)
+		t.Fatalf("third baseline %s, cgo %v, requires %v; want openblas, cgo, netlib and gonum", b.Name, b.Cgo, b.Requires)
 	}
 	req, sum, err := autotune.Require(b.Requires...)
 	if err != nil || !strings.Contains(req, "gonum.org/v1/netlib v") || strings.Count(sum, "\n") != 4 {
@@ -59,4 +60,32 @@ func TestOpenBLAS(t *testing.T) {
 		t.Fatalf("%d openblas kernels, want one per template and shape", len(ks))
 	}
 	checkKernels(t, ks)
+}
+
+// OPENBLAS_CORETYPE gets a note when set, one that says it halves OpenBLAS
+// when it names a core without AVX-512 on a CPU with it.
+func TestOpenBLASNote(t *testing.T) {
+	avx512 := device.Target{Name: "cpu", CPU: &device.CPU{ISA: device.ISA{AVX2: true, FMA: true, AVX512: true}}}
+	avx2 := device.Target{Name: "cpu", CPU: &device.CPU{ISA: device.ISA{AVX2: true, FMA: true}}}
+	for _, tt := range []struct {
+		coreType string
+		host     device.Target
+		note     bool
+		half     bool
+	}{
+		{"", avx512, false, false},
+		{"Haswell", avx512, true, true},
+		{"Zen", avx512, true, true},
+		{"SkylakeX", avx512, true, false},
+		{"COOPERLAKE", avx512, true, false},
+		{"Haswell", avx2, true, false},
+	} {
+		got := openblasNote(tt.coreType, tt.host)
+		if (got != "") != tt.note || strings.Contains(got, "half") != tt.half || tt.note && !strings.Contains(got, "OPENBLAS_CORETYPE="+tt.coreType) {
+			t.Errorf("openblasNote(%q, AVX-512 %v) = %q; want a note %v, saying half %v", tt.coreType, tt.host.CPU.ISA.AVX512, got, tt.note, tt.half)
+		}
+	}
+	if b := Template.Baselines[2]; b.Note == nil {
+		t.Error("the openblas baseline has no Note")
+	}
 }

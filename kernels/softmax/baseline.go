@@ -9,14 +9,14 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// baselines are what autotune bench compares the tuned kernel with. They
-// are not the tuned code, so they are not part of Version: changing one
+// baselines are what autotune bench compares the tuned kernel with: naive
+// and, in builds with the onednn tag, onednn. They are not the tuned code, so they are not part of Version: changing one
 // changes no tuning record.
-var baselines = []kernels.Baseline{{
+var baselines = append([]kernels.Baseline{{
 	Name:   "naive",
 	Doc:    "plain Go: three loops per row, math.Exp in float64, one goroutine",
 	EmitGo: emitNaive,
-}}
+}}, onednnBaselines...)
 
 // emitNaive emits softmax as a Go programmer would write it without a
 // tuner, to be honest about what tuning buys: a function of the shape known

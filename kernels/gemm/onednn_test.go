@@ -1,0 +1,36 @@
+//go:build onednn
+
+package gemm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
+)
+
+// TestOneDNN checks the onednn baselines of Template and of the epilogue
+// templates against the reference on every test shape and input set; the
+// epilogue templates' fuse the bias (matmul's bias argument) and ReLU (an
+// eltwise post-op) instead of a Go loop.
+func TestOneDNN(t *testing.T) {
+	for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
+		t.Run(tmpl.Op.Name, func(t *testing.T) {
+			b := tmpl.Baselines[len(tmpl.Baselines)-1]
+			if b.Name != "onednn" || !b.Cgo || b.Requires != nil {
+				t.Fatalf("last baseline %s, cgo %v, requires %v; want onednn, cgo, no modules", b.Name, b.Cgo, b.Requires)
+			}
+			f := jen.NewFile("p")
+			b.EmitGo(f, "Kernel", []int{3, 5, 7})
+			src := f.GoString()
+			fused := strings.Contains(src, "DNNL_ARG_BIAS")
+			if relu := strings.Contains(src, "dnnl_eltwise_relu"); fused != (tmpl != &Template) || relu != (tmpl == &BiasReLUTemplate) {
+				t.Errorf("bias fused %v, ReLU fused %v:\n%s", fused, relu, src)
+			}
+			kerneltest.CheckBaseline(t, tmpl, "onednn", testShapes)
+		})
+	}
+}
