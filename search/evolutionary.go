@@ -84,6 +84,13 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 	if len(out) == n {
 		return out, nil
 	}
+	if !e.modelReady() {
+		// Nothing to rank by yet (no model, or one not trained): a
+		// space-filling design, around what is already known, rather
+		// than independent draws.
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
+		return e.fill(out, n)
+	}
 	pop, err := e.evolve()
 	if err != nil {
 		return nil, err
@@ -97,8 +104,12 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 			out = append(out, s.cfg)
 		}
 	}
-	// Random picks fill the rest, also when the population ran out of
-	// unmeasured configs.
+	return e.fill(out, n)
+}
+
+// fill completes out to n configs with random picks, as when the
+// population ran out of unmeasured configs.
+func (e *Evolutionary) fill(out []schedule.Config, n int) ([]schedule.Config, error) {
 	misses := 0
 	for len(out) < n && misses < 100*n {
 		c, err := e.space.Sample(e.rng)
@@ -122,6 +133,38 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		}
 	}
 	return out, nil
+}
+
+// modelReady reports whether the model ranks configs: it is set and
+// trained (an untrained one predicts nil).
+func (e *Evolutionary) modelReady() bool {
+	if e.opts.Model == nil {
+		return false
+	}
+	var c schedule.Config
+	if len(e.elite) > 0 {
+		c = e.elite[0].cfg
+	} else {
+		// Features may be asked of valid configs only.
+		i := int64(0)
+		for ; i < e.space.Size() && !e.space.Valid(e.space.At(i)); i++ {
+		}
+		if i == e.space.Size() {
+			return false
+		}
+		c = e.space.At(i)
+	}
+	return e.opts.Model.Predict([][]float64{e.opts.Features(c)}) != nil
+}
+
+// known returns the configs measured so far (the elite) and those in
+// batch: what a space-filling design should keep away from.
+func (e *Evolutionary) known(batch []schedule.Config) []schedule.Config {
+	out := slices.Clone(batch)
+	for _, s := range e.elite {
+		out = append(out, s.cfg)
+	}
+	return out
 }
 
 // evolve grows a population from the elite and random samples, and returns
