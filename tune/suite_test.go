@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 )
@@ -25,9 +26,9 @@ var (
 )
 
 // suiteLandscapes are the landscapes of the suite: the recorded softmax
-// ones, each with the other as its prior, and a synthetic GEMM 128³ one, on
-// which the search may be tuned; the landscapes recorded on another machine
-// are held out.
+// ones of the Xeon, each with the other as its prior, and a synthetic GEMM
+// 128³ one, on which the search may be tuned; the two recorded on an AMD
+// EPYC (testdata/README.md) are held out.
 func suiteLandscapes(t testing.TB) []SuiteLandscape {
 	a, recA := landscape(t, landscapes[0].file, landscapes[0].shape)
 	b, recB := landscape(t, landscapes[1].file, landscapes[1].shape)
@@ -35,7 +36,22 @@ func suiteLandscapes(t testing.TB) []SuiteLandscape {
 		{Name: "softmax 1024x1024", Template: softmax.Template, Recording: a, Prior: recB},
 		{Name: "softmax 512x2048", Template: softmax.Template, Recording: b, Prior: recA},
 		{Name: "gemm 128³ synthetic", Template: gemm.Template, Recording: syntheticRecording(t, gemm.Template, []int{128, 128, 128}, 1)},
+		{Name: "softmax 8192x128 EPYC", Template: softmax.Template, HeldOut: true,
+			Recording: recording(t, "testdata/softmax-8192x128-epyc.jsonl", softmax.Template, []int{8192, 128})},
+		{Name: "gemm 64³ EPYC", Template: gemm.Template, HeldOut: true,
+			Recording: recording(t, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, []int{64, 64, 64})},
 	}
+}
+
+// recording reads the landscape of tmpl at shape from file; it must be of
+// the template's current version.
+func recording(t testing.TB, file string, tmpl kernels.Template, shape []int) Recording {
+	t.Helper()
+	rec, err := FindRecording(readRecords(t, file), tmpl, shape, "")
+	if err != nil {
+		t.Fatalf("%s: %v (record it again: testdata/README.md)", file, err)
+	}
+	return rec
 }
 
 // TestSuite runs the suite when -suite is given.
