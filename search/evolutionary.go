@@ -23,7 +23,7 @@ type EvolutionaryOptions struct {
 
 	Population  int     // configs kept per generation; default 128
 	Generations int     // rounds of mutation and crossover per batch; default 4
-	Epsilon     float64 // share of each batch drawn at random, for exploration; default 0.1, negative for none
+	Epsilon     float64 // share of each batch spent exploring, away from what was measured; default 0.1, negative for none
 	Crossover   float64 // share of children made by crossover rather than mutation; default 0.3
 }
 
@@ -69,7 +69,8 @@ func NewEvolutionary(space *schedule.Space, opts EvolutionaryOptions) *Evolution
 }
 
 // Next returns up to n unmeasured valid configs: the best predicted of an
-// evolved population, and about Epsilon·n random ones.
+// evolved population, and about Epsilon·n others, spread away from those
+// measured (see spread).
 func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 	if n <= 0 {
 		return nil, nil
@@ -104,6 +105,8 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 			out = append(out, s.cfg)
 		}
 	}
+	// The exploring share, too, goes where nothing was measured.
+	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
 	return e.fill(out, n)
 }
 
