@@ -15,7 +15,12 @@
 // Grid walks the space in index order; Random draws uniformly among the valid
 // configs not yet measured; Evolutionary evolves a population ranked by a
 // cost model, starting from the Guide: the model, and the elite and seeds
-// the tuning database offers.
+// the tuning database offers. Until the model is trained (a cold start, with
+// nothing of the op in the database) it has nothing to rank by, and its
+// first batch is a space-filling design: a greedy maximin pick among random
+// valid configs, each as far as can be from those picked and measured,
+// which finds good configs sooner and teaches the model more than
+// independent draws (docs/benchmarks.md, the landscape suite).
 //
 // Users choose a strategy by name: Kinds lists them (the default first) with
 // a constructor each, and Lookup finds one, so that the command line's help

@@ -23,7 +23,7 @@ type EvolutionaryOptions struct {
 
 	Population  int     // configs kept per generation; default 128
 	Generations int     // rounds of mutation and crossover per batch; default 4
-	Epsilon     float64 // share of each batch drawn at random, for exploration; default 0.1, negative for none
+	Epsilon     float64 // share of each batch spent exploring, away from what was measured; default 0.1, negative for none
 	Crossover   float64 // share of children made by crossover rather than mutation; default 0.3
 }
 
@@ -69,7 +69,8 @@ func NewEvolutionary(space *schedule.Space, opts EvolutionaryOptions) *Evolution
 }
 
 // Next returns up to n unmeasured valid configs: the best predicted of an
-// evolved population, and about Epsilon·n random ones.
+// evolved population, and about Epsilon·n others, spread away from those
+// measured (see spread).
 func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 	if n <= 0 {
 		return nil, nil
@@ -84,6 +85,13 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 	if len(out) == n {
 		return out, nil
 	}
+	if !e.modelReady() {
+		// Nothing to rank by yet (no model, or one not trained): a
+		// space-filling design, around what is already known, rather
+		// than independent draws.
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
+		return e.fill(out, n)
+	}
 	pop, err := e.evolve()
 	if err != nil {
 		return nil, err
@@ -97,8 +105,14 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 			out = append(out, s.cfg)
 		}
 	}
-	// Random picks fill the rest, also when the population ran out of
-	// unmeasured configs.
+	// The exploring share, too, goes where nothing was measured.
+	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
+	return e.fill(out, n)
+}
+
+// fill completes out to n configs with random picks, as when the
+// population ran out of unmeasured configs.
+func (e *Evolutionary) fill(out []schedule.Config, n int) ([]schedule.Config, error) {
 	misses := 0
 	for len(out) < n && misses < 100*n {
 		c, err := e.space.Sample(e.rng)
@@ -122,6 +136,38 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		}
 	}
 	return out, nil
+}
+
+// modelReady reports whether the model ranks configs: it is set and
+// trained (an untrained one predicts nil).
+func (e *Evolutionary) modelReady() bool {
+	if e.opts.Model == nil {
+		return false
+	}
+	var c schedule.Config
+	if len(e.elite) > 0 {
+		c = e.elite[0].cfg
+	} else {
+		// Features may be asked of valid configs only.
+		i := int64(0)
+		for ; i < e.space.Size() && !e.space.Valid(e.space.At(i)); i++ {
+		}
+		if i == e.space.Size() {
+			return false
+		}
+		c = e.space.At(i)
+	}
+	return e.opts.Model.Predict([][]float64{e.opts.Features(c)}) != nil
+}
+
+// known returns the configs measured so far (the elite) and those in
+// batch: what a space-filling design should keep away from.
+func (e *Evolutionary) known(batch []schedule.Config) []schedule.Config {
+	out := slices.Clone(batch)
+	for _, s := range e.elite {
+		out = append(out, s.cfg)
+	}
+	return out
 }
 
 // evolve grows a population from the elite and random samples, and returns

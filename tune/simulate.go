@@ -162,6 +162,12 @@ type Simulation struct {
 	// as configs were recorded when they are fewer.
 	Budget    int
 	BatchSize int // 0 means 16, as for Run
+	// StopEarly ends a run once it is within 1% of the best recorded
+	// median and has passed the last of BestAtTrials: nothing after that
+	// changes a figure of the report but the run's Trials. It lets a
+	// budget of the whole landscape (for a search that needs it, such as
+	// random search) cost little for the searches that do not.
+	StopEarly bool
 	// Parallel is how many runs go side by side; 0 means GOMAXPROCS.
 	// It changes how long a simulation takes, never its report.
 	Parallel int
@@ -277,6 +283,9 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	feats := s.Template.ModelFeatures(space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
 		prior: prior, budget: report.Budget, batch: report.BatchSize}
+	if s.StopEarly {
+		env.stopAt = best.MedianNS * within1
+	}
 	// τ belongs to the default model, so it is taken from that model's own
 	// search when it runs (what it trains on there is what it would see
 	// when tuning), else from the first search; the other runs skip it.
@@ -433,6 +442,9 @@ type replayEnv struct {
 	prior    []tunedb.Record
 	budget   int
 	batch    int
+	// stopAt, when not 0, ends a run once it has found a median at most
+	// this and has measured the last of BestAtTrials (Simulation.StopEarly).
+	stopAt float64
 }
 
 // run runs one search with one seed in a fresh database, in memory, and
@@ -444,8 +456,18 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 			return nil, Summary{}, err
 		}
 	}
+	// The tracer ends the run by cancelling its context between batches:
+	// Run then stops as if interrupted, with every batch committed.
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
 	tr := &tracer{m: e.replay}
-	sum, err := Run(ctx, Task{
+	if e.stopAt > 0 {
+		tr.enough = func() bool {
+			return len(tr.results) >= BestAtTrials[len(BestAtTrials)-1] && tr.best <= e.stopAt
+		}
+		tr.stop = stop
+	}
+	sum, err := Run(rctx, Task{
 		Template: e.template, Shape: e.shape, Target: e.target, Space: e.space,
 		Measurer: tr, Store: db, Strategy: search.Strategy, Model: search.Model,
 		Seed: seed, Trials: e.budget, BatchSize: e.batch, Tool: "simulate",
@@ -459,15 +481,27 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 	return tr.results, sum, nil
 }
 
-// tracer keeps what a run measured, in order.
+// tracer keeps what a run measured, in order, and ends the run (stop)
+// after a batch when enough says so.
 type tracer struct {
 	m       Measurer
 	results []measure.Result
+	best    float64 // the best ok median so far; 0 before one
+	enough  func() bool
+	stop    func()
 }
 
 func (t *tracer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
 	rs, err := t.m.Measure(ctx, b)
 	t.results = append(t.results, rs...)
+	for _, r := range rs {
+		if r.Status == measure.StatusOK && (t.best == 0 || r.MedianNS < t.best) {
+			t.best = r.MedianNS
+		}
+	}
+	if t.enough != nil && t.enough() {
+		t.stop()
+	}
 	return rs, err
 }
 

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +27,7 @@ var simulateCommand = command{
 	summary: "compare search strategies by replaying a recorded landscape",
 	help: fmt.Sprintf(`
 Usage: autotune simulate (--db PATH | --records FILE.jsonl) --op OP --shape SHAPE [flags]
+       autotune simulate --suite DIR [--held-out FILE,...] [flags]
 
 Replays recorded measurements instead of measuring: each search runs once
 per seed (1..--seeds) with the tuner's own loop, in a fresh tuning database
@@ -62,12 +65,24 @@ its own search's runs measured and tested on every other recorded config.
 first, so that runs start warm, as on a machine that has tuned those shapes:
 compare the trials to 5%% with and without it for the worth of transfer.
 
+--suite runs every search on every landscape of a directory, the landscape
+suite: each workload recorded in its JSON Lines files (*.jsonl) is one
+landscape, replayed with a budget of every recorded config (runs stop once
+within 1%% of the best and past 128 trials), and the guided searches run a
+second time with the other landscapes of the op on the device as --prior.
+It prints one Markdown table: per landscape and search the median trials to
+5%% and 1%%, best@16/32/64, and the ratio of the trials to random search's
+(0.20: five times fewer), then their geometric means. --held-out names files
+whose landscapes are kept out of the tuning of the search: their geometric
+mean is reported apart. The searches must include random, the baseline.
+
 Progress goes to stderr, one line per run; the report to stdout.
 
 Examples:
   autotune simulate --records softmax-1024x1024.jsonl --op softmax --shape 1024x1024
   autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
   autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
+  autotune simulate --suite tune/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
 `, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0]),
 	run: runSimulate,
 }
@@ -77,6 +92,7 @@ type simulateOptions struct {
 	op, shape, device string
 	db, records       string
 	prior             string
+	suite, heldOut    string
 	strategies        string
 	seeds             int
 	batch             int
@@ -91,6 +107,8 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.db, "db", "", "tuning database holding the recording")
 	fs.StringVar(&o.records, "records", "", "JSON Lines export holding the recording (instead of --db)")
 	fs.StringVar(&o.prior, "prior", "", "JSON Lines records of other shapes of the op, loaded into each run's database first")
+	fs.StringVar(&o.suite, "suite", "", "directory of JSON Lines landscapes: run every search on each (instead of --db or --records)")
+	fs.StringVar(&o.heldOut, "held-out", "", "with --suite: files whose landscapes are reported apart, separated by commas")
 	fs.StringVar(&o.strategies, "strategy", strings.Join(searchNames(), ","), "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
@@ -114,11 +132,6 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	wf := workloadFlags{op: o.op, shape: o.shape, device: "auto"}
-	w, err := wf.resolve()
-	if err != nil {
-		return err
-	}
 	var searches []tune.Search
 	for _, s := range strings.Split(o.strategies, ",") {
 		sr, err := tune.ParseSearch(strings.TrimSpace(s))
@@ -126,6 +139,29 @@ func runSimulate(c *command, std *stdio, args []string) error {
 			return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "tune: "))
 		}
 		searches = append(searches, sr)
+	}
+	if o.suite != "" {
+		switch {
+		case o.db != "" || o.records != "" || o.prior != "" || o.op != "" || o.shape != "":
+			return usagef("--suite takes its landscapes and priors from its directory: no --db, --records, --prior, --op or --shape")
+		case o.json || o.budget != 0 || o.device != "":
+			return usagef("--suite prints a Markdown table over whole landscapes: no --json, --budget or --device")
+		case o.seeds < 1:
+			return usagef("--seeds must be at least 1, not %d", o.seeds)
+		case o.batch < 1:
+			return usagef("--batch must be at least 1, not %d", o.batch)
+		case !slices.Contains(searches, tune.Search{Strategy: "random"}):
+			return usagef("--suite measures searches against random search: --strategy must include random")
+		}
+		return runSuite(std, o, searches)
+	}
+	if o.heldOut != "" {
+		return usagef("--held-out goes with --suite")
+	}
+	wf := workloadFlags{op: o.op, shape: o.shape, device: "auto"}
+	w, err := wf.resolve()
+	if err != nil {
+		return err
 	}
 	switch {
 	case o.db != "" && o.records != "":
@@ -211,6 +247,99 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	}
 	printSimulation(std, report)
 	return nil
+}
+
+// runSuite runs the landscape suite of o.suite.
+func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
+	files, err := filepath.Glob(filepath.Join(o.suite, "*.jsonl"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%s: no landscape (*.jsonl) in it", o.suite)
+	}
+	heldOut := map[string]bool{}
+	for _, f := range strings.Split(o.heldOut, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			heldOut[f] = true
+		}
+	}
+	// A landscape is one workload of one file; the records of every file
+	// are the prior of the others (Simulate keeps those of the same op,
+	// device and template version, other shapes).
+	type found struct {
+		file string
+		recs []tunedb.Record
+		keys []string // workloads, in the order met
+	}
+	var all []tunedb.Record
+	var fs []found
+	for _, f := range files {
+		recs, err := fileRecords(f)
+		if err != nil {
+			return err
+		}
+		x := found{file: filepath.Base(f), recs: recs}
+		for _, r := range recs {
+			if k := r.Workload.Key(); !slices.Contains(x.keys, k) {
+				x.keys = append(x.keys, k)
+			}
+		}
+		fs = append(fs, x)
+		all = append(all, recs...)
+	}
+	for f := range heldOut {
+		if !slices.ContainsFunc(fs, func(x found) bool { return x.file == f }) {
+			return usagef("--held-out: no file %s in %s", f, o.suite)
+		}
+	}
+	var suite []tune.SuiteLandscape
+	for _, x := range fs {
+		for _, k := range x.keys {
+			var w tunedb.Workload
+			for _, r := range x.recs {
+				if r.Workload.Key() == k {
+					w = r.Workload
+					break
+				}
+			}
+			tmpl, ok := kernels.TemplateFor(w.Op, kernels.CPU)
+			if !ok {
+				return fmt.Errorf("%s: no CPU template for op %s", x.file, w.Op)
+			}
+			rec, err := tune.FindRecording(x.recs, tmpl, w.Shape, w.Device)
+			if err != nil {
+				return fmt.Errorf("%s: %w", x.file, err)
+			}
+			var prior []tunedb.Record
+			for _, r := range all {
+				if r.Workload.Op == w.Op && r.Workload.Device == w.Device && r.Workload.Template == w.Template && r.Workload.Key() != k {
+					prior = append(prior, r)
+				}
+			}
+			suite = append(suite, tune.SuiteLandscape{
+				Name:     fmt.Sprintf("%s %s (%s)", w.Op, w.ShapeString(), x.file),
+				Template: tmpl, Recording: rec, Prior: prior, HeldOut: heldOut[x.file],
+			})
+		}
+	}
+	ctx, caught, stop := signalContext()
+	defer stop()
+	fmt.Fprintf(std.errs, "simulating %d landscapes of %s with seeds 1..%d\n", len(suite), o.suite, o.seeds)
+	report, err := tune.RunSuite(ctx, tune.Suite{
+		Landscapes: suite, Searches: searches, Seeds: o.seeds, BatchSize: o.batch,
+		Progress: func(l string, s tune.Search, r tune.SimRun) {
+			fmt.Fprintf(std.errs, "%s, %s seed %d: %d trials, within 5%% %s, within 1%% %s\n",
+				l, s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1))
+		},
+	})
+	if err != nil {
+		if sig := caught(); sig != nil {
+			return stoppedBy(sig, "")
+		}
+		return err
+	}
+	return report.WriteMarkdown(std.out)
 }
 
 // dbRecords reads every record of the tuning database at path.

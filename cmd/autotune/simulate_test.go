@@ -149,3 +149,53 @@ func TestHelpListsTheRegistries(t *testing.T) {
 		t.Errorf("simulate --help: want the default %s", want)
 	}
 }
+
+// TestSimulateSuite runs the suite on a directory of the two softmax
+// landscapes, one held out: each is replayed cold and with the other as
+// its prior, and the table says which is held out.
+func TestSimulateSuite(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"softmax-1024x1024.jsonl", "softmax-512x2048.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("../../tune/testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := run(t, "", "simulate", "--suite", dir, "--strategy", "evolutionary,random",
+		"--seeds", "2", "--held-out", "softmax-512x2048.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"| softmax 1024x1024 (softmax-1024x1024.jsonl) | 360 | evolutionary/gbt |",
+		"| softmax 1024x1024 (softmax-1024x1024.jsonl) | 360 | evolutionary/gbt with prior 512x2048 |",
+		"| softmax 512x2048 (softmax-512x2048.jsonl) (held out) | 360 | random |",
+		"| random | 1.00 | 1.00 | 1.00 | 1.00 |",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	// 2 landscapes × (2 searches cold + 1 with the prior) × 2 seeds.
+	if n := strings.Count(stderr, " seed "); n != 12 {
+		t.Errorf("%d progress lines, want 12:\n%s", n, stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--strategy", "evolutionary"}, "must include random"},
+		{[]string{"--held-out", "nope.jsonl"}, "no file nope.jsonl"},
+		{[]string{"--records", landscape}, "no --db, --records"},
+		{[]string{"--budget", "10"}, "no --json, --budget"},
+	} {
+		code, _, stderr := run(t, "", append([]string{"simulate", "--suite", dir, "--seeds", "1"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

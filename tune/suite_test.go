@@ -1,0 +1,145 @@
+package tune
+
+import (
+	"context"
+	"flag"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/gemm"
+	"github.com/autotune-dev/autotune/kernels/softmax"
+)
+
+// The landscape suite is a benchmark, not a test of behaviour: it runs only
+// when asked, e.g.
+//
+//	go test ./tune -run TestSuite -suite -v
+//
+// and prints the table of docs/benchmarks.md.
+var (
+	suiteFlag   = flag.Bool("suite", false, "run the landscape suite (TestSuite) and print its table")
+	suiteSeeds  = flag.Int("suite.seeds", 20, "seeds per search and landscape in TestSuite")
+	suiteSearch = flag.String("suite.search", "evolutionary/gbt,random", "searches TestSuite compares, separated by commas")
+)
+
+// suiteLandscapes are the landscapes of the suite: the recorded softmax
+// ones of the Xeon, each with the other as its prior, and a synthetic GEMM
+// 128³ one, on which the search may be tuned; the three recorded on an AMD
+// EPYC (testdata/README.md), the two softmax ones each with the other as
+// its prior, are held out.
+func suiteLandscapes(t testing.TB) []SuiteLandscape {
+	a, recA := landscape(t, landscapes[0].file, landscapes[0].shape)
+	b, recB := landscape(t, landscapes[1].file, landscapes[1].shape)
+	c := recording(t, "testdata/softmax-8192x128-epyc.jsonl", softmax.Template, []int{8192, 128})
+	d := recording(t, "testdata/softmax-64x16384-epyc.jsonl", softmax.Template, []int{64, 16384})
+	return []SuiteLandscape{
+		{Name: "softmax 1024x1024", Template: softmax.Template, Recording: a, Prior: recB},
+		{Name: "softmax 512x2048", Template: softmax.Template, Recording: b, Prior: recA},
+		{Name: "gemm 128³ synthetic", Template: gemm.Template, Recording: syntheticRecording(t, gemm.Template, []int{128, 128, 128}, 1)},
+		{Name: "softmax 8192x128 EPYC", Template: softmax.Template, HeldOut: true, Recording: c, Prior: d.Records},
+		{Name: "softmax 64x16384 EPYC", Template: softmax.Template, HeldOut: true, Recording: d, Prior: c.Records},
+		{Name: "gemm 64³ EPYC", Template: gemm.Template, HeldOut: true,
+			Recording: recording(t, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, []int{64, 64, 64})},
+	}
+}
+
+// recording reads the landscape of tmpl at shape from file; it must be of
+// the template's current version.
+func recording(t testing.TB, file string, tmpl kernels.Template, shape []int) Recording {
+	t.Helper()
+	rec, err := FindRecording(readRecords(t, file), tmpl, shape, "")
+	if err != nil {
+		t.Fatalf("%s: %v (record it again: testdata/README.md)", file, err)
+	}
+	return rec
+}
+
+// TestSuite runs the suite when -suite is given.
+func TestSuite(t *testing.T) {
+	if !*suiteFlag {
+		t.Skip("the landscape suite runs with -suite")
+	}
+	var searches []Search
+	for _, s := range strings.Split(*suiteSearch, ",") {
+		x, err := ParseSearch(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		searches = append(searches, x)
+	}
+	r, err := RunSuite(context.Background(), Suite{
+		Landscapes: suiteLandscapes(t), Searches: searches, Seeds: *suiteSeeds,
+		Progress: func(l string, s Search, run SimRun) {
+			t.Logf("%s %s seed %d: %d trials, to 5%% %d, to 1%% %d", l, s, run.Seed, run.Trials, run.TrialsTo5, run.TrialsTo1)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSuiteRatios runs a small suite and checks its arithmetic: random
+// search against itself is 1 everywhere, a guided search's ratio is its
+// median over random's, and the geometric mean is over the landscapes of
+// one side of the split only.
+func TestSuiteRatios(t *testing.T) {
+	a, _ := landscape(t, landscapes[0].file, landscapes[0].shape)
+	b, recB := landscape(t, landscapes[1].file, landscapes[1].shape)
+	gbt := Search{Strategy: "evolutionary", Model: "gbt"}
+	r, err := RunSuite(context.Background(), Suite{
+		Landscapes: []SuiteLandscape{
+			{Name: "a", Template: softmax.Template, Recording: a, Prior: recB},
+			{Name: "b", Template: softmax.Template, Recording: b, HeldOut: true},
+		},
+		Searches: []Search{gbt, randomSearch}, Seeds: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Landscapes) != 2 || r.Landscapes[0].Warm == nil || r.Landscapes[1].Warm != nil {
+		t.Fatalf("want two landscapes, the first with a run with its prior: %+v", r.Landscapes)
+	}
+	for _, l := range r.Landscapes {
+		if x := l.Ratio(randomSearch, false, false); x != 1 {
+			t.Errorf("%s: random against itself %v, want 1", l.Name, x)
+		}
+		g, _ := findSearch(l.Cold, gbt)
+		rnd, _ := findSearch(l.Cold, randomSearch)
+		if got, want := l.Ratio(gbt, true, false), g.TrialsTo1/rnd.TrialsTo1; got != want || math.IsNaN(got) {
+			t.Errorf("%s: ratio to 1%% %v, want %v/%v", l.Name, got, g.TrialsTo1, rnd.TrialsTo1)
+		}
+		for _, run := range rnd.Runs {
+			if run.TrialsTo1 == 0 {
+				t.Errorf("%s: random search, seed %d, never got within 1%% with a budget of the whole landscape", l.Name, run.Seed)
+			}
+		}
+	}
+	if got, want := r.GeoMean(gbt, false, false, true), r.Landscapes[1].Ratio(gbt, false, false); got != want {
+		t.Errorf("held-out geometric mean %v, want the one held-out landscape's ratio %v", got, want)
+	}
+	if got := r.GeoMean(gbt, false, true, true); !math.IsNaN(got) {
+		t.Errorf("held-out geometric mean with a prior %v, want NaN: no held-out landscape has one", got)
+	}
+	// Runs stop early once within 1% and past the last best@N.
+	g, _ := findSearch(r.Landscapes[0].Cold, gbt)
+	for _, run := range g.Runs {
+		if last := BestAtTrials[len(BestAtTrials)-1]; run.TrialsTo1 > 0 && run.Trials > max(run.TrialsTo1, last)+r.BatchSize {
+			t.Errorf("seed %d: %d trials after getting within 1%% at %d; want a stop by %d", run.Seed, run.Trials, run.TrialsTo1, max(run.TrialsTo1, last)+r.BatchSize)
+		}
+	}
+	var md strings.Builder
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| a | 360 | evolutionary/gbt |", "evolutionary/gbt with prior 512x2048", "b (held out)", "| random | 1.00 | 1.00 | 1.00 | 1.00 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, md.String())
+		}
+	}
+}
