@@ -47,6 +47,20 @@ func Generate(src Source, o Options) (map[string][]byte, error) {
 		if err != nil {
 			return fmt.Errorf("gen: %s: %w", name, err)
 		}
+		// One pass of go/format leaves a doc comment that ends in a
+		// directive (the tiles' //go:noescape) as jennifer wrote it, and
+		// gofmt would add a "//" line; format again until nothing moves, so
+		// that the files are gofmt-clean.
+		for range 3 {
+			again, err := format.Source(src)
+			if err != nil {
+				return fmt.Errorf("gen: %s: %w", name, err)
+			}
+			if bytes.Equal(again, src) {
+				break
+			}
+			src = again
+		}
 		files[name] = src
 		return nil
 	}

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"bytes"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +71,11 @@ func TestGenerate(t *testing.T) {
 		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && strings.Contains(string(src), "autotune-dev/autotune") {
 			t.Errorf("%s imports autotune", name)
 		}
+		if strings.HasSuffix(name, ".go") {
+			if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+				t.Errorf("%s is not gofmt-clean (err %v)", name, err)
+			}
+		}
 	}
 	for _, want := range []string{"softmax.go", "softmax_simd.go", "gemm_bias_relu.go", "attention_causal.go", "dispatch.go", "doc.go", "kernels_test.go"} {
 		if files[want] == nil {
@@ -117,5 +124,36 @@ func TestWrite(t *testing.T) {
 	after, _ := os.Stat(filepath.Join(dir, "a.go"))
 	if err != nil || len(w) != 0 || len(r) != 0 || !before.ModTime().Equal(after.ModTime()) {
 		t.Errorf("second Write: wrote %v, removed %v, err %v, mtime %v → %v; want nothing", w, r, err, before.ModTime(), after.ModTime())
+	}
+}
+
+// TestGofmtClean generates from the example's tuning log, whose winners
+// include Go-assembly tiles (declared with a doc comment and
+// //go:noescape), and checks that gofmt would change none of the Go files.
+func TestGofmtClean(t *testing.T) {
+	f, err := os.Open("../examples/fastkernels/testdata/tune.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := tunedb.ReadRecords(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := tunedb.NewMemory()
+	if err := mem.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(mem, Options{Pkg: "fk", Device: recs[0].Workload.Device})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range files {
+		if !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt-clean (err %v)", name, err)
+		}
 	}
 }
