@@ -94,6 +94,10 @@ func TestGenerate(t *testing.T) {
 		goCmd(t, mod, simd, "vet", "./fk")
 		goCmd(t, mod, simd, "test", "-count=1", "./fk")
 	}
+	// Each benchmark once: they run, their metrics are well-formed.
+	for _, simd := range []bool{false, true} {
+		goCmd(t, mod, simd, "test", "-count=1", "-run", "^$", "-bench", ".", "-benchtime", "1x", "./fk")
+	}
 }
 
 // TestWrite checks that Write leaves unchanged files alone and removes
