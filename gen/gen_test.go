@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -74,6 +75,24 @@ func TestGenerate(t *testing.T) {
 		if strings.HasSuffix(name, ".go") {
 			if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
 				t.Errorf("%s is not gofmt-clean (err %v)", name, err)
+			}
+		}
+	}
+	// Every vector kernel dispatch installs is a wrapper that ends with
+	// VZEROUPPER, or the caller's scalar code would run slowly after it.
+	install := regexp.MustCompile(`Fns\[\d+\] = (\w+)`)
+	for name, src := range files {
+		if !strings.HasSuffix(name, "_simd.go") {
+			continue
+		}
+		installed := install.FindAllStringSubmatch(string(src), -1)
+		if len(installed) == 0 {
+			t.Errorf("%s installs no kernel", name)
+		}
+		for _, m := range installed {
+			body := regexp.MustCompile(`func ` + m[1] + `\([^)]*\) \{\n[^\n]*\n\tarchsimd\.ClearAVXUpperBits\(\)\n\}`)
+			if !body.Match(src) {
+				t.Errorf("%s installs %s, which does not end with archsimd.ClearAVXUpperBits()", name, m[1])
 			}
 		}
 	}

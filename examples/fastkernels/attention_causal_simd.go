@@ -257,6 +257,12 @@ func attentionCausal1x4x256x64Call(o, q, k, v []float32, _, _, _, _ int) {
 	attentionCausal1x4x256x64(o, q, k, v)
 }
 
+// attentionCausal1x4x256x64Clear runs attentionCausal1x4x256x64, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attentionCausal1x4x256x64Clear(o, q, k, v []float32, b, h, s, d int) {
+	attentionCausal1x4x256x64Call(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
+}
+
 // attentionCausalG1State is one goroutine's working memory for a block of up to 64 query rows, row
 // i in column i of every matrix: the query rows scaled by 1/√D, the unnormalised output rows and
 // a block of 64 keys' scores (then weights), all transposed, and per row the running maximum of
@@ -492,6 +498,12 @@ func attentionCausalG1Store(st *attentionCausalG1State, out []float32, rows int)
 			o[d] = st.ot[d*BR+i] * inv
 		}
 	}
+}
+
+// attentionCausalG1Clear runs attentionCausalG1, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attentionCausalG1Clear(o, q, k, v []float32, b, h, s, d int) {
+	attentionCausalG1(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
 }
 
 // attentionCausalDefaultState is one goroutine's working memory for a block of up to 64 query
@@ -912,18 +924,24 @@ func attentionCausalDefaultSum(v archsimd.Float32x16) float32 {
 	return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+// attentionCausalDefaultClear runs attentionCausalDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attentionCausalDefaultClear(o, q, k, v []float32, b, h, s, d int) {
+	attentionCausalDefault(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX512() {
-		attentionCausalFns[0] = attentionCausal1x4x256x64Call
+		attentionCausalFns[0] = attentionCausal1x4x256x64Clear
 		attentionCausalOp.kernels[0].name = "attentionCausal1x4x256x64"
 	}
 	if archsimd.X86.AVX512() {
-		attentionCausalFns[1] = attentionCausalG1
+		attentionCausalFns[1] = attentionCausalG1Clear
 		attentionCausalOp.kernels[1].name = "attentionCausalG1"
 	}
 	if archsimd.X86.AVX512() {
-		attentionCausalFns[2] = attentionCausalDefault
+		attentionCausalFns[2] = attentionCausalDefaultClear
 		attentionCausalOp.kernels[2].name = "attentionCausalDefault"
 	}
 }

@@ -248,6 +248,12 @@ func attention1x4x256x64Call(o, q, k, v []float32, _, _, _, _ int) {
 	attention1x4x256x64(o, q, k, v)
 }
 
+// attention1x4x256x64Clear runs attention1x4x256x64, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attention1x4x256x64Clear(o, q, k, v []float32, b, h, s, d int) {
+	attention1x4x256x64Call(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
+}
+
 // attentionG1State is one goroutine's working memory for a block of up to 64 query rows, row i in
 // column i of every matrix: the query rows scaled by 1/√D, the unnormalised output rows and a
 // block of 64 keys' scores (then weights), all transposed, and per row the running maximum of the
@@ -474,6 +480,12 @@ func attentionG1Store(st *attentionG1State, out []float32, rows int) {
 			o[d] = st.ot[d*BR+i] * inv
 		}
 	}
+}
+
+// attentionG1Clear runs attentionG1, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attentionG1Clear(o, q, k, v []float32, b, h, s, d int) {
+	attentionG1(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
 }
 
 // attentionDefaultState is one goroutine's working memory for a block of up to 64 query rows: the
@@ -723,18 +735,24 @@ func attentionDefaultSum(v archsimd.Float32x16) float32 {
 	return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+// attentionDefaultClear runs attentionDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func attentionDefaultClear(o, q, k, v []float32, b, h, s, d int) {
+	attentionDefault(o, q, k, v, b, h, s, d)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX512() {
-		attentionFns[0] = attention1x4x256x64Call
+		attentionFns[0] = attention1x4x256x64Clear
 		attentionOp.kernels[0].name = "attention1x4x256x64"
 	}
 	if archsimd.X86.AVX512() {
-		attentionFns[1] = attentionG1
+		attentionFns[1] = attentionG1Clear
 		attentionOp.kernels[1].name = "attentionG1"
 	}
 	if archsimd.X86.AVX512() {
-		attentionFns[2] = attentionDefault
+		attentionFns[2] = attentionDefaultClear
 		attentionOp.kernels[2].name = "attentionDefault"
 	}
 }

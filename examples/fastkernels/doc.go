@@ -25,7 +25,7 @@ Variant(op, shape...) says which kernel a call would run and why. LoadTuning rea
 
 # Builds
 
-Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 (or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct but several times slower; Variant then names the scalar forms (suffix Scalar).
+Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 (or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct but several times slower; Variant then names the scalar forms (suffix Scalar). A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines of a kernel with threads > 1 do not clear them yet on the threads they ran on.
 
 # Tuning
 

@@ -119,6 +119,12 @@ func gemmBiasReLU128x768x768Call(c, a, b, bias []float32, _, _, _ int) {
 	gemmBiasReLU128x768x768(c, a, b, bias)
 }
 
+// gemmBiasReLU128x768x768Clear runs gemmBiasReLU128x768x768, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmBiasReLU128x768x768Clear(c, a, b, bias []float32, m, n, k int) {
+	gemmBiasReLU128x768x768Call(c, a, b, bias, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // gemmBiasReLUG1 computes c = max(0, a·b + bias) for the row-major m×k matrix a and k×n matrix
 // b, with bias the n elements added to every row, into the row-major m×n matrix c, in float32. It
 // overwrites c, and panics if a slice is shorter than the shape needs.
@@ -422,6 +428,12 @@ func gemmBiasReLUG1TileMN2(c, a, b, bias []float32, n, k, cols, depth int, first
 	}
 	c00.StoreSlice(c)
 	c01.StoreSlicePart(c[16:cols])
+}
+
+// gemmBiasReLUG1Clear runs gemmBiasReLUG1, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmBiasReLUG1Clear(c, a, b, bias []float32, m, n, k int) {
+	gemmBiasReLUG1(c, a, b, bias, m, n, k)
+	archsimd.ClearAVXUpperBits()
 }
 
 // gemmBiasReLUDefault computes c = max(0, a·b + bias) for the row-major m×k matrix a and k×n
@@ -794,18 +806,24 @@ func gemmBiasReLUDefaultTileMN2(c, a, b, bias []float32, n, k, cols, depth int, 
 	c01.StoreSlicePart(c[16:cols])
 }
 
+// gemmBiasReLUDefaultClear runs gemmBiasReLUDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmBiasReLUDefaultClear(c, a, b, bias []float32, m, n, k int) {
+	gemmBiasReLUDefault(c, a, b, bias, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX512() {
-		gemmBiasReLUFns[0] = gemmBiasReLU128x768x768Call
+		gemmBiasReLUFns[0] = gemmBiasReLU128x768x768Clear
 		gemmBiasReLUOp.kernels[0].name = "gemmBiasReLU128x768x768"
 	}
 	if archsimd.X86.AVX512() {
-		gemmBiasReLUFns[1] = gemmBiasReLUG1
+		gemmBiasReLUFns[1] = gemmBiasReLUG1Clear
 		gemmBiasReLUOp.kernels[1].name = "gemmBiasReLUG1"
 	}
 	if archsimd.X86.AVX512() {
-		gemmBiasReLUFns[2] = gemmBiasReLUDefault
+		gemmBiasReLUFns[2] = gemmBiasReLUDefaultClear
 		gemmBiasReLUOp.kernels[2].name = "gemmBiasReLUDefault"
 	}
 }

@@ -346,10 +346,16 @@ func gemmBiasDefaultTileMN2(c, a, b, bias []float32, n, k, cols, depth int, firs
 	c01.StoreSlicePart(c[16:cols])
 }
 
+// gemmBiasDefaultClear runs gemmBiasDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmBiasDefaultClear(c, a, b, bias []float32, m, n, k int) {
+	gemmBiasDefault(c, a, b, bias, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX512() {
-		gemmBiasFns[0] = gemmBiasDefault
+		gemmBiasFns[0] = gemmBiasDefaultClear
 		gemmBiasOp.kernels[0].name = "gemmBiasDefault"
 	}
 }

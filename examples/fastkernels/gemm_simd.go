@@ -72,6 +72,12 @@ func gemm64x768x768Call(c, a, b []float32, _, _, _ int) {
 	gemm64x768x768(c, a, b)
 }
 
+// gemm64x768x768Clear runs gemm64x768x768, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemm64x768x768Clear(c, a, b []float32, m, n, k int) {
+	gemm64x768x768Call(c, a, b, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // gemm256x256x256 computes c = a·b for the row-major 256×256 matrix a and 256×256 matrix b into
 // the row-major 256×256 matrix c, in float32. It overwrites c.
 //
@@ -134,6 +140,12 @@ func gemm256x256x256TileAcc(c, a, b *float32, depth int)
 // gemm256x256x256Call runs gemm256x256x256, whatever the extents, which dispatch checked.
 func gemm256x256x256Call(c, a, b []float32, _, _, _ int) {
 	gemm256x256x256(c, a, b)
+}
+
+// gemm256x256x256Clear runs gemm256x256x256, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemm256x256x256Clear(c, a, b []float32, m, n, k int) {
+	gemm256x256x256Call(c, a, b, m, n, k)
+	archsimd.ClearAVXUpperBits()
 }
 
 // gemmG1 computes c = a·b for the row-major m×k matrix a and k×n matrix b into the row-major
@@ -367,6 +379,12 @@ func gemmG1TileMN2(c, a, b []float32, n, k, cols, depth int, first bool) {
 	c01.StoreSlicePart(c[16:cols])
 }
 
+// gemmG1Clear runs gemmG1, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmG1Clear(c, a, b []float32, m, n, k int) {
+	gemmG1(c, a, b, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // gemmG2 computes c = a·b for the row-major m×k matrix a and k×n matrix b into the row-major
 // m×n matrix c, in float32. It overwrites c, and panics if a slice is shorter than the shape
 // needs.
@@ -596,6 +614,12 @@ func gemmG2TileMN2(c, a, b []float32, n, k, cols, depth int, first bool) {
 	}
 	c00.StoreSlice(c)
 	c01.StoreSlicePart(c[16:cols])
+}
+
+// gemmG2Clear runs gemmG2, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmG2Clear(c, a, b []float32, m, n, k int) {
+	gemmG2(c, a, b, m, n, k)
+	archsimd.ClearAVXUpperBits()
 }
 
 // gemmDefault computes c = a·b for the row-major m×k matrix a and k×n matrix b into the
@@ -883,26 +907,32 @@ func gemmDefaultTileMN2(c, a, b []float32, n, k, cols, depth int, first bool) {
 	c01.StoreSlicePart(c[16:cols])
 }
 
+// gemmDefaultClear runs gemmDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func gemmDefaultClear(c, a, b []float32, m, n, k int) {
+	gemmDefault(c, a, b, m, n, k)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX512() {
-		gemmFns[0] = gemm64x768x768Call
+		gemmFns[0] = gemm64x768x768Clear
 		gemmOp.kernels[0].name = "gemm64x768x768"
 	}
 	if archsimd.X86.AVX512() {
-		gemmFns[1] = gemm256x256x256Call
+		gemmFns[1] = gemm256x256x256Clear
 		gemmOp.kernels[1].name = "gemm256x256x256"
 	}
 	if archsimd.X86.AVX512() {
-		gemmFns[2] = gemmG1
+		gemmFns[2] = gemmG1Clear
 		gemmOp.kernels[2].name = "gemmG1"
 	}
 	if archsimd.X86.AVX512() {
-		gemmFns[3] = gemmG2
+		gemmFns[3] = gemmG2Clear
 		gemmOp.kernels[3].name = "gemmG2"
 	}
 	if archsimd.X86.AVX512() {
-		gemmFns[4] = gemmDefault
+		gemmFns[4] = gemmDefaultClear
 		gemmOp.kernels[4].name = "gemmDefault"
 	}
 }

@@ -145,6 +145,12 @@ func softmax64x4096Call(dst, src []float32, _, _ int) {
 	softmax64x4096(dst, src)
 }
 
+// softmax64x4096Clear runs softmax64x4096, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func softmax64x4096Clear(dst, src []float32, rows, cols int) {
+	softmax64x4096Call(dst, src, rows, cols)
+	archsimd.ClearAVXUpperBits()
+}
+
 // softmax512x1024 writes to dst the softmax of each row of the 512×1024 row-major matrix src:
 // dst[r][c] = e^(src[r][c]-m) / Σ e^(src[r][i]-m), m the row's maximum. A row that is all -Inf
 // gives NaN, as the float64 reference does.
@@ -297,6 +303,12 @@ func softmax512x1024Sum(v archsimd.Float32x16) float32 {
 // softmax512x1024Call runs softmax512x1024, whatever the extents, which dispatch checked.
 func softmax512x1024Call(dst, src []float32, _, _ int) {
 	softmax512x1024(dst, src)
+}
+
+// softmax512x1024Clear runs softmax512x1024, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func softmax512x1024Clear(dst, src []float32, rows, cols int) {
+	softmax512x1024Call(dst, src, rows, cols)
+	archsimd.ClearAVXUpperBits()
 }
 
 // softmaxG1 writes to dst the softmax of each row of the rows×cols row-major matrix src:
@@ -512,6 +524,12 @@ func softmaxG1Sum(v archsimd.Float32x16) float32 {
 	return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+// softmaxG1Clear runs softmaxG1, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func softmaxG1Clear(dst, src []float32, rows, cols int) {
+	softmaxG1(dst, src, rows, cols)
+	archsimd.ClearAVXUpperBits()
+}
+
 // softmaxG2 writes to dst the softmax of each row of the rows×cols row-major matrix src:
 // dst[r][c] = e^(src[r][c]-m) / Σ e^(src[r][i]-m), m the row's maximum. A row that is all -Inf
 // gives NaN, as the float64 reference does. It panics if dst or src is shorter than rows·cols.
@@ -706,6 +724,12 @@ func softmaxG2Sum(v archsimd.Float32x8) float32 {
 	var lanes [4]float32
 	v4.Store(&lanes)
 	return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
+// softmaxG2Clear runs softmaxG2, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func softmaxG2Clear(dst, src []float32, rows, cols int) {
+	softmaxG2(dst, src, rows, cols)
+	archsimd.ClearAVXUpperBits()
 }
 
 // softmaxDefault writes to dst the softmax of each row of the rows×cols row-major matrix src:
@@ -1050,26 +1074,32 @@ func softmaxDefaultSum(v archsimd.Float32x16) float32 {
 	return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
+// softmaxDefaultClear runs softmaxDefault, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.
+func softmaxDefaultClear(dst, src []float32, rows, cols int) {
+	softmaxDefault(dst, src, rows, cols)
+	archsimd.ClearAVXUpperBits()
+}
+
 // init installs the vector kernels the CPU runs; the others keep their scalar forms.
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		softmaxFns[0] = softmax64x4096Call
+		softmaxFns[0] = softmax64x4096Clear
 		softmaxOp.kernels[0].name = "softmax64x4096"
 	}
 	if archsimd.X86.AVX512() {
-		softmaxFns[1] = softmax512x1024Call
+		softmaxFns[1] = softmax512x1024Clear
 		softmaxOp.kernels[1].name = "softmax512x1024"
 	}
 	if archsimd.X86.AVX512() {
-		softmaxFns[2] = softmaxG1
+		softmaxFns[2] = softmaxG1Clear
 		softmaxOp.kernels[2].name = "softmaxG1"
 	}
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		softmaxFns[3] = softmaxG2
+		softmaxFns[3] = softmaxG2Clear
 		softmaxOp.kernels[3].name = "softmaxG2"
 	}
 	if archsimd.X86.AVX512() {
-		softmaxFns[4] = softmaxDefault
+		softmaxFns[4] = softmaxDefaultClear
 		softmaxOp.kernels[4].name = "softmaxDefault"
 	}
 }
