@@ -46,7 +46,10 @@ func (p *plan) docFile() *jen.File {
 	w("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. ")
 	w("Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 ")
 	w("(or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct ")
-	w("but several times slower; Variant then names the scalar forms (suffix Scalar).\n\n")
+	w("but several times slower; Variant then names the scalar forms (suffix Scalar). ")
+	w("A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since ")
+	w("scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines of a kernel ")
+	w("with threads > 1 do not clear them yet on the threads they ran on.\n\n")
 	w("# Tuning\n\n")
 	w("Device: %s\n\n", p.o.Device)
 	if !p.date.IsZero() {

@@ -47,6 +47,20 @@ func Generate(src Source, o Options) (map[string][]byte, error) {
 		if err != nil {
 			return fmt.Errorf("gen: %s: %w", name, err)
 		}
+		// One pass of go/format leaves a doc comment that ends in a
+		// directive (the tiles' //go:noescape) as jennifer wrote it, and
+		// gofmt would add a "//" line; format again until nothing moves, so
+		// that the files are gofmt-clean.
+		for range 3 {
+			again, err := format.Source(src)
+			if err != nil {
+				return fmt.Errorf("gen: %s: %w", name, err)
+			}
+			if bytes.Equal(again, src) {
+				break
+			}
+			src = again
+		}
 		files[name] = src
 		return nil
 	}
@@ -156,8 +170,20 @@ func (p *plan) kernelFiles(op *opPlan) (scalar, vector *jen.File, asm []byte, er
 		if v.needs == avx2Level {
 			cond = jen.Qual(golang.ArchSIMD, "X86").Dot("AVX2").Call().Op("&&").Qual(golang.ArchSIMD, "X86").Dot("FMA").Call()
 		}
+		// Go's archsimd code returns with the upper halves of the vector
+		// registers dirty, and the SSE-encoded scalar Go that runs next
+		// on the thread (the caller's, any goroutine's) then runs several
+		// times slower until something clears them: so dispatch runs a
+		// wrapper that does. Goroutines a kernel starts (threads > 1)
+		// still end with them dirty on their threads.
+		wrap := v.name + "Clear"
+		vector.Commentf("%s runs %s, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.", wrap, v.name)
+		vector.Func().Id(wrap).Params(params(op)...).Block(
+			jen.Id(callName(v.name, v.shape)).Call(append(ids(op.api.Args), ids(op.api.Dims)...)...),
+			jen.Qual(golang.ArchSIMD, "ClearAVXUpperBits").Call(),
+		)
 		installs = append(installs, jen.If(cond).Block(
-			jen.Id(op.ident+"Fns").Index(jen.Lit(i)).Op("=").Id(callName(v.name, v.shape)),
+			jen.Id(op.ident+"Fns").Index(jen.Lit(i)).Op("=").Id(wrap),
 			jen.Id(op.ident+"Op").Dot("kernels").Index(jen.Lit(i)).Dot("name").Op("=").Lit(v.name),
 		))
 	}

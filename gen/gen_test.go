@@ -1,9 +1,12 @@
 package gen
 
 import (
+	"bytes"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +72,29 @@ func TestGenerate(t *testing.T) {
 		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && strings.Contains(string(src), "autotune-dev/autotune") {
 			t.Errorf("%s imports autotune", name)
 		}
+		if strings.HasSuffix(name, ".go") {
+			if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+				t.Errorf("%s is not gofmt-clean (err %v)", name, err)
+			}
+		}
+	}
+	// Every vector kernel dispatch installs is a wrapper that ends with
+	// VZEROUPPER, or the caller's scalar code would run slowly after it.
+	install := regexp.MustCompile(`Fns\[\d+\] = (\w+)`)
+	for name, src := range files {
+		if !strings.HasSuffix(name, "_simd.go") {
+			continue
+		}
+		installed := install.FindAllStringSubmatch(string(src), -1)
+		if len(installed) == 0 {
+			t.Errorf("%s installs no kernel", name)
+		}
+		for _, m := range installed {
+			body := regexp.MustCompile(`func ` + m[1] + `\([^)]*\) \{\n[^\n]*\n\tarchsimd\.ClearAVXUpperBits\(\)\n\}`)
+			if !body.Match(src) {
+				t.Errorf("%s installs %s, which does not end with archsimd.ClearAVXUpperBits()", name, m[1])
+			}
+		}
 	}
 	for _, want := range []string{"softmax.go", "softmax_simd.go", "gemm_bias_relu.go", "attention_causal.go", "dispatch.go", "doc.go", "kernels_test.go"} {
 		if files[want] == nil {
@@ -86,6 +112,10 @@ func TestGenerate(t *testing.T) {
 	for _, simd := range []bool{false, true} {
 		goCmd(t, mod, simd, "vet", "./fk")
 		goCmd(t, mod, simd, "test", "-count=1", "./fk")
+	}
+	// Each benchmark once: they run, their metrics are well-formed.
+	for _, simd := range []bool{false, true} {
+		goCmd(t, mod, simd, "test", "-count=1", "-run", "^$", "-bench", ".", "-benchtime", "1x", "./fk")
 	}
 }
 
@@ -117,5 +147,36 @@ func TestWrite(t *testing.T) {
 	after, _ := os.Stat(filepath.Join(dir, "a.go"))
 	if err != nil || len(w) != 0 || len(r) != 0 || !before.ModTime().Equal(after.ModTime()) {
 		t.Errorf("second Write: wrote %v, removed %v, err %v, mtime %v → %v; want nothing", w, r, err, before.ModTime(), after.ModTime())
+	}
+}
+
+// TestGofmtClean generates from the example's tuning log, whose winners
+// include Go-assembly tiles (declared with a doc comment and
+// //go:noescape), and checks that gofmt would change none of the Go files.
+func TestGofmtClean(t *testing.T) {
+	f, err := os.Open("../examples/fastkernels/testdata/tune.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := tunedb.ReadRecords(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := tunedb.NewMemory()
+	if err := mem.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(mem, Options{Pkg: "fk", Device: recs[0].Workload.Device})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range files {
+		if !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
+			t.Errorf("%s is not gofmt-clean (err %v)", name, err)
+		}
 	}
 }
