@@ -105,6 +105,7 @@ func rounds(d *data, reps []int, s settings) {
 		for j := range table {
 			i := (r + s.warmup + j) % len(table)
 			fn := table[i].Fn
+			clearUpper() // the previous entry's vector code must not slow this one
 			t0 := time.Now()
 			for range reps[i] {
 				d.call(fn)

@@ -64,6 +64,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 	samples := make([]float64, 0, s.minSamples)
 	var total time.Duration
 	for len(samples) < s.minSamples || total < s.minTime {
+		clearUpper() // as every candidate starts: what ran before it must not slow it
 		t0 := time.Now()
 		for range reps {
 			d.call(fn)
