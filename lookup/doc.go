@@ -20,5 +20,6 @@
 // A [Table] is a snapshot: Open and Load read the records once, and a
 // Table never writes, never creates a file, and never waits behind a
 // running tuner longer than its timeout. Answers are cached, so a repeated
-// lookup is a map read. Open again to see records tuned since.
+// lookup is a map read; the record an answer names is shared, not copied.
+// Open again to see records tuned since.
 package lookup

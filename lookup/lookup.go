@@ -31,7 +31,8 @@ type Answer struct {
 	Config schedule.Config
 	Rule   Rule
 	// Shape is the tuned shape whose winner Config is (the asked shape for
-	// Exact); Record is that winner's record. Both are nil for Default.
+	// Exact); Record is that winner's record, shared by every answer that
+	// names it: read it, do not change it. Both are nil for Default.
 	Shape  []int
 	Record *tunedb.Record
 }
@@ -57,8 +58,20 @@ type Table struct {
 	best []tunedb.Record // the best record of every workload that has one
 
 	mu    sync.RWMutex
-	cache map[string]Answer
+	cache map[cacheKey]Answer
 }
+
+// cacheKey identifies a question without building a string, so that a
+// cached answer costs a map read and no allocation but the answer's shape.
+type cacheKey struct {
+	op, dtype, device string
+	dims              int
+	shape             [maxCachedDims]int
+}
+
+// maxCachedDims bounds the shapes whose answers are cached; every op has
+// at most four dimensions.
+const maxCachedDims = 8
 
 // Open reads the tuning database at path. It never creates one: a missing
 // path is an error matching fs.ErrNotExist.
@@ -111,7 +124,7 @@ func Load(r io.Reader) (*Table, error) {
 }
 
 func newTable(sums []tunedb.Summary) *Table {
-	t := &Table{cache: map[string]Answer{}}
+	t := &Table{cache: map[cacheKey]Answer{}}
 	for _, s := range sums {
 		if s.Best != nil {
 			t.best = append(t.best, *s.Best)
@@ -126,7 +139,11 @@ func newTable(sums []tunedb.Summary) *Table {
 // the device fingerprint cannot be read, or the op has no template for the
 // device's backend.
 func (t *Table) Best(op string, shape []int, dtype, fingerprint string) (Answer, error) {
-	key := op + "\x00" + kernels.FormatShape(shape) + "\x00" + dtype + "\x00" + fingerprint
+	if len(shape) > maxCachedDims {
+		return t.answer(op, shape, dtype, fingerprint)
+	}
+	key := cacheKey{op: op, dtype: dtype, device: fingerprint, dims: len(shape)}
+	copy(key.shape[:], shape)
 	t.mu.RLock()
 	a, ok := t.cache[key]
 	t.mu.RUnlock()
@@ -139,19 +156,8 @@ func (t *Table) Best(op string, shape []int, dtype, fingerprint string) (Answer,
 		t.cache[key] = a
 		t.mu.Unlock()
 	}
-	return copyAnswer(a), nil
-}
-
-// copyAnswer copies what a caller could change of a cached answer.
-func copyAnswer(a Answer) Answer {
-	a.Shape = slices.Clone(a.Shape)
-	if a.Record != nil {
-		r := *a.Record
-		r.Workload.Shape = slices.Clone(r.Workload.Shape)
-		r.SamplesNS = slices.Clone(r.SamplesNS)
-		a.Record = &r
-	}
-	return a
+	a.Shape = slices.Clone(a.Shape) // the caller's to change
+	return a, nil
 }
 
 func (t *Table) answer(op string, shape []int, dtype, fingerprint string) (Answer, error) {
