@@ -149,3 +149,27 @@ func TestBrowser(t *testing.T) {
 		})
 	}
 }
+
+// svgColour is a colour of an SVG element's style, as vgsvg writes it.
+var svgColour = regexp.MustCompile(`(fill|stroke):([^;"]*)`)
+
+// TestColours checks that every fill and stroke in the report's charts is
+// a colour a browser can parse: one it cannot (a premultiplied color.RGBA
+// with a channel above its alpha becomes "#31BD11E") draws nothing, and
+// neither the XML parser nor a screenshot's colour count notices.
+func TestColours(t *testing.T) {
+	db := newStore(t, softmaxFixture, gemmFixture)
+	host := device.Host().Fingerprint()
+	page, _ := writeReport(t, db, &Options{Limits: map[string]Limits{host: {PeakGFLOPs: 200, GBps: 40, Source: "given by the test"}}})
+	valid := regexp.MustCompile(`^(none|#[0-9A-Fa-f]{6})$`)
+	seen := map[string]bool{}
+	for _, m := range svgColour.FindAllStringSubmatch(page, -1) {
+		if c := m[2]; !valid.MatchString(c) && !seen[c] {
+			seen[c] = true
+			t.Errorf("%s:%s is not a colour", m[1], c)
+		}
+	}
+	if len(svgColour.FindAllString(page, -1)) < 100 {
+		t.Errorf("fewer than 100 fills and strokes on the page: is vgsvg's style format still %s?", svgColour)
+	}
+}

@@ -260,7 +260,7 @@ func modelChart(e modelEval) (template.HTML, error) {
 		return "", err
 	}
 	s.GlyphStyle.Radius = vg.Points(2)
-	s.GlyphStyle.Color = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xa0}
+	s.GlyphStyle.Color = color.NRGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xa0} // not RGBA: that is premultiplied, and B > A is no colour
 	p := newPlot(fmt.Sprintf("held-out records: Kendall τ %.2f", e.Tau), "measured median", "predicted score (higher: faster)")
 	logNS(&p.X)
 	p.Add(s)
