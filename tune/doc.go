@@ -13,6 +13,12 @@
 // with its own in-memory database (tunedb.Memory) and the runs of a search
 // side by side, to compare searches without measuring.
 //
+// RunTasks tunes many workloads (a TaskSet) within one budget, a batch at a
+// time, each batch going to the task that a scheduler of package tasks
+// names; each task is the same run of steps as Run's, resuming from the
+// store. SimulateTasks replays a multi-workload landscape (recorded
+// landscapes with weights) through RunTasks, to compare schedulers.
+//
 // Every measured config becomes a record, failures included, and every batch
 // is committed in one transaction before the next starts: an interrupted run
 // loses at most the batch in flight (Ctrl-C loses nothing: the finished part

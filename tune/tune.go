@@ -131,103 +131,158 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	if t.Trials < 1 {
 		return Summary{}, errors.New("tune: the trial budget must be at least 1")
 	}
-	if t.Store == nil {
-		return Summary{}, errNoStore
-	}
-	batchSize := cmp.Or(t.BatchSize, 16)
-	w := Workload(t.Template, t.Shape, t.Target)
-	measured, err := t.Store.Measured(w, t.RetryFailed)
+	r, err := open(t, time.Now())
 	if err != nil {
 		return Summary{}, err
-	}
-	learn, err := newLearner(t, w, measured)
-	if err != nil {
-		return Summary{}, err
-	}
-	s := Summary{Resumed: len(measured), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}
-	if s.Best, err = best(t.Store, w); err != nil {
-		return s, err
 	}
 	defer func() {
-		// A model is derived data: one the busy database cannot take now is
-		// trained again next run.
-		if err := learn.save(t.Store); err != nil && runErr == nil && !errors.Is(err, tunedb.ErrInUse) {
+		if err := r.close(); err != nil && runErr == nil {
 			runErr = err
 		}
 	}()
-	start := time.Now()
-	sinceBest := 0 // trials since the best improved
-	for s.Trials < t.Trials {
-		if t.Time > 0 && time.Since(start) >= t.Time {
-			break
-		}
-		if ctx.Err() != nil {
-			s.Interrupted = true
-			break
-		}
-		cfgs, err := learn.strategy.Next(min(batchSize, t.Trials-s.Trials))
-		if err != nil {
-			return s, err
-		}
-		if len(cfgs) == 0 {
-			s.Exhausted = true
-			break
-		}
-		batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Configs: cfgs}
-		if s.Best != nil {
-			batch.Best = time.Duration(s.Best.MedianNS)
-		}
-		// Results are committed as they finish, and what finished is
-		// committed whatever happened to the rest.
-		st := newStreamer(t.Store, w, t.Tool)
-		batch.Finished = st.finished
-		results, merr := measureWithin(ctx, t, start, batch)
-		streamed, err := st.close()
-		if err != nil {
-			return s, err
-		}
-		bestBefore := s.Best
-		recs, err := s.record(t, w, unstreamed(results, streamed))
-		if err != nil {
-			return s, err
-		}
-		recs = append(s.account(streamed), recs...)
-		if err := learn.tell(recs); err != nil {
-			return s, err
-		}
-		if s.Best != bestBefore {
-			sinceBest = 0
-		} else {
-			sinceBest += len(recs)
-		}
-		s.Elapsed = time.Since(start)
-		if t.Observer != nil {
-			t.Observer.Batch(s.Progress)
-		}
-		switch {
-		case merr == nil:
-		case ctx.Err() != nil:
-			s.Interrupted = true
-		case errors.Is(merr, context.DeadlineExceeded):
-			// The --time budget ran out inside the batch.
-		default:
-			return s, merr
-		}
-		if merr != nil {
-			break
-		}
-		if t.EarlyStop > 0 && sinceBest >= t.EarlyStop {
-			s.EarlyStop = true
+	for r.s.Trials < t.Trials && !r.over(ctx) {
+		if stop, err := r.step(ctx, t.Trials-r.s.Trials); err != nil || stop {
+			if err != nil {
+				return r.s, err
+			}
 			break
 		}
 	}
-	if !s.Interrupted && t.Remeasure > 1 {
-		if err := s.remeasure(ctx, t, w); err != nil {
-			return s, err
+	return r.finish(ctx)
+}
+
+// run is one task's tuning in progress: its strategy and model, what it
+// has measured, and its summary. Run drives one to the end of its budget;
+// RunTasks drives several, a batch at a time, in the order its scheduler
+// chooses.
+type run struct {
+	t         Task
+	w         tunedb.Workload
+	learn     *learner
+	s         Summary
+	start     time.Time // of the run; Task.Time counts from it
+	sinceBest int       // trials since the best improved
+}
+
+// open prepares t's run: what was measured before, the best so far, the
+// strategy with its model trained on the database.
+func open(t Task, start time.Time) (*run, error) {
+	if t.Store == nil {
+		return nil, errNoStore
+	}
+	w := Workload(t.Template, t.Shape, t.Target)
+	measured, err := t.Store.Measured(w, t.RetryFailed)
+	if err != nil {
+		return nil, err
+	}
+	learn, err := newLearner(t, w, measured)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{t: t, w: w, learn: learn, start: start,
+		s: Summary{Resumed: len(measured), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}}
+	if r.s.Best, err = best(t.Store, w); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// close saves the model. A model is derived data: one the busy database
+// cannot take now is trained again next run.
+func (r *run) close() error {
+	if err := r.learn.save(r.t.Store); err != nil && !errors.Is(err, tunedb.ErrInUse) {
+		return err
+	}
+	return nil
+}
+
+// over reports whether the run must stop before its next batch: its time
+// is up or ctx is cancelled.
+func (r *run) over(ctx context.Context) bool {
+	if r.t.Time > 0 && time.Since(r.start) >= r.t.Time {
+		return true
+	}
+	if ctx.Err() != nil {
+		r.s.Interrupted = true
+		return true
+	}
+	return false
+}
+
+// step measures one batch of at most n configs, commits it and tells the
+// strategy. It reports stop when the run must end: the space is exhausted,
+// the time ran out or ctx was cancelled inside the batch, or EarlyStop
+// trials passed without a new best.
+func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
+	t, s := r.t, &r.s
+	cfgs, err := r.learn.strategy.Next(min(cmp.Or(t.BatchSize, 16), n))
+	if err != nil {
+		return true, err
+	}
+	if len(cfgs) == 0 {
+		s.Exhausted = true
+		return true, nil
+	}
+	batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Configs: cfgs}
+	if s.Best != nil {
+		batch.Best = time.Duration(s.Best.MedianNS)
+	}
+	// Results are committed as they finish, and what finished is
+	// committed whatever happened to the rest.
+	st := newStreamer(t.Store, r.w, t.Tool)
+	batch.Finished = st.finished
+	results, merr := measureWithin(ctx, t, r.start, batch)
+	streamed, err := st.close()
+	if err != nil {
+		return true, err
+	}
+	bestBefore := s.Best
+	recs, err := s.record(t, r.w, unstreamed(results, streamed))
+	if err != nil {
+		return true, err
+	}
+	recs = append(s.account(streamed), recs...)
+	if err := r.learn.tell(recs); err != nil {
+		return true, err
+	}
+	if s.Best != bestBefore {
+		r.sinceBest = 0
+	} else {
+		r.sinceBest += len(recs)
+	}
+	s.Elapsed = time.Since(r.start)
+	if t.Observer != nil {
+		t.Observer.Batch(s.Progress)
+	}
+	switch {
+	case merr == nil:
+	case ctx.Err() != nil:
+		s.Interrupted = true
+	case errors.Is(merr, context.DeadlineExceeded):
+		// The --time budget ran out inside the batch.
+	default:
+		return true, merr
+	}
+	if merr != nil {
+		return true, nil
+	}
+	if t.EarlyStop > 0 && r.sinceBest >= t.EarlyStop {
+		s.EarlyStop = true
+		return true, nil
+	}
+	return false, nil
+}
+
+// finish re-measures the leaders (Task.Remeasure) unless the run was
+// interrupted, and returns the summary.
+func (r *run) finish(ctx context.Context) (Summary, error) {
+	if !r.s.Interrupted && r.t.Remeasure > 1 {
+		if err := r.s.remeasure(ctx, r.t, r.w); err != nil {
+			return r.s, err
 		}
 	}
-	s.Elapsed = time.Since(start)
-	return s, nil
+	r.s.Elapsed = time.Since(r.start)
+	return r.s, nil
 }
 
 // commit stores a batch. Measurements are expensive and another process

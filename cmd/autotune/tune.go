@@ -10,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/search"
+	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -19,6 +20,7 @@ var tuneCommand = command{
 	summary: "tune one workload and record every measurement",
 	help: `
 Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
+       autotune tune --tasks FILE [--scheduler gradient|round-robin] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
 Explores the knobs of the op's template for one workload: generates a kernel
@@ -49,6 +51,15 @@ the winner is the fastest of those; the summary says when the two fastest
 are within each other's p20–p80 spread. Progress goes to stderr (a bar on a
 terminal, a line per batch otherwise); the summary goes to stdout.
 
+--tasks tunes every workload of a tasks file (a JSON list of {op, shape,
+weight, causal}; see docs/tasks.md and examples/tasks) in one run: --trials
+and --time are the budget of the whole run, and the scheduler gives each
+batch, after one per task, to the task with the largest expected reduction
+of the weighted total latency (gradient, as Ansor's) or to each in turn
+(round-robin). Progress names the task of each batch and the weighted
+total; the summary gives per workload its best, trials, and share of the
+weighted total. Reruns resume every task.
+
 'autotune list' shows which ops have a template and their knobs; CUDA
 devices cannot be tuned yet.
 
@@ -59,6 +70,7 @@ Examples:
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
+  autotune tune --tasks examples/tasks/bert-base-128.json --trials 400
 `,
 	run: runTune,
 }
@@ -77,6 +89,9 @@ type tuneOptions struct {
 	leaders  int
 	batch    int
 	retry    bool
+
+	tasks     string
+	scheduler string
 }
 
 func (o *tuneOptions) register(fs *flag.FlagSet) {
@@ -91,6 +106,8 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
+	fs.StringVar(&o.tasks, "tasks", "", "tune every workload of this tasks file (docs/tasks.md) in one run, instead of --op and --shape")
+	fs.StringVar(&o.scheduler, "scheduler", tasks.Names()[0], "with --tasks, which task gets the next batch: "+schedulerChoices())
 	fs.BoolVar(&o.retry, "retry-failed", false, "measure again every config whose only records are timeouts, crashes or runtime errors")
 }
 
@@ -99,6 +116,15 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 func strategyChoices() string {
 	var parts []string
 	for _, k := range search.Kinds() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Doc))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// schedulerChoices lists the task schedulers likewise.
+func schedulerChoices() string {
+	var parts []string
+	for _, k := range tasks.Kinds() {
 		parts = append(parts, fmt.Sprintf("%s (%s)", k.Name, k.Doc))
 	}
 	return strings.Join(parts, ", ")
@@ -125,18 +151,8 @@ func timeBudget(fs *flag.FlagSet, budget time.Duration) time.Duration {
 	return budget
 }
 
-func runTune(c *command, std *stdio, args []string) error {
-	fs := newFlags(c, std)
-	var o tuneOptions
-	o.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	o.budget = timeBudget(fs, o.budget)
-	w, err := o.resolve()
-	if err != nil {
-		return err
-	}
+// checkTuneFlags rejects the budget and search flags that make no sense.
+func checkTuneFlags(o tuneOptions) error {
 	switch {
 	case o.trials < 1:
 		return usagef("--trials must be at least 1, not %d", o.trials)
@@ -154,6 +170,33 @@ func runTune(c *command, std *stdio, args []string) error {
 	}
 	if _, err := costmodel.Lookup(o.model); err != nil {
 		return usagef("--model: %s", strings.TrimPrefix(err.Error(), "costmodel: "))
+	}
+	return nil
+}
+
+func runTune(c *command, std *stdio, args []string) error {
+	fs := newFlags(c, std)
+	var o tuneOptions
+	o.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	o.budget = timeBudget(fs, o.budget)
+	if o.tasks != "" {
+		if o.op != "" || o.shape != "" {
+			return usagef("--tasks takes the workloads from its file: give no --op or --shape")
+		}
+		if err := checkTuneFlags(o); err != nil {
+			return err
+		}
+		return runTuneTasks(std, o)
+	}
+	w, err := o.resolve()
+	if err != nil {
+		return err
+	}
+	if err := checkTuneFlags(o); err != nil {
+		return err
 	}
 	tmpl, err := tunable(w, "tune")
 	if err != nil {

@@ -1,0 +1,186 @@
+package tasks
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Status is what a scheduler knows of one task.
+type Status struct {
+	Weight float64 // calls per model invocation; > 0
+	Op     string  // tasks of one op are similar (the gradient rule's forward term)
+	FLOPs  float64 // floating-point work of one call; 0 when unknown
+	// Bests is the task's best latency in nanoseconds after each of its
+	// batches in this run, 0 while it has none.
+	Bests []float64
+	Done  bool // its space is exhausted: no batch can be given to it
+}
+
+// Batches is how many batches the task has had.
+func (s Status) Batches() int { return len(s.Bests) }
+
+// Best is the task's best latency, 0 when it has none.
+func (s Status) Best() float64 {
+	if len(s.Bests) == 0 {
+		return 0
+	}
+	return s.Bests[len(s.Bests)-1]
+}
+
+// A Scheduler names the task of the next batch: an index into tasks, or -1
+// when every task is done.
+type Scheduler interface {
+	Next(tasks []Status) int
+}
+
+// Kind is a scheduler of the registry.
+type Kind struct {
+	Name string
+	Doc  string
+	New  func() Scheduler
+}
+
+var kinds = []Kind{
+	{"gradient", "the task with the largest expected reduction of the weighted total, as Ansor's", func() Scheduler { return Gradient{} }},
+	{"round-robin", "each task in turn", func() Scheduler { return RoundRobin{} }},
+}
+
+// Kinds lists the schedulers, the default first.
+func Kinds() []Kind { return kinds }
+
+// Names lists the schedulers' names, the default first.
+func Names() []string {
+	var out []string
+	for _, k := range kinds {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// Lookup returns the scheduler named name.
+func Lookup(name string) (Kind, error) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("tasks: unknown scheduler %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Total is the weighted total latency Σ weight·best in nanoseconds over
+// the tasks that have a best, and how many have none.
+func Total(tasks []Status) (ns float64, missing int) {
+	for _, t := range tasks {
+		if b := t.Best(); b > 0 {
+			ns += t.Weight * b
+		} else {
+			missing++
+		}
+	}
+	return ns, missing
+}
+
+// warmUp returns the first task not done that has had no batch yet, -1
+// when there is none.
+func warmUp(tasks []Status) int {
+	for i, t := range tasks {
+		if !t.Done && t.Batches() == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// fewest returns the task not done with the fewest batches, the first among
+// equals, -1 when every task is done; only tasks that keep says so count.
+func fewest(tasks []Status, keep func(Status) bool) int {
+	at := -1
+	for i, t := range tasks {
+		if t.Done || !keep(t) {
+			continue
+		}
+		if at < 0 || t.Batches() < tasks[at].Batches() {
+			at = i
+		}
+	}
+	return at
+}
+
+// RoundRobin gives each task a batch in turn.
+type RoundRobin struct{}
+
+// Next implements Scheduler.
+func (RoundRobin) Next(tasks []Status) int {
+	return fewest(tasks, func(Status) bool { return true })
+}
+
+// Gradient's constants, as Ansor's: the weight of the backward term, the
+// factor on the latency similar tasks suggest, the window of the slope in
+// batches.
+const (
+	Alpha  = 0.2
+	Beta   = 2.0
+	Window = 3
+)
+
+// Gradient gives the next batch to the task with the largest expected
+// reduction of the weighted total (see the package doc).
+type Gradient struct{}
+
+// Next implements Scheduler.
+func (Gradient) Next(tasks []Status) int {
+	if i := warmUp(tasks); i >= 0 {
+		return i
+	}
+	// Tasks without a best yet get a few more batches before anything.
+	if i := fewest(tasks, func(t Status) bool { return t.Best() == 0 && t.Batches() < Window }); i >= 0 {
+		return i
+	}
+	at, most := -1, 0.0
+	for i, t := range tasks {
+		if t.Done || t.Best() == 0 {
+			continue
+		}
+		g := Gain(tasks, i)
+		if at < 0 || g > most || g == most && t.Batches() < tasks[at].Batches() {
+			at, most = i, g
+		}
+	}
+	if at < 0 {
+		// Only tasks that never produced a best are left.
+		return fewest(tasks, func(Status) bool { return true })
+	}
+	return at
+}
+
+// Gain is the expected reduction of the weighted total, in nanoseconds, of
+// one more batch of task i (Gradient's rule). It is 0 for a task without a
+// best.
+func Gain(tasks []Status, i int) float64 {
+	t := tasks[i]
+	g, n := t.Best(), t.Batches()
+	if g == 0 {
+		return 0
+	}
+	backward := 0.0
+	if n > Window {
+		backward = (t.Bests[n-1-Window] - g) / Window
+	}
+	next := g - g/float64(n)
+	if t.FLOPs > 0 {
+		v := 0.0 // the best FLOPs per ns among the op's tasks
+		similar := 0
+		for _, o := range tasks {
+			if o.Op == t.Op && o.FLOPs > 0 && o.Best() > 0 {
+				v = math.Max(v, o.FLOPs/o.Best())
+				similar++
+			}
+		}
+		if similar > 1 {
+			next = math.Min(next, Beta*t.FLOPs/v)
+		}
+	}
+	forward := g - next
+	return t.Weight * (Alpha*backward + (1-Alpha)*forward)
+}
