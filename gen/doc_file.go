@@ -48,8 +48,8 @@ func (p *plan) docFile() *jen.File {
 	w("(or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct ")
 	w("but several times slower; Variant then names the scalar forms (suffix Scalar). ")
 	w("A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since ")
-	w("scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines of a kernel ")
-	w("with threads > 1 do not clear them yet on the threads they ran on.\n\n")
+	w("scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines a kernel ")
+	w("with threads > 1 starts clear them too before they end, on the threads they ran on.\n\n")
 	w("# Tuning\n\n")
 	w("Device: %s\n\n", p.o.Device)
 	if !p.date.IsZero() {

@@ -175,7 +175,7 @@ func (p *plan) kernelFiles(op *opPlan) (scalar, vector *jen.File, asm []byte, er
 		// on the thread (the caller's, any goroutine's) then runs several
 		// times slower until something clears them: so dispatch runs a
 		// wrapper that does. Goroutines a kernel starts (threads > 1)
-		// still end with them dirty on their threads.
+		// clear them themselves before they end (golang.F32.Goroutine).
 		wrap := v.name + "Clear"
 		vector.Commentf("%s runs %s, then clears the upper halves of the vector registers (VZEROUPPER), so that the scalar code after it does not pay for mixing AVX and SSE.", wrap, v.name)
 		vector.Func().Id(wrap).Params(params(op)...).Block(

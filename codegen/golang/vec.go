@@ -55,6 +55,19 @@ func (v F32) Type() *jen.Statement {
 	return jen.Qual(ArchSIMD, v.Name())
 }
 
+// Goroutine returns func() { body }, the function a kernel hands to a new
+// goroutine. In vector code it ends by clearing the upper halves of the
+// vector registers (VZEROUPPER): archsimd code leaves them dirty, and the
+// SSE-encoded scalar Go of whatever goroutine runs next on that OS thread
+// then runs several times slower. Scalar code is left as it is, so that it
+// never imports archsimd.
+func (v F32) Goroutine(body ...jen.Code) *jen.Statement {
+	if !v.Scalar() {
+		body = append(body, jen.Qual(ArchSIMD, "ClearAVXUpperBits").Call())
+	}
+	return jen.Func().Params().Block(body...)
+}
+
 // intName is the archsimd integer vector with v's lanes, e.g. "Int32x16".
 func (v F32) intName() string { return "Int32x" + strconv.Itoa(v.lanes) }
 

@@ -8,21 +8,21 @@ const pkgName = "fastkernels"
 // device is the fingerprint of the CPU the kernels were tuned on; LoadTuning takes logs of it only.
 const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 
-// attentionOp is the dispatch state of attention (template attention-3-fe40972cbade).
+// attentionOp is the dispatch state of attention (template attention-4-4bd21fd89bb6).
 var attentionOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "Attention",
 	kernels: []kernel{
 		{
-			config: "vec=16,br=64,bc=64,exp=poly4,threads=2,layout=lanes,mr=6,nv=4,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":6,\"nv\":4,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":32,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attention1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=16,br=64,bc=64,exp=poly4,threads=2,layout=lanes,mr=6,nv=4,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":6,\"nv\":4,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":32,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionG1Scalar",
 			shape:  nil,
 		},
@@ -34,7 +34,7 @@ var attentionOp = &opState{
 		},
 	},
 	name:     "attention",
-	template: "attention-3-fe40972cbade",
+	template: "attention-4-4bd21fd89bb6",
 }
 
 // attentionScalar are the scalar forms of attentionOp.kernels, which every build has; attentionFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -51,21 +51,21 @@ func init() {
 	})
 }
 
-// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-3-58590bb34dd4).
+// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-4-d48e4c33d3e1).
 var attentionCausalOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "AttentionCausal",
 	kernels: []kernel{
 		{
-			config: "vec=16,br=64,bc=64,exp=poly4,threads=1,layout=lanes,mr=6,nv=4,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":4,\"micro\":\"asm\"}",
+			config: "vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm",
+			json:   "{\"vec\":8,\"br\":32,\"bc\":32,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":4,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionCausal1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=16,br=64,bc=64,exp=poly4,threads=1,layout=lanes,mr=6,nv=4,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":4,\"micro\":\"asm\"}",
+			config: "vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm",
+			json:   "{\"vec\":8,\"br\":32,\"bc\":32,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":4,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionCausalG1Scalar",
 			shape:  nil,
 		},
@@ -77,7 +77,7 @@ var attentionCausalOp = &opState{
 		},
 	},
 	name:     "attention_causal",
-	template: "attention-causal-3-58590bb34dd4",
+	template: "attention-causal-4-d48e4c33d3e1",
 }
 
 // attentionCausalScalar are the scalar forms of attentionCausalOp.kernels, which every build has; attentionCausalFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -94,33 +94,33 @@ func init() {
 	})
 }
 
-// gemmOp is the dispatch state of gemm (template gemm-3-c1402c0ab47f).
+// gemmOp is the dispatch state of gemm (template gemm-4-e6c1c2df8a23).
 var gemmOp = &opState{
 	def:  4,
 	dims: []string{"m", "n", "k"},
 	fn:   "Gemm",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=1024,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
 			name:   "gemm64x768x768Scalar",
 			shape:  []int{64, 768, 768},
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":64,\"mc\":48,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
 			name:   "gemm256x256x256Scalar",
 			shape:  []int{256, 256, 256},
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=1024,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
 			name:   "gemmG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":64,\"mc\":48,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
 			name:   "gemmG2Scalar",
 			shape:  nil,
 		},
@@ -132,7 +132,7 @@ var gemmOp = &opState{
 		},
 	},
 	name:     "gemm",
-	template: "gemm-3-c1402c0ab47f",
+	template: "gemm-4-e6c1c2df8a23",
 }
 
 // gemmScalar are the scalar forms of gemmOp.kernels, which every build has; gemmFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -152,7 +152,7 @@ func init() {
 	})
 }
 
-// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-3-0a02be05ae33).
+// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-4-9455ec63a3f9).
 var gemmBiasOp = &opState{
 	def:  0,
 	dims: []string{"m", "n", "k"},
@@ -166,7 +166,7 @@ var gemmBiasOp = &opState{
 		},
 	},
 	name:     "gemm_bias",
-	template: "gemm-bias-3-0a02be05ae33",
+	template: "gemm-bias-4-9455ec63a3f9",
 }
 
 // gemmBiasScalar are the scalar forms of gemmBiasOp.kernels, which every build has; gemmBiasFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -179,21 +179,21 @@ func init() {
 	gemmBiasOp.setTable([]entry{})
 }
 
-// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-3-b3d312e2cb38).
+// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-4-e36356c6375a).
 var gemmBiasReLUOp = &opState{
 	def:  2,
 	dims: []string{"m", "n", "k"},
 	fn:   "GemmBiasReLU",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=2,nr_vecs=2,kc=256,mc=48,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":2,\"nr_vecs\":2,\"kc\":256,\"mc\":48,\"nc\":512,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\"}",
 			name:   "gemmBiasReLU128x768x768Scalar",
 			shape:  []int{128, 768, 768},
 		},
 		{
-			config: "vec=16,mr=2,nr_vecs=2,kc=256,mc=48,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":2,\"nr_vecs\":2,\"kc\":256,\"mc\":48,\"nc\":512,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\"}",
 			name:   "gemmBiasReLUG1Scalar",
 			shape:  nil,
 		},
@@ -205,7 +205,7 @@ var gemmBiasReLUOp = &opState{
 		},
 	},
 	name:     "gemm_bias_relu",
-	template: "gemm-bias-relu-3-b3d312e2cb38",
+	template: "gemm-bias-relu-4-e36356c6375a",
 }
 
 // gemmBiasReLUScalar are the scalar forms of gemmBiasReLUOp.kernels, which every build has; gemmBiasReLUFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -222,33 +222,33 @@ func init() {
 	})
 }
 
-// softmaxOp is the dispatch state of softmax (template softmax-1-076195e049c6).
+// softmaxOp is the dispatch state of softmax (template softmax-2-89ccd664884e).
 var softmaxOp = &opState{
 	def:  4,
 	dims: []string{"rows", "cols"},
 	fn:   "Softmax",
 	kernels: []kernel{
 		{
-			config: "vec=8,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":8,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":2,\"rows_per_chunk\":4}",
 			name:   "softmax64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":2,\"rows_per_chunk\":64}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":2,\"rows_per_chunk\":64}",
 			name:   "softmax512x1024Scalar",
 			shape:  []int{512, 1024},
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":2,\"rows_per_chunk\":64}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":2,\"rows_per_chunk\":64}",
 			name:   "softmaxG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=8,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":8,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":2,\"rows_per_chunk\":4}",
 			name:   "softmaxG2Scalar",
 			shape:  nil,
 		},
@@ -260,7 +260,7 @@ var softmaxOp = &opState{
 		},
 	},
 	name:     "softmax",
-	template: "softmax-1-076195e049c6",
+	template: "softmax-2-89ccd664884e",
 }
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -25,54 +25,54 @@ Variant(op, shape...) says which kernel a call would run and why. LoadTuning rea
 
 # Builds
 
-Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 (or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct but several times slower; Variant then names the scalar forms (suffix Scalar). A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines of a kernel with threads > 1 do not clear them yet on the threads they ran on.
+Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 (or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct but several times slower; Variant then names the scalar forms (suffix Scalar). A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines a kernel with threads > 1 starts clear them too before they end, on the threads they ran on.
 
 # Tuning
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-25 00:47 UTC.
+Tuned: the latest winning record is of 2026-11-25 01:19 UTC.
 
 Templates:
 
-	attention          attention-3-fe40972cbade
-	attention_causal   attention-causal-3-58590bb34dd4
-	gemm               gemm-3-c1402c0ab47f
-	gemm_bias          gemm-bias-3-0a02be05ae33
-	gemm_bias_relu     gemm-bias-relu-3-b3d312e2cb38
-	softmax            softmax-1-076195e049c6
+	attention          attention-4-4bd21fd89bb6
+	attention_causal   attention-causal-4-d48e4c33d3e1
+	gemm               gemm-4-e6c1c2df8a23
+	gemm_bias          gemm-bias-4-9455ec63a3f9
+	gemm_bias_relu     gemm-bias-relu-4-e36356c6375a
+	softmax            softmax-2-89ccd664884e
 
 Workloads, with the median of the winner as autotune measured it:
 
-	attention         1x4x256x64   876.02 µs  vec=16,br=64,bc=64,exp=poly4,threads=2,layout=lanes,mr=6,nv=4,micro=asm
-	attention_causal  1x4x256x64   718.61 µs  vec=16,br=64,bc=64,exp=poly4,threads=1,layout=lanes,mr=6,nv=4,micro=asm
-	gemm              64x768x768   729.31 µs  vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=1024,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm              256x256x256  300.38 µs  vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm_bias_relu    128x768x768  1.930 ms   vec=16,mr=2,nr_vecs=2,kc=256,mc=48,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m
-	softmax           64x4096      93.58 µs   vec=8,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1
-	softmax           512x1024     194.41 µs  vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
+	attention         1x4x256x64   870.20 µs  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
+	attention_causal  1x4x256x64   504.43 µs  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
+	gemm              64x768x768   659.37 µs  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm              256x256x256  298.09 µs  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm_bias_relu    128x768x768  1.391 ms   vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
+	softmax           64x4096      109.17 µs  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
+	softmax           512x1024     205.49 µs  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):
 
-	attention exact 1x4x256x64: attention1x4x256x64, attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly4,threads=2,layout=lanes,mr=6,nv=4,micro=asm
-	attention generic: attentionG1, attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly4,threads=2,layout=lanes,mr=6,nv=4,micro=asm
+	attention exact 1x4x256x64: attention1x4x256x64, attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
+	attention generic: attentionG1, attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
 	attention default: attentionDefault, attentionDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
-	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64, attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly4,threads=1,layout=lanes,mr=6,nv=4,micro=asm
-	attention_causal generic: attentionCausalG1, attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly4,threads=1,layout=lanes,mr=6,nv=4,micro=asm
+	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64, attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
+	attention_causal generic: attentionCausalG1, attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
 	attention_causal default: attentionCausalDefault, attentionCausalDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
-	gemm exact 64x768x768: gemm64x768x768, gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=1024,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm exact 256x256x256: gemm256x256x256, gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm generic: gemmG1, gemmG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=1024,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm generic: gemmG2, gemmG2Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=64,mc=48,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm exact 64x768x768: gemm64x768x768, gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm exact 256x256x256: gemm256x256x256, gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm generic: gemmG1, gemmG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm generic: gemmG2, gemmG2Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm default: gemmDefault, gemmDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m
 	gemm_bias default: gemmBiasDefault, gemmBiasDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m
-	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768, gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=2,nr_vecs=2,kc=256,mc=48,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m
-	gemm_bias_relu generic: gemmBiasReLUG1, gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=2,nr_vecs=2,kc=256,mc=48,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m
+	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768, gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
+	gemm_bias_relu generic: gemmBiasReLUG1, gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m
-	softmax exact 64x4096: softmax64x4096, softmax64x4096Scalar (vec=1,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1)  vec=8,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1
-	softmax exact 512x1024: softmax512x1024, softmax512x1024Scalar (vec=1,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
-	softmax generic: softmaxG1, softmaxG1Scalar (vec=1,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
-	softmax generic: softmaxG2, softmaxG2Scalar (vec=1,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1)  vec=8,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1
+	softmax exact 64x4096: softmax64x4096, softmax64x4096Scalar (vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4)  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
+	softmax exact 512x1024: softmax512x1024, softmax512x1024Scalar (vec=1,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
+	softmax generic: softmaxG1, softmaxG1Scalar (vec=1,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
+	softmax generic: softmaxG2, softmaxG2Scalar (vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4)  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
 	softmax default: softmaxDefault, softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1
 */
 package fastkernels

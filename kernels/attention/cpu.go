@@ -15,8 +15,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-3"
-	causalRevision = "attention-causal-3"
+	revision       = "attention-4"
+	causalRevision = "attention-causal-4"
 )
 
 // genericRevision and causalGenericRevision are the revisions of the
@@ -24,8 +24,8 @@ const (
 // by hand when that code changes; they are not part of Version, since the
 // tuner measures specialised kernels only.
 const (
-	genericRevision       = "attention-generic-1"
-	causalGenericRevision = "attention-causal-generic-1"
+	genericRevision       = "attention-generic-2"
+	causalGenericRevision = "attention-causal-generic-2"
 )
 
 // Template is the CPU template of Op: fused flash-style tiles with an

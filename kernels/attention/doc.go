@@ -273,7 +273,7 @@
 // Template.Version is revision (in cpu.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-3" to "attention-4"), and causalRevision
+// revision by hand ("attention-4" to "attention-5"), and causalRevision
 // ("attention-causal-3") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed

@@ -239,7 +239,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(jen.Func().Params().Block(jen.Id(k.workFn()).Call(out, q, kk, v, t))),
+				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.workFn()).Call(out, q, kk, v, t))),
 			),
 			jen.Id(k.workFn()).Call(out, q, kk, v, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),
@@ -278,7 +278,7 @@ func (k kernel) emitGenericEntry(f *jen.File, mask, need string) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Min(jen.Lit(k.threads), id("units")), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(jen.Func().Params().Block(work(t))),
+				id("wg").Dot("Go").Call(k.v.Goroutine(work(t))),
 			),
 			work(jen.Lit(0)),
 			id("wg").Dot("Wait").Call(),

@@ -15,13 +15,13 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-3"
+const revision = "gemm-4"
 
 // genericRevision is the revision of the shape-generic code of Template
 // and of the epilogue templates (emitGeneric), bumped by hand when that
 // code changes; it is not part of Version, since the tuner measures
 // specialised kernels only.
-const genericRevision = "gemm-generic-1"
+const genericRevision = "gemm-generic-2"
 
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.

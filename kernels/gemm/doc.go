@@ -250,7 +250,7 @@
 // Template.Version is revision (in cpu.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
-// code changes, bump revision by hand ("gemm-3" to "gemm-4"): TestGolden
+// code changes, bump revision by hand ("gemm-4" to "gemm-5"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their

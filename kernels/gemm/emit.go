@@ -229,7 +229,7 @@ func (k kernel) emitEntry(f *jen.File) {
 			jen.Const().Id("per").Op("=").Lit(per).Comment(unit),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(jen.Func().Params().Block(
+				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(
 					jen.Id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id(extent)))...),
 				)),
 			),
@@ -283,7 +283,7 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 			id("workers").Op(":=").Parens(id(extent).Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per").Comment(fmt.Sprintf("at most %d, each with work", k.threads)),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(jen.Func().Params().Block(
+				id("wg").Dot("Go").Call(k.v.Goroutine(
 					id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...),
 				)),
 			),

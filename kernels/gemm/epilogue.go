@@ -45,8 +45,8 @@ func (e epilogue) formula() string {
 // when their emitted code changes (see the package doc). Changing the
 // emitter of plain GEMM changes theirs too, so bump them with it.
 const (
-	biasRevision     = "gemm-bias-3"
-	biasReLURevision = "gemm-bias-relu-3"
+	biasRevision     = "gemm-bias-4"
+	biasReLURevision = "gemm-bias-relu-4"
 )
 
 // BiasTemplate is the CPU template of BiasOp. The bias is added in

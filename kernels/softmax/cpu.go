@@ -11,12 +11,12 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-1"
+const revision = "softmax-2"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-1"
+const genericRevision = "softmax-generic-2"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors.

@@ -122,7 +122,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(jen.Func().Params().Block(jen.Id(k.chunksFn()).Call(dst, src, t))),
+				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.chunksFn()).Call(dst, src, t))),
 			),
 			jen.Id(k.chunksFn()).Call(dst, src, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),
@@ -156,7 +156,7 @@ func (k kernel) emitGenericEntry(f *jen.File, need string) {
 				Comment("no goroutine without a chunk"),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(jen.Func().Params().Block(jen.Id(k.chunksFn()).Call(dst, src, rows, cols, t))),
+				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.chunksFn()).Call(dst, src, rows, cols, t))),
 			),
 			jen.Id(k.chunksFn()).Call(dst, src, rows, cols, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),
