@@ -58,7 +58,9 @@ type fake struct {
 	seen  []string
 }
 
-func medianOf(cfg schedule.Config) float64 { return float64(100 + len(cfg.String())*7 + int(cfg.Int("v"))) }
+func medianOf(cfg schedule.Config) float64 {
+	return float64(100 + len(cfg.String())*7 + int(cfg.Int("v")))
+}
 
 func (f *fake) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
 	var out []measure.Result
@@ -316,7 +318,10 @@ func TestWorkerKilled(t *testing.T) {
 			startWorker(t, nc, targetA, local, nil) // the hook runs on the goroutine that called Measure
 		})
 	})
-	if local.count() == 0 || local.count() >= 8 {
+	// It may measure all 8 again: the killed process can die between
+	// publishing a result and acknowledging its job, and the duplicate
+	// result is dropped (measureOnce checks that).
+	if local.count() < 7 {
 		t.Errorf("the second worker measured %d of 8 configs, want the killed one's rest", local.count())
 	}
 }

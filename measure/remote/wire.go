@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -85,11 +86,12 @@ type Registration struct {
 	JobsDone    int64     `json:"jobs_done"`
 }
 
-// Setup creates the jobs and results streams and the workers bucket, or
-// updates them to this version's settings. Measurers and workers call it;
-// it is idempotent.
+// Setup creates the jobs and results streams and the workers bucket where
+// they are missing, and leaves existing ones as they are (an operator may
+// have tuned their limits, and updating a stream that workers are using is
+// needless churn). Measurers and workers call it; it is idempotent.
 func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:      JobsStream,
 		Subjects:  []string{jobsPrefix + ">"},
 		Retention: jetstream.WorkQueuePolicy,
@@ -97,7 +99,7 @@ func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 	}); err != nil {
 		return nil, fmt.Errorf("remote: jobs stream: %w", err)
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:       ResultsStream,
 		Subjects:   []string{resultsPrefix + ">"},
 		MaxAge:     24 * time.Hour,
@@ -105,9 +107,26 @@ func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 	}); err != nil {
 		return nil, fmt.Errorf("remote: results stream: %w", err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, TTL: registrationTTL})
+	kv, err := js.KeyValue(ctx, WorkersBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, TTL: registrationTTL})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, WorkersBucket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("remote: workers bucket: %w", err)
 	}
 	return kv, nil
+}
+
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	_, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			err = nil // created by another process meanwhile
+		}
+	}
+	return err
 }
