@@ -60,6 +60,11 @@ of the weighted total latency (gradient, as Ansor's) or to each in turn
 total; the summary gives per workload its best, trials, and share of the
 weighted total. Reruns resume every task.
 
+--nats URL sends each batch to the 'autotune worker' processes of the
+target's device fingerprint through a NATS server ('autotune broker' or a
+cluster) instead of measuring here; this process still writes the database
+(docs/remote.md).
+
 'autotune list' shows which ops have a template and their knobs; CUDA
 devices cannot be tuned yet.
 
@@ -71,6 +76,7 @@ Examples:
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
   autotune tune --tasks examples/tasks/bert-base-128.json --trials 400
+  autotune tune --op gemm --shape 1024x1024x1024 --device cpu --nats nats://10.0.0.5:4222
 `,
 	run: runTune,
 }
@@ -92,6 +98,7 @@ type tuneOptions struct {
 
 	tasks     string
 	scheduler string
+	nats      natsFlags
 }
 
 func (o *tuneOptions) register(fs *flag.FlagSet) {
@@ -108,6 +115,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 	fs.StringVar(&o.tasks, "tasks", "", "tune every workload of this tasks file (docs/tasks.md) in one run, instead of --op and --shape")
 	fs.StringVar(&o.scheduler, "scheduler", tasks.Names()[0], "with --tasks, which task gets the next batch: "+schedulerChoices())
+	o.nats.register(fs, "measure on the 'autotune worker's of the target's fingerprint through this NATS server (e.g. "+defaultNATS+") instead of here (docs/remote.md)")
 	fs.BoolVar(&o.retry, "retry-failed", false, "measure again every config whose only records are timeouts, crashes or runtime errors")
 }
 
@@ -204,10 +212,11 @@ func runTune(c *command, std *stdio, args []string) error {
 	}
 	// The measurer first: without a driver or a GPU of the target's
 	// architecture there is nothing to open a database for.
-	measurer, err := tune.NewMeasurer(tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target})
+	measurer, release, err := newTuneMeasurer(o, tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target})
 	if err != nil {
 		return err
 	}
+	defer release()
 	db, err := openForTuning(o.db, std.errs)
 	if err != nil {
 		return err

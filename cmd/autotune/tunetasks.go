@@ -65,10 +65,11 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 	}
 	ts := tune.TaskSet{Scheduler: o.scheduler, Trials: o.trials, Time: o.budget}
 	for _, tw := range tws {
-		measurer, err := tune.NewMeasurer(tw.tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: tw.w.target})
+		measurer, release, err := newTuneMeasurer(o, tw.tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: tw.w.target})
 		if err != nil {
 			return err
 		}
+		defer release()
 		ts.Tasks = append(ts.Tasks, tune.Task{
 			Template: tw.tmpl, Shape: tw.w.shape, Target: tw.w.target,
 			Space: tw.tmpl.Space(tw.w.shape, tw.w.target), Measurer: measurer,

@@ -1,0 +1,36 @@
+// Package remote measures batches on other machines through NATS JetStream:
+// a Measurer on the tuner's side publishes a batch's candidates as jobs, and
+// Workers on the measuring machines run them with their local measurer and
+// publish the results back. The tuner stays the only writer of the tuning
+// database; workers hold no state worth keeping.
+//
+// Three JetStream assets carry everything (Setup creates them):
+//
+//   - the jobs stream (work-queue retention), one subject per device
+//     fingerprint, named by a hash of it (Subject). A job is one config of a
+//     batch with its workload: op, shape, dtype, fingerprint, template
+//     version, and the best median known. It never carries source code: the
+//     worker generates the code from its own registered template, and
+//     refuses a template version it does not have with a failure record.
+//   - the results stream, one subject per batch, de-duplicated by message ID,
+//     which is the job ID. A job delivered twice (its worker died after
+//     publishing but before acknowledging) yields one result to the tuner.
+//   - the workers bucket, a key-value bucket with a TTL in which each worker
+//     registers (fingerprint, host, jobs done) and refreshes its entry while
+//     it runs; Workers lists the live ones.
+//
+// Workers of one fingerprint share one durable pull consumer, so a job goes
+// to one of them. A worker acknowledges a job explicitly once its result is
+// published, and keeps it with in-progress acknowledgements while its batch
+// runs; a job whose worker vanished is delivered again after the ack wait, at
+// most three times. When the last delivery is not acknowledged either, the
+// server's max-deliveries advisory makes the Measurer record the job as a
+// crash of its config, so that a config that kills workers is tried three
+// times and then costed as a failure. A batch with no live worker of its
+// fingerprint for Options.Stall fails with an error that says so; it never
+// waits for ever.
+//
+// Anyone who can publish to the jobs subjects makes workers generate, build
+// and run code from the configs they send: the subjects must not be open to
+// untrusted publishers (see docs/remote.md).
+package remote

@@ -1,0 +1,232 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/autotune-dev/autotune/measure"
+)
+
+// Options configure a Measurer. A nil *Options means the defaults.
+type Options struct {
+	// Stall is how long a batch waits while no worker of its fingerprint is
+	// registered before it fails; 0 means one minute. A batch whose workers
+	// are alive but slow waits as long as they take.
+	Stall time.Duration
+	// DType is the element type the jobs name; "" means f32.
+	DType string
+}
+
+// A Measurer measures each batch on the workers of the batch's target
+// fingerprint: it publishes one job per config, collects one result per job,
+// hands each to the batch's Finished hook as it arrives, and returns them in
+// the batch's order. It is safe for concurrent use by several tasks.
+type Measurer struct {
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	kv    jetstream.KeyValue
+	stall time.Duration
+	dtype string
+}
+
+// New returns a Measurer that sends batches through nc, creating the
+// streams and the workers bucket if they are missing.
+func New(ctx context.Context, nc *nats.Conn, o *Options) (*Measurer, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %w", err)
+	}
+	kv, err := Setup(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	m := &Measurer{nc: nc, js: js, kv: kv, stall: o.Stall, dtype: o.DType}
+	if m.stall <= 0 {
+		m.stall = time.Minute
+	}
+	if m.dtype == "" {
+		m.dtype = "f32"
+	}
+	return m, nil
+}
+
+// pollEvery is how often a waiting batch checks that workers are alive.
+var pollEvery = time.Second
+
+// Measure publishes b's configs as jobs and waits for their results.
+func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
+	if len(b.Configs) == 0 {
+		return nil, nil
+	}
+	fp := b.Target.Fingerprint()
+	batch := newID()
+
+	// Listen before publishing: the results stream keeps what arrives in
+	// between anyway, but the advisory of a job given up is not kept.
+	arrived := make(chan jetstream.Msg, len(b.Configs))
+	cons, err := m.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{resultsPrefix + batch},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote: results: %w", err)
+	}
+	cc, err := cons.Consume(func(msg jetstream.Msg) { arrived <- msg })
+	if err != nil {
+		return nil, fmt.Errorf("remote: results: %w", err)
+	}
+	defer cc.Stop()
+	advisories := make(chan *nats.Msg, len(b.Configs))
+	sub, err := m.nc.ChanSubscribe(fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", JobsStream, consumerName(fp)), advisories)
+	if err != nil {
+		return nil, fmt.Errorf("remote: advisories: %w", err)
+	}
+	defer sub.Unsubscribe()
+
+	// Publish the jobs, remembering each one's stream sequence: the
+	// advisory names a job by it, and the jobs left when the batch ends are
+	// deleted by it so that no worker runs them for nobody.
+	bySeq := map[uint64]int{}
+	pending := map[int]uint64{}
+	defer func() {
+		if len(pending) == 0 {
+			return
+		}
+		// A fresh context: ctx may be what ended the batch.
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if s, err := m.js.Stream(dctx, JobsStream); err == nil {
+			for _, seq := range pending {
+				s.DeleteMsg(dctx, seq) // already taken and acknowledged: gone anyway
+			}
+		}
+	}()
+	for i, cfg := range b.Configs {
+		j := job{
+			Format: Format, ID: fmt.Sprintf("%s.%d", batch, i), Batch: batch, Index: i,
+			Op: b.Template.Op.Name, Shape: b.Shape, DType: m.dtype, Device: fp,
+			Template: b.Template.Version, Config: cfg.String(), BestNS: int64(b.Best),
+		}
+		data, err := json.Marshal(j)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %w", err)
+		}
+		ack, err := m.js.Publish(ctx, Subject(fp), data, jetstream.WithMsgID(j.ID))
+		if err != nil {
+			return nil, fmt.Errorf("remote: publishing job %d of %d: %w", i+1, len(b.Configs), err)
+		}
+		bySeq[ack.Sequence] = i
+		pending[i] = ack.Sequence
+	}
+
+	results := make([]measure.Result, len(b.Configs))
+	finish := func(i int, r measure.Result) {
+		if _, ok := pending[i]; !ok {
+			return // a duplicate
+		}
+		delete(pending, i)
+		r.Config = b.Configs[i]
+		results[i] = r
+		if b.Finished != nil {
+			b.Finished(r)
+		}
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	lastAlive := time.Now()
+	for len(pending) > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("remote: batch interrupted with %d of %d results: %w", len(b.Configs)-len(pending), len(b.Configs), ctx.Err())
+		case msg := <-arrived:
+			var r result
+			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != fmt.Sprintf("%s.%d", batch, r.Index) {
+				continue // not a result of this batch's jobs
+			}
+			finish(r.Index, r.Result)
+			lastAlive = time.Now()
+		case msg := <-advisories:
+			var adv struct {
+				StreamSeq  uint64 `json:"stream_seq"`
+				Deliveries uint64 `json:"deliveries"`
+			}
+			if json.Unmarshal(msg.Data, &adv) != nil {
+				continue
+			}
+			if i, ok := bySeq[adv.StreamSeq]; ok {
+				finish(i, measure.Result{Status: measure.StatusCrash,
+					Error: fmt.Sprintf("remote: delivered %d times to workers of %s and never finished: it killed or stalled each of them", adv.Deliveries, fp)})
+			}
+		case <-tick.C:
+			live, err := m.live(ctx, fp)
+			if err == nil && live > 0 {
+				lastAlive = time.Now()
+			} else if since := time.Since(lastAlive); since > m.stall {
+				return nil, fmt.Errorf("remote: no live worker of device %s for %v; %d of %d results of the batch arrived (start one there with 'autotune worker --device %s', and check 'autotune workers')",
+					fp, since.Round(time.Second), len(b.Configs)-len(pending), len(b.Configs), b.Target.Name)
+			}
+		}
+	}
+	return results, nil
+}
+
+// live counts the registered workers of fingerprint fp.
+func (m *Measurer) live(ctx context.Context, fp string) (int, error) {
+	regs, err := Workers(ctx, m.kv)
+	n := 0
+	for _, r := range regs {
+		if r.Fingerprint == fp {
+			n++
+		}
+	}
+	return n, err
+}
+
+// Workers returns the registrations of the live workers, sorted by
+// fingerprint and host.
+func Workers(ctx context.Context, kv jetstream.KeyValue) ([]Registration, error) {
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("remote: workers: %w", err)
+	}
+	var out []Registration
+	for key := range keys.Keys() {
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			continue // expired or deleted since it was listed
+		}
+		var r Registration
+		if json.Unmarshal(e.Value(), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Registration) int {
+		if c := strings.Compare(a.Fingerprint, b.Fingerprint); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Host+a.ID, b.Host+b.ID)
+	})
+	return out, nil
+}
+
+// newID returns a random token usable in a subject.
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,351 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// LocalMeasurer is what a worker measures with: a backend's local measurer,
+// such as tune.NewMeasurer's, which the command wires in (this package sits
+// below tune and does not choose backends).
+type LocalMeasurer interface {
+	Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error)
+}
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	Target   device.Target // the device it measures on; its fingerprint picks the jobs
+	Measurer LocalMeasurer
+	Host     string        // shown by Workers; "" means os.Hostname
+	AckWait  time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
+	Batch    int           // jobs taken and measured together at most; 0 means 8
+	Log      *log.Logger   // malformed jobs and failures; nil means the standard logger
+}
+
+// A Worker measures the jobs of its target's fingerprint until its context
+// ends.
+type Worker struct {
+	o    WorkerOptions
+	fp   string
+	id   string
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	done atomic.Int64
+}
+
+// NewWorker returns a worker that takes jobs through nc.
+func NewWorker(ctx context.Context, nc *nats.Conn, o WorkerOptions) (*Worker, error) {
+	if o.Measurer == nil {
+		return nil, errors.New("remote: NewWorker: no measurer")
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = time.Minute
+	}
+	if o.Batch <= 0 {
+		o.Batch = 8
+	}
+	if o.Log == nil {
+		o.Log = log.Default()
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %w", err)
+	}
+	kv, err := Setup(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{o: o, fp: o.Target.Fingerprint(), id: newID()[:12], js: js, kv: kv}, nil
+}
+
+// Fingerprint returns the device fingerprint whose jobs w takes.
+func (w *Worker) Fingerprint() string { return w.fp }
+
+// JobsDone returns how many jobs w has published a result for.
+func (w *Worker) JobsDone() int64 { return w.done.Load() }
+
+// Run takes and measures jobs until ctx ends, then unregisters and returns
+// nil; it returns an error only when it cannot take jobs at all.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       consumerName(w.fp),
+		FilterSubject: Subject(w.fp),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.o.AckWait,
+		MaxDeliver:    MaxDeliver,
+	})
+	if err != nil {
+		return fmt.Errorf("remote: jobs consumer: %w", err)
+	}
+	key := Hash(w.fp) + "." + w.id
+	reg := Registration{ID: w.id, Fingerprint: w.fp, Host: w.o.Host, PID: os.Getpid(), Started: time.Now().UTC()}
+	register := func() error {
+		reg.JobsDone = w.done.Load()
+		data, _ := json.Marshal(reg)
+		_, err := w.kv.Put(ctx, key, data)
+		return err
+	}
+	if err := register(); err != nil {
+		return fmt.Errorf("remote: registering: %w", err)
+	}
+	defer w.kv.Delete(context.Background(), key)
+	go func() {
+		t := time.NewTicker(registrationTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := register(); err != nil && ctx.Err() == nil {
+					w.o.Log.Printf("remote: refreshing registration: %v", err)
+				}
+			}
+		}
+	}()
+
+	for ctx.Err() == nil {
+		msgs, err := w.fetch(cons)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.o.Log.Printf("remote: fetching jobs: %v", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		if len(msgs) > 0 {
+			w.serve(ctx, msgs)
+		}
+	}
+	return nil
+}
+
+// fetch waits up to a second for one job, then takes those already
+// waiting, up to the batch size.
+func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
+	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for m := range first.Messages() {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 || w.o.Batch == 1 {
+		return msgs, first.Error()
+	}
+	more, err := cons.FetchNoWait(w.o.Batch - 1)
+	if err != nil {
+		return msgs, nil
+	}
+	for m := range more.Messages() {
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// A task is one decoded job and its message.
+type task struct {
+	msg jetstream.Msg
+	job job
+	cfg schedule.Config
+}
+
+// serve measures msgs, grouped into one batch per workload.
+func (w *Worker) serve(ctx context.Context, msgs []jetstream.Msg) {
+	type key struct {
+		op, shape, template string
+		best                int64
+	}
+	groups := map[key][]task{}
+	var order []key
+	for _, msg := range msgs {
+		t, ok := w.decode(ctx, msg)
+		if !ok {
+			continue
+		}
+		k := key{t.job.Op, fmt.Sprint(t.job.Shape), t.job.Template, t.job.BestNS}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], t)
+	}
+	for _, k := range order {
+		w.measure(ctx, groups[k])
+	}
+}
+
+// decode checks one message. A message that is not a job is logged and
+// terminated (never redelivered); a job this worker cannot run gets a
+// failure result saying why.
+func (w *Worker) decode(ctx context.Context, msg jetstream.Msg) (task, bool) {
+	reject := func(why string) (task, bool) {
+		w.o.Log.Printf("remote: rejected a malformed job on %s: %s", msg.Subject(), why)
+		msg.Term()
+		return task{}, false
+	}
+	if n := len(msg.Data()); n > maxJobBytes {
+		return reject(fmt.Sprintf("%d bytes, more than the %d a job may have", n, maxJobBytes))
+	}
+	var j job
+	if err := json.Unmarshal(msg.Data(), &j); err != nil {
+		return reject(err.Error())
+	}
+	switch {
+	case j.Format != Format:
+		return reject(fmt.Sprintf("format %d, not %d", j.Format, Format))
+	case j.Batch == "" || j.ID != fmt.Sprintf("%s.%d", j.Batch, j.Index) || !validToken(j.Batch):
+		return reject(fmt.Sprintf("bad job ID %q", j.ID))
+	}
+	fail := func(format string, args ...any) (task, bool) {
+		w.publish(task{msg: msg, job: j}, measure.Result{Status: measure.StatusRuntimeError, Error: "remote: " + fmt.Sprintf(format, args...)})
+		return task{}, false
+	}
+	if j.Device != w.fp {
+		return fail("job for device %s reached a worker of %s", j.Device, w.fp)
+	}
+	tmpl, ok := kernels.TemplateFor(j.Op, kernels.BackendOf(w.o.Target))
+	if !ok {
+		return fail("worker %s on %s has no %s template of %s", w.id, w.o.Host, kernels.BackendOf(w.o.Target), j.Op)
+	}
+	if tmpl.Version != j.Template {
+		return fail("worker %s on %s has template %s of %s, the job wants %s: update autotune there", w.id, w.o.Host, tmpl.Version, j.Op, j.Template)
+	}
+	cfg, err := schedule.ParseConfig(j.Config)
+	if err != nil {
+		return fail("config %q: %v", j.Config, err)
+	}
+	return task{msg: msg, job: j, cfg: cfg}, true
+}
+
+// validToken reports whether s can end a subject.
+func validToken(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// measure runs the tasks of one workload as one batch of the local
+// measurer, publishing each result as soon as it is final and keeping the
+// others' messages alive meanwhile.
+func (w *Worker) measure(ctx context.Context, ts []task) {
+	tmpl, _ := kernels.TemplateFor(ts[0].job.Op, kernels.BackendOf(w.o.Target))
+	var mu sync.Mutex
+	open := map[string][]int{} // config text → indexes into ts not yet published
+	for i, t := range ts {
+		open[t.job.Config] = append(open[t.job.Config], i)
+	}
+	take := func(cfg string) (task, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		q := open[cfg]
+		if len(q) == 0 {
+			return task{}, false
+		}
+		open[cfg] = q[1:]
+		return ts[q[0]], true
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(w.o.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				mu.Lock()
+				for _, q := range open {
+					for _, i := range q {
+						ts[i].msg.InProgress()
+					}
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	b := measure.Batch{
+		Template: tmpl, Shape: ts[0].job.Shape, Target: w.o.Target,
+		Best: time.Duration(ts[0].job.BestNS),
+		Finished: func(r measure.Result) {
+			if t, ok := take(r.Config.String()); ok {
+				w.publish(t, r)
+			}
+		},
+	}
+	for _, t := range ts {
+		b.Configs = append(b.Configs, t.cfg)
+	}
+	results, err := w.o.Measurer.Measure(ctx, b)
+	if err != nil {
+		// Not the configs' fault: let another delivery (here or on another
+		// worker) try them.
+		if ctx.Err() == nil {
+			w.o.Log.Printf("remote: measuring %d jobs of %s %v: %v", len(ts), ts[0].job.Op, ts[0].job.Shape, err)
+		}
+		mu.Lock()
+		for _, q := range open {
+			for _, i := range q {
+				ts[i].msg.NakWithDelay(time.Second)
+			}
+		}
+		clear(open)
+		mu.Unlock()
+		return
+	}
+	// Results the hook did not hear, if the measurer has no hook.
+	for _, r := range results {
+		if t, ok := take(r.Config.String()); ok {
+			w.publish(t, r)
+		}
+	}
+}
+
+// publish sends t's result and then acknowledges t: a worker that dies in
+// between has its job delivered again, and the duplicate result is dropped
+// by its message ID.
+func (w *Worker) publish(t task, r measure.Result) {
+	data, err := json.Marshal(result{Format: Format, JobID: t.job.ID, Index: t.job.Index, Worker: w.id, Result: r})
+	if err == nil {
+		// Not ctx: a worker told to stop still delivers what it measured.
+		pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = w.js.Publish(pctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+	}
+	if err != nil {
+		w.o.Log.Printf("remote: publishing the result of job %s: %v", t.job.ID, err)
+		t.msg.Nak()
+		return
+	}
+	t.msg.Ack()
+	w.done.Add(1)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
