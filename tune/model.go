@@ -37,6 +37,7 @@ type learner struct {
 	// succeeded with their costs.
 	measured map[string]bool
 	mine     []measuredConfig
+	errs     []float64 // the calibrated model's latest errors (noteErrors)
 }
 
 // measuredConfig is a successful measurement of the run's workload.
@@ -116,12 +117,15 @@ func (l *learner) tell(recs []tunedb.Record) error {
 		l.rows = append(l.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
 	}
 	if l.model != nil {
+		var batch []measuredConfig
 		for i, c := range cfgs {
 			l.measured[c.String()] = true
 			if !math.IsInf(costs[i], 1) {
-				l.mine = append(l.mine, measuredConfig{c, costs[i]})
+				batch = append(batch, measuredConfig{c, costs[i]})
 			}
 		}
+		l.noteErrors(batch)
+		l.mine = append(l.mine, batch...)
 		if err := l.fit(); err != nil {
 			return err
 		}

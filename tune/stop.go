@@ -31,21 +31,73 @@ const (
 	// model does not know this workload and cannot tell that nothing
 	// better is left (a random model, for one).
 	gainMinCorr = 0.3
+	// gainErrs is how many of the latest errors of the calibrated model
+	// make its uncertainty, and gainMinErrs the fewest it takes.
+	gainErrs    = 64
+	gainMinErrs = 16
 )
 
-// predictedGain is how much faster than the best measured config of the
-// workload the cost model expects the best unmeasured one to be: 0.05 is
-// 5% faster, 0 or less means the model sees nothing faster. It is +Inf
-// when the model cannot say (not trained, too few successful
-// measurements, or scores that do not follow the measured speeds).
+// predictedGain is the gain the cost model still expects from the
+// unmeasured configs of the workload: the largest expected improvement
+// (0.05: 5% faster) over the best measured config of any candidate. It is
+// +Inf when the model cannot say (not trained, too few measurements, or
+// scores that do not follow the measured speeds).
 //
-// The default model's scores are unitless (a ranking), so they are
-// calibrated on the workload's measured configs: a least-squares line from
-// score to log speed. The gain is that line's slope times the score of the
-// best candidate less the score of the measured best.
+// The default model's scores are unitless (a ranking), and a tree model
+// seldom scores a config above the best it was trained on, so its scores
+// alone never promise a gain. They are calibrated instead: a least-squares
+// line from score to log speed over the workload's measured configs gives
+// each candidate a predicted log speed μ, and the line's errors on the
+// configs of the last batches, predicted before they were measured (see
+// learner.tell), give its uncertainty σ. A candidate's expected improvement
+// is E[max(0, X)] for X normal with those, in log speed relative to the
+// best; the gain is that of the best candidate.
 func (l *learner) predictedGain(space *schedule.Space, rng *rand.Rand) float64 {
-	if l.model == nil || len(l.mine) < gainMinOK {
+	cal, ok := l.calibrate()
+	if !ok || len(l.errs) < gainMinErrs {
 		return math.Inf(1)
+	}
+	var ss float64
+	for _, e := range l.errs {
+		ss += e * e
+	}
+	sigma := math.Sqrt(ss / float64(len(l.errs)))
+	cands := l.candidates(space, rng)
+	if len(cands) == 0 {
+		return 0 // the space is exhausted: nothing is left to gain
+	}
+	feats := make([][]float64, len(cands))
+	for i, c := range cands {
+		feats[i] = l.features(c)
+	}
+	top := slices.Max(l.model.Predict(feats))
+	return math.Exp(expectedImprovement(cal.at(top), sigma)) - 1
+}
+
+// expectedImprovement is E[max(0, X)] for X normal with mean mu and
+// standard deviation sigma.
+func expectedImprovement(mu, sigma float64) float64 {
+	if sigma <= 0 {
+		return max(mu, 0)
+	}
+	z := mu / sigma
+	pdf := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+	cdf := 0.5 * math.Erfc(-z/math.Sqrt2)
+	return sigma*pdf + mu*cdf
+}
+
+// calibration maps the model's score to a predicted log speed relative to
+// the best measured config of the workload: 0 is as fast, −0.1 about 10%
+// slower.
+type calibration struct{ a, slope float64 }
+
+func (c calibration) at(score float64) float64 { return c.a + c.slope*score }
+
+// calibrate fits the calibration on the workload's successful
+// measurements; ok is false when the model does not follow them.
+func (l *learner) calibrate() (_ calibration, ok bool) {
+	if l.model == nil || len(l.mine) < gainMinOK {
+		return calibration{}, false
 	}
 	feats := make([][]float64, len(l.mine))
 	for i, m := range l.mine {
@@ -53,31 +105,43 @@ func (l *learner) predictedGain(space *schedule.Space, rng *rand.Rand) float64 {
 	}
 	scores := l.model.Predict(feats)
 	if scores == nil {
-		return math.Inf(1)
+		return calibration{}, false
 	}
-	best := slices.MinFunc(l.mine, func(a, b measuredConfig) int { return cmp.Compare(a.cost, b.cost) }).cost
+	best := l.bestCost()
 	logSpeed := make([]float64, len(l.mine))
-	bestScore := math.Inf(-1)
 	for i, m := range l.mine {
 		logSpeed[i] = math.Log(best / m.cost)
-		if m.cost == best {
-			bestScore = max(bestScore, scores[i])
-		}
 	}
-	slope, corr := fitLine(scores, logSpeed)
+	a, slope, corr := fitLine(scores, logSpeed)
 	if !(corr >= gainMinCorr) || slope <= 0 {
-		return math.Inf(1)
+		return calibration{}, false
 	}
-	cands := l.candidates(space, rng)
-	if len(cands) == 0 {
-		return 0 // the space is exhausted: nothing is left to gain
+	return calibration{a, slope}, true
+}
+
+// bestCost is the cost of the fastest measured config of the workload.
+func (l *learner) bestCost() float64 {
+	return slices.MinFunc(l.mine, func(a, b measuredConfig) int { return cmp.Compare(a.cost, b.cost) }).cost
+}
+
+// noteErrors keeps the calibrated model's errors on a batch about to be
+// learned from: predicted before it saw them, they are honest.
+func (l *learner) noteErrors(batch []measuredConfig) {
+	cal, ok := l.calibrate()
+	if !ok || len(batch) == 0 {
+		return
 	}
-	feats = feats[:0]
-	for _, c := range cands {
-		feats = append(feats, l.features(c))
+	feats := make([][]float64, len(batch))
+	for i, m := range batch {
+		feats[i] = l.features(m.cfg)
 	}
-	top := slices.Max(l.model.Predict(feats))
-	return math.Exp(slope*(top-bestScore)) - 1
+	best := l.bestCost()
+	for i, s := range l.model.Predict(feats) {
+		l.errs = append(l.errs, math.Log(best/batch[i].cost)-cal.at(s))
+	}
+	if n := len(l.errs); n > gainErrs {
+		l.errs = slices.Delete(l.errs, 0, n-gainErrs)
+	}
 }
 
 // candidates returns the unmeasured valid configs the gain is taken over
@@ -123,9 +187,9 @@ func (l *learner) candidates(space *schedule.Space, rng *rand.Rand) []schedule.C
 	return out
 }
 
-// fitLine fits y = a + slope·x by least squares and returns the slope with
-// the correlation of x and y (NaN when either is constant).
-func fitLine(x, y []float64) (slope, corr float64) {
+// fitLine fits y = a + slope·x by least squares and returns a and the
+// slope with the correlation of x and y (NaN when either is constant).
+func fitLine(x, y []float64) (a, slope, corr float64) {
 	n := float64(len(x))
 	var mx, my float64
 	for i := range x {
@@ -140,5 +204,6 @@ func fitLine(x, y []float64) (slope, corr float64) {
 		syy += dy * dy
 		sxy += dx * dy
 	}
-	return sxy / sxx, sxy / math.Sqrt(sxx*syy)
+	slope = sxy / sxx
+	return my - slope*mx, slope, sxy / math.Sqrt(sxx*syy)
 }

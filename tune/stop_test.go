@@ -14,29 +14,33 @@ import (
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
-// fakeGainModel scores a measured config by its measured speed (a perfect
-// fit of what it was trained on), and every other config by unmeasured:
-// far below the measured best (no gain), far above it (a large gain) or
-// at random.
+// fakeGainModel scores a config by its true speed (-log of its recorded
+// cost) when it was measured, and an unmeasured one by unmeasured, from its
+// true score and the score of the measured best: at most a little below
+// the best (an accurate model that sees no gain), far above it, or at
+// random.
 type fakeGainModel struct {
 	l          *learner
-	unmeasured func() float64
+	truth      map[string]float64 // by fmt.Sprint of the features
+	unmeasured func(truth, best float64) float64
 }
 
 func (m *fakeGainModel) Fit([]costmodel.Sample) error { return nil }
 
 func (m *fakeGainModel) Predict(features [][]float64) []float64 {
-	known := map[string]float64{}
+	known := map[string]bool{}
+	best := math.Inf(-1)
 	for _, c := range m.l.mine {
-		known[fmt.Sprint(m.l.features(c.cfg))] = -math.Log(c.cost)
+		known[fmt.Sprint(m.l.features(c.cfg))] = true
+		best = max(best, -math.Log(c.cost))
 	}
 	out := make([]float64, len(features))
 	for i, f := range features {
-		s, ok := known[fmt.Sprint(f)]
-		if !ok {
-			s = m.unmeasured()
+		k := fmt.Sprint(f)
+		out[i] = m.truth[k]
+		if !known[k] {
+			out[i] = m.unmeasured(m.truth[k], best)
 		}
-		out[i] = s
 	}
 	return out
 }
@@ -49,18 +53,24 @@ func TestStopGain(t *testing.T) {
 	rec := syntheticRecording(t, gemm.Template, []int{128, 128, 128}, 1)
 	space := gemm.Template.Space(rec.Workload.Shape, rec.Target)
 	results, _ := replayable(space, rec.Records)
+	feats := gemm.Template.ModelFeatures(space, rec.Workload.Shape, rec.Target)
+	truth := map[string]float64{}
+	for _, r := range results {
+		truth[fmt.Sprint(feats(r.Config))] = -math.Log(r.MedianNS)
+	}
 	noise := rand.New(rand.NewPCG(1, 2))
+	noGain := func(truth, best float64) float64 { return min(truth, best-1) }
 	for _, tc := range []struct {
 		name       string
-		unmeasured func() float64
+		unmeasured func(truth, best float64) float64
 		after      int
 		wantStop   bool
 		wantTrials int
 	}{
-		{"no gain", func() float64 { return -1e3 }, 48, true, 48},
-		{"no gain, later minimum", func() float64 { return -1e3 }, 80, true, 80},
-		{"large gain", func() float64 { return 1e3 }, 48, false, 96},
-		{"scores at random", func() float64 { return -math.Log(1e5) + noise.NormFloat64() }, 48, false, 96},
+		{"no gain", noGain, 48, true, 48},
+		{"no gain, later minimum", noGain, 80, true, 80},
+		{"large gain", func(_, best float64) float64 { return best + 1 }, 48, false, 96},
+		{"scores at random", func(_, best float64) float64 { return best - 1 + noise.NormFloat64() }, 48, false, 96},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := Task{
@@ -72,7 +82,7 @@ func TestStopGain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.learn.model = &fakeGainModel{l: r.learn, unmeasured: tc.unmeasured}
+			r.learn.model = &fakeGainModel{l: r.learn, truth: truth, unmeasured: tc.unmeasured}
 			for r.s.Trials < task.Trials {
 				stop, err := r.step(context.Background(), task.Trials-r.s.Trials)
 				if err != nil {
@@ -91,11 +101,11 @@ func TestStopGain(t *testing.T) {
 }
 
 func TestFitLine(t *testing.T) {
-	slope, corr := fitLine([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
-	if math.Abs(slope-2) > 1e-12 || math.Abs(corr-1) > 1e-12 {
-		t.Errorf("fitLine of y = 1 + 2x: slope %v, correlation %v; want 2, 1", slope, corr)
+	a, slope, corr := fitLine([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
+	if math.Abs(a-1) > 1e-12 || math.Abs(slope-2) > 1e-12 || math.Abs(corr-1) > 1e-12 {
+		t.Errorf("fitLine of y = 1 + 2x: %v + %v·x, correlation %v; want 1 + 2x, 1", a, slope, corr)
 	}
-	if _, corr := fitLine([]float64{1, 2, 3}, []float64{5, 5, 5}); !math.IsNaN(corr) {
+	if _, _, corr := fitLine([]float64{1, 2, 3}, []float64{5, 5, 5}); !math.IsNaN(corr) {
 		t.Errorf("correlation with a constant %v, want NaN", corr)
 	}
 }
