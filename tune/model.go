@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -30,6 +31,19 @@ type learner struct {
 	rows     []costmodel.Sample
 	features func(schedule.Config) []float64
 	group    string
+
+	// For a guided strategy, what predictedGain weighs: the configs of
+	// the workload measured so far, in canonical text, and those that
+	// succeeded with their costs.
+	measured map[string]bool
+	mine     []measuredConfig
+	errs     []float64 // the calibrated model's latest errors (noteErrors)
+}
+
+// measuredConfig is a successful measurement of the run's workload.
+type measuredConfig struct {
+	cfg  schedule.Config
+	cost float64
 }
 
 // savedModel is a cost model that is kept in the database between runs.
@@ -69,6 +83,10 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 		return nil, err
 	}
 	l.rows = history.rows
+	l.measured = maps.Clone(measured)
+	for i, c := range history.elite {
+		l.mine = append(l.mine, measuredConfig{c, history.eliteCosts[i]})
+	}
 	l.model = mkind.New(t.Seed)
 	if m, ok := l.model.(savedModel); ok {
 		if saved, ok, err := t.Store.LoadModel(l.key); err != nil {
@@ -99,6 +117,15 @@ func (l *learner) tell(recs []tunedb.Record) error {
 		l.rows = append(l.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
 	}
 	if l.model != nil {
+		var batch []measuredConfig
+		for i, c := range cfgs {
+			l.measured[c.String()] = true
+			if !math.IsInf(costs[i], 1) {
+				batch = append(batch, measuredConfig{c, costs[i]})
+			}
+		}
+		l.noteErrors(batch)
+		l.mine = append(l.mine, batch...)
 		if err := l.fit(); err != nil {
 			return err
 		}

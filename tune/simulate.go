@@ -168,6 +168,11 @@ type Simulation struct {
 	// budget of the whole landscape (for a search that needs it, such as
 	// random search) cost little for the searches that do not.
 	StopEarly bool
+	// StopGain and StopGainAfter are Task's, for every run: with them a
+	// guided search may end a run before its budget, and the report's
+	// Trials and Final say what that saved and cost.
+	StopGain      float64
+	StopGainAfter int
 	// Parallel is how many runs go side by side; 0 means GOMAXPROCS.
 	// It changes how long a simulation takes, never its report.
 	Parallel int
@@ -235,6 +240,13 @@ type SearchReport struct {
 	BestAt []float64
 	// NotRecorded counts proposals outside the recording, over all runs.
 	NotRecorded int
+	// Trials is the median of the runs' trials, and Final of the best each
+	// found as a ratio to the best recorded: what a run stopped before its
+	// budget (Simulation.StopGain) saved, and what it gave up.
+	Trials float64
+	Final  float64
+	// GainStops counts the runs that Simulation.StopGain ended.
+	GainStops int
 }
 
 // SimRun is one run of one search with one seed.
@@ -245,6 +257,8 @@ type SimRun struct {
 	TrialsTo1   int       // 0 when never within 1%
 	BestAt      []float64 // as SearchReport.BestAt
 	NotRecorded int
+	Final       float64 // the best found, as a ratio to the best recorded; +Inf when nothing passed
+	GainStop    bool    // Simulation.StopGain ended the run
 	TauAt64     float64 // see SimReport.ModelTauAt64; NaN with fewer than 65 recorded configs, and in runs not of TauSource
 }
 
@@ -282,7 +296,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	}
 	feats := s.Template.ModelFeatures(space, shape, rec.Target)
 	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
-		prior: prior, budget: report.Budget, batch: report.BatchSize}
+		prior: prior, budget: report.Budget, batch: report.BatchSize, stopGain: s.StopGain, stopGainAfter: s.StopGainAfter}
 	if s.StopEarly {
 		env.stopAt = best.MedianNS * within1
 	}
@@ -298,8 +312,9 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	}
 	for i, search := range s.Searches {
 		sr := SearchReport{Search: search}
-		runs, err := s.runSeeds(ctx, env, search, func(seed uint64, trace []measure.Result) SimRun {
+		runs, err := s.runSeeds(ctx, env, search, func(seed uint64, trace []measure.Result, sum Summary) SimRun {
 			run := summarizeRun(seed, trace, best.MedianNS)
+			run.GainStop = sum.GainStop
 			if i == src {
 				run.TauAt64 = tauAfter(64, trace, replay, feats, rec.Workload.Key())
 			}
@@ -311,7 +326,12 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		sr.Runs = runs
 		for _, run := range runs {
 			sr.NotRecorded += run.NotRecorded
+			if run.GainStop {
+				sr.GainStops++
+			}
 		}
+		sr.Trials = median(sr.Runs, func(r SimRun) float64 { return float64(r.Trials) })
+		sr.Final = median(sr.Runs, func(r SimRun) float64 { return r.Final })
 		sr.TrialsTo5 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo5 })
 		sr.TrialsTo1 = medianTrials(sr.Runs, func(r SimRun) int { return r.TrialsTo1 })
 		for i := range BestAtTrials {
@@ -329,7 +349,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 // changes (each has its own database, model and generator), so running
 // them side by side changes no figure; Progress still hears of them in
 // seed order.
-func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Search, summarize func(uint64, []measure.Result) SimRun) ([]SimRun, error) {
+func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Search, summarize func(uint64, []measure.Result, Summary) SimRun) ([]SimRun, error) {
 	// A failed run stops the others: they end at their next batch.
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -348,12 +368,12 @@ func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Searc
 		wg.Go(func() {
 			for i := range seeds {
 				seed := uint64(i + 1)
-				trace, _, err := env.run(ctx, search, seed)
+				trace, sum, err := env.run(ctx, search, seed)
 				if err != nil {
 					errs[i] = err
 					cancel()
 				} else {
-					runs[i] = summarize(seed, trace)
+					runs[i] = summarize(seed, trace, sum)
 				}
 				close(done[i])
 			}
@@ -445,6 +465,9 @@ type replayEnv struct {
 	// stopAt, when not 0, ends a run once it has found a median at most
 	// this and has measured the last of BestAtTrials (Simulation.StopEarly).
 	stopAt float64
+	// stopGain and stopGainAfter are Simulation's.
+	stopGain      float64
+	stopGainAfter int
 }
 
 // run runs one search with one seed in a fresh database, in memory, and
@@ -471,6 +494,7 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 		Template: e.template, Shape: e.shape, Target: e.target, Space: e.space,
 		Measurer: tr, Store: db, Strategy: search.Strategy, Model: search.Model,
 		Seed: seed, Trials: e.budget, BatchSize: e.batch, Tool: "simulate",
+		StopGain: e.stopGain, StopGainAfter: e.stopGainAfter,
 	})
 	if err == nil {
 		err = ctx.Err() // an interrupted run is no data point
@@ -533,6 +557,7 @@ func summarizeRun(seed uint64, trace []measure.Result, bestNS float64) SimRun {
 			run.BestAt[k] = math.Inf(1)
 		}
 	}
+	run.Final = found / bestNS
 	return run
 }
 

@@ -3,8 +3,10 @@ package tune
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +25,9 @@ var (
 	suiteFlag   = flag.Bool("suite", false, "run the landscape suite (TestSuite) and print its table")
 	suiteSeeds  = flag.Int("suite.seeds", 20, "seeds per search and landscape in TestSuite")
 	suiteSearch = flag.String("suite.search", "evolutionary/gbt,random", "searches TestSuite compares, separated by commas")
+	suiteGain   = flag.String("suite.stopgain", "", "with -suite, run TestSuiteStopGain instead: evolutionary/gbt with each of these Task.StopGain values, separated by commas, against none")
+	suiteBudget = flag.Int("suite.budget", 200, "trials per run in TestSuiteStopGain")
+	suiteAfter  = flag.Int("suite.stopgain.after", 0, "Task.StopGainAfter in TestSuiteStopGain (0: the default)")
 )
 
 // suiteLandscapes are the landscapes of the suite: the recorded softmax
@@ -59,8 +64,8 @@ func recording(t testing.TB, file string, tmpl kernels.Template, shape []int) Re
 
 // TestSuite runs the suite when -suite is given.
 func TestSuite(t *testing.T) {
-	if !*suiteFlag {
-		t.Skip("the landscape suite runs with -suite")
+	if !*suiteFlag || *suiteGain != "" {
+		t.Skip("the landscape suite runs with -suite (and without -suite.stopgain)")
 	}
 	var searches []Search
 	for _, s := range strings.Split(*suiteSearch, ",") {
@@ -82,6 +87,60 @@ func TestSuite(t *testing.T) {
 	if err := r.WriteMarkdown(os.Stdout); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSuiteStopGain measures Task.StopGain on the suite's landscapes when
+// -suite and -suite.stopgain are given, e.g.
+//
+//	go test ./tune -run TestSuiteStopGain -suite -suite.stopgain 0.01,0.03,0.1 -v
+//
+// Each landscape is searched cold by evolutionary/gbt with a fixed budget
+// (-suite.budget, tune's default of 200 trials), first without the stop and
+// then with each value, and it prints per landscape and value the median
+// trials, the median and worst best found as a ratio to the landscape's
+// best, and how many runs the stop ended.
+func TestSuiteStopGain(t *testing.T) {
+	if !*suiteFlag || *suiteGain == "" {
+		t.Skip("runs with -suite -suite.stopgain F,...")
+	}
+	gains := []float64{0}
+	for _, f := range strings.Split(*suiteGain, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || x <= 0 {
+			t.Fatalf("-suite.stopgain: %q is not a fraction above 0", f)
+		}
+		gains = append(gains, x)
+	}
+	gbt := Search{Strategy: "evolutionary", Model: "gbt"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d seeds, budget %d trials, batch 16, evolutionary/gbt cold; trials and best are medians over the seeds, best as a ratio to the landscape's best (1.000 is the best).\n\n", *suiteSeeds, *suiteBudget)
+	b.WriteString("| landscape | stop gain | trials | best | worst best | runs stopped |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, l := range suiteLandscapes(t) {
+		for _, g := range gains {
+			r, err := Simulate(context.Background(), Simulation{
+				Template: l.Template, Recording: l.Recording, Searches: []Search{gbt}, Seeds: *suiteSeeds,
+				Budget: min(*suiteBudget, len(l.Recording.Records)), StopGain: g, StopGainAfter: *suiteAfter,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := r.Searches[0]
+			worst := 0.0
+			for _, run := range s.Runs {
+				worst = max(worst, run.Final)
+			}
+			label := "none"
+			if g > 0 {
+				label = strconv.FormatFloat(g, 'g', -1, 64)
+			}
+			name := l.Name
+			if l.HeldOut {
+				name += " (held out)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f | %d of %d |\n", name, label, trials(s.Trials), s.Final, worst, s.GainStops, len(s.Runs))
+		}
+	}
+	fmt.Print(b.String())
 }
 
 // TestSuiteRatios runs a small suite and checks its arithmetic: random

@@ -151,7 +151,7 @@ func RunTasks(ctx context.Context, ts TaskSet) (_ TaskSetSummary, runErr error) 
 			break
 		}
 		if stop {
-			if !r.s.Exhausted && !r.s.EarlyStop {
+			if !r.s.Exhausted && !r.s.EarlyStop && !r.s.GainStop {
 				break // the time ran out inside the batch
 			}
 			status[i].Done = true

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -66,15 +68,22 @@ type Task struct {
 	Store    Store
 	Observer Observer // may be nil
 
-	Strategy  string        // a name of search.Kinds; "" means the first
-	Model     string        // a name of costmodel.Kinds, for a guided strategy; "" means the first
-	EarlyStop int           // stop after this many trials without a new best; 0 means never
-	Remeasure int           // leaders re-measured, interleaved, before the winner is declared; 0 or 1 means none
-	Seed      uint64        // fixes the strategy's proposals
-	Trials    int           // new measurements in this run; must be ≥ 1
-	Time      time.Duration // wall-clock budget; 0 means none
-	BatchSize int           // configs built and run together; 0 means 16
-	Tool      string        // version stamped into records
+	Strategy  string // a name of search.Kinds; "" means the first
+	Model     string // a name of costmodel.Kinds, for a guided strategy; "" means the first
+	EarlyStop int    // stop after this many trials without a new best; 0 means never
+	// StopGain, when above 0, ends the run once the cost model of a guided
+	// strategy expects no unmeasured config to be faster than the best
+	// measured by more than this fraction (0.02: 2%), as checked after each
+	// batch from StopGainAfter trials on (0 means DefaultStopGainAfter).
+	// It never ends a run whose model cannot say (see Summary.GainStop).
+	StopGain      float64
+	StopGainAfter int
+	Remeasure     int           // leaders re-measured, interleaved, before the winner is declared; 0 or 1 means none
+	Seed          uint64        // fixes the strategy's proposals
+	Trials        int           // new measurements in this run; must be ≥ 1
+	Time          time.Duration // wall-clock budget; 0 means none
+	BatchSize     int           // configs built and run together; 0 means 16
+	Tool          string        // version stamped into records
 
 	// RetryFailed measures again every config whose only records are
 	// transient failures (timeout, crash); without it each is retried once,
@@ -104,10 +113,15 @@ type Progress struct {
 // Summary is the outcome of a run.
 type Summary struct {
 	Progress
-	Resumed     int  // configs measured by earlier runs, skipped
-	Exhausted   bool // every valid config has been measured
-	EarlyStop   bool // EarlyStop trials passed without a new best
-	Interrupted bool // the context was cancelled; what finished is committed
+	Resumed   int  // configs measured by earlier runs, skipped
+	Exhausted bool // every valid config has been measured
+	EarlyStop bool // EarlyStop trials passed without a new best
+	// GainStop says the run ended on Task.StopGain: the model expected
+	// less than that gain from the rest of the space; PredictedGain is
+	// its last estimate (+Inf when it could not say, NaN when not asked).
+	GainStop      bool
+	PredictedGain float64
+	Interrupted   bool // the context was cancelled; what finished is committed
 
 	// Leaders are the re-measured leaders (Task.Remeasure), fastest first;
 	// Tied says the two fastest are within each other's p20–p80 spread,
@@ -160,8 +174,9 @@ type run struct {
 	w         tunedb.Workload
 	learn     *learner
 	s         Summary
-	start     time.Time // of the run; Task.Time counts from it
-	sinceBest int       // trials since the best improved
+	start     time.Time  // of the run; Task.Time counts from it
+	sinceBest int        // trials since the best improved
+	gainRand  *rand.Rand // samples the candidates of Task.StopGain's estimate
 }
 
 // open prepares t's run: what was measured before, the best so far, the
@@ -179,8 +194,8 @@ func open(t Task, start time.Time) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{t: t, w: w, learn: learn, start: start,
-		s: Summary{Resumed: len(measured), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}}
+	r := &run{t: t, w: w, learn: learn, start: start, gainRand: rand.New(rand.NewPCG(t.Seed, 0x7374_6f70)), // "stop"
+		s: Summary{Resumed: len(measured), PredictedGain: math.NaN(), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}}
 	if r.s.Best, err = best(t.Store, w); err != nil {
 		return nil, err
 	}
@@ -269,6 +284,13 @@ func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
 	if t.EarlyStop > 0 && r.sinceBest >= t.EarlyStop {
 		s.EarlyStop = true
 		return true, nil
+	}
+	if t.StopGain > 0 && s.Trials >= cmp.Or(t.StopGainAfter, DefaultStopGainAfter) {
+		s.PredictedGain = r.learn.predictedGain(t.Space, r.gainRand)
+		if s.PredictedGain < t.StopGain {
+			s.GainStop = true
+			return true, nil
+		}
 	}
 	return false, nil
 }

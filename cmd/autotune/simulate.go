@@ -61,6 +61,12 @@ recording (they count as failed trials). Model τ at 64 is the held-out
 Kendall τ of the default cost model (%s) trained on the first 64 configs
 its own search's runs measured and tested on every other recorded config.
 
+--stop-gain F ends each run of a guided search as tune's --stop-gain does
+(after --stop-gain-after trials, once the cost model expects less than the
+fraction F from the configs left); the report's trials (median trials used)
+and final (median best found, as a ratio to the best recorded) say what it
+saved and what it gave up.
+
 --prior loads records of other shapes of the op into each run's database
 first, so that runs start warm, as on a machine that has tuned those shapes:
 compare the trials to 5%% with and without it for the worth of transfer.
@@ -97,6 +103,8 @@ type simulateOptions struct {
 	seeds             int
 	batch             int
 	budget            int
+	gain              float64
+	gainMin           int
 	json              bool
 }
 
@@ -113,6 +121,8 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
 	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer)", tune.DefaultSimBudget))
+	fs.Float64Var(&o.gain, "stop-gain", 0, "end each guided run as tune's --stop-gain does; the report gives the median trials and final best")
+	fs.IntVar(&o.gainMin, "stop-gain-after", tune.DefaultStopGainAfter, "with --stop-gain, as tune's")
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
 }
 
@@ -140,8 +150,16 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		}
 		searches = append(searches, sr)
 	}
+	switch {
+	case !(o.gain >= 0 && o.gain < 1):
+		return usagef("--stop-gain is a fraction from 0 to 1 (0.02: 2%%), not %v", o.gain)
+	case o.gainMin < 1:
+		return usagef("--stop-gain-after must be at least 1, not %d", o.gainMin)
+	}
 	if o.suite != "" {
 		switch {
+		case o.gain > 0:
+			return usagef("--suite stops runs once within 1%% of the best: no --stop-gain (go test ./tune -run TestSuiteStopGain measures it on the suite)")
 		case o.db != "" || o.records != "" || o.prior != "" || o.op != "" || o.shape != "":
 			return usagef("--suite takes its landscapes and priors from its directory: no --db, --records, --prior, --op or --shape")
 		case o.json || o.budget != 0 || o.device != "":
@@ -231,6 +249,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	report, err := tune.Simulate(ctx, tune.Simulation{
 		Template: tmpl, Recording: rec, Prior: prior,
 		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch,
+		StopGain: o.gain, StopGainAfter: o.gainMin,
 		Progress: func(s tune.Search, r tune.SimRun) {
 			fmt.Fprintf(std.errs, "%s seed %d: %d trials, within 5%% %s, within 1%% %s, %d never recorded\n",
 				s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1), r.NotRecorded)
@@ -415,6 +434,9 @@ type strategyJSON struct {
 	TrialsTo1     *float64            `json:"median_trials_to_1pct"`
 	BestAt        map[string]*float64 `json:"best_at"`
 	NeverRecorded int                 `json:"never_recorded"`
+	Trials        float64             `json:"median_trials"`
+	Final         *float64            `json:"median_final_best"` // the best found, as a ratio to the best recorded
+	GainStops     int                 `json:"gain_stops"`        // runs --stop-gain ended
 	Runs          []simRunJSON        `json:"runs"`
 }
 
@@ -423,6 +445,7 @@ type simRunJSON struct {
 	Trials    int    `json:"trials"`
 	TrialsTo5 *int   `json:"trials_to_5pct"`
 	TrialsTo1 *int   `json:"trials_to_1pct"`
+	GainStop  bool   `json:"gain_stop,omitempty"`
 }
 
 func newSimulateJSON(r tune.SimReport) simulateJSON {
@@ -436,13 +459,13 @@ func newSimulateJSON(r tune.SimReport) simulateJSON {
 	}
 	for _, s := range r.Searches {
 		sj := strategyJSON{Name: s.Search.String(), TrialsTo5: finite(s.TrialsTo5), TrialsTo1: finite(s.TrialsTo1),
-			BestAt: map[string]*float64{}, NeverRecorded: s.NotRecorded}
+			BestAt: map[string]*float64{}, NeverRecorded: s.NotRecorded, Trials: s.Trials, Final: finite(s.Final), GainStops: s.GainStops}
 		for i, n := range tune.BestAtTrials {
 			sj.BestAt[strconv.Itoa(n)] = finite(s.BestAt[i])
 		}
 		for _, run := range s.Runs {
 			sj.Runs = append(sj.Runs, simRunJSON{Seed: run.Seed, Trials: run.Trials,
-				TrialsTo5: reached(run.TrialsTo5), TrialsTo1: reached(run.TrialsTo1)})
+				TrialsTo5: reached(run.TrialsTo5), TrialsTo1: reached(run.TrialsTo1), GainStop: run.GainStop})
 		}
 		out.Strategies = append(out.Strategies, sj)
 	}
@@ -484,13 +507,13 @@ func printSimulation(std *stdio, r tune.SimReport) {
 	for _, n := range tune.BestAtTrials {
 		fmt.Fprintf(tw, "best@%d\t", n)
 	}
-	fmt.Fprint(tw, "never recorded\n")
+	fmt.Fprint(tw, "trials\tfinal\tnever recorded\n")
 	for _, s := range r.Searches {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t", s.Search, medianText(s.TrialsTo5, "%.1f"), medianText(s.TrialsTo1, "%.1f"))
 		for _, x := range s.BestAt {
 			fmt.Fprintf(tw, "%s\t", medianText(x, "%.3f"))
 		}
-		fmt.Fprintf(tw, "%d\n", s.NotRecorded)
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", medianText(s.Trials, "%.1f"), medianText(s.Final, "%.3f"), s.NotRecorded)
 	}
 	tw.Flush()
 	fmt.Fprintf(std.out, "\nmodel τ at 64 (held out, from the %s runs): %s\n", r.TauSource, medianText(r.ModelTauAt64, "%.2f"))

@@ -88,6 +88,29 @@ func TestSimulateTable(t *testing.T) {
 	}
 }
 
+// TestSimulateStopGain: with --stop-gain 0.5 (a gain of 50%, which the
+// model soon stops expecting) the guided runs end before their budget, on
+// the stop, and the report says so; random search has no model and spends
+// its budget.
+func TestSimulateStopGain(t *testing.T) {
+	code, stdout, stderr := run(t, "", "simulate", "--records", landscape, "--op", "softmax", "--shape", "1024x1024",
+		"--strategy", "evolutionary,random", "--seeds", "2", "--budget", "160", "--stop-gain", "0.5", "--stop-gain-after", "32", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var r simulateJSON
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	gbt, rnd := r.Strategies[0], r.Strategies[1]
+	if gbt.GainStops != 2 || gbt.Trials >= 160 || gbt.Trials < 32 || gbt.Final == nil {
+		t.Errorf("evolutionary/gbt: %d of 2 runs stopped on the gain, median %v trials; want both, between 32 and 160", gbt.GainStops, gbt.Trials)
+	}
+	if rnd.GainStops != 0 || rnd.Trials != 160 {
+		t.Errorf("random: %d runs stopped on the gain, median %v trials; want none, 160", rnd.GainStops, rnd.Trials)
+	}
+}
+
 func TestSimulateErrors(t *testing.T) {
 	stale := filepath.Join(t.TempDir(), "stale.jsonl")
 	b, err := os.ReadFile(landscape)
@@ -114,6 +137,9 @@ func TestSimulateErrors(t *testing.T) {
 		{"no such shape", []string{"--records", landscape, "--shape", "8x8"}, 1, "no records of softmax 8x8 f32"},
 		{"other device", []string{"--records", landscape, "--device", "cpu/Other/avx2/4c"}, 1, "no records of softmax 1024x1024 f32 on cpu/Other/avx2/4c"},
 		{"stale template", []string{"--records", stale}, 1, "are of template version softmax-0-000000000000, not " + tmpl.Version},
+		{"negative stop gain", []string{"--records", landscape, "--stop-gain", "-1"}, 2, "--stop-gain is a fraction from 0 to 1"},
+		{"stop gain as a percentage", []string{"--records", landscape, "--stop-gain", "5"}, 2, "--stop-gain is a fraction from 0 to 1 (0.02: 2%), not 5"},
+		{"stop gain in the suite", []string{"--suite", "dir", "--stop-gain", "0.02", "--op", "", "--shape", ""}, 2, "no --stop-gain"},
 		{"prior of nothing useful", []string{"--records", landscape, "--prior", landscape}, 1, "none of the"},
 	}
 	for _, tc := range tests {

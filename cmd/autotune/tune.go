@@ -44,7 +44,11 @@ nearest tuned shapes. --strategy random or grid and --model none are the
 controls.
 
 The run stops at whichever budget comes first: --trials new measurements,
---time of wall time, or --early-stop trials without a new best. Without
+--time of wall time, --early-stop trials without a new best, or, with
+--stop-gain F, once the cost model expects no unmeasured config to be faster
+than the best by more than the fraction F (checked after each batch from
+--stop-gain-after trials on, 64 by default; docs/benchmarks.md measures what
+it saves and costs on the landscape suite). Without
 either flag it is 200 trials or a minute; --trials alone has no time limit. Then the
 --remeasure fastest configs are measured again, in interleaved rounds, and
 the winner is the fastest of those; the summary says when the two fastest
@@ -72,6 +76,7 @@ Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
   autotune tune --op softmax --shape 4096x1024 --trials 64 --strategy grid
   autotune tune --op softmax --shape 8192x512 --early-stop 48
+  autotune tune --op gemm --shape 256x256x256 --trials 500 --stop-gain 0.02
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
@@ -92,6 +97,8 @@ type tuneOptions struct {
 	strategy string
 	model    string
 	early    int
+	gain     float64
+	gainMin  int
 	leaders  int
 	batch    int
 	retry    bool
@@ -111,6 +118,8 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategy, "strategy", search.Names()[0], "search strategy: "+strategyChoices())
 	fs.StringVar(&o.model, "model", costmodel.Names()[0], "cost model guiding the search, when it is guided: "+modelChoices())
 	fs.IntVar(&o.early, "early-stop", 0, "stop after N trials without a new best (0: never)")
+	fs.Float64Var(&o.gain, "stop-gain", 0, "stop once the cost model expects no unmeasured config to beat the best by more than this fraction, e.g. 0.02 for 2% (0: never)")
+	fs.IntVar(&o.gainMin, "stop-gain-after", tune.DefaultStopGainAfter, "with --stop-gain, measure at least N configs before the model may stop the run")
 	fs.IntVar(&o.leaders, "remeasure", 3, "re-measure the N fastest configs, interleaved, before declaring the winner (0 or 1: don't)")
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 	fs.StringVar(&o.tasks, "tasks", "", "tune every workload of this tasks file (docs/tasks.md) in one run, instead of --op and --shape")
@@ -172,12 +181,19 @@ func checkTuneFlags(o tuneOptions) error {
 		return usagef("--early-stop must not be negative")
 	case o.leaders < 0:
 		return usagef("--remeasure must not be negative")
+	case !(o.gain >= 0 && o.gain < 1):
+		return usagef("--stop-gain is a fraction from 0 to 1 (0.02: 2%%), not %v", o.gain)
+	case o.gainMin < 1:
+		return usagef("--stop-gain-after must be at least 1, not %d", o.gainMin)
 	}
 	if _, err := search.Lookup(o.strategy); err != nil {
 		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "search: "))
 	}
 	if _, err := costmodel.Lookup(o.model); err != nil {
 		return usagef("--model: %s", strings.TrimPrefix(err.Error(), "costmodel: "))
+	}
+	if k, _ := search.Lookup(o.strategy); o.gain > 0 && (!k.Guided || o.model == "none") {
+		return usagef("--stop-gain asks the cost model: it needs a guided strategy with a learned model, not %s search with model %s", o.strategy, o.model)
 	}
 	return nil
 }
@@ -196,6 +212,9 @@ func runTune(c *command, std *stdio, args []string) error {
 		}
 		if err := checkTuneFlags(o); err != nil {
 			return err
+		}
+		if o.gain > 0 {
+			return usagef("--stop-gain applies to one workload, not yet to --tasks")
 		}
 		return runTuneTasks(std, o)
 	}
@@ -241,6 +260,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		Measurer: measurer,
 		Store:    db, Observer: progress,
 		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
+		StopGain: o.gain, StopGainAfter: o.gainMin,
 		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
 		Tool: version, RetryFailed: o.retry,
 	})
@@ -308,6 +328,7 @@ type summaryJSON struct {
 	Resumed     int                   `json:"resumed"`
 	Exhausted   bool                  `json:"exhausted"`
 	EarlyStop   bool                  `json:"early_stop"`
+	GainStop    bool                  `json:"gain_stop"` // --stop-gain ended the run
 	Interrupted bool                  `json:"interrupted"`
 	Failures    map[tunedb.Status]int `json:"failures"`
 	BuildS      float64               `json:"build_s"`
@@ -323,7 +344,7 @@ func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) 
 	out := summaryJSON{
 		Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version,
 		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
-		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, Interrupted: s.Interrupted, Failures: s.Failures,
+		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, GainStop: s.GainStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
 	}
 	if s.Best != nil {
@@ -365,6 +386,8 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 		state = ", every valid config measured"
 	case s.EarlyStop:
 		state = ", stopped early: no new best for a while"
+	case s.GainStop:
+		state = fmt.Sprintf(", stopped: the model expects at most %.1f%% from the unmeasured configs", 100*max(s.PredictedGain, 0))
 	}
 	fmt.Fprintf(tw, "trials\t%d this run, %d from earlier runs%s\n", s.Trials, s.Resumed, state)
 	fmt.Fprintf(tw, "failures\t%s\n", formatFailures(s.Failures))

@@ -84,11 +84,31 @@ func TestTuneFlagErrors(t *testing.T) {
 		{"--model", "xgboost", `--model: unknown cost model "xgboost" (known: gbt, none)`},
 		{"--early-stop", "-2", "--early-stop must not be negative"},
 		{"--remeasure", "-1", "--remeasure must not be negative"},
+		{"--stop-gain", "-0.01", "--stop-gain is a fraction from 0 to 1"},
+		{"--stop-gain", "5", "--stop-gain is a fraction from 0 to 1 (0.02: 2%), not 5"},
+		{"--stop-gain", "NaN", "--stop-gain is a fraction from 0 to 1"},
+		{"--stop-gain", "2%", "invalid value"},
+		{"--stop-gain-after", "0", "--stop-gain-after must be at least 1"},
 		{"--time", "soon", "invalid value"},
 	} {
 		code, _, stderr := run(t, "", "--op", "softmax", "--shape", "4x4", tt.flag, tt.value)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s %s: exit %d, %q", tt.flag, tt.value, code, stderr)
+		}
+	}
+}
+
+// TestTuneStopGainNeedsAModel: --stop-gain asks the cost model, so a
+// search without one is a usage error rather than a stop that never comes.
+func TestTuneStopGainNeedsAModel(t *testing.T) {
+	for _, args := range [][]string{
+		{"--strategy", "random"},
+		{"--strategy", "grid"},
+		{"--model", "none"},
+	} {
+		code, _, stderr := run(t, "", append([]string{"--op", "softmax", "--shape", "4x4", "--stop-gain", "0.02"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "--stop-gain asks the cost model") {
+			t.Errorf("--stop-gain 0.02 %s: exit %d, %q", strings.Join(args, " "), code, stderr)
 		}
 	}
 }
