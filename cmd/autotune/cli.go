@@ -108,8 +108,9 @@ func exitCode(stderr io.Writer, cmd string, err error) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprint(w, `autotune tunes softmax, GEMM and attention kernels for this CPU (CUDA GPUs next),
-keeps every measurement in a tuning database, and reports the winners.
+	fmt.Fprint(w, `autotune tunes softmax, GEMM and attention kernels for this CPU and NVIDIA GPUs,
+keeps every measurement in a tuning database, reports the winners, and writes
+them as a Go package.
 
 Usage:
   autotune --op OP --shape SHAPE [--device DEV]   same as 'autotune tune ...'

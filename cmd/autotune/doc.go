@@ -8,13 +8,18 @@
 //
 // Commands:
 //
-//	tune      tune one workload and record every measurement
-//	best      print the best stored config of a workload
+//	tune      tune a workload (or a tasks file's) and record every measurement
+//	best      print the best stored config of a workload (--fallback: what a lookup answers)
 //	bench     compare the tuned kernel with baselines, side by side
 //	check     check generated kernels against the reference, without timing (no GPU needed)
+//	gen       write a Go package of the tuned kernels
+//	report    write an HTML report of the tuning database
 //	simulate  compare searches on a recorded landscape, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
 //	db        ls, show, export, import, merge, prune and check the tuning database
+//	broker    run a NATS server with JetStream for remote workers
+//	worker    measure jobs sent through NATS on this machine
+//	workers   list the live remote workers
 //	version   print the version
 //
 // A workload is named by --op (softmax, gemm, gemm_bias, gemm_bias_relu,
@@ -34,9 +39,8 @@
 // 128 plus the signal's number when SIGINT, SIGTERM or SIGHUP stopped a
 // command (tune keeps what it measured and prints its summary first).
 //
-// Every op can be tuned on the CPU; softmax can be tuned on a CUDA device
-// too, on a machine with its GPU (without a driver or NVRTC, tune exits 1
-// saying which is missing). The other ops, and bench, on a CUDA device exit 1
-// saying they are not there yet.
+// Every op can be tuned on the CPU and on a CUDA device, on a machine with
+// its GPU (without a driver or NVRTC, tune exits 1 saying which is
+// missing); bench on a CUDA device exits 1 saying it is not there yet.
 // 'autotune COMMAND --help' documents each command with examples.
 package main

@@ -17,7 +17,7 @@ import (
 
 var tuneCommand = command{
 	name:    "tune",
-	summary: "tune one workload and record every measurement",
+	summary: "tune a workload (or a tasks file's) and record every measurement",
 	help: `
 Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
        autotune tune --tasks FILE [--scheduler gradient|round-robin] [flags]
@@ -69,8 +69,9 @@ target's device fingerprint through a NATS server ('autotune broker' or a
 cluster) instead of measuring here; this process still writes the database
 (docs/remote.md).
 
-'autotune list' shows which ops have a template and their knobs; CUDA
-devices cannot be tuned yet.
+'autotune list' shows the ops and their knobs. A CUDA device (--device
+sm_XX, or auto on a machine with a GPU) is tuned on the local GPU through
+its driver and NVRTC.
 
 Examples:
   autotune --op softmax --shape 4096x1024 --device cpu
