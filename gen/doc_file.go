@@ -8,6 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // docFile writes the package doc: what the package is, how it dispatches,
@@ -66,7 +67,7 @@ func (p *plan) docFile() *jen.File {
 	for _, op := range p.ops {
 		for _, s := range op.tuned {
 			any = true
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", op.op.Name, kernels.FormatShape(s.shape), formatNS(s.record.MedianNS), s.record.Config)
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", op.op.Name, kernels.FormatShape(s.shape), tunedb.FormatNS(s.record.MedianNS), s.record.Config)
 		}
 	}
 	tw.Flush()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"go/format"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -456,14 +455,4 @@ func (p *plan) emitPublic(f *jen.File, op *opPlan) {
 	fmt.Fprintf(&doc, "\n\nIt panics unless every extent is at least 1 and %s. See the package doc for which kernel runs.", strings.Join(lens, ", "))
 	f.Add(golang.Comment(doc.String()))
 	f.Func().Id(op.api.Func).Params(ps...).Block(body...)
-}
-
-func formatNS(ns float64) string {
-	switch {
-	case ns >= 1e6:
-		return strconv.FormatFloat(ns/1e6, 'f', 3, 64) + " ms"
-	case ns >= 1e3:
-		return strconv.FormatFloat(ns/1e3, 'f', 2, 64) + " µs"
-	}
-	return strconv.FormatFloat(ns, 'f', 0, 64) + " ns"
 }

@@ -539,20 +539,13 @@ func (db *DB) Commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	es := make([]entry, len(recs))
-	for i, r := range recs {
-		if r.Schema == 0 {
-			r.Schema = SchemaVersion
-		}
-		e, err := prepare(r)
-		if err != nil {
-			return fmt.Errorf("tunedb: commit record %d: %w", i, err)
-		}
-		es[i] = e
+	es, err := prepareBatch(recs)
+	if err != nil {
+		return err
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	err := db.store(es)
+	err = db.store(es)
 	if err == nil || !db.shared || !errors.Is(err, ErrInUse) && !errors.Is(err, errRemoved) {
 		return err
 	}
@@ -837,4 +830,21 @@ func (db *DB) Prune(k int) (removed int, err error) {
 		return 0, err
 	}
 	return removed, nil
+}
+
+// prepareBatch checks and encodes a batch for Commit (DB's and Memory's),
+// stamping records without a schema version with the current one.
+func prepareBatch(recs []Record) ([]entry, error) {
+	es := make([]entry, len(recs))
+	for i, r := range recs {
+		if r.Schema == 0 {
+			r.Schema = SchemaVersion
+		}
+		e, err := prepare(r)
+		if err != nil {
+			return nil, fmt.Errorf("tunedb: commit record %d: %w", i, err)
+		}
+		es[i] = e
+	}
+	return es, nil
 }

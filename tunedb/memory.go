@@ -41,16 +41,9 @@ func (m *Memory) Commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	es := make([]entry, len(recs))
-	for i, r := range recs {
-		if r.Schema == 0 {
-			r.Schema = SchemaVersion
-		}
-		e, err := prepare(r)
-		if err != nil {
-			return fmt.Errorf("tunedb: commit record %d: %w", i, err)
-		}
-		es[i] = e
+	es, err := prepareBatch(recs)
+	if err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

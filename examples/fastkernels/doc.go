@@ -44,13 +44,13 @@ Templates:
 
 Workloads, with the median of the winner as autotune measured it:
 
-	attention         1x4x256x64   870.20 µs  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
-	attention_causal  1x4x256x64   504.43 µs  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
-	gemm              64x768x768   659.37 µs  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm              256x256x256  298.09 µs  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
-	gemm_bias_relu    128x768x768  1.391 ms   vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
-	softmax           64x4096      109.17 µs  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
-	softmax           512x1024     205.49 µs  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
+	attention         1x4x256x64   870 µs   vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
+	attention_causal  1x4x256x64   504 µs   vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
+	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
+	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
+	softmax           64x4096      109 µs   vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
+	softmax           512x1024     205 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):
 
