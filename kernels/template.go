@@ -77,6 +77,16 @@ type Template struct {
 	// generic emitter as it is. Each template's golden files of generic
 	// code carry a revision of their own.
 	EmitAsmGeneric func(name string, cfg schedule.Config) []byte
+	// EmitGoPlain, when set, is EmitGo (EmitGoGeneric when shape is nil)
+	// for a config that has assembly (EmitAsm, EmitAsmGeneric), with
+	// everything around the assembly in plain Go: the code does not
+	// import simd/archsimd, so it builds without GOEXPERIMENT=simd, and
+	// calls the same assembly, which EmitAsm (EmitAsmGeneric) returns for
+	// the same name, shape and cfg. It is not part of Version either: the
+	// tuner measures the archsimd code, and generated packages (package
+	// gen) run this form in builds without the experiment. It panics for
+	// a config without assembly.
+	EmitGoPlain func(f *jen.File, name string, shape []int, cfg schedule.Config)
 	// Baselines are the op's implementations as a user of this backend
 	// would write them (plain Go loops, a library call), which `autotune
 	// bench` runs side by side with the tuned kernel. Op-independent

@@ -23,6 +23,13 @@ const revision = "gemm-4"
 // specialised kernels only.
 const genericRevision = "gemm-generic-2"
 
+// plainRevision is the revision of the plain forms of micro=asm configs
+// (Template.EmitGoPlain, emitPlain) of Template and the epilogue
+// templates, specialised and generic, bumped by hand when their code
+// changes; not part of Version either, since the tuner measures the
+// archsimd form.
+const plainRevision = "gemm-plain-1"
+
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
 var Template = kernels.Template{
@@ -41,6 +48,9 @@ var Template = kernels.Template{
 	},
 	EmitAsmGeneric: func(name string, cfg schedule.Config) []byte {
 		return emitAsmGeneric(name, cfg, noEpilogue)
+	},
+	EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+		emitPlain(f, name, shape, cfg, noEpilogue)
 	},
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }

@@ -27,6 +27,11 @@ type kernel struct {
 	// generic kernels take m, n and k at run time (emitGeneric): m, n and
 	// k above are then 0, and the blocks are the config's, uncapped.
 	generic bool
+	// plain kernels (micro=asm only) have plain Go around the assembly
+	// tiles (emitPlain, Template.EmitGoPlain): the edge tiles are scalar
+	// loops (emitEdge) and nothing imports archsimd, so that they build
+	// without GOEXPERIMENT=simd. v stays the tiles' vector width.
+	plain bool
 }
 
 func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
@@ -58,6 +63,37 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 		if kr.m%kr.mr != 0 {
 			kr.emitTile(f, kr.tileFn(true, true), kr.m%kr.mr, kr.n%kr.nr)
 		}
+	}
+}
+
+// emitPlain emits the kernel of cfg (micro=asm) with the epilogue e as
+// emitEpilogue does, or the shape-generic one as emitGeneric does when
+// shape is nil, with plain Go around the assembly tiles
+// (Template.EmitGoPlain): the full tiles are the same assembly (emitAsm,
+// emitAsmGeneric), and every tile short in rows or columns is one scalar
+// loop nest (emitEdge).
+func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
+	if cfg.Str("micro") != "asm" {
+		panic(fmt.Sprintf("gemm: no plain form of %s: its micro-kernel is not assembly", cfg))
+	}
+	var kr kernel
+	if shape == nil {
+		kr = newGenericKernel(name, cfg, e)
+	} else {
+		kr = newKernel(name, shape, cfg, e)
+	}
+	kr.plain = true
+	kr.emitEntry(f)
+	kr.emitRows(f)
+	if kr.pack {
+		kr.emitPanels(f)
+		kr.emitPack(f)
+	}
+	for _, t := range kr.asmTiles() {
+		f.Add(t.Decl())
+	}
+	if kr.generic || kr.m%kr.mr != 0 || kr.n%kr.nr != 0 {
+		kr.emitEdge(f)
 	}
 }
 
@@ -173,10 +209,14 @@ func (k kernel) panelLen() int { return k.kc * roundUp(k.nc, k.nr) }
 // rows, or with split=n of whole strips of columns.
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
-	switch k.v.Lanes() {
-	case 8:
+	switch {
+	case k.plain && k.v.Lanes() == 8:
+		need = " Its full tiles are Go assembly for AVX2 and FMA, the code around them plain Go."
+	case k.plain:
+		need = " Its full tiles are Go assembly for AVX-512, the code around them plain Go."
+	case k.v.Lanes() == 8:
 		need = " It uses archsimd.Float32x8 and needs AVX2 and FMA."
-	case 16:
+	case k.v.Lanes() == 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	what, vectorOf := "c = a·b", ""
@@ -229,7 +269,7 @@ func (k kernel) emitEntry(f *jen.File) {
 			jen.Const().Id("per").Op("=").Lit(per).Comment(unit),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(
+				jen.Id("wg").Dot("Go").Call(k.goroutine(
 					jen.Id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id(extent)))...),
 				)),
 			),
@@ -283,7 +323,7 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 			id("workers").Op(":=").Parens(id(extent).Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per").Comment(fmt.Sprintf("at most %d, each with work", k.threads)),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(k.v.Goroutine(
+				id("wg").Dot("Go").Call(k.goroutine(
 					id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...),
 				)),
 			),
@@ -293,6 +333,16 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 	}
 	params := []jen.Code{jen.List(lhs...).Index().Float32(), jen.List(id("m"), id("n"), id("k")).Int()}
 	f.Func().Id(k.name).Params(params...).Block(body...)
+}
+
+// goroutine returns the function a goroutine of the kernel runs
+// (golang.F32.Goroutine): in a plain kernel it clears no vector registers,
+// since only the assembly tiles use them and they end in VZEROUPPER.
+func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
+	if k.plain {
+		return golang.Float32(1).Goroutine(body...)
+	}
+	return k.v.Goroutine(body...)
 }
 
 // slices returns the slice parameters of the kernel and of its rows
@@ -388,6 +438,9 @@ func (k kernel) emitRows(f *jen.File) {
 			}
 			if k.asm && !shortM && !shortN {
 				return k.asmCall()
+			}
+			if k.plain {
+				return k.edgeCall(shortM, shortN)
 			}
 			if k.generic && shortN {
 				return k.shortNCall(shortM, args)

@@ -75,7 +75,10 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 			emitGeneric(f, name, cfg, e)
 		},
 		EmitAsmGeneric: func(name string, cfg schedule.Config) []byte { return emitAsmGeneric(name, cfg, e) },
-		Baselines:      epilogueBaselines(e),
+		EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+			emitPlain(f, name, shape, cfg, e)
+		},
+		Baselines: epilogueBaselines(e),
 	}
 }
 

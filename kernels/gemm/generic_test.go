@@ -112,7 +112,8 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 }
 
 // TestGenericKernels emits the shape-generic kernel of each config of
-// genericConfigs, of Template and the epilogue templates, once, and for
+// genericConfigs, of Template and the epilogue templates, once (a
+// micro=asm config also in its plain form, Template.EmitGoPlain), and for
 // every test shape a wrapper with the driver's signature that calls it
 // with that shape; builds and vets them in one module; and checks every
 // (config, shape) against the float64 reference on random inputs, the
@@ -126,19 +127,37 @@ func TestGenericKernels(t *testing.T) {
 			}
 		}
 	}
+	// A form is a config, archsimd or, for micro=asm, also plain
+	// (Template.EmitGoPlain).
+	type form struct {
+		cfg   schedule.Config
+		plain bool
+	}
 	type job struct {
 		name string
 		tmpl *kernels.Template
-		cfg  schedule.Config
+		form
 	}
 	jobsOf := make(map[string][]job) // by shape
 	m := kerneltest.NewModule(t)
 	count := 0
 	for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
+		var forms []form
 		for _, cfg := range genericConfigs(t, tmpl) {
+			forms = append(forms, form{cfg, false})
+			if cfg.Str("micro") == "asm" {
+				forms = append(forms, form{cfg, true})
+			}
+		}
+		for _, fm := range forms {
+			cfg := fm.cfg
 			generic := fmt.Sprintf("G%d", count)
 			count++
-			tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+			if fm.plain {
+				tmpl.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+			} else {
+				tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+			}
 			m.Asm(shapes[0], tmpl.EmitAsmGeneric(generic, cfg))
 			ins, _ := tmpl.Args(shapes[0])
 			bias := len(ins) == 3
@@ -157,7 +176,7 @@ func TestGenericKernels(t *testing.T) {
 				ins, out := tmpl.Args(shape)
 				m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
 				key := kernels.FormatShape(shape)
-				jobsOf[key] = append(jobsOf[key], job{name, tmpl, cfg})
+				jobsOf[key] = append(jobsOf[key], job{name, tmpl, fm})
 			}
 		}
 	}
@@ -204,8 +223,12 @@ func TestGenericKernels(t *testing.T) {
 			rel, abs := j.tmpl.Tolerance(shape)
 			run.Next(t, j.name, got)
 			if c := kerneltest.Compare(got, want, rel, abs); c.Bad > 0 {
-				t.Errorf("%s, generic %s %s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g",
-					key, j.tmpl.Op.Name, j.cfg, c.Bad, len(got), c.First/n, c.First%n, got[c.First], want[c.First])
+				what := ""
+				if j.plain {
+					what = " (plain)"
+				}
+				t.Errorf("%s, generic %s %s%s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g",
+					key, j.tmpl.Op.Name, j.cfg, what, c.Bad, len(got), c.First/n, c.First%n, got[c.First], want[c.First])
 			}
 		}
 	}

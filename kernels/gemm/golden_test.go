@@ -1,11 +1,14 @@
 package gemm
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -91,5 +94,54 @@ func TestGoldenGeneric(t *testing.T) {
 				kerneltest.GoldenSet{Template: &generic, Revision: g.rev, FilePrefix: g.prefix, FuncPrefix: "GemmGeneric",
 					Goldens: []kerneltest.Golden{g.golden}})
 		})
+	}
+}
+
+// plainGoldens are the configs whose plain form (Template.EmitGoPlain) is
+// checked in, specialised with tails in M, N and K and generic, for plain
+// GEMM and with ReLU's epilogue. Their assembly is that of the goldens
+// above and not checked in twice.
+var plainGoldens = []struct {
+	tmpl    *kernels.Template
+	generic bool
+	golden  kerneltest.Golden
+}{
+	{&Template, false, kerneltest.Golden{Name: "plain_asm_12x32_tails", Shape: "100x70x300",
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m"}},
+	{&Template, true, kerneltest.Golden{Name: "plain_generic_asm_inplace", Shape: "200x300x300",
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n"}},
+	{&BiasReLUTemplate, false, kerneltest.Golden{Name: "bias_relu_plain_asm_6x16_tails", Shape: "17x20x70",
+		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m"}},
+}
+
+// TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,
+// under plainRevision, and checks that their Go does not import archsimd.
+func TestGoldenPlain(t *testing.T) {
+	var sets []kerneltest.GoldenSet
+	for _, g := range plainGoldens {
+		plain := *g.tmpl
+		plain.EmitGo = func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+			if g.generic {
+				shape = nil
+			}
+			g.tmpl.EmitGoPlain(f, name, shape, cfg)
+		}
+		plain.EmitAsm = nil
+		prefix := "GemmPlain"
+		if g.generic {
+			prefix = "GemmPlainGeneric"
+		}
+		sets = append(sets, kerneltest.GoldenSet{Template: &plain, Revision: plainRevision, FuncPrefix: prefix,
+			Goldens: []kerneltest.Golden{g.golden}})
+	}
+	kerneltest.CheckGolden(t, cpu(4, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
+	for _, g := range plainGoldens {
+		src, err := os.ReadFile(filepath.Join("testdata", g.golden.Name+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(src, []byte(golang.ArchSIMD)) {
+			t.Errorf("the plain form %s imports %s", g.golden.Name, golang.ArchSIMD)
+		}
 	}
 }

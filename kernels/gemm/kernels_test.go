@@ -26,12 +26,16 @@ type genKernel struct {
 	shape []int
 	cfg   schedule.Config
 	base  *kernels.Baseline
+	plain bool // the plain form of a micro=asm config (Template.EmitGoPlain)
 }
 
 func (k genKernel) String() string {
 	s := k.cfg.String()
 	if k.base != nil {
 		s = k.base.Name
+	}
+	if k.plain {
+		s += " (plain)"
 	}
 	if k.tmpl != nil && k.tmpl.Op.Name != Template.Op.Name {
 		s = k.tmpl.Op.Name + " " + s
@@ -112,8 +116,8 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 	return out
 }
 
-// TestKernels generates the grid of configs and the baselines for every
-// test shape into one module, builds and vets it once with
+// TestKernels generates the grid of configs, the plain forms of its
+// micro=asm configs and the baselines for every test shape into one module, builds and vets it once with
 // GOEXPERIMENT=simd, and checks every kernel against the float64 reference
 // on random inputs, with the output poisoned with NaN beforehand.
 func TestKernels(t *testing.T) {
@@ -124,6 +128,9 @@ func TestKernels(t *testing.T) {
 			short := testing.Short() || tmpl != &Template
 			for _, cfg := range grid(t, shape, host, short) {
 				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, cfg: cfg})
+				if cfg.Str("micro") == "asm" {
+					ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, cfg: cfg, plain: true})
+				}
 			}
 			for i, b := range tmpl.Baselines {
 				if b.Skipped(shape) == "" {
@@ -275,7 +282,11 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			m.Require(k.base.Requires...)
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
-			k.template().EmitGo(f, k.name, k.shape, k.cfg)
+			if k.plain {
+				k.template().EmitGoPlain(f, k.name, k.shape, k.cfg)
+			} else {
+				k.template().EmitGo(f, k.name, k.shape, k.cfg)
+			}
 			m.Asm(k.shape, k.template().EmitAsm(k.name, k.shape, k.cfg))
 		}
 		ins, out := k.template().Args(k.shape)
