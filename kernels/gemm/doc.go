@@ -35,7 +35,7 @@
 // first slice of K, c on the others) and, with an epilogue, per last slice
 // or not, picked in Go per call; the Go code checks the rows of a, the
 // strip and c the tile touches, since the assembly does not. The edge
-// tiles stay archsimd Go.
+// tiles stay archsimd Go, except in the plain form (below).
 //
 // Tails cost no scalar loops: the last M%mr rows get a micro-kernel of
 // their own (M is a compile-time constant, and goroutines and blocks of
@@ -123,6 +123,18 @@
 // the templates' revisions: the tuner measures specialised kernels only,
 // so the generic code is not part of Version; bump genericRevision when it
 // changes.
+//
+// # Plain form
+//
+// Template.EmitGoPlain emits a micro=asm config, specialised or
+// shape-generic, with plain Go around the same assembly tiles (plain.go):
+// the loop nest, packing and goroutines as above, and every tile short in
+// rows or columns one scalar i-k-j loop nest instead of an archsimd tile.
+// It imports no archsimd, so a build without GOEXPERIMENT=simd runs it
+// (package gen's generated packages do, on amd64, on a CPU with the
+// tiles' instructions); only its edge tiles are slower than the tuned
+// form's. Its golden files carry plainRevision (cpu.go), which is not part
+// of Version either: the tuner measures the archsimd form.
 //
 // # CUDA
 //
