@@ -3,6 +3,8 @@ package attention
 import (
 	"fmt"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -28,6 +30,12 @@ const (
 	causalGenericRevision = "attention-causal-generic-2"
 )
 
+// plainRevision is the revision of the plain forms of micro=asm configs
+// (Template.EmitGoPlain, emitPlain) of both templates, specialised and
+// generic, bumped by hand when their code changes; not part of Version
+// either, since the tuner measures the archsimd form.
+const plainRevision = "attention-plain-1"
+
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
 var Template = newTemplate(false)
@@ -51,6 +59,9 @@ func newTemplate(causal bool) kernels.Template {
 
 		EmitGoGeneric:  emitGoGeneric,
 		EmitAsmGeneric: emitAsmGeneric,
+		EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+			emitPlain(f, name, shape, cfg, causal)
+		},
 	}
 	if causal {
 		t.Op = CausalOp

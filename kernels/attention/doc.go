@@ -67,6 +67,16 @@
 // GFLOP/s with archsimd tiles (4×2) and 86 with assembly (12×2). The Go
 // code checks, once per call, that the rows the tiles read exist.
 //
+// Template.EmitGoPlain (and TemplateCausal's) emits a lanes config with
+// micro=asm, specialised or shape-generic, with plain Go around the same
+// assembly tiles: its only other vector code, the online softmax of a key
+// block, runs one query row at a time in scalar Go with the scalar form
+// of the config's exp. It imports no archsimd, so a build without
+// GOEXPERIMENT=simd runs it (package gen's generated packages do, on
+// amd64, on a CPU with the tiles' instructions). Its golden files carry
+// plainRevision (cpu.go), not part of Version: the tuner measures the
+// archsimd form.
+//
 // Rescaling happens only when a row's maximum grows (in the lanes layout,
 // alpha is exactly 1 in the lanes whose maximum did not grow). The polynomial exps
 // give e^0 = 0.9999993 (poly4), not 1, and rescaling every block by it

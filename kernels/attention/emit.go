@@ -28,6 +28,12 @@ type kernel struct {
 	// generic kernels take b, h, s and d at run time (emitGeneric): the
 	// shape above is then 0.
 	generic bool
+	// plain kernels (micro=asm only) have plain Go around the assembly
+	// tiles (emitPlain, Template.EmitGoPlain): the online softmax is
+	// scalar (exp is then scalar too) and nothing imports archsimd, so
+	// that they build without GOEXPERIMENT=simd. v stays the tiles'
+	// vector width.
+	plain bool
 }
 
 // maxAccs is the most vector accumulators a loop keeps live: the dot
@@ -79,6 +85,40 @@ func emitGeneric(f *jen.File, name string, cfg schedule.Config, causal bool) {
 		f.Add(k.v.InfTail(k.tailFn(0)))
 		f.Add(k.v.HorizontalFunc(k.hsum(), golang.ReduceSum))
 	}
+}
+
+// emitPlain emits the kernel of cfg (layout=lanes, micro=asm) as emit
+// does, or the shape-generic one as emitGeneric does when shape is nil,
+// with plain Go around the assembly tiles (Template.EmitGoPlain): the
+// same tiles (emitAsm, emitAsmGeneric), and the online softmax, the only
+// vector code of the lanes layout outside its tiles, in scalar Go, one
+// query row at a time.
+func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, causal bool) {
+	if cfg.Str("micro") != "asm" {
+		panic(fmt.Sprintf("attention: no plain form of %s: its tiles are not assembly", cfg))
+	}
+	var k kernel
+	if shape == nil {
+		k = newGenericKernel(name, cfg, causal)
+	} else {
+		k = newKernel(name, shape, cfg, causal)
+	}
+	k.plain = true
+	k.exp = golang.NewExp(golang.Float32(1), expDegree[cfg.Str("exp")])
+	k.emitLanesState(f)
+	k.emitEntry(f)
+	k.emitWork(f)
+	k.emitLanes(f)
+}
+
+// goroutine returns the function a goroutine of the kernel runs
+// (golang.F32.Goroutine): in a plain kernel it clears no vector registers,
+// since only the assembly tiles use them and they end in VZEROUPPER.
+func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
+	if k.plain {
+		return golang.Float32(1).Goroutine(body...)
+	}
+	return k.v.Goroutine(body...)
 }
 
 // newGenericKernel returns the shape-generic kernel of cfg, named name.
@@ -205,10 +245,14 @@ func (k kernel) emitState(f *jen.File) {
 // goroutines, the caller being one of them.
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
-	switch k.v.Lanes() {
-	case 8:
+	switch {
+	case k.plain && k.v.Lanes() == 8:
+		need = " Its register tiles are Go assembly for AVX2 and FMA, the code around them plain Go."
+	case k.plain:
+		need = " Its register tiles are Go assembly for AVX-512, the code around them plain Go."
+	case k.v.Lanes() == 8:
 		need = " It uses archsimd.Float32x8 and needs AVX2 and FMA."
-	case 16:
+	case k.v.Lanes() == 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	mask := "non-causal"
@@ -239,7 +283,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.workFn()).Call(out, q, kk, v, t))),
+				jen.Id("wg").Dot("Go").Call(k.goroutine(jen.Id(k.workFn()).Call(out, q, kk, v, t))),
 			),
 			jen.Id(k.workFn()).Call(out, q, kk, v, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),
@@ -278,7 +322,7 @@ func (k kernel) emitGenericEntry(f *jen.File, mask, need string) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Min(jen.Lit(k.threads), id("units")), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(k.v.Goroutine(work(t))),
+				id("wg").Dot("Go").Call(k.goroutine(work(t))),
 			),
 			work(jen.Lit(0)),
 			id("wg").Dot("Wait").Call(),

@@ -103,7 +103,8 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 }
 
 // TestGenericKernels emits the shape-generic kernel of each config of
-// genericConfigs, of Template and TemplateCausal, once, and for every test
+// genericConfigs, of Template and TemplateCausal, once (a micro=asm config
+// also in its plain form, Template.EmitGoPlain), and for every test
 // shape a wrapper with the driver's signature that calls it with that
 // shape; builds and vets them in one module; and checks every (config,
 // shape) against the float64 reference on random and large inputs, the
@@ -117,19 +118,37 @@ func TestGenericKernels(t *testing.T) {
 			}
 		}
 	}
+	// A form is a config, archsimd or, for micro=asm, also plain
+	// (Template.EmitGoPlain).
+	type form struct {
+		cfg   schedule.Config
+		plain bool
+	}
 	type job struct {
 		name string
 		tmpl *kernels.Template
-		cfg  schedule.Config
+		form
 	}
 	jobsOf := make(map[string][]job) // by shape
 	m := kerneltest.NewModule(t)
 	count := 0
 	for _, tmpl := range []*kernels.Template{&Template, &TemplateCausal} {
+		var forms []form
 		for _, cfg := range genericConfigs(t, tmpl) {
+			forms = append(forms, form{cfg, false})
+			if cfg.Str("micro") == "asm" {
+				forms = append(forms, form{cfg, true})
+			}
+		}
+		for _, fm := range forms {
+			cfg := fm.cfg
 			generic := fmt.Sprintf("G%d", count)
 			count++
-			tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+			if fm.plain {
+				tmpl.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+			} else {
+				tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+			}
 			m.Asm(shapes[0], tmpl.EmitAsmGeneric(generic, cfg))
 			for _, shape := range shapes {
 				name := fmt.Sprintf("%s_%s", generic, strings.ReplaceAll(kernels.FormatShape(shape), "x", "_"))
@@ -142,7 +161,7 @@ func TestGenericKernels(t *testing.T) {
 				ins, out := tmpl.Args(shape)
 				m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
 				key := kernels.FormatShape(shape)
-				jobsOf[key] = append(jobsOf[key], job{name, tmpl, cfg})
+				jobsOf[key] = append(jobsOf[key], job{name, tmpl, fm})
 			}
 		}
 	}
@@ -188,8 +207,12 @@ func TestGenericKernels(t *testing.T) {
 				rel, abs := j.tmpl.Tolerance(shape)
 				run.Next(t, j.name, got)
 				if c := kerneltest.Compare(got, want, rel, abs); c.Bad > 0 {
-					t.Errorf("%s, %s input, generic %s %s: %d of %d outputs wrong; first at row %d, column %d: got %g, want %g",
-						key, kind, j.tmpl.Op.Name, j.cfg, c.Bad, n, c.First/d, c.First%d, got[c.First], want[c.First])
+					what := ""
+					if j.plain {
+						what = " (plain)"
+					}
+					t.Errorf("%s, %s input, generic %s %s%s: %d of %d outputs wrong; first at row %d, column %d: got %g, want %g",
+						key, kind, j.tmpl.Op.Name, j.cfg, what, c.Bad, n, c.First/d, c.First%d, got[c.First], want[c.First])
 				}
 			}
 		}

@@ -1,11 +1,14 @@
 package attention
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -68,4 +71,48 @@ func TestGoldenGeneric(t *testing.T) {
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
 		kerneltest.GoldenSet{Template: generic(&Template), Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1]},
 		kerneltest.GoldenSet{Template: generic(&TemplateCausal), Revision: causalGenericRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:]})
+}
+
+// plainGoldens are the configs whose plain form (Template.EmitGoPlain) is
+// checked in: the lanes layout's specialised assembly golden above, and a
+// shape-generic causal one at 8 lanes. Their assembly is that of the
+// archsimd forms and not checked in twice.
+var plainGoldens = []struct {
+	causal, generic bool
+	golden          kerneltest.Golden
+}{
+	{false, false, kerneltest.Golden{Name: "plain_lanes_asm", Shape: "1x2x100x20",
+		Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"}},
+	{true, true, kerneltest.Golden{Name: "plain_generic_causal_asm_vec8", Shape: "1x2x64x64",
+		Config: "vec=8,br=16,bc=16,exp=poly4,threads=2,layout=lanes,mr=4,nv=2,micro=asm"}},
+}
+
+// TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,
+// with testdata/golden_plain.sum, and checks that their Go does not import
+// archsimd.
+func TestGoldenPlain(t *testing.T) {
+	var sets []kerneltest.GoldenSet
+	for _, g := range plainGoldens {
+		tmpl := tmplOf(g.causal)
+		plain := *tmpl
+		plain.EmitGo = func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+			if g.generic {
+				shape = nil
+			}
+			tmpl.EmitGoPlain(f, name, shape, cfg)
+		}
+		plain.EmitAsm = nil
+		sets = append(sets, kerneltest.GoldenSet{Template: &plain, Revision: plainRevision, FuncPrefix: "AttentionPlain",
+			Goldens: []kerneltest.Golden{g.golden}})
+	}
+	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
+	for _, g := range plainGoldens {
+		src, err := os.ReadFile(filepath.Join("testdata", g.golden.Name+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(src, []byte(golang.ArchSIMD)) {
+			t.Errorf("the plain form %s imports %s", g.golden.Name, golang.ArchSIMD)
+		}
+	}
 }

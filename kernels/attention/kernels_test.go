@@ -27,12 +27,16 @@ type genKernel struct {
 	cfg    schedule.Config
 	base   *kernels.Baseline
 	causal bool
+	plain  bool // the plain form of a micro=asm config (Template.EmitGoPlain)
 }
 
 func (k genKernel) String() string {
 	s := k.cfg.String()
 	if k.base != nil {
 		s = k.base.Name
+	}
+	if k.plain {
+		s += " (plain)"
 	}
 	if k.causal {
 		s = "causal " + s
@@ -123,8 +127,9 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 // inputKinds are the inputs kernels run on; see input.
 var inputKinds = []string{"random", "large"}
 
-// TestKernels generates the grid of configs and the baselines for every
-// test shape, of Template and of TemplateCausal, into one module, builds
+// TestKernels generates the grid of configs, the plain forms of its
+// micro=asm configs and the baselines for every test shape, of Template
+// and of TemplateCausal, into one module, builds
 // and vets it once with GOEXPERIMENT=simd, and checks every kernel against
 // its template's float64 reference on every kind of input, with the output
 // poisoned with NaN beforehand.
@@ -136,6 +141,9 @@ func TestKernels(t *testing.T) {
 		for _, shape := range testShapes {
 			for _, cfg := range grid(t, shape, host, testing.Short()) {
 				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg, causal: causal})
+				if cfg.Str("micro") == "asm" {
+					ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg, causal: causal, plain: true})
+				}
 			}
 			for i := range tm.Baselines {
 				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &tm.Baselines[i], causal: causal})
@@ -313,7 +321,11 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			m.Require(k.base.Requires...)
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
-			k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
+			if k.plain {
+				k.tmpl().EmitGoPlain(f, k.name, k.shape, k.cfg)
+			} else {
+				k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
+			}
 			m.Asm(k.shape, k.tmpl().EmitAsm(k.name, k.shape, k.cfg))
 		}
 		ins, out := k.tmpl().Args(k.shape)

@@ -409,6 +409,9 @@ func (k kernel) emitLanesMask(f *jen.File) {
 // grow (the polynomial exps' e^0 is not exactly 1; see the package doc).
 func (k kernel) emitLanesSoftmax(f *jen.File) {
 	v, id := k.v, jen.Id
+	if k.plain {
+		v = golang.Float32(1) // one query row at a time
+	}
 	lanes := v.Lanes()
 	p := func(off int) jen.Code {
 		return v.Load(id("st").Dot("p"), plus("c", off).Op("*").Id("BR").Op("+").Id("i"))
