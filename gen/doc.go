@@ -12,7 +12,17 @@
 // goexperiment.simd && amd64, installed at start-up only when the CPU has
 // the instructions, and as the same config with vec=1 in plain Go (the
 // template's default for a CPU without vectors where that is not a valid
-// config), which every build has.
+// config), which every build has. A kernel whose vector form has Go
+// assembly (micro=asm) is emitted a third time, when its template has a
+// plain form (kernels.Template.EmitGoPlain): the same assembly tiles with
+// plain Go around them, under the same name and the build tag
+// !goexperiment.simd && amd64. The assembly (op_amd64.s) is then in every
+// amd64 build, and a build without the experiment installs each plain
+// form at start-up when the CPU has the tiles' instructions, read by
+// CPUID and XGETBV in the package's own assembly (cpu_amd64.go.txt and
+// .s.txt, the same in every package) as Go's runtime reads them, GODEBUG's
+// cpu settings included; a generated test checks that reading against
+// archsimd.X86 in a build with the experiment.
 //
 // The generated package imports only the standard library (and
 // simd/archsimd under its tag). Its exported functions are named by the

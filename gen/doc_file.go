@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -44,10 +45,22 @@ func (p *plan) docFile() *jen.File {
 	w("# Builds\n\n")
 	w("Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and ")
 	w("Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has ")
-	w("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form. ")
-	w("Built without it, or on another architecture, every kernel runs its scalar form: the same config with vec=1 ")
+	w("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form.\n\n")
+	if p.hasPlain() {
+		w("Built without it on amd64, a kernel whose config has Go assembly tiles (micro=asm; \"also plain\" below) ")
+		w("runs its plain form on a CPU with the tiles' instructions: the same assembly, which needs no experiment, ")
+		w("with plain Go around it instead of archsimd (gemm's edge tiles, attention's online softmax). ")
+		w("It runs near the tuned speed where the tiles do most of the work, as gemm's at and near its tuned shapes do, ")
+		w("and slower where the plain Go has more to do, as attention's softmax has; Variant names it as the vector form. ")
+		w("The CPU's instructions are read as Go's runtime reads them (CPUID and XGETBV, then GODEBUG's cpu settings, ")
+		w("so that GODEBUG=cpu.avx512f=off hides AVX-512 from both builds alike). ")
+		w("Every other kernel of such a build, and every kernel on another architecture, runs its scalar form: ")
+	} else {
+		w("Built without it, or on another architecture, every kernel runs its scalar form: ")
+	}
+	w("the same config with vec=1 ")
 	w("(or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct ")
-	w("but several times slower; Variant then names the scalar forms (suffix Scalar). ")
+	w("but several times slower; Variant then names the scalar forms (suffix Scalar).\n\n")
 	w("A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since ")
 	w("scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines a kernel ")
 	w("with threads > 1 starts clear them too before they end, on the threads they ran on.\n\n")
@@ -75,7 +88,12 @@ func (p *plan) docFile() *jen.File {
 		t.WriteString("\tnone: every call runs a default kernel\n")
 	}
 	w("%s\n", t.String())
-	w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):\n\n")
+	if p.hasPlain() {
+		w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; ")
+		w("\"also plain\": built without GOEXPERIMENT=simd on amd64, its plain form):\n\n")
+	} else {
+		w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):\n\n")
+	}
 	for _, op := range p.ops {
 		for i, v := range op.variants {
 			kind := "generic"
@@ -85,6 +103,9 @@ func (p *plan) docFile() *jen.File {
 				kind = "default"
 			}
 			names := v.name
+			if v.plain {
+				names += " (also plain)"
+			}
 			if v.needs != scalarLevel {
 				names += ", " + v.scalarName() + " (" + v.scalar.String() + ")"
 			}
@@ -94,4 +115,14 @@ func (p *plan) docFile() *jen.File {
 	f := p.newFile("")
 	f.PackageComment(strings.TrimRight(b.String(), "\n"))
 	return f
+}
+
+// hasPlain reports whether some kernel of the package has a plain form.
+func (p *plan) hasPlain() bool {
+	for _, op := range p.ops {
+		if slices.ContainsFunc(op.variants, func(v variant) bool { return v.plain }) {
+			return true
+		}
+	}
+	return false
 }

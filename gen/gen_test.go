@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"fmt"
 	"go/format"
 	"os"
 	"os/exec"
@@ -19,7 +20,8 @@ import (
 )
 
 // records returns ok records of the template defaults at a few shapes on
-// the host, as if they had been tuned.
+// the host, as if they had been tuned, and of a config with Go assembly
+// tiles when the host has vectors.
 func records(t *testing.T) *tunedb.Memory {
 	t.Helper()
 	host := device.Host()
@@ -33,6 +35,22 @@ func records(t *testing.T) *tunedb.Memory {
 		recs = append(recs, tunedb.Record{Schema: 1,
 			Workload: tunedb.Workload{Op: w.op, Shape: w.shape, DType: "f32", Device: host.Fingerprint(), Template: tmpl.Version},
 			Config:   tmpl.Default(w.shape, host), Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
+			Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Tool: "test"})
+	}
+	// A config with Go assembly tiles, when the host has vectors, so that
+	// the package has a plain form: gemm_bias_relu with tails in M, N and
+	// K.
+	if vec := kernels.WidestVector(host); vec > 1 {
+		tmpl, _ := kernels.TemplateFor("gemm_bias_relu", kernels.CPU)
+		shape := []int{67, 45, 33}
+		sp := tmpl.Space(shape, host)
+		cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m", vec))
+		if err != nil || !sp.Valid(cfg) {
+			t.Fatalf("the assembly config of gemm_bias_relu %v is not valid on the host: %v", shape, err)
+		}
+		recs = append(recs, tunedb.Record{Schema: 1,
+			Workload: tunedb.Workload{Op: "gemm_bias_relu", Shape: shape, DType: "f32", Device: host.Fingerprint(), Template: tmpl.Version},
+			Config:   cfg, Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
 			Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Tool: "test"})
 	}
 	if err := mem.Commit(recs); err != nil {
@@ -94,6 +112,25 @@ func TestGenerate(t *testing.T) {
 			if !body.Match(src) {
 				t.Errorf("%s installs %s, which does not end with archsimd.ClearAVXUpperBits()", name, m[1])
 			}
+		}
+	}
+	// The plain forms build without GOEXPERIMENT=simd, and the assembly
+	// they share with the vector forms is in every amd64 build.
+	if kernels.WidestVector(device.Host()) > 1 {
+		for _, name := range []string{"gemm_bias_relu_plain.go", "gemm_bias_relu_amd64.s", "cpu_amd64.go", "cpu_amd64.s", "plain_test.go"} {
+			if files[name] == nil {
+				t.Errorf("no %s", name)
+			}
+		}
+	}
+	for name, src := range files {
+		switch {
+		case strings.HasSuffix(name, "_plain.go"):
+			if !strings.Contains(string(src), "\n//go:build !goexperiment.simd && amd64\n") || strings.Contains(string(src), "simd/archsimd") {
+				t.Errorf("%s is not built without GOEXPERIMENT=simd only, or imports archsimd", name)
+			}
+		case strings.HasSuffix(name, ".s") && strings.Contains(string(src), "//go:build"):
+			t.Errorf("%s has a build constraint, but the plain forms need its functions", name)
 		}
 	}
 	for _, want := range []string{"softmax.go", "softmax_simd.go", "gemm_bias_relu.go", "attention_causal.go", "dispatch.go", "doc.go", "kernels_test.go"} {

@@ -60,12 +60,16 @@ var levelISA = []device.ISA{
 
 // A variant is one compiled kernel of an op: a config, specialised to a
 // shape or shape-generic, in its vector form (when it has one) and its
-// scalar form.
+// scalar form, and, when the vector form has Go assembly and the template
+// a plain form of it (kernels.Template.EmitGoPlain), in that plain form,
+// which amd64 builds without GOEXPERIMENT=simd run in place of the vector
+// form, under the same name.
 type variant struct {
 	name   string          // Go name of its vector form, or of its only form
 	cfg    schedule.Config // as tuned
 	scalar schedule.Config // the config of its scalar form (cfg when cfg needs nothing)
 	needs  level
+	plain  bool           // it has a plain form
 	shape  []int          // the shape of a specialised kernel; nil for a generic one
 	record *tunedb.Record // the winning record of a specialised kernel
 }
@@ -308,6 +312,9 @@ func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []
 		v.scalar = cfg
 		return v, nil
 	}
+	if op.tmpl.EmitGoPlain != nil {
+		v.plain = hasAsm(op.tmpl, name, shape, cfg)
+	}
 	at := shape
 	if at == nil {
 		at = p.tunedShapeOf(op, cfg)
@@ -335,6 +342,21 @@ func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []
 	}
 	v.scalar = c
 	return v, nil
+}
+
+// hasAsm reports whether the kernel of cfg (generic when shape is nil)
+// has Go assembly. An emitter that panics has none here; emitKernel
+// reports its panic.
+func hasAsm(tmpl kernels.Template, name string, shape []int, cfg schedule.Config) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	if shape == nil {
+		return tmpl.EmitAsmGeneric != nil && tmpl.EmitAsmGeneric(name, cfg) != nil
+	}
+	return tmpl.EmitAsm != nil && tmpl.EmitAsm(name, slices.Clone(shape), cfg) != nil
 }
 
 // tunedShapeOf returns the largest shape cfg won, or the op's example.

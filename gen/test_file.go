@@ -1,10 +1,8 @@
 package gen
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
-	"go/format"
 	"slices"
 	"strings"
 
@@ -23,21 +21,6 @@ var testHelpers string
 // maxTestFLOPs bounds the untuned shapes the generated tests derive from
 // tuned ones, so that the float64 reference stays quick.
 const maxTestFLOPs = 2e8
-
-func (p *plan) helpersFile() ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n\npackage %s\n\nimport (\n", Header(p.o.Command), p.o.Pkg)
-	for _, imp := range []string{"encoding/json", "fmt", "math", "math/rand/v2", "slices", "strings", "testing", "time"} {
-		fmt.Fprintf(&b, "\t%q\n", imp)
-	}
-	b.WriteString(")\n\n")
-	b.WriteString(testHelpers)
-	src, err := format.Source(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("gen: helpers_test.go: %w", err)
-	}
-	return src, nil
-}
 
 // testShapes are the shapes op is checked on: every tuned shape, and
 // shapes never tuned: all ones, small primes, odd extents, and each tuned
@@ -341,4 +324,41 @@ func (p *plan) benchmarks(f *jen.File) {
 	f.Func().Id("BenchmarkDispatch").Params(bParam).Block(dispatch...)
 	f.Comment("BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default and plain Go. It measures on its own; run it with -benchtime 1x -v.")
 	f.Func().Id("BenchmarkSideBySide").Params(bParam).Block(sides...)
+}
+
+// plainTestFile returns the test, in builds without GOEXPERIMENT=simd on
+// amd64, that each kernel with a plain form runs it exactly when the CPU
+// has the instructions of its assembly.
+func (p *plan) plainTestFile() *jen.File {
+	f := p.newFile(plainTag)
+	var rows []jen.Code
+	for _, op := range p.ops {
+		for i, v := range op.variants {
+			if !v.plain {
+				continue
+			}
+			has := jen.Id("cpuHas").Dot("avx512")
+			if v.needs == avx2Level {
+				has = jen.Id("cpuHas").Dot("avx2FMA")
+			}
+			rows = append(rows, jen.Values(jen.Id(op.ident+"Op"), jen.Lit(i), jen.Lit(v.name), has))
+		}
+	}
+	k := jen.Id("k")
+	f.Comment("TestPlainForms checks that each kernel with Go assembly runs its plain form where the CPU has the assembly's instructions (cpuHas), and its scalar form elsewhere.")
+	f.Func().Id("TestPlainForms").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
+		jen.For(jen.List(jen.Id("_"), k).Op(":=").Range().Index().Struct(
+			jen.Id("op").Op("*").Id("opState"),
+			jen.Id("kernel").Int(),
+			jen.Id("plain").String(),
+			jen.Id("runs").Bool(),
+		).Custom(multi, rows...)).Block(
+			jen.If(jen.List(jen.Id("got")).Op(":=").Add(k).Dot("op").Dot("kernels").Index(k.Clone().Dot("kernel")).Dot("name"),
+				jen.Parens(jen.Id("got").Op("==").Add(k).Dot("plain")).Op("!=").Add(k).Dot("runs")).Block(
+				jen.Id("t").Dot("Errorf").Call(jen.Lit("%s kernel %d runs %s; the CPU runs its plain form %s: %v"),
+					k.Clone().Dot("op").Dot("name"), k.Clone().Dot("kernel"), jen.Id("got"), k.Clone().Dot("plain"), k.Clone().Dot("runs")),
+			),
+		),
+	)
+	return f
 }
