@@ -262,18 +262,27 @@ func (p *plan) benchmarks(f *jen.File) {
 			continue
 		}
 		// The first tuned shape: its specialised kernel, the generic
-		// form of the same config, the default and plain Go; the shape
-		// one larger: dispatch (nearest), the default and plain Go.
+		// form of the same config, the default, the specialised kernel's
+		// scalar form and plain Go; the shape one larger: dispatch
+		// (nearest), the default, the scalar form of the kernel dispatch
+		// runs and plain Go. A kernel is named as Variant names it, the
+		// form this build and CPU run.
 		t := op.tuned[0]
 		var cs []jen.Code
-		contender := func(name string, k jen.Code, shape []int) {
-			cs = append(cs, jen.Values(jen.Lit(name), jen.Func().Params().Block(jen.Add(k).Call(jen.Id("args"), jen.Index().Int().Values(intLits(shape)...)))))
+		installed := func(k int, what string) jen.Code {
+			return jen.Id("o").Dot("op").Dot("kernels").Index(jen.Lit(k)).Dot("name").Op("+").Lit(" (" + what + ")")
 		}
-		contender(op.variants[t.exact].name+" (exact)", jen.Id("o").Dot("fns").Index(jen.Lit(t.exact)), t.shape)
+		contender := func(name jen.Code, list string, k int, shape []int) {
+			cs = append(cs, jen.Values(name, jen.Func().Params().Block(jen.Id("o").Dot(list).Index(jen.Lit(k)).Call(jen.Id("args"), jen.Index().Int().Values(intLits(shape)...)))))
+		}
+		contender(installed(t.exact, "exact"), "fns", t.exact, t.shape)
 		if t.near >= 0 {
-			contender(op.variants[t.near].name+" (generic, same config)", jen.Id("o").Dot("fns").Index(jen.Lit(t.near)), t.shape)
+			contender(installed(t.near, "generic, same config"), "fns", t.near, t.shape)
 		}
-		contender(op.variants[op.def].name+" (default)", jen.Id("o").Dot("fns").Index(jen.Lit(op.def)), t.shape)
+		contender(installed(op.def, "default"), "fns", op.def, t.shape)
+		if v := op.variants[t.exact]; v.needs != scalarLevel {
+			contender(jen.Lit(v.scalarName()+" (scalar form)"), "scalar", t.exact, t.shape)
+		}
 		body := []jen.Code{jen.Id("o").Op(":=").Id(test).Call()}
 		addNaive := func(shape []int) {
 			if bl, ok := naive(op, shape); ok {
@@ -299,8 +308,12 @@ func (p *plan) benchmarks(f *jen.File) {
 			cs = nil
 			cs = append(cs, jen.Values(jen.Lit("dispatch ("+func() string { _, r := op.expect(u); return r }()+")"),
 				jen.Func().Params().Block(jen.Id("o").Dot("public").Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
-			cs = append(cs, jen.Values(jen.Lit(op.variants[op.def].name+" (default)"),
+			cs = append(cs, jen.Values(installed(op.def, "default"),
 				jen.Func().Params().Block(jen.Id("o").Dot("fns").Index(jen.Lit(op.def)).Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
+			if k, _ := op.expect(u); op.variants[k].needs != scalarLevel {
+				cs = append(cs, jen.Values(jen.Lit(op.variants[k].scalarName()+" (scalar form)"),
+					jen.Func().Params().Block(jen.Id("o").Dot("scalar").Index(jen.Lit(k)).Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
+			}
 			addNaiveU := func() {
 				if bl, ok := naive(op, u); ok {
 					name := fmt.Sprintf("naive%s%s", op.api.Func, strings.ReplaceAll(kernels.FormatShape(u), "x", "_"))
@@ -322,7 +335,7 @@ func (p *plan) benchmarks(f *jen.File) {
 	}
 	f.Comment("BenchmarkDispatch times choosing a kernel at an untuned shape (the nearest rule's scan), per op.")
 	f.Func().Id("BenchmarkDispatch").Params(bParam).Block(dispatch...)
-	f.Comment("BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default and plain Go. It measures on its own; run it with -benchtime 1x -v.")
+	f.Comment("BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default, the specialised kernel's scalar form and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default, the scalar form of the kernel dispatch runs and plain Go. It measures on its own; run it with -benchtime 1x -v.")
 	f.Func().Id("BenchmarkSideBySide").Params(bParam).Block(sides...)
 }
 

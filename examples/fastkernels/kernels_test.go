@@ -2059,7 +2059,7 @@ func BenchmarkDispatch(b *testing.B) {
 	})
 }
 
-// BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default and plain Go. It measures on its own; run it with -benchtime 1x -v.
+// BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default, the specialised kernel's scalar form and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default, the scalar form of the kernel dispatch runs and plain Go. It measures on its own; run it with -benchtime 1x -v.
 func BenchmarkSideBySide(b *testing.B) {
 	b.Run("attention", func(b *testing.B) {
 		o := attentionTest()
@@ -2090,14 +2090,17 @@ func BenchmarkSideBySide(b *testing.B) {
 		}()}
 		b.Run("tuned/1x4x256x64", func(b *testing.B) {
 			sideBySide(b, []contender{
-				{"attention1x4x256x64 (exact)", func() {
+				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{1, 4, 256, 64})
 				}},
-				{"attentionG1 (generic, same config)", func() {
+				{o.op.kernels[1].name + " (generic, same config)", func() {
 					o.fns[1](args, []int{1, 4, 256, 64})
 				}},
-				{"attentionDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args, []int{1, 4, 256, 64})
+				}},
+				{"attention1x4x256x64Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{1, 4, 256, 64})
 				}},
 				{"plain Go", func() {
 					naiveAttention1_4_256_64(args[0], args[1], args[2], args[3])
@@ -2134,8 +2137,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 1x4x256x64)", func() {
 					o.public(args2, []int{2, 5, 257, 65})
 				}},
-				{"attentionDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args2, []int{2, 5, 257, 65})
+				}},
+				{"attentionG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{2, 5, 257, 65})
 				}},
 				{"plain Go", func() {
 					naiveAttention2_5_257_65(args2[0], args2[1], args2[2], args2[3])
@@ -2172,14 +2178,17 @@ func BenchmarkSideBySide(b *testing.B) {
 		}()}
 		b.Run("tuned/1x4x256x64", func(b *testing.B) {
 			sideBySide(b, []contender{
-				{"attentionCausal1x4x256x64 (exact)", func() {
+				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{1, 4, 256, 64})
 				}},
-				{"attentionCausalG1 (generic, same config)", func() {
+				{o.op.kernels[1].name + " (generic, same config)", func() {
 					o.fns[1](args, []int{1, 4, 256, 64})
 				}},
-				{"attentionCausalDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args, []int{1, 4, 256, 64})
+				}},
+				{"attentionCausal1x4x256x64Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{1, 4, 256, 64})
 				}},
 				{"plain Go", func() {
 					naiveAttentionCausal1_4_256_64(args[0], args[1], args[2], args[3])
@@ -2216,8 +2225,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 1x4x256x64)", func() {
 					o.public(args2, []int{2, 5, 257, 65})
 				}},
-				{"attentionCausalDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args2, []int{2, 5, 257, 65})
+				}},
+				{"attentionCausalG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{2, 5, 257, 65})
 				}},
 				{"plain Go", func() {
 					naiveAttentionCausal2_5_257_65(args2[0], args2[1], args2[2], args2[3])
@@ -2248,14 +2260,17 @@ func BenchmarkSideBySide(b *testing.B) {
 		}()}
 		b.Run("tuned/64x768x768", func(b *testing.B) {
 			sideBySide(b, []contender{
-				{"gemm64x768x768 (exact)", func() {
+				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{64, 768, 768})
 				}},
-				{"gemmG1 (generic, same config)", func() {
+				{o.op.kernels[2].name + " (generic, same config)", func() {
 					o.fns[2](args, []int{64, 768, 768})
 				}},
-				{"gemmDefault (default)", func() {
+				{o.op.kernels[4].name + " (default)", func() {
 					o.fns[4](args, []int{64, 768, 768})
+				}},
+				{"gemm64x768x768Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{64, 768, 768})
 				}},
 				{"plain Go", func() {
 					naiveGemm64_768_768(args[0], args[1], args[2])
@@ -2286,8 +2301,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 64x768x768)", func() {
 					o.public(args2, []int{65, 769, 769})
 				}},
-				{"gemmDefault (default)", func() {
+				{o.op.kernels[4].name + " (default)", func() {
 					o.fns[4](args2, []int{65, 769, 769})
+				}},
+				{"gemmG1Scalar (scalar form)", func() {
+					o.scalar[2](args2, []int{65, 769, 769})
 				}},
 				{"plain Go", func() {
 					naiveGemm65_769_769(args2[0], args2[1], args2[2])
@@ -2324,14 +2342,17 @@ func BenchmarkSideBySide(b *testing.B) {
 		}()}
 		b.Run("tuned/128x768x768", func(b *testing.B) {
 			sideBySide(b, []contender{
-				{"gemmBiasReLU128x768x768 (exact)", func() {
+				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{128, 768, 768})
 				}},
-				{"gemmBiasReLUG1 (generic, same config)", func() {
+				{o.op.kernels[1].name + " (generic, same config)", func() {
 					o.fns[1](args, []int{128, 768, 768})
 				}},
-				{"gemmBiasReLUDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args, []int{128, 768, 768})
+				}},
+				{"gemmBiasReLU128x768x768Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{128, 768, 768})
 				}},
 				{"plain Go", func() {
 					naiveGemmBiasReLU128_768_768(args[0], args[1], args[2], args[3])
@@ -2368,8 +2389,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 128x768x768)", func() {
 					o.public(args2, []int{129, 769, 769})
 				}},
-				{"gemmBiasReLUDefault (default)", func() {
+				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args2, []int{129, 769, 769})
+				}},
+				{"gemmBiasReLUG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{129, 769, 769})
 				}},
 				{"plain Go", func() {
 					naiveGemmBiasReLU129_769_769(args2[0], args2[1], args2[2], args2[3])
@@ -2394,14 +2418,17 @@ func BenchmarkSideBySide(b *testing.B) {
 		}()}
 		b.Run("tuned/64x4096", func(b *testing.B) {
 			sideBySide(b, []contender{
-				{"softmax64x4096 (exact)", func() {
+				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{64, 4096})
 				}},
-				{"softmaxG2 (generic, same config)", func() {
+				{o.op.kernels[3].name + " (generic, same config)", func() {
 					o.fns[3](args, []int{64, 4096})
 				}},
-				{"softmaxDefault (default)", func() {
+				{o.op.kernels[4].name + " (default)", func() {
 					o.fns[4](args, []int{64, 4096})
+				}},
+				{"softmax64x4096Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{64, 4096})
 				}},
 				{"plain Go", func() {
 					naiveSoftmax64_4096(args[0], args[1])
@@ -2426,8 +2453,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 64x4096)", func() {
 					o.public(args2, []int{65, 4097})
 				}},
-				{"softmaxDefault (default)", func() {
+				{o.op.kernels[4].name + " (default)", func() {
 					o.fns[4](args2, []int{65, 4097})
+				}},
+				{"softmaxG2Scalar (scalar form)", func() {
+					o.scalar[3](args2, []int{65, 4097})
 				}},
 				{"plain Go", func() {
 					naiveSoftmax65_4097(args2[0], args2[1])

@@ -4,12 +4,14 @@
 // Go implementation of the same op, and the largest difference between the
 // two results.
 //
-//	go run ./examples/fastkernels/cmd/demo              # scalar kernels only
+//	go run ./examples/fastkernels/cmd/demo              # plain and scalar forms
 //	GOEXPERIMENT=simd go run ./examples/fastkernels/cmd/demo
 //
-// Without GOEXPERIMENT=simd every kernel runs its scalar form (Variant
-// names end in Scalar); with it, the vector kernels run on a CPU that has
-// their instructions.
+// With GOEXPERIMENT=simd the vector kernels run on a CPU that has their
+// instructions. Without it, on such a CPU (amd64), the kernels with Go
+// assembly tiles run their plain forms, the same tiles with plain Go
+// around them, named as the vector kernels; every other kernel runs its
+// scalar form (Variant names end in Scalar).
 package main
 
 import (
