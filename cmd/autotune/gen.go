@@ -25,7 +25,9 @@ template's default config, so that every shape is served. The package
 imports only the standard library (simd/archsimd under GOEXPERIMENT=simd)
 and exports Softmax, Gemm, GemmBias, GemmBiasReLU and Attention, Variant
 (which kernel a call runs, and why) and LoadTuning (re-rank the compiled
-kernels from a tuning log). Its package doc says what each build runs.
+kernels from a tuning log). Its package doc says what each build runs:
+without GOEXPERIMENT=simd, on amd64, the kernels with Go assembly tiles
+still run them, with plain Go around, and the others their scalar forms.
 
 Files whose bytes would not change are not rewritten; files of DIR that
 the generator wrote before and no longer produces are removed, any other
