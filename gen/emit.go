@@ -216,8 +216,14 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 			continue
 		}
 		hasVector = true
+		before := len(asms)
 		if err := emitKernel(out.vector, op, v.name, v.shape, v.cfg, false, &asms); err != nil {
 			return opFiles{}, err
+		}
+		if (len(asms) > before) != v.plain && op.tmpl.EmitGoPlain != nil {
+			// The assembly is in every amd64 build only when each kernel
+			// that has some has a plain form to declare it.
+			return opFiles{}, fmt.Errorf("gen: %s %s: the template has plain forms, but this kernel's assembly and its plain form disagree", op.op.Name, v.cfg)
 		}
 		cond := jen.Qual(golang.ArchSIMD, "X86").Dot("AVX512").Call()
 		plainCond := jen.Id("cpuHas").Dot("avx512")
