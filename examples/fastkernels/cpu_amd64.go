@@ -30,10 +30,10 @@ var cpuHas = detectCPU(os.Getenv("GODEBUG"), runtime.GOOS, goamd64Level())
 // the operating system saves (OSXSAVE, then XGETBV: XMM and YMM for AVX,
 // opmask and both halves of ZMM for AVX-512), none on NetBSD, whose
 // signals corrupt AVX registers; then godebug's cpu.NAME=off and =on
-// settings (cpu.all for every feature; the last setting of a feature wins), for the features
-// the GOAMD64 level does not require: AVX, AVX2 and FMA below v3, the
-// AVX-512 ones below v4. So GODEBUG=cpu.avx512f=off hides AVX-512 from
-// these kernels as it does from archsimd's.
+// settings (cpu.all for every feature; the last setting of a feature
+// wins), for the features the GOAMD64 level does not require: AVX, AVX2
+// and FMA below v3, the AVX-512 ones below v4. So GODEBUG=cpu.avx512f=off
+// hides AVX-512 from these kernels as it does from archsimd's.
 func detectCPU(godebug, goos string, level int32) cpuFeatures {
 	var avx, avx2, fma, avx512f, avx512cd, avx512bw, avx512dq, avx512vl bool
 	maxID, _, _, _ := cpuid(0, 0)
