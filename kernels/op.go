@@ -173,12 +173,12 @@ func (op Op) ParseShape(s string) ([]int, error) {
 		}
 		shape[i] = int(n)
 	}
-	product := 1
+	product := int64(1) // int64: MaxProduct overflows a 32-bit int
 	for _, n := range shape {
-		if product > MaxProduct/n {
+		if product > MaxProduct/int64(n) {
 			return nil, fmt.Errorf("invalid shape %q: the product of its extents is over 2^53; no workload is that large", s)
 		}
-		product *= n
+		product *= int64(n)
 	}
 	return shape, nil
 }
