@@ -1,1 +1,108 @@
 package tune
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/kernels/gemm"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// BenchmarkRetrain sets the cost model's refit after a batch against the
+// time the batch took to measure, at 2,000 rows, the yardstick. The
+// rows are GEMM's, as the tuner builds them: the 1,854 recorded configs of
+// 64³ and 146 of the synthetic 128³ landscape. A batch's measurement time
+// is the build and run time of 16 consecutive records of a recorded
+// landscape (what the tuner spent on them, its own overhead aside), the
+// median over the landscape; each sub-benchmark reports its refit as a
+// share of each landscape's batch (share-LANDSCAPE, 0.05 is 5%).
+//
+//	go test ./tune -run XXX -bench BenchmarkRetrain -count 5
+//
+// "scratch" refits from scratch after every batch; "gbt" is the registry's
+// model, whose refits past 1,000 rows are incremental but for one in
+// RefitEvery, measured as the mean over such a cycle.
+func BenchmarkRetrain(b *testing.B) {
+	const n, batch = 2000, 16
+	rows := gemmRows(b, n)
+	batches := map[string]float64{}
+	for _, l := range []struct{ name, file string }{
+		{"gemm64-epyc", "testdata/gemm-64x64x64-epyc.jsonl"},
+		{"softmax1024-xeon", "testdata/softmax-1024x1024.jsonl"},
+		{"softmax8192x128-epyc", "testdata/softmax-8192x128-epyc.jsonl"},
+	} {
+		batches[l.name] = medianBatchNS(readRecords(b, l.file), batch)
+	}
+	gbt, err := costmodel.Lookup("gbt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct {
+		name  string
+		new   func() costmodel.Model
+		cycle int // fits per cycle: the last is timed after cycle-1 smaller ones
+	}{
+		{"scratch", func() costmodel.Model { return costmodel.NewGBT(costmodel.Options{}) }, 1},
+		{"gbt", func() costmodel.Model { return gbt.New(1) }, 8},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			fits := 0
+			for b.Loop() {
+				model := m.new()
+				for k := m.cycle - 1; k >= 0; k-- {
+					if err := model.Fit(rows[:n-k*batch]); err != nil {
+						b.Fatal(err)
+					}
+					fits++
+				}
+			}
+			perFit := float64(b.Elapsed().Nanoseconds()) / float64(fits)
+			b.ReportMetric(perFit/1e6, "ms/fit")
+			for name, ns := range batches {
+				b.ReportMetric(perFit/ns, "share-"+name)
+			}
+		})
+	}
+}
+
+// gemmRows returns n training rows of GEMM, as the tuner makes them.
+func gemmRows(tb testing.TB, n int) []costmodel.Sample {
+	a := recording(tb, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, []int{64, 64, 64})
+	c := syntheticRecording(tb, gemm.Template, []int{128, 128, 128}, 1)
+	var rows []costmodel.Sample
+	for _, r := range []Recording{a, c} {
+		shape := r.Workload.Shape
+		space := gemm.Template.Space(shape, r.Target)
+		feats := gemm.Template.ModelFeatures(space, shape, r.Target)
+		for _, rec := range r.Records {
+			if len(rows) == n {
+				break
+			}
+			cfg, err := space.Canonical(rec.Config)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			rows = append(rows, costmodel.Sample{Features: feats(cfg), Group: r.Workload.Key(), Cost: cost(rec.Status == tunedb.StatusOK, rec.MedianNS)})
+		}
+	}
+	if len(rows) < n {
+		tb.Fatalf("%d rows, want %d", len(rows), n)
+	}
+	return rows
+}
+
+// medianBatchNS is the median over consecutive batches of recs of their
+// build and run time.
+func medianBatchNS(recs []tunedb.Record, batch int) float64 {
+	var t []float64
+	for i := 0; i+batch <= len(recs); i += batch {
+		s := 0.0
+		for _, r := range recs[i : i+batch] {
+			s += float64(r.BuildNS + r.RunNS)
+		}
+		t = append(t, s)
+	}
+	slices.Sort(t)
+	return t[len(t)/2]
+}
