@@ -86,11 +86,20 @@
 // measures how well scores order configs, e.g. a model's scores of configs
 // it was not trained on against their measured speed.
 //
+// # Uncertainty
+//
+// Bagged is an ensemble of GBTs on bootstrap resamples of the rows; the
+// spread of its members' scores says how unsure it is, and its Predict is
+// an upper confidence bound, mean + Kappa·spread, so that a search ranking
+// by it leans toward configs the model knows little about. Registered as
+// "ucb", it did not beat the single GBT on the landscape suite
+// (docs/benchmarks.md), and costs about 2.5 fits of one.
+//
 // # Choosing a model by name
 //
 // Kinds lists the models a user can choose, by name ("gbt", the default,
-// and "none"), each with a constructor; Lookup finds one. The tuner and the
-// command line take their choices, help and errors from it.
+// "ucb" and "none"), each with a constructor; Lookup finds one. The tuner
+// and the command line take their choices, help and errors from it.
 //
 // # Saved models
 //

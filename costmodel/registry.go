@@ -26,10 +26,18 @@ const noneStream = 0x6e6f6e65 // "none"
 // well (TestWarmFit) at about a seventh of the cost (BenchmarkRetrain).
 const warmRounds = 10
 
+// ucbKappa weighs the spread in ucb's scores: the best of 0.1, 0.3 and 1
+// on the landscape suite, where none beat gbt (docs/benchmarks.md).
+const ucbKappa = 0.3
+
 // kinds are the cost models by name, the default first.
 var kinds = []Kind{
 	{Name: "gbt", Doc: "gradient-boosted trees, saved in the database",
 		New: func(uint64) Model { return NewGBT(Options{WarmRounds: warmRounds}) }},
+	{Name: "ucb", Doc: "five boosted-tree models on resamples, scoring mean + 0.3·spread (an upper confidence bound)",
+		New: func(uint64) Model {
+			return NewBagged(BaggedOptions{Kappa: ucbKappa, GBT: Options{WarmRounds: warmRounds / 2}})
+		}},
 	{Name: "none", Doc: "random scores, the control for the model's worth",
 		New: func(seed uint64) Model { return NewNone(rand.New(rand.NewPCG(seed, noneStream))) }},
 }
