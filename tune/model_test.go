@@ -1,11 +1,14 @@
 package tune
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
+	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -105,4 +108,34 @@ func medianBatchNS(recs []tunedb.Record, batch int) float64 {
 	}
 	slices.Sort(t)
 	return t[len(t)/2]
+}
+
+// TestKinPrior checks transfer across ops that share the model's features:
+// GEMM's records warm a run of GEMM with a bias and ReLU (recorded on the
+// same machine, with the same best config, which the run then proposes
+// first), while softmax's records, of another layout, are left out.
+func TestKinPrior(t *testing.T) {
+	gbr, ok := kernels.TemplateFor("gemm_bias_relu", kernels.CPU)
+	if !ok {
+		t.Fatal("no gemm_bias_relu template")
+	}
+	shape := []int{64, 64, 64}
+	rec := recording(t, "testdata/gemm_bias_relu-64x64x64-epyc.jsonl", gbr, shape)
+	gemmRecs := recording(t, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, shape).Records
+	softmaxRecs := recording(t, "testdata/softmax-8192x128-epyc.jsonl", softmax.Template, []int{8192, 128}).Records
+	r, err := Simulate(context.Background(), Simulation{
+		Template: gbr, Recording: rec, Prior: append(slices.Clone(gemmRecs), softmaxRecs...),
+		Searches: []Search{{Strategy: "evolutionary", Model: "gbt"}}, Seeds: 2, Budget: 16,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Prior != len(gemmRecs) || !slices.Equal(r.PriorShape, []string{"gemm 64x64x64"}) {
+		t.Errorf("prior: %d records of %q; want GEMM's %d, none of softmax", r.Prior, r.PriorShape, len(gemmRecs))
+	}
+	for _, run := range r.Searches[0].Runs {
+		if run.TrialsTo1 != 1 {
+			t.Errorf("seed %d: within 1%% of the best after %d trials, want 1: GEMM's best first", run.Seed, run.TrialsTo1)
+		}
+	}
 }
