@@ -93,7 +93,8 @@
 // an upper confidence bound, mean + Kappa·spread, so that a search ranking
 // by it leans toward configs the model knows little about. Registered as
 // "ucb", it did not beat the single GBT on the landscape suite
-// (docs/benchmarks.md), and costs about 2.5 fits of one.
+// (docs/benchmarks.md), and costs about 2.5 fits of one, so it is Extra:
+// autotune simulate compares it only when named.
 //
 // # Choosing a model by name
 //

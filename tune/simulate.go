@@ -72,7 +72,9 @@ func guided() []string {
 }
 
 // Searches returns every search there is: each strategy, a guided one with
-// each cost model, in the order of search.Kinds and costmodel.Kinds.
+// each cost model, in the order of search.Kinds and costmodel.Kinds, but
+// for the models marked Extra, which cost more and won nothing (they run
+// when named).
 func Searches() []Search {
 	var out []Search
 	for _, k := range search.Kinds() {
@@ -80,8 +82,10 @@ func Searches() []Search {
 			out = append(out, Search{Strategy: k.Name})
 			continue
 		}
-		for _, m := range costmodel.Names() {
-			out = append(out, Search{Strategy: k.Name, Model: m})
+		for _, m := range costmodel.Kinds() {
+			if !m.Extra {
+				out = append(out, Search{Strategy: k.Name, Model: m.Name})
+			}
 		}
 	}
 	return out
