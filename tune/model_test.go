@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/kernels"
@@ -18,55 +19,73 @@ import (
 // 64³ and 146 of the synthetic 128³ landscape. A batch's measurement time
 // is the build and run time of 16 consecutive records of a recorded
 // landscape (what the tuner spent on them, its own overhead aside), the
-// median over the landscape; each sub-benchmark reports its refit as a
-// share of each landscape's batch (share-LANDSCAPE, 0.05 is 5%).
+// median over the landscape.
 //
-//	go test ./tune -run XXX -bench BenchmarkRetrain -count 5
+//	go test ./tune -run XXX -bench BenchmarkRetrain -benchtime 10x
 //
-// "scratch" refits from scratch after every batch; "gbt" is the registry's
-// model, whose refits past 1,000 rows are incremental but for one in
-// RefitEvery, measured as the mean over such a cycle.
+// Each iteration times, one after the other so that both see the same
+// load, a refit from scratch at 2,000 rows ("scratch") and a cycle of the
+// registry's gbt, whose refits past 1,000 rows are incremental but for
+// one in RefitEvery: the mean over the cycle's 8 refits, ending at 2,000
+// rows ("gbt"). It reports the medians over the iterations, in ms per
+// refit, as a share of each landscape's batch (share-LANDSCAPE, 0.05 is
+// 5%), and the median ratio of the two (gbt/scratch).
 func BenchmarkRetrain(b *testing.B) {
-	const n, batch = 2000, 16
+	const n, batch, cycle = 2000, 16, 8
 	rows := gemmRows(b, n)
-	batches := map[string]float64{}
+	type landscape struct {
+		name string
+		ns   float64
+	}
+	var batches []landscape
 	for _, l := range []struct{ name, file string }{
 		{"gemm64-epyc", "testdata/gemm-64x64x64-epyc.jsonl"},
 		{"softmax1024-xeon", "testdata/softmax-1024x1024.jsonl"},
 		{"softmax8192x128-epyc", "testdata/softmax-8192x128-epyc.jsonl"},
 	} {
-		batches[l.name] = medianBatchNS(readRecords(b, l.file), batch)
+		batches = append(batches, landscape{l.name, medianBatchNS(readRecords(b, l.file), batch)})
 	}
 	gbt, err := costmodel.Lookup("gbt")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, m := range []struct {
-		name  string
-		new   func() costmodel.Model
-		cycle int // fits per cycle: the last is timed after cycle-1 smaller ones
-	}{
-		{"scratch", func() costmodel.Model { return costmodel.NewGBT(costmodel.Options{}) }, 1},
-		{"gbt", func() costmodel.Model { return gbt.New(1) }, 8},
-	} {
-		b.Run(m.name, func(b *testing.B) {
-			fits := 0
-			for b.Loop() {
-				model := m.new()
-				for k := m.cycle - 1; k >= 0; k-- {
-					if err := model.Fit(rows[:n-k*batch]); err != nil {
-						b.Fatal(err)
-					}
-					fits++
-				}
-			}
-			perFit := float64(b.Elapsed().Nanoseconds()) / float64(fits)
-			b.ReportMetric(perFit/1e6, "ms/fit")
-			for name, ns := range batches {
-				b.ReportMetric(perFit/ns, "share-"+name)
-			}
-		})
+	fit := func(m costmodel.Model, rows []costmodel.Sample) {
+		if err := m.Fit(rows); err != nil {
+			b.Fatal(err)
+		}
 	}
+	var scratch, warm, ratio []float64
+	for b.Loop() {
+		start := time.Now()
+		fit(costmodel.NewGBT(costmodel.Options{}), rows)
+		s := float64(time.Since(start))
+		m := gbt.New(1)
+		start = time.Now()
+		for k := cycle - 1; k >= 0; k-- {
+			fit(m, rows[:n-k*batch])
+		}
+		w := float64(time.Since(start)) / cycle
+		scratch, warm, ratio = append(scratch, s), append(warm, w), append(ratio, w/s)
+	}
+	for _, x := range []struct {
+		name string
+		ns   []float64
+	}{{"scratch", scratch}, {"gbt", warm}} {
+		med := medianOf(x.ns)
+		b.ReportMetric(med/1e6, "ms/fit-"+x.name)
+		for _, l := range batches {
+			b.ReportMetric(med/l.ns, "share-"+x.name+"-"+l.name)
+		}
+	}
+	b.ReportMetric(medianOf(ratio), "gbt/scratch")
+}
+
+func medianOf(x []float64) float64 {
+	x = slices.Sorted(slices.Values(x))
+	if len(x)%2 == 1 {
+		return x[len(x)/2]
+	}
+	return (x[len(x)/2-1] + x[len(x)/2]) / 2
 }
 
 // gemmRows returns n training rows of GEMM, as the tuner makes them.
