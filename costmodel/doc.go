@@ -67,9 +67,17 @@
 // Before its first Fit (or a load) a GBT's Predict returns nil, which
 // package search takes as no model and scores at random.
 //
-// Refitting from scratch is cheap: with the default 100 trees of depth 6, a
-// fit of 2000 rows of 30 features takes on the order of 100 ms on one core,
-// far less than measuring one batch (BenchmarkFit measures it).
+// Refitting from scratch is cheap while the rows are few: with the default
+// 100 trees of depth 6, a fit of 2000 rows of 30 features takes on the
+// order of 100 to 150 ms on one core, 5 to 8% of measuring a batch of 16
+// configs (BenchmarkFit; tune's BenchmarkRetrain sets it against recorded
+// batches). As the history grows the fit grows with it, so a GBT can refit
+// incrementally (Options.WarmRounds): past WarmFrom rows it keeps its trees
+// and boosts a few more rounds on what they still get wrong, and only every
+// RefitEvery-th fit starts from scratch. The registered "gbt" does, with 10
+// rounds from 1000 rows: a refit at 2000 rows then costs about a fifth as
+// much on average over a cycle, and ranks held-out rows as well
+// (TestWarmFit, BenchmarkUpdate).
 //
 // # Baseline and evaluation
 //
@@ -78,11 +86,21 @@
 // measures how well scores order configs, e.g. a model's scores of configs
 // it was not trained on against their measured speed.
 //
+// # Uncertainty
+//
+// Bagged is an ensemble of GBTs on bootstrap resamples of the rows; the
+// spread of its members' scores says how unsure it is, and its Predict is
+// an upper confidence bound, mean + Kappa·spread, so that a search ranking
+// by it leans toward configs the model knows little about. Registered as
+// "ucb", it did not beat the single GBT on the landscape suite
+// (docs/benchmarks.md), and costs about 2.5 fits of one, so it is Extra:
+// autotune simulate compares it only when named.
+//
 // # Choosing a model by name
 //
 // Kinds lists the models a user can choose, by name ("gbt", the default,
-// and "none"), each with a constructor; Lookup finds one. The tuner and the
-// command line take their choices, help and errors from it.
+// "ucb" and "none"), each with a constructor; Lookup finds one. The tuner
+// and the command line take their choices, help and errors from it.
 //
 // # Saved models
 //

@@ -63,6 +63,7 @@ func (g *GBT) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("costmodel: loading a model: %w", err)
 	}
 	g.objective, g.features, g.base, g.trees = m.objective, m.features, m.base, m.trees
+	g.warm = 0
 	return nil
 }
 

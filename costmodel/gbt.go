@@ -52,6 +52,21 @@ type Options struct {
 	// a generator with a fixed seed; either way the model depends only on
 	// the seed and the rows.
 	Rand *rand.Rand
+
+	// WarmRounds, above 0, makes Fit incremental once the rows are many:
+	// a model trained before (on rows of the same layout, with the same
+	// objective) keeps its trees and adds WarmRounds boosting rounds fitted
+	// to what they still get wrong on every row, instead of Trees rounds
+	// from scratch. 0 (the default) always fits from scratch.
+	WarmRounds int
+	// WarmFrom is the fewest rows for an incremental Fit; default 1000.
+	// Below it a fit from scratch is cheap, and the first trees, fitted to
+	// a few rows, are worth replacing.
+	WarmFrom int
+	// RefitEvery bounds the incremental fits in a row: every RefitEvery-th
+	// Fit starts from scratch, so that the trees do not pile up and the
+	// early ones are replaced; default 8.
+	RefitEvery int
 }
 
 const (
@@ -75,6 +90,8 @@ func (o Options) withDefaults() Options {
 	o.LearningRate = cmp.Or(o.LearningRate, 0.1)
 	o.MinLeaf = cmp.Or(o.MinLeaf, 2)
 	o.Subsample = cmp.Or(o.Subsample, 0.8)
+	o.WarmFrom = cmp.Or(o.WarmFrom, 1000)
+	o.RefitEvery = cmp.Or(o.RefitEvery, 8)
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(0x636f73746d6f64, 0x656c)) // "costmodel"
 	}
@@ -95,6 +112,7 @@ type GBT struct {
 	features  int       // feature count of every row, 0 until trained
 	base      float64   // initial score
 	trees     []tree
+	warm      int // incremental fits since the last fit from scratch
 }
 
 // NewGBT returns an untrained model. It panics on out-of-range options.
@@ -102,6 +120,8 @@ func NewGBT(opts Options) *GBT {
 	switch {
 	case opts.Objective > Regression:
 		panic(fmt.Sprintf("costmodel: unknown objective %d", opts.Objective))
+	case opts.WarmRounds < 0, opts.WarmFrom < 0, opts.RefitEvery < 0:
+		panic(fmt.Sprintf("costmodel: WarmRounds %d, WarmFrom %d, RefitEvery %d: want >= 0", opts.WarmRounds, opts.WarmFrom, opts.RefitEvery))
 	case opts.Trees < 0, opts.Depth < 0, opts.Depth > maxDepth, opts.MinLeaf < 0:
 		panic(fmt.Sprintf("costmodel: Trees %d, Depth %d, MinLeaf %d: want Trees, MinLeaf >= 0, 0 <= Depth <= %d",
 			opts.Trees, opts.Depth, opts.MinLeaf, maxDepth))
@@ -132,10 +152,11 @@ func (g *GBT) String() string {
 	return fmt.Sprintf("GBT(%s, %d trees, %d features)", g.objective, len(g.trees), g.features)
 }
 
-// Fit trains the model from scratch on rows, replacing what it held: the
-// model is small enough that retraining on every measured row after each
-// batch is cheaper than one measurement. Rows of every group train one
-// model; targets are normalized within each group (see the package doc).
+// Fit trains the model on rows, replacing what it held: from scratch, or,
+// with Options.WarmRounds and at least WarmFrom rows, incrementally, by
+// boosting the trees it has for a few more rounds (see Options). Rows of
+// every group train one model; targets are normalized within each group
+// (see the package doc).
 //
 // Fit reports an error, and keeps the previous model, when there are no rows,
 // rows differ in feature count, a feature is NaN or infinite, or a cost is
@@ -151,16 +172,35 @@ func (g *GBT) Fit(rows []Sample) error {
 	bins := binFeatures(rows, width)
 
 	n := len(rows)
+	warm := opts.WarmRounds > 0 && n >= opts.WarmFrom && g.trees != nil &&
+		g.features == width && g.objective == opts.Objective && g.warm+1 < opts.RefitEvery
 	base := 0.0
-	if opts.Objective == Regression {
-		for _, v := range y {
-			base += v
-		}
-		base /= float64(n)
-	}
+	rounds := opts.Trees
+	var trees []tree
 	score := make([]float64, n)
-	for i := range score {
-		score[i] = base
+	if warm {
+		// The trees carry on from where they were; a tree's thresholds
+		// are feature values, so they apply to rows binned anew.
+		base, rounds = g.base, opts.WarmRounds
+		trees = make([]tree, len(g.trees), len(g.trees)+rounds)
+		copy(trees, g.trees)
+		for i, r := range rows {
+			score[i] = base
+			for t := range trees {
+				score[i] += trees[t].predict(r.Features)
+			}
+		}
+	} else {
+		if opts.Objective == Regression {
+			for _, v := range y {
+				base += v
+			}
+			base /= float64(n)
+		}
+		for i := range score {
+			score[i] = base
+		}
+		trees = make([]tree, 0, rounds)
 	}
 	grad := make([]float64, n)
 	hess := make([]float64, n)
@@ -171,8 +211,7 @@ func (g *GBT) Fit(rows []Sample) error {
 	sample := make([]int32, max(1, int(math.Round(opts.Subsample*float64(n)))))
 	b := newBuilder(bins, grad, hess, opts)
 
-	trees := make([]tree, 0, opts.Trees)
-	for range opts.Trees {
+	for range rounds {
 		switch opts.Objective {
 		case Regression:
 			for i := range grad {
@@ -194,6 +233,11 @@ func (g *GBT) Fit(rows []Sample) error {
 		trees = append(trees, t)
 	}
 	g.objective, g.features, g.base, g.trees = opts.Objective, width, base, trees
+	if warm {
+		g.warm++
+	} else {
+		g.warm = 0
+	}
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -242,4 +244,112 @@ func BenchmarkPredict(b *testing.B) {
 		m.Predict(feats)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(feats)), "ns/config")
+}
+
+// BenchmarkUpdate times the refit after one batch of 16 rows at 2,000 rows,
+// as the tuner does it: from scratch (Options.WarmRounds 0), one
+// incremental fit (warm), and the mean over a cycle of RefitEvery fits, one
+// from scratch and the rest incremental (cycle, in ns/fit).
+func BenchmarkUpdate(b *testing.B) {
+	const n, batch = 2000, 16
+	rows := timingRows(n)
+	for _, rounds := range []int{0, 10, 20} {
+		opts := Options{WarmRounds: rounds}
+		if rounds == 0 {
+			b.Run("scratch", func(b *testing.B) {
+				m := NewGBT(opts)
+				for b.Loop() {
+					if err := m.Fit(rows); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			continue
+		}
+		b.Run(fmt.Sprintf("warm/rounds=%d", rounds), func(b *testing.B) {
+			m := NewGBT(opts)
+			if err := m.Fit(rows[:n-batch]); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				c := *m
+				if err := c.Fit(rows); err != nil {
+					b.Fatal(err)
+				}
+				if c.warm != 1 {
+					b.Fatalf("the fit was not incremental")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("cycle/rounds=%d", rounds), func(b *testing.B) {
+			every := opts.withDefaults().RefitEvery
+			fits := 0
+			for b.Loop() {
+				m := NewGBT(opts)
+				for k := every - 1; k >= 0; k-- {
+					if err := m.Fit(rows[:n-k*batch]); err != nil {
+						b.Fatal(err)
+					}
+					fits++
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fits), "ns/fit")
+		})
+	}
+}
+
+// TestWarmFit follows the tuner past WarmFrom rows, a batch of 16 rows at a
+// time: the incremental fits keep the trees and add WarmRounds each, every
+// RefitEvery-th fit starts again from Trees, and the incremental model ranks
+// held-out rows about as well as one fitted from scratch on the same rows.
+func TestWarmFit(t *testing.T) {
+	const batch, warmFrom, every, rounds = 16, 480, 4, 10
+	r := rand.New(rand.NewPCG(7, 7))
+	all := landscape{noise: 0.05}.rows(r, 400) // 1200 rows
+	train, held := all[:warmFrom+(2*every-2)*batch], all[warmFrom+(2*every-2)*batch:]
+	warm := NewGBT(Options{WarmRounds: rounds, WarmFrom: warmFrom, RefitEvery: every, Rand: rand.New(rand.NewPCG(1, 1))})
+	scratch := NewGBT(Options{Rand: rand.New(rand.NewPCG(1, 1))})
+	if err := warm.Fit(train[:warmFrom-batch]); err != nil {
+		t.Fatal(err)
+	}
+	if len(warm.trees) != 100 {
+		t.Fatalf("below WarmFrom: %d trees, want 100 from scratch", len(warm.trees))
+	}
+	for k := 0; warmFrom+k*batch <= len(train); k++ {
+		rows := train[:warmFrom+k*batch]
+		prev := slices.Clone(warm.trees)
+		if err := warm.Fit(rows); err != nil {
+			t.Fatal(err)
+		}
+		want := 100 + rounds*((k+1)%every) // the first is incremental, the every-th from scratch
+		if len(warm.trees) != want {
+			t.Fatalf("fit %d at %d rows: %d trees, want %d", k, len(rows), len(warm.trees), want)
+		}
+		if (k+1)%every != 0 && !reflect.DeepEqual(warm.trees[:len(prev)], prev) {
+			t.Fatalf("fit %d: an incremental fit changed the trees it had", k)
+		}
+	}
+	if err := scratch.Fit(train); err != nil {
+		t.Fatal(err)
+	}
+	if len(warm.trees) == 100 {
+		t.Fatal("the last fit was from scratch; want one that was not")
+	}
+	tau := func(m *GBT) float64 {
+		var taus []groupTau
+		for _, g := range groups(held) {
+			var feats [][]float64
+			var speed []float64
+			for _, i := range g {
+				feats, speed = append(feats, held[i].Features), append(speed, 1/held[i].Cost)
+			}
+			taus = append(taus, groupTau{Test: len(g), Tau: KendallTau(m.Predict(feats), speed)})
+		}
+		return meanTau(taus)
+	}
+	tw, ts := tau(warm), tau(scratch)
+	t.Logf("held-out τ: incremental %.3f (%d trees), from scratch %.3f", tw, len(warm.trees), ts)
+	if tw < ts-0.05 {
+		t.Errorf("incremental fits rank held-out rows with τ %.3f, from scratch %.3f: want within 0.05", tw, ts)
+	}
 }

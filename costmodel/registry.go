@@ -15,16 +15,34 @@ type Kind struct {
 	// that draws on it: None's scores come from it, while GBT keeps its
 	// fixed generator, so that a model depends only on its rows.
 	New func(seed uint64) Model
+	// Extra marks a model that comparisons leave out unless asked for
+	// (autotune simulate's default searches): it costs more than the
+	// default and did not beat it on the landscape suite.
+	Extra bool
 }
 
 // noneStream is the second word of None's PCG seed, so that its scores do
 // not repeat the draws a search makes from the same seed.
 const noneStream = 0x6e6f6e65 // "none"
 
+// warmRounds are the boosting rounds of gbt's incremental refits, past
+// 1,000 rows: a tenth of a fit from scratch, which ranked held-out rows as
+// well (TestWarmFit) at about a seventh of the cost (BenchmarkRetrain).
+const warmRounds = 10
+
+// ucbKappa weighs the spread in ucb's scores: the best of 0.1, 0.3 and 1
+// on the landscape suite, where none beat gbt (docs/benchmarks.md).
+const ucbKappa = 0.3
+
 // kinds are the cost models by name, the default first.
 var kinds = []Kind{
 	{Name: "gbt", Doc: "gradient-boosted trees, saved in the database",
-		New: func(uint64) Model { return NewGBT(Options{}) }},
+		New: func(uint64) Model { return NewGBT(Options{WarmRounds: warmRounds}) }},
+	{Name: "ucb", Doc: "an upper confidence bound: mean + 0.3·spread of five boosted-tree models on resamples",
+		New: func(uint64) Model {
+			return NewBagged(BaggedOptions{Kappa: ucbKappa, GBT: Options{WarmRounds: warmRounds / 2}})
+		},
+		Extra: true},
 	{Name: "none", Doc: "random scores, the control for the model's worth",
 		New: func(seed uint64) Model { return NewNone(rand.New(rand.NewPCG(seed, noneStream))) }},
 }

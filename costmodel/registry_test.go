@@ -6,7 +6,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got, want := Names(), []string{"gbt", "none"}; !slices.Equal(got, want) {
+	if got, want := Names(), []string{"gbt", "ucb", "none"}; !slices.Equal(got, want) {
 		t.Errorf("Names = %q, want %q (the default first)", got, want)
 	}
 	rows := timingRows(50)
@@ -32,7 +32,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Kinds()[0].New(1).(*GBT); !ok {
 		t.Error("the default model is not the boosted trees")
 	}
-	if _, err := Lookup("forest"); err == nil || err.Error() != `costmodel: unknown cost model "forest" (known: gbt, none)` {
+	if _, err := Lookup("forest"); err == nil || err.Error() != `costmodel: unknown cost model "forest" (known: gbt, ucb, none)` {
 		t.Errorf("Lookup of an unknown name: %v", err)
 	}
 }

@@ -9,6 +9,12 @@
 // Strategies and cost models are chosen by name from the registries of
 // packages search and costmodel.
 //
+// A guided run learns from the database: its cost model trains on every
+// record of the op on the device, and on those of ops whose templates give
+// the model the same features (GEMM with another epilogue), and its search
+// starts from the best configs of the nearest tuned shapes and then of the
+// nearest workloads of those ops.
+//
 // Simulate replays a recorded landscape through the same loop, each run
 // with its own in-memory database (tunedb.Memory) and the runs of a search
 // side by side, to compare searches without measuring.

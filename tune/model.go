@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 
 	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -178,17 +181,29 @@ type history struct {
 }
 
 // loadHistory reads the records of every shape of t's op on t's device for
-// the current template version.
+// the current template version, and those of other ops whose templates
+// give the model the same features (kinship): GEMM with and without an
+// epilogue share their knobs, and what one taught the model, and its best
+// configs, carry over to the other.
 func loadHistory(t Task, w tunedb.Workload) (history, error) {
 	var h history
 	sums, err := t.Store.Workloads()
 	if err != nil {
 		return h, err
 	}
-	var others []tunedb.Workload
+	var others, kin []tunedb.Workload
 	for _, s := range sums {
 		o := s.Workload
-		if o.Op != w.Op || o.Device != w.Device || o.Template != w.Template || len(o.Shape) != len(w.Shape) {
+		if o.Device != w.Device || len(o.Shape) != len(w.Shape) {
+			continue
+		}
+		tmpl := t.Template
+		if o.Op != w.Op {
+			var ok bool
+			if tmpl, ok = kinTemplate(t.Template, t.Shape, t.Target, o); !ok {
+				continue
+			}
+		} else if o.Template != w.Template {
 			continue
 		}
 		recs, err := t.Store.Records(o)
@@ -198,9 +213,9 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		same := o.Key() == w.Key()
 		space, shape := t.Space, t.Shape
 		if !same {
-			space, shape = t.Template.Space(o.Shape, t.Target), o.Shape
+			space, shape = tmpl.Space(o.Shape, t.Target), o.Shape
 		}
-		feats := t.Template.ModelFeatures(space, shape, t.Target)
+		feats := tmpl.ModelFeatures(space, shape, t.Target)
 		for _, r := range recs {
 			if space.Check(r.Config) != nil {
 				continue // e.g. measured on a CPU whose ISA has since changed
@@ -211,11 +226,33 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 				h.elite, h.eliteCosts = append(h.elite, c), append(h.eliteCosts, r.MedianNS)
 			}
 		}
-		if !same {
+		switch {
+		case o.Op != w.Op:
+			kin = append(kin, o)
+		case !same:
 			others = append(others, o)
 		}
 	}
-	for _, o := range tunedb.Nearest(w, others, transferShapes) {
+	// Seeds: the best configs of the nearest other shapes of the op, then
+	// of the nearest workloads of its kin.
+	near := tunedb.Nearest(w, others, transferShapes)
+	if len(kin) > 0 {
+		relabelled := make([]tunedb.Workload, len(kin))
+		for i, o := range kin {
+			relabelled[i] = o
+			relabelled[i].Op, relabelled[i].Template = w.Op, w.Template
+		}
+		used := make([]bool, len(kin)) // kin of one shape relabel alike
+		for _, r := range tunedb.Nearest(w, relabelled, transferShapes) {
+			i := slices.IndexFunc(relabelled, func(x tunedb.Workload) bool { return x.Key() == r.Key() })
+			for used[i] || relabelled[i].Key() != r.Key() {
+				i++
+			}
+			used[i] = true
+			near = append(near, kin[i])
+		}
+	}
+	for _, o := range near {
 		top, err := t.Store.TopK(o, transferConfigs)
 		if err != nil {
 			return h, err
@@ -225,6 +262,21 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		}
 	}
 	return h, nil
+}
+
+// kinTemplate returns the template of workload o, of another op than
+// tmpl's, when its records can train the model of tmpl at shape on target:
+// it is o's op's current template on tmpl's backend, and its model features
+// are named as tmpl's are (the same knobs, analytic features and
+// dimensions), so that a row means the same.
+func kinTemplate(tmpl kernels.Template, shape []int, target device.Target, o tunedb.Workload) (kernels.Template, bool) {
+	other, ok := kernels.TemplateFor(o.Op, tmpl.Backend)
+	if !ok || o.Op == tmpl.Name || other.Version != o.Template || len(o.Shape) != len(shape) {
+		return kernels.Template{}, false
+	}
+	a := tmpl.ModelFeatureNames(tmpl.Space(shape, target), shape, target)
+	b := other.ModelFeatureNames(other.Space(o.Shape, target), o.Shape, target)
+	return other, slices.Equal(a, b)
 }
 
 var errNoStore = errors.New("tune: the task has no database")

@@ -72,7 +72,9 @@ func guided() []string {
 }
 
 // Searches returns every search there is: each strategy, a guided one with
-// each cost model, in the order of search.Kinds and costmodel.Kinds.
+// each cost model, in the order of search.Kinds and costmodel.Kinds, but
+// for the models marked Extra, which cost more and won nothing (they run
+// when named).
 func Searches() []Search {
 	var out []Search
 	for _, k := range search.Kinds() {
@@ -80,8 +82,10 @@ func Searches() []Search {
 			out = append(out, Search{Strategy: k.Name})
 			continue
 		}
-		for _, m := range costmodel.Names() {
-			out = append(out, Search{Strategy: k.Name, Model: m})
+		for _, m := range costmodel.Kinds() {
+			if !m.Extra {
+				out = append(out, Search{Strategy: k.Name, Model: m.Name})
+			}
 		}
 	}
 	return out
@@ -153,7 +157,9 @@ type Simulation struct {
 	// device with the same template version, loaded into each run's
 	// database before the run: the run starts with a trained model and
 	// configs transferred from those shapes, as a tuner would on a machine
-	// that had tuned them. Records of other workloads are ignored.
+	// that had tuned them. Records of ops whose templates share the
+	// model's features (GEMM with another epilogue) count too; records of
+	// other workloads are ignored.
 	Prior []tunedb.Record
 
 	Searches []Search
@@ -281,9 +287,9 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	if !ok {
 		return SimReport{}, fmt.Errorf("tune: no record of %s passed the check: nothing to get close to", rec.Workload.Key())
 	}
-	prior, shapes := usablePrior(rec.Workload, s.Prior)
+	prior, shapes := usablePrior(s.Template, rec, s.Prior)
 	if len(s.Prior) > 0 && len(prior) == 0 {
-		return SimReport{}, fmt.Errorf("tune: none of the %d prior records is of another shape of %s on %s with template %s",
+		return SimReport{}, fmt.Errorf("tune: none of the %d prior records is of another shape of %s on %s with template %s, or of an op whose template shares its features",
 			len(s.Prior), rec.Workload.Op, rec.Workload.Device, rec.Workload.Template)
 	}
 	report := SimReport{
@@ -421,16 +427,34 @@ func replayable(space *schedule.Space, recs []tunedb.Record) (results []measure.
 }
 
 // usablePrior keeps the prior records that a run can learn from: other
-// shapes of w's op on w's device with w's template. Records of w itself
-// are dropped, as they would make the run resume rather than search.
-func usablePrior(w tunedb.Workload, prior []tunedb.Record) (keep []tunedb.Record, shapes []string) {
+// shapes of the recording's op on its device with its template, and
+// workloads of ops whose templates give the model the same features
+// (kinTemplate). Records of the workload itself are dropped, as they would
+// make the run resume rather than search.
+func usablePrior(tmpl kernels.Template, rec Recording, prior []tunedb.Record) (keep []tunedb.Record, shapes []string) {
+	w := rec.Workload
+	kin := map[string]bool{}
 	for _, r := range prior {
 		o := r.Workload
-		if o.Op != w.Op || o.DType != w.DType || o.Device != w.Device || o.Template != w.Template || slices.Equal(o.Shape, w.Shape) {
+		if o.DType != w.DType || o.Device != w.Device || o.Key() == w.Key() {
 			continue
 		}
+		if o.Op != w.Op || o.Template != w.Template {
+			k, seen := kin[o.Key()]
+			if !seen {
+				_, k = kinTemplate(tmpl, w.Shape, rec.Target, o)
+				kin[o.Key()] = k
+			}
+			if !k {
+				continue
+			}
+		}
 		keep = append(keep, r)
-		if s := o.ShapeString(); !slices.Contains(shapes, s) {
+		s := o.ShapeString()
+		if o.Op != w.Op {
+			s = o.Op + " " + s
+		}
+		if !slices.Contains(shapes, s) {
 			shapes = append(shapes, s)
 		}
 	}

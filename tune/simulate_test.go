@@ -276,7 +276,7 @@ func TestSimulateWithPrior(t *testing.T) {
 	rec, _ := landscape(t, l.file, l.shape)
 	_, other := landscape(t, o.file, o.shape)
 	e := env(t, rec, l.shape, 16)
-	e.prior, _ = usablePrior(rec.Workload, other)
+	e.prior, _ = usablePrior(softmax.Template, rec, other)
 	if len(e.prior) != len(other) {
 		t.Fatalf("%d of the %d records of %v are usable as a prior", len(e.prior), len(other), o.shape)
 	}
@@ -291,7 +291,7 @@ func TestSimulateWithPrior(t *testing.T) {
 
 	// The recording's own records are not a prior: they would make the run
 	// resume instead of search.
-	if keep, _ := usablePrior(rec.Workload, rec.Records); len(keep) != 0 {
+	if keep, _ := usablePrior(softmax.Template, rec, rec.Records); len(keep) != 0 {
 		t.Errorf("%d records of the workload itself kept as a prior", len(keep))
 	}
 }

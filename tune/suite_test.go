@@ -32,22 +32,29 @@ var (
 
 // suiteLandscapes are the landscapes of the suite: the recorded softmax
 // ones of the Xeon, each with the other as its prior, and a synthetic GEMM
-// 128³ one, on which the search may be tuned; the three recorded on an AMD
-// EPYC (testdata/README.md), the two softmax ones each with the other as
-// its prior, are held out.
+// 128³ one, on which the search may be tuned; the four recorded on an AMD
+// EPYC (testdata/README.md) are held out, each with a prior: the two
+// softmax ones each other, GEMM 64³ and GEMM with bias and ReLU 64³ each
+// other (transfer across ops that share the model's features).
 func suiteLandscapes(t testing.TB) []SuiteLandscape {
 	a, recA := landscape(t, landscapes[0].file, landscapes[0].shape)
 	b, recB := landscape(t, landscapes[1].file, landscapes[1].shape)
 	c := recording(t, "testdata/softmax-8192x128-epyc.jsonl", softmax.Template, []int{8192, 128})
 	d := recording(t, "testdata/softmax-64x16384-epyc.jsonl", softmax.Template, []int{64, 16384})
+	gbr, ok := kernels.TemplateFor("gemm_bias_relu", kernels.CPU)
+	if !ok {
+		t.Fatal("no gemm_bias_relu template")
+	}
+	e := recording(t, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, []int{64, 64, 64})
+	f := recording(t, "testdata/gemm_bias_relu-64x64x64-epyc.jsonl", gbr, []int{64, 64, 64})
 	return []SuiteLandscape{
 		{Name: "softmax 1024x1024", Template: softmax.Template, Recording: a, Prior: recB},
 		{Name: "softmax 512x2048", Template: softmax.Template, Recording: b, Prior: recA},
 		{Name: "gemm 128³ synthetic", Template: gemm.Template, Recording: syntheticRecording(t, gemm.Template, []int{128, 128, 128}, 1)},
 		{Name: "softmax 8192x128 EPYC", Template: softmax.Template, HeldOut: true, Recording: c, Prior: d.Records},
 		{Name: "softmax 64x16384 EPYC", Template: softmax.Template, HeldOut: true, Recording: d, Prior: c.Records},
-		{Name: "gemm 64³ EPYC", Template: gemm.Template, HeldOut: true,
-			Recording: recording(t, "testdata/gemm-64x64x64-epyc.jsonl", gemm.Template, []int{64, 64, 64})},
+		{Name: "gemm 64³ EPYC", Template: gemm.Template, HeldOut: true, Recording: e, Prior: f.Records},
+		{Name: "gemm_bias_relu 64³ EPYC", Template: gbr, HeldOut: true, Recording: f, Prior: e.Records},
 	}
 }
 

@@ -131,7 +131,7 @@ func TestSimulateErrors(t *testing.T) {
 		{"no recording", nil, 2, "give --db PATH or --records FILE.jsonl"},
 		{"two recordings", []string{"--db", "x.db", "--records", landscape}, 2, "give one"},
 		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing" (known: evolutionary, random, grid)`},
-		{"unknown model", []string{"--records", landscape, "--strategy", "evolutionary/forest"}, 2, `unknown cost model "forest" (known: gbt, none)`},
+		{"unknown model", []string{"--records", landscape, "--strategy", "evolutionary/forest"}, 2, `unknown cost model "forest" (known: gbt, ucb, none)`},
 		{"model of random", []string{"--records", landscape, "--strategy", "random/gbt"}, 2, "random search takes no model"},
 		{"no seeds", []string{"--records", landscape, "--seeds", "0"}, 2, "--seeds must be at least 1"},
 		{"no such shape", []string{"--records", landscape, "--shape", "8x8"}, 1, "no records of softmax 8x8 f32"},

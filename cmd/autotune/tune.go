@@ -39,9 +39,11 @@ later batch (or the next command that writes to the database) stores it.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
-and saved in the database; a new shape starts from the best configs of the
-nearest tuned shapes. --strategy random or grid and --model none are the
-controls.
+and on those of ops with the same knobs (GEMM with another epilogue), and
+saved in the database; a new shape starts from the best configs of the
+nearest tuned shapes, then of those ops. --model ucb ranks by an upper
+confidence bound instead (it did not win: docs/benchmarks.md). --strategy
+random or grid and --model none are the controls.
 
 The run stops at whichever budget comes first: --trials new measurements,
 --time of wall time, --early-stop trials without a new best, or, with

@@ -81,7 +81,7 @@ func TestTuneFlagErrors(t *testing.T) {
 		{"--time", "-1s", "--time must not be negative"},
 		{"--batch", "0", "--batch must be at least 1"},
 		{"--strategy", "annealing", `--strategy: unknown strategy "annealing" (known: evolutionary, random, grid)`},
-		{"--model", "xgboost", `--model: unknown cost model "xgboost" (known: gbt, none)`},
+		{"--model", "xgboost", `--model: unknown cost model "xgboost" (known: gbt, ucb, none)`},
 		{"--early-stop", "-2", "--early-stop must not be negative"},
 		{"--remeasure", "-1", "--remeasure must not be negative"},
 		{"--stop-gain", "-0.01", "--stop-gain is a fraction from 0 to 1"},
