@@ -25,6 +25,13 @@ type Template struct {
 	// database keys records by it, so change it whenever the emitted code or
 	// the space changes; records of another version are never the best.
 	Version string
+	// Earlier are earlier revisions of the template whose spaces differ
+	// from Space, kept so that landscapes recorded with them still replay
+	// (tune.FindRecording): each has its Version, Space and Default, and
+	// nothing else is used. Nothing is tuned, emitted or looked up with
+	// them: the tuning database never applies their records to today's
+	// code. Nil when every recorded revision had today's space.
+	Earlier []Template
 	// Space returns the knobs for a shape on a target, with the constraints
 	// the target imposes (a 16-lane vector needs AVX-512, for instance).
 	Space func(shape []int, target device.Target) *schedule.Space
@@ -101,6 +108,20 @@ type Template struct {
 	// launch it. cfg is a valid point of Space(shape, target) for a CUDA
 	// target.
 	EmitCUDA func(name string, shape []int, cfg schedule.Config) CUDAKernel
+}
+
+// Revision returns t if version is t's, else the earlier revision of t
+// with that version (Earlier), and whether there is one.
+func (t Template) Revision(version string) (Template, bool) {
+	if version == t.Version {
+		return t, true
+	}
+	for _, e := range t.Earlier {
+		if e.Version == version {
+			return e, true
+		}
+	}
+	return Template{}, false
 }
 
 // CUDAKernel is one generated CUDA kernel and its launch geometry. Source

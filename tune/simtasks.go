@@ -49,13 +49,17 @@ func SimulateTasks(ctx context.Context, ls []TaskLandscape, scheduler string, s 
 	var run TaskSimRun
 	for _, l := range ls {
 		rec := l.Recording
-		space := l.Template.Space(rec.Workload.Shape, rec.Target)
+		tmpl, err := rec.revision(l.Template)
+		if err != nil {
+			return run, err
+		}
+		space := tmpl.Space(rec.Workload.Shape, rec.Target)
 		results, _ := replayable(space, rec.Records)
 		if len(results) == 0 {
 			return run, fmt.Errorf("tune: no replayable record of %s", rec.Workload.Key())
 		}
 		ts.Tasks = append(ts.Tasks, Task{
-			Template: l.Template, Shape: rec.Workload.Shape, Target: rec.Target, Space: space,
+			Template: tmpl, Shape: rec.Workload.Shape, Target: rec.Target, Space: space,
 			Measurer: sim.New(results), Store: db, Strategy: s.Strategy, Model: s.Model,
 			Seed: seed, BatchSize: batch, Tool: "simulate",
 		})

@@ -103,29 +103,47 @@ type Recording struct {
 }
 
 // FindRecording picks from recs the records of tmpl's op at shape, in f32,
-// for the current version of tmpl. fingerprint names the device, or is ""
-// when recs hold the workload for one device only. Records of other template
-// versions are an error when no current ones exist: their configs would not
-// correspond to the template's.
+// for the current version of tmpl or, when it has none, for the first of
+// its earlier revisions (kernels.Template.Earlier) that has some: a
+// landscape recorded before a revision changed the space still replays,
+// in the space it was recorded in (Simulate and SimulateTasks pick that
+// revision by the recording's Workload.Template). fingerprint names the
+// device, or is "" when recs hold the workload for one device only.
+// Records of other template versions are an error when no such ones
+// exist: their configs would not correspond to the template's.
 func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fingerprint string) (Recording, error) {
 	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + DType
-	byDevice := map[string][]tunedb.Record{}
-	var devices, versions []string
+	var matching []tunedb.Record
+	var versions []string
 	for _, r := range recs {
 		w := r.Workload
 		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != DType || fingerprint != "" && w.Device != fingerprint {
 			continue
 		}
-		if w.Template != tmpl.Version {
-			if !slices.Contains(versions, w.Template) {
-				versions = append(versions, w.Template)
+		matching = append(matching, r)
+		if !slices.Contains(versions, w.Template) {
+			versions = append(versions, w.Template)
+		}
+	}
+	revision := tmpl
+	if !slices.Contains(versions, tmpl.Version) {
+		for _, e := range tmpl.Earlier {
+			if slices.Contains(versions, e.Version) {
+				revision = e
+				break
 			}
+		}
+	}
+	byDevice := map[string][]tunedb.Record{}
+	var devices []string
+	for _, r := range matching {
+		if r.Workload.Template != revision.Version {
 			continue
 		}
-		if _, ok := byDevice[w.Device]; !ok {
-			devices = append(devices, w.Device)
+		if _, ok := byDevice[r.Workload.Device]; !ok {
+			devices = append(devices, r.Workload.Device)
 		}
-		byDevice[w.Device] = append(byDevice[w.Device], r)
+		byDevice[r.Workload.Device] = append(byDevice[r.Workload.Device], r)
 	}
 	on := ""
 	if fingerprint != "" {
@@ -144,14 +162,26 @@ func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fin
 	if err != nil {
 		return Recording{}, err
 	}
-	return Recording{Workload: Workload(tmpl, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
+	return Recording{Workload: Workload(revision, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
+}
+
+// revision returns the revision of tmpl that rec was recorded with: tmpl
+// itself or one of its earlier revisions (kernels.Template.Revision). Its
+// space is the one rec replays in.
+func (rec Recording) revision(tmpl kernels.Template) (kernels.Template, error) {
+	r, ok := tmpl.Revision(rec.Workload.Template)
+	if !ok {
+		return kernels.Template{}, fmt.Errorf("tune: the recording of %s is of template version %s, which %s is not and does not keep (%s)",
+			rec.Workload.Key(), rec.Workload.Template, tmpl.Op.Name, tmpl.Version)
+	}
+	return r, nil
 }
 
 // Simulation is a comparison of searches on a recorded landscape: each
 // search runs once per seed with Run, replaying the recording instead of
 // measuring.
 type Simulation struct {
-	Template  kernels.Template // the template of the recording's op
+	Template  kernels.Template // the template of the recording's op, today's (its earlier revisions are found by the recording's version)
 	Recording Recording
 	// Prior are records of other shapes of the op, measured on the same
 	// device with the same template version, loaded into each run's
@@ -279,8 +309,12 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		return SimReport{}, errors.New("tune: simulate needs at least one search")
 	}
 	rec := s.Recording
+	tmpl, err := rec.revision(s.Template)
+	if err != nil {
+		return SimReport{}, err
+	}
 	shape := rec.Workload.Shape
-	space := s.Template.Space(shape, rec.Target)
+	space := tmpl.Space(shape, rec.Target)
 	results, outside := replayable(space, rec.Records)
 	replay := sim.New(results)
 	best, ok := replay.Best()
@@ -300,8 +334,8 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	if report.Budget < 1 {
 		return SimReport{}, errors.New("tune: the trial budget must be at least 1")
 	}
-	feats := s.Template.ModelFeatures(space, shape, rec.Target)
-	env := replayEnv{template: s.Template, shape: shape, target: rec.Target, space: space, replay: replay,
+	feats := tmpl.ModelFeatures(space, shape, rec.Target)
+	env := replayEnv{template: tmpl, shape: shape, target: rec.Target, space: space, replay: replay,
 		prior: prior, budget: report.Budget, batch: report.BatchSize, stopGain: s.StopGain, stopGainAfter: s.StopGainAfter}
 	if s.StopEarly {
 		env.stopAt = best.MedianNS * within1

@@ -57,12 +57,14 @@ func readRecords(t testing.TB, file string) []tunedb.Record {
 }
 
 // landscape returns the recording at file for the current softmax template.
-// A revision of the template that changes the emitted code but not the
-// space changes the version; the landscape then no longer says how fast
-// today's kernels are, but it is still a real landscape of this space, which
-// is all a test of the search needs. So the test relabels it, as long as it
-// covers exactly the valid configs of the current space, and refuses it
-// otherwise.
+// A landscape of an earlier revision that the template keeps
+// (kernels.Template.Earlier) replays in that revision's space. A revision
+// that changed the emitted code but not the space changes the version
+// without keeping the old one; the landscape then no longer says how fast
+// today's kernels are, but it is still a real landscape of this space,
+// which is all a test of the search needs. So the test relabels it, as
+// long as it covers exactly the valid configs of the current space, and
+// refuses it otherwise.
 func landscape(t testing.TB, file string, shape []int) (Recording, []tunedb.Record) {
 	t.Helper()
 	recs := readRecords(t, file)
@@ -71,21 +73,23 @@ func landscape(t testing.TB, file string, shape []int) (Recording, []tunedb.Reco
 		t.Fatalf("%s: no records", file)
 	}
 	if v := recs[0].Workload.Template; v != tmpl.Version {
-		target, err := device.FromFingerprint(recs[0].Workload.Device)
-		if err != nil {
-			t.Fatal(err)
-		}
-		space := tmpl.Space(shape, target)
-		for i := range recs {
-			if space.Check(recs[i].Config) != nil {
-				t.Fatalf("%s: recorded config %s is not in the space of softmax %s: record the landscape again (testdata/README.md)", file, recs[i].Config, tmpl.Version)
+		if _, kept := tmpl.Revision(v); !kept {
+			target, err := device.FromFingerprint(recs[0].Workload.Device)
+			if err != nil {
+				t.Fatal(err)
 			}
-			recs[i].Workload.Template = tmpl.Version
+			space := tmpl.Space(shape, target)
+			for i := range recs {
+				if space.Check(recs[i].Config) != nil {
+					t.Fatalf("%s: recorded config %s is not in the space of softmax %s: record the landscape again (testdata/README.md)", file, recs[i].Config, tmpl.Version)
+				}
+				recs[i].Workload.Template = tmpl.Version
+			}
+			if n := validConfigs(space); n != len(recs) {
+				t.Fatalf("%s: %d records for %d valid configs of softmax %s: record the landscape again (testdata/README.md)", file, len(recs), n, tmpl.Version)
+			}
+			t.Logf("%s was recorded with template %s; replaying it as %s, whose space is the same", file, v, tmpl.Version)
 		}
-		if n := validConfigs(space); n != len(recs) {
-			t.Fatalf("%s: %d records for %d valid configs of softmax %s: record the landscape again (testdata/README.md)", file, len(recs), n, tmpl.Version)
-		}
-		t.Logf("%s was recorded with template %s; replaying it as %s, whose space is the same", file, v, tmpl.Version)
 	}
 	rec, err := FindRecording(recs, tmpl, shape, "")
 	if err != nil {
@@ -96,12 +100,16 @@ func landscape(t testing.TB, file string, shape []int) (Recording, []tunedb.Reco
 
 // env prepares runs of rec without a prior.
 func env(t testing.TB, rec Recording, shape []int, budget int) replayEnv {
-	space := softmax.Template.Space(shape, rec.Target)
+	tmpl, err := rec.revision(softmax.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	space := tmpl.Space(shape, rec.Target)
 	results, outside := replayable(space, rec.Records)
 	if outside > 0 {
 		t.Fatalf("%d recorded configs outside the space", outside)
 	}
-	return replayEnv{template: softmax.Template, shape: shape, target: rec.Target, space: space,
+	return replayEnv{template: tmpl, shape: shape, target: rec.Target, space: space,
 		replay: sim.New(results), budget: budget, batch: 16}
 }
 
@@ -317,6 +325,7 @@ func TestFindRecording(t *testing.T) {
 		w.Template = version
 		return tunedb.Record{Workload: w, Config: cfg, Status: tunedb.StatusOK, MedianNS: 1}
 	}
+	earlier := tmpl.Earlier[0].Version // softmax-2: the space before the assembly form
 	tests := []struct {
 		name   string
 		recs   []tunedb.Record
@@ -325,6 +334,8 @@ func TestFindRecording(t *testing.T) {
 		err    string
 	}{
 		{"one device", []tunedb.Record{rec([]int{8, 8}, host, tmpl.Version), rec([]int{8, 16}, host, tmpl.Version)}, "", 1, ""},
+		{"an earlier revision the template keeps", []tunedb.Record{rec([]int{8, 8}, host, earlier), rec([]int{8, 8}, host, "old")}, "", 1, ""},
+		{"today's revision before an earlier one", []tunedb.Record{rec([]int{8, 8}, host, earlier), rec([]int{8, 8}, host, tmpl.Version)}, "", 1, ""},
 		{"old versions are left out", []tunedb.Record{rec([]int{8, 8}, host, "old"), rec([]int{8, 8}, host, tmpl.Version)}, "", 1, ""},
 		{"only an old version", []tunedb.Record{rec([]int{8, 8}, host, "old")}, "", 0, "are of template version old, not " + tmpl.Version},
 		{"none", []tunedb.Record{rec([]int{8, 16}, host, tmpl.Version)}, "", 0, "no records of softmax 8x8 f32"},
@@ -343,6 +354,17 @@ func TestFindRecording(t *testing.T) {
 				t.Fatal(err)
 			case len(r.Records) != tc.n || r.Workload.Key() != r.Records[0].Workload.Key():
 				t.Errorf("%d records of %s, want %d", len(r.Records), r.Records[0].Workload.Key(), tc.n)
+			default:
+				want := tmpl.Version
+				if !slices.ContainsFunc(tc.recs, func(x tunedb.Record) bool { return x.Workload.Template == tmpl.Version }) {
+					want = earlier
+				}
+				if r.Workload.Template != want {
+					t.Errorf("recording of version %s, want %s", r.Workload.Template, want)
+				}
+				if _, err := r.revision(tmpl); err != nil {
+					t.Error(err)
+				}
 			}
 		})
 	}

@@ -39,8 +39,10 @@ seconds to a minute, and the same command gives the same report.
 
 The records come from a tuning database (--db) or a JSON Lines export
 (--records); the workload is picked by --op and --shape, in the current
-version of the op's template (records of another version are refused: their
-configs would not correspond). The space searched is that of the machine
+version of the op's template, or else in an earlier revision the template
+keeps for replay (softmax keeps softmax-2, the space before its assembly
+form), searched in that revision's space; records of other versions are
+refused: their configs would not correspond. The space searched is that of the machine
 that recorded them, read from their device fingerprint; --device chooses
 between machines when the records hold several (a name such as cpu, or a
 fingerprint as 'autotune db ls' shows it). Record a full landscape with a grid

@@ -1,6 +1,7 @@
 // Package goasm emits Go assembly for amd64: register-tiled outer-product
 // micro-kernels, the inner loops of GEMM and of attention's two products,
-// for templates whose archsimd Go the compiler cannot keep in registers.
+// and a vector e^x, for templates whose archsimd Go the compiler cannot
+// keep in registers.
 //
 // Why assembly: Go 1.26 gives archsimd code about 15 vector registers, and
 // its MulAdd overwrites a multiplicand, not the accumulator, so a tile of
@@ -20,4 +21,15 @@
 // times a scale of 1, 2, 4 or 8, computed once per call. The assembly reads and writes memory without bounds
 // checks: the Go caller checks the slices, and the generated kernels are
 // checked against a float64 reference like every other.
+//
+// Exp is e^x for x ≤ 0 as instructions on registers, for a template that
+// writes the rest of its loop itself (softmax's rows): the operations of
+// codegen/golang's polynomial exp on the same constants
+// (golang.ExpConsts), which stay in registers for the whole loop, so that
+// the two give the same bits (TestExp) and the assembly inherits the
+// error golang measures. On softmax's rows of 1024 floats (a 2-vCPU Zen 4,
+// L2-resident rows, one goroutine) the archsimd Go, which spills its 10
+// constants and 4 unrolled vectors past Go's 15 vector registers, took
+// 1.11 µs a row, and the same three passes in assembly 0.25 µs. Header
+// starts every .s file of generated kernels.
 package goasm

@@ -40,6 +40,40 @@ func NewExp(v F32, degree int) Exp {
 	return Exp{v, degree}
 }
 
+// ExpConst is one constant of the polynomial exp: its name in generated
+// code, why it has its value (or ""), and the value.
+type ExpConst struct {
+	Name, Why string
+	Val       float32
+}
+
+// ExpConsts returns the constants of the polynomial exp of the given degree
+// (4 or 5), in the order Consts declares them: expMin, expLog2e, expShift,
+// expNegLn2Hi, expNegLn2Lo, then the coefficients expC0… lowest first.
+// codegen/goasm emits the same operations on the same constants, so that
+// its exp and this one give the same bits. It panics for other degrees.
+func ExpConsts(degree int) []ExpConst {
+	poly, ok := expPoly[degree]
+	if !ok {
+		panic(fmt.Sprintf("golang: no exp polynomial of degree %d", degree))
+	}
+	defs := []ExpConst{
+		{"expMin", "e^x rounds to 0 below: 2^n is 0 for n = -127", -88},
+		{"expLog2e", "", 1.442695},
+		{"expShift", "1.5·2^23 + 127: x·log2e + expShift rounds to an integer, n+127 in the low mantissa bits", 0x1.8p23 + 127},
+		{"expNegLn2Hi", "-ln2 in two parts, the first exact when multiplied by n", -0.693359375},
+		{"expNegLn2Lo", "", 2.12194440e-4},
+	}
+	for i, c := range poly {
+		why := ""
+		if i == 0 {
+			why = "e^r on [-ln2/2, ln2/2], minimax for relative error"
+		}
+		defs = append(defs, ExpConst{"expC" + strconv.Itoa(i), why, c})
+	}
+	return defs
+}
+
 // Consts returns the declarations of the constants Emit uses, to be placed
 // once before the loops that call exp: archsimd constants are vectors that
 // Go would otherwise rebuild (load and broadcast) at every use inside a loop.
@@ -48,33 +82,15 @@ func (e Exp) Consts() []jen.Code {
 	if e.degree == 0 {
 		return nil
 	}
-	type def struct {
-		name, why string
-		val       float32
-	}
-	defs := []def{
-		{"expMin", "e^x rounds to 0 below: 2^n is 0 for n = -127", -88},
-		{"expLog2e", "", 1.442695},
-		{"expShift", "1.5·2^23 + 127: x·log2e + expShift rounds to an integer, n+127 in the low mantissa bits", 0x1.8p23 + 127},
-		{"expNegLn2Hi", "-ln2 in two parts, the first exact when multiplied by n", -0.693359375},
-		{"expNegLn2Lo", "", 2.12194440e-4},
-	}
-	for i, c := range expPoly[e.degree] {
-		why := ""
-		if i == 0 {
-			why = "e^r on [-ln2/2, ln2/2], minimax for relative error"
-		}
-		defs = append(defs, def{"expC" + strconv.Itoa(i), why, c})
-	}
 	var lines []jen.Code
-	for _, d := range defs {
-		var val jen.Code = f32Lit(d.val)
+	for _, d := range ExpConsts(e.degree) {
+		var val jen.Code = f32Lit(d.Val)
 		if !e.v.Scalar() {
 			val = e.v.Splat(val)
 		}
-		l := jen.Id(d.name).Op("=").Add(val)
-		if d.why != "" {
-			l.Comment(d.why)
+		l := jen.Id(d.Name).Op("=").Add(val)
+		if d.Why != "" {
+			l.Comment(d.Why)
 		}
 		lines = append(lines, l)
 	}

@@ -35,7 +35,7 @@ A vector kernel returns with the upper halves of the vector registers cleared (V
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-25 01:19 UTC.
+Tuned: the latest winning record is of 2026-11-25 03:16 UTC.
 
 Templates:
 
@@ -44,7 +44,7 @@ Templates:
 	gemm               gemm-4-e6c1c2df8a23
 	gemm_bias          gemm-bias-4-9455ec63a3f9
 	gemm_bias_relu     gemm-bias-relu-4-e36356c6375a
-	softmax            softmax-2-89ccd664884e
+	softmax            softmax-3-46f1bc08beac
 
 Workloads, with the median of the winner as autotune measured it:
 
@@ -53,8 +53,8 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
-	softmax           64x4096      109 µs   vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
-	softmax           512x1024     205 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
+	softmax           64x4096      56.4 µs  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
+	softmax           512x1024     115 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; "also plain": built without GOEXPERIMENT=simd on amd64, its plain form):
 
@@ -73,10 +73,9 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768 (also plain), gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	gemm_bias_relu generic: gemmBiasReLUG1 (also plain), gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m
-	softmax exact 64x4096: softmax64x4096, softmax64x4096Scalar (vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4)  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
-	softmax exact 512x1024: softmax512x1024, softmax512x1024Scalar (vec=1,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
-	softmax generic: softmaxG1, softmaxG1Scalar (vec=1,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=64
-	softmax generic: softmaxG2, softmaxG2Scalar (vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4)  vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4
-	softmax default: softmaxDefault, softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1
+	softmax exact 64x4096: softmax64x4096, softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
+	softmax exact 512x1024: softmax512x1024, softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
+	softmax generic: softmaxG1, softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
+	softmax default: softmaxDefault, softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false
 */
 package fastkernels

@@ -11,24 +11,27 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-2"
+const revision = "softmax-3"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-2"
+const genericRevision = "softmax-generic-3"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
-// archsimd vectors.
+// archsimd vectors, or with the rows in Go assembly on AVX-512.
 var Template = kernels.Template{
-	Op:            Op,
-	Backend:       kernels.CPU,
-	Version:       version(),
-	Space:         space,
-	Default:       defaultConfig,
-	EmitGo:        emitGo,
-	EmitGoGeneric: emitGoGeneric,
-	Baselines:     baselines,
+	Op:             Op,
+	Backend:        kernels.CPU,
+	Version:        version(),
+	Earlier:        []kernels.Template{rev2},
+	Space:          space,
+	Default:        defaultConfig,
+	EmitGo:         emitGo,
+	EmitAsm:        emitAsm,
+	EmitGoGeneric:  emitGoGeneric,
+	EmitAsmGeneric: emitAsmGeneric,
+	Baselines:      baselines,
 }
 
 // Knob values. The order is the order mutation walks.
@@ -38,6 +41,7 @@ var (
 	algos      = []string{"threepass", "online"}
 	exps       = []string{"f64", "poly4", "poly5"}
 	chunkSizes = []int{1, 4, 16, 64}
+	codes      = []string{"go", "asm"}
 )
 
 // expDegree maps the exp knob to golang.NewExp's degree.
@@ -46,7 +50,11 @@ var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5}
 // space returns the knobs for shape on target. threads runs from 1 to the
 // target's cores; rows_per_chunk offers only sizes up to rows, and only
 // matters with more than one thread.
-func space(shape []int, target device.Target) *schedule.Space {
+func space(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, true) }
+
+// spaceOf returns the space of archsimd Go's knobs, and with asm those of
+// the assembly form (code, prefetch) and their constraints.
+func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 	rows, _ := checkShape(shape)
 	cpu := target.CPU
 	if cpu == nil {
@@ -75,14 +83,49 @@ func space(shape []int, target device.Target) *schedule.Space {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
-	return schedule.NewSpace([]schedule.Knob{
+	knobs := []schedule.Knob{
 		schedule.Choice("vec", vecs...),
 		schedule.Choice("unroll", unrolls...),
 		schedule.Enum("algo", algos...),
 		schedule.Enum("exp", exps...),
 		schedule.Choice("threads", threads...),
 		schedule.Choice("rows_per_chunk", chunks...),
-	}, constraints...)
+	}
+	if !asm {
+		return schedule.NewSpace(knobs, constraints...)
+	}
+	knobs = append(knobs,
+		schedule.Enum("code", codes...),
+		schedule.Bool("prefetch"),
+	)
+	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
+	constraints = append(constraints, []schedule.Constraint{
+		// The assembly (asm.go) is one form: AVX-512 vectors, three
+		// passes, a polynomial exp, at most four vectors in flight.
+		{Name: "asm_needs_vec16", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") == asmLanes }},
+		{Name: "asm_needs_threepass", OK: func(c schedule.Config) bool { return goCode(c) || c.Str("algo") == "threepass" }},
+		{Name: "asm_needs_poly_exp", OK: func(c schedule.Config) bool { return goCode(c) || c.Str("exp") != "f64" }},
+		{Name: "asm_unroll_at_most_4", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("unroll") <= asmMaxUnroll }},
+		// archsimd has no prefetch.
+		{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !c.Bool("prefetch") || !goCode(c) }},
+	}...)
+	return schedule.NewSpace(knobs, constraints...)
+}
+
+// rev2 is revision softmax-2, before the assembly form: the space of the
+// archsimd Go knobs alone. The landscapes in tune/testdata were recorded
+// with it (kernels.Template.Earlier).
+var rev2 = kernels.Template{
+	Op:      Op,
+	Backend: kernels.CPU,
+	Version: versionOf("softmax-2", func(shape []int, target device.Target) *schedule.Space {
+		return spaceOf(shape, target, false)
+	}),
+	Space: func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) },
+	Default: func(shape []int, target device.Target) schedule.Config {
+		return parseDefault(spaceOf(shape, target, false),
+			fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1", kernels.WidestVector(target)))
+	},
 }
 
 // version hashes revision and the space of a fixed workload on a fixed
@@ -97,12 +140,22 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 	return kernels.Version(rev, space([]int{4096, 1024}, ref))
 }
 
-// defaultConfig is the widest vectors the target has, the online algorithm
-// with the degree-5 exp, unrolled by 4, on one goroutine: fast on every
-// shape, and valid on every one.
+// defaultConfig is, with AVX-512, the assembly's three passes with the
+// degree-5 exp, unrolled by 4; otherwise the widest vectors the target has
+// in Go, the online algorithm with the degree-5 exp, unrolled by 4; on one
+// goroutine: fast on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	c, err := space(shape, target).Parse(fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1",
-		kernels.WidestVector(target)))
+	cfg := fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
+		kernels.WidestVector(target))
+	if kernels.WidestVector(target) == asmLanes {
+		cfg = "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false"
+	}
+	return parseDefault(space(shape, target), cfg)
+}
+
+// parseDefault parses a default config, which is valid in sp by design.
+func parseDefault(sp *schedule.Space, cfg string) schedule.Config {
+	c, err := sp.Parse(cfg)
 	if err != nil {
 		panic(err) // the knobs are ours: a bug
 	}

@@ -6,8 +6,9 @@
 //
 // using no memory beyond dst, which serves as scratch. Op (op.go) holds the
 // float64 reference, the tolerance and the work counts; Template (cpu.go)
-// the CPU backend's knob space and Go emitter. Both are registered in
-// package kernels by init; the tuner needs nothing else from this package.
+// the CPU backend's knob space and its emitters of Go (emit.go, algo.go)
+// and of Go assembly (asm.go). Both are registered in package kernels by
+// init; the tuner needs nothing else from this package.
 //
 // # Knobs
 //
@@ -21,13 +22,20 @@
 //	                poly5       range reduction, degree-5 polynomial (2.2e-7)
 //	threads         1 … cores   goroutines, the caller included; 1 starts none
 //	rows_per_chunk  1, 4, 16, 64 (those ≤ rows)  rows dealt round-robin to threads
+//	code            go          the rows in archsimd Go
+//	                asm         the rows in Go assembly on AVX-512 (below)
+//	prefetch        false, true asm: the sums fetch the next row of src
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
 // ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
 // chunk sizes would repeat one kernel); threads_at_most_chunks (a goroutine
-// without rows is waste); needs_cpu_target (the template has only a Go
-// emitter, so every point is invalid on a CUDA target). The unroll is capped
-// at the vectors a row holds when the code is emitted.
+// without rows is waste); needs_cpu_target (the template has only CPU
+// emitters, so every point is invalid on a CUDA target); asm_needs_vec16,
+// asm_needs_threepass, asm_needs_poly_exp and asm_unroll_at_most_4 (the
+// assembly is one form: 16 lanes, three passes, a polynomial exp, at most
+// four vectors in flight); prefetch_needs_asm (archsimd has no prefetch).
+// The unroll is capped at the vectors a row holds when the code is
+// emitted.
 //
 // Rows whose length is not a multiple of vec end in one partial vector,
 // loaded with LoadSlicePart and -Inf in the lanes past the end; a scalar
@@ -38,6 +46,45 @@
 // kernels keep their sums in float64: a float32 running sum of one long row
 // drifts by about 1e-4 at 100000 columns, while each vector lane adds only
 // cols/vec terms.
+//
+// # Assembly
+//
+// With code=asm the Go function of the rows checks the slices and calls
+// the assembly on blocks of rows, at most 65536 elements a call (a
+// goroutine cannot be preempted in assembly). The assembly (asm.go) walks
+// the rows of its block in three passes, like algo=threepass: the maximum;
+// e^(x-m) into dst and its sum; dst·(1/sum). The exp is codegen/goasm's,
+// the same operations on the same constants as the archsimd one, so the
+// two forms give the same e^x bit for bit; its 10 or 11 constants, the
+// row's maximum and 1/sum stay in Z registers for the whole call, with 4
+// registers per unrolled vector (x, k, the result, an accumulator) below
+// them. A row's partial vector is loaded and stored under the mask K1
+// (zeros loaded, lanes past the end left alone; the maximum and the sum
+// take the lanes in the mask only), so rows of any length and any
+// alignment need no scalar code. With prefetch=true each vector of the
+// sums also fetches (PREFETCHT0) the vector at the same place in the next
+// row.
+//
+// Why: the archsimd Go needs more than Go's 15 vector registers (the
+// exp's constants, the maximum and 4 unrolled vectors) and spills, most
+// of it inside the exp's chain. Timed on one goroutine of a 2-vCPU Zen 4
+// on rows of 1024 floats held in L2, a row took 1.11 µs in archsimd Go
+// (the tuned threepass config) and 0.25 µs in assembly. With the rows in
+// memory, 4096×1024 on one goroutine ran at 1.4–1.5× the time of a copy
+// of the same bytes, which is what its traffic predicts: dst's lines are
+// read before they are written (a store to a line not in the cache
+// fetches it), so a kernel that stores through the cache moves 48 MiB
+// where the copy, whose stores bypass the cache, moves 32. Streaming
+// stores (VMOVNTPS) would avoid that read. Three forms were tried: the
+// third pass computing e^(x-m) again and streaming it; the sums kept in a
+// scratch row, streamed out scaled; a row streamed out during the next
+// row's sums. At 4096×1024 and 12288×128 each was 15–50% slower than plain
+// stores; at 1024×32000 the first was ahead in one run and behind in the
+// next, within the noise of a loaded machine. So the template has none.
+// The prefetch measured 12–14% faster at 1024×32000 (rows of 125 KiB,
+// which the hardware prefetcher does not fetch ahead across; PREFETCHT1,
+// into L2, gained 3–8%) and 9% slower at 4096×1024: a choice for the
+// tuner.
 //
 // # CUDA
 //
@@ -89,7 +136,10 @@
 // goroutine per chunk. The golden files of generic code carry
 // genericRevision (cpu.go), not revision: the tuner measures specialised
 // kernels only, so the generic code is not part of Version; bump
-// genericRevision when it changes.
+// genericRevision when it changes. The generic assembly
+// (Template.EmitAsmGeneric) takes cols as an argument: the bytes of a
+// row, of its whole groups of unroll vectors and of its whole vectors, and
+// the mask of its partial vector, are computed once per call.
 //
 // # Accuracy
 //
@@ -129,5 +179,9 @@
 // by hand ("softmax-1" to "softmax-2"): the tuning database then stops
 // applying records measured on the old code. TestGolden enforces it:
 // go test -update refuses to rewrite golden files whose code changed unless
-// revision changed too.
+// revision changed too. Revision softmax-3 added code and prefetch; the
+// space of softmax-2, without them, is kept as an earlier revision
+// (kernels.Template.Earlier), so that the landscapes recorded with it
+// (tune/testdata) still replay: only for replay, never to tune, emit or
+// look up.
 package softmax

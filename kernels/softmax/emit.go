@@ -20,6 +20,10 @@ type kernel struct {
 	online         bool
 	exp            golang.Exp
 	threads, chunk int
+	// asm: the rows in assembly (code=asm, asm.go)
+	asm bool
+	// prefetch: the assembly fetches the next row of src during the sums
+	prefetch bool
 	// generic kernels take rows and cols at run time (emitGoGeneric):
 	// rows and cols above are then 0.
 	generic bool
@@ -54,12 +58,14 @@ func newKernel(name string, cfg schedule.Config) kernel {
 	}
 	return kernel{
 		name: name, cfg: cfg,
-		v:       v,
-		unroll:  cfg.Int("unroll"),
-		online:  cfg.Str("algo") == "online",
-		exp:     golang.NewExp(v, degree),
-		threads: cfg.Int("threads"),
-		chunk:   cfg.Int("rows_per_chunk"),
+		v:        v,
+		unroll:   cfg.Int("unroll"),
+		online:   cfg.Str("algo") == "online",
+		exp:      golang.NewExp(v, degree),
+		threads:  cfg.Int("threads"),
+		chunk:    cfg.Int("rows_per_chunk"),
+		asm:      cfg.Str("code") == "asm",
+		prefetch: cfg.Bool("prefetch"),
 	}
 }
 
@@ -69,6 +75,10 @@ func (k kernel) emit(f *jen.File) {
 	k.emitEntry(f)
 	if k.threads > 1 {
 		k.emitChunks(f)
+	}
+	if k.asm {
+		k.emitAsmRows(f)
+		return
 	}
 	k.emitRows(f)
 	switch {

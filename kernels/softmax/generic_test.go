@@ -67,15 +67,19 @@ func genericConfigs(t *testing.T) []schedule.Config {
 	for _, vec := range vecs {
 		for _, algo := range algos {
 			for _, s := range scheds {
-				cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s", vec, algo, s))
-				if err != nil {
-					t.Fatal(err)
+				for _, form := range forms {
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s,code=%s,prefetch=%s", vec, algo, s, form[0], form[1]))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := sp.Check(cfg); err != nil {
+						if form[0] == "go" {
+							t.Logf("skipping %s: %v", cfg, err) // a vector width the host lacks
+						}
+						continue // or a combination the assembly does not take
+					}
+					out = append(out, cfg)
 				}
-				if err := sp.Check(cfg); err != nil {
-					t.Logf("skipping %s: %v", cfg, err) // a vector width the host lacks
-					continue
-				}
-				out = append(out, cfg)
 			}
 		}
 	}
@@ -118,6 +122,7 @@ func TestGenericKernels(t *testing.T) {
 	for i, cfg := range cfgs {
 		generic := fmt.Sprintf("G%d", i)
 		Template.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+		m.Asm(shapes[0], Template.EmitAsmGeneric(generic, cfg))
 		for _, shape := range shapes {
 			name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
 			dst, src := jen.Id("dst"), jen.Id("src")

@@ -12,13 +12,15 @@ import (
 
 // goldens are the configs whose generated code is checked in: the fast path
 // and one of each kind of code the emitter writes (tails, online, AVX2,
-// exp in float64, scalar).
+// exp in float64, scalar, the assembly with and without a partial vector).
 var goldens = []kerneltest.Golden{
-	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16"},
-	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1"},
-	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
-	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1"},
-	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1"},
+	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false"},
+	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false"},
+	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
+	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
+	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
+	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true"},
+	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false"},
 }
 
 // TestGolden compares the generated code of the golden configs with
@@ -33,15 +35,18 @@ func TestGolden(t *testing.T) {
 // genericGoldens are the configs whose shape-generic code is checked in,
 // under the name of the shape they are valid for.
 var genericGoldens = []kerneltest.Golden{
-	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4"},
+	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false"},
+	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true"},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic emitter, with
-// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo, so it
-// gets a copy of Template whose EmitGo is EmitGoGeneric.
+// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo and
+// EmitAsm, so it gets a copy of Template whose EmitGo is EmitGoGeneric and
+// whose EmitAsm is EmitAsmGeneric.
 func TestGoldenGeneric(t *testing.T) {
 	generic := Template
 	generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { Template.EmitGoGeneric(f, name, cfg) }
+	generic.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return Template.EmitAsmGeneric(name, cfg) }
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
 		kerneltest.GoldenSet{Template: &generic, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
 }

@@ -28,15 +28,20 @@ type genKernel struct {
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
-// element, a partial vector, many rows with a tail, one long row.
-var testShapes = [][]int{{1, 1}, {3, 17}, {4097, 1023}, {1, 100000}}
+// element, a partial vector, many rows with a tail, one long row, and (for
+// the assembly) rows of three whole vectors, which cap an unroll of 4 at 3.
+var testShapes = [][]int{{1, 1}, {3, 17}, {4097, 1023}, {1, 100000}, {5, 48}}
 
 // threadings are the (threads, rows_per_chunk) pairs the grid crosses with
 // every vec, unroll, algo and exp.
 var threadings = [][2]int{{1, 1}, {2, 1}, {2, 16}}
 
+// forms are the (code, prefetch) pairs the grid crosses with the rest.
+var forms = [][2]string{{"go", "false"}, {"asm", "false"}, {"asm", "true"}}
+
 // grid returns the valid configs on target of vec × unroll × algo × exp ×
-// threadings; short keeps one unroll with accumulators and one threading.
+// threadings × forms; short keeps one unroll with accumulators and one
+// threading.
 func grid(t *testing.T, shape []int, target device.Target, short bool) []schedule.Config {
 	sp := Template.Space(shape, target)
 	unrolls, threads := unrolls, threadings
@@ -49,12 +54,22 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 			for _, algo := range algos {
 				for _, exp := range exps {
 					for _, th := range threads {
-						cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,algo=%s,exp=%s,threads=%d,rows_per_chunk=%d", vec, u, algo, exp, th[0], th[1]))
-						if err != nil {
-							continue // a chunk size this shape does not offer
-						}
-						if sp.Valid(cfg) {
-							out = append(out, cfg)
+						for _, form := range forms {
+							// The prefetch changes one instruction of the
+							// sums: one threading of it is enough; and the
+							// rows of whole vectors are there for the
+							// assembly's unroll.
+							if form[1] == "true" && th != threads[len(threads)-1] || form[0] == "go" && shape[1] == 48 {
+								continue
+							}
+							cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,algo=%s,exp=%s,threads=%d,rows_per_chunk=%d,code=%s,prefetch=%s",
+								vec, u, algo, exp, th[0], th[1], form[0], form[1]))
+							if err != nil {
+								continue // a chunk size this shape does not offer
+							}
+							if sp.Valid(cfg) {
+								out = append(out, cfg)
+							}
 						}
 					}
 				}
@@ -234,6 +249,7 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			desc = k.base.Name
 		} else {
 			Template.EmitGo(m.File(k.shape), k.name, k.shape, k.cfg)
+			m.Asm(k.shape, Template.EmitAsm(k.name, k.shape, k.cfg))
 		}
 		m.Add(kerneltest.Kernel{Name: k.name, Config: desc, Ins: ins, Out: out, FLOPs: Template.FLOPs(k.shape)})
 	}

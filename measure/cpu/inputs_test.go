@@ -42,7 +42,7 @@ func TestInputSetsCatchNoMaxSoftmax(t *testing.T) {
 	wrong.Space, wrong.EmitGo, wrong.EmitAsm = nil, emitNoMaxSoftmax, nil
 	uniformOnly := wrong
 	uniformOnly.Inputs = softmax.Template.Inputs[:1]
-	cfg := validConfig(t, softmax.Template, shape, "vec=1,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1")
+	cfg := validConfig(t, softmax.Template, shape, "vec=1,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false")
 
 	m := New(fastOptions(t))
 	for _, tt := range []struct {

@@ -1,0 +1,89 @@
+package goasm
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+)
+
+// Exp emits e^x in float32 for x ≤ 0, one vector at a time: the
+// operations of codegen/golang's polynomial exp of the same degree, in the
+// same order and on the same constants (golang.ExpConsts), so that the two
+// give the same bits and share its measured error. Its constants live in
+// vector registers from First on, loaded once by Load, so that a loop of
+// exps reads no memory but its arguments.
+type Exp struct {
+	Lanes  int // 8: Y registers (AVX2 and FMA); 16: Z registers (AVX-512)
+	Degree int // 4 or 5
+	First  int // the first of the Regs registers that hold the constants
+}
+
+// Regs returns the number of vector registers the constants take.
+func (e Exp) Regs() int { return len(golang.ExpConsts(e.Degree)) }
+
+// reg returns the vector register n at e's width.
+func (e Exp) reg(n int) string { return vreg(e.Lanes, n) }
+
+// vreg returns vector register n of vectors of lanes float32s.
+func vreg(lanes, n int) string {
+	if lanes == 16 {
+		return fmt.Sprintf("Z%d", n)
+	}
+	return fmt.Sprintf("Y%d", n)
+}
+
+// konst returns the register of the constant named name.
+func (e Exp) konst(name string) string {
+	for i, c := range golang.ExpConsts(e.Degree) {
+		if c.Name == name {
+			return e.reg(e.First + i)
+		}
+	}
+	panic(fmt.Sprintf("goasm: exp of degree %d has no constant %s", e.Degree, name))
+}
+
+// Load returns the instructions that broadcast the constants into their
+// registers, through AX and the low lanes of each register.
+func (e Exp) Load() []string {
+	var out []string
+	for i, c := range golang.ExpConsts(e.Degree) {
+		r := e.First + i
+		out = append(out,
+			fmt.Sprintf("MOVL $0x%08x, AX // %s = %g", math.Float32bits(c.Val), c.Name, c.Val),
+			fmt.Sprintf("VMOVD AX, X%d", r),
+			fmt.Sprintf("VPBROADCASTD X%d, %s", r, e.reg(r)))
+	}
+	return out
+}
+
+// Emit returns the instructions that set register p to e^x for register
+// x, clobbering x (it ends as the reduced argument r) and k; the three are
+// distinct and none holds a constant. As in golang.Exp.Emit:
+//
+//	x = max(x, expMin)
+//	k = x·log2e + expShift        n+127 in k's low mantissa bits
+//	p = k - expShift              n
+//	x = p·(-ln2 hi) + x, x = p·(-ln2 lo) + x   r
+//	p = x·c_d + c_(d-1), then p = p·x + c_i down to c0
+//	p = p · (k << 23)             2^n from the exponent bits
+func (e Exp) Emit(x, k, p string) []string {
+	c := func(i int) string { return e.konst(fmt.Sprintf("expC%d", i)) }
+	shift := e.konst("expShift")
+	out := []string{
+		fmt.Sprintf("VMAXPS %s, %s, %s", e.konst("expMin"), x, x),
+		fmt.Sprintf("VMOVAPS %s, %s", shift, k),
+		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expLog2e"), x, k),
+		fmt.Sprintf("VSUBPS %s, %s, %s", shift, k, p),
+		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expNegLn2Hi"), p, x),
+		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expNegLn2Lo"), p, x),
+		fmt.Sprintf("VMOVAPS %s, %s", c(e.Degree-1), p),
+		fmt.Sprintf("VFMADD231PS %s, %s, %s", c(e.Degree), x, p),
+	}
+	for i := e.Degree - 2; i >= 0; i-- {
+		out = append(out, fmt.Sprintf("VFMADD213PS %s, %s, %s", c(i), x, p))
+	}
+	return append(out,
+		fmt.Sprintf("VPSLLD $23, %s, %s", k, k),
+		fmt.Sprintf("VMULPS %s, %s, %s", k, p, p))
+}

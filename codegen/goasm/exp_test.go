@@ -1,0 +1,151 @@
+package goasm
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
+)
+
+// TestExp builds, for each width the host has and each degree, the
+// assembly exp (a loop of Exp.Emit) and codegen/golang's archsimd exp of
+// the same degree, runs both on a sweep of [-100, 0] with -Inf, -88.5,
+// -87.3 and 0 among the points, and requires the same bits: the assembly
+// inherits golang's measured error only if it computes the same thing.
+func TestExp(t *testing.T) {
+	isa := device.Host().CPU.ISA
+	if !isa.AVX2 || !isa.FMA {
+		t.Skip("the host has no AVX2 and FMA")
+	}
+	lanes := []int{8}
+	if isa.AVX512 {
+		lanes = append(lanes, 16)
+	}
+	var b strings.Builder
+	b.WriteString(Header)
+	f := golang.NewFile("main")
+	var names []string
+	for _, l := range lanes {
+		for _, degree := range []int{4, 5} {
+			name := fmt.Sprintf("exp%dDeg%d", l, degree)
+			names = append(names, name)
+			// The constants above the three registers of the loop: Y3…
+			// at 8 lanes, Z16… at 16 (as softmax puts them).
+			first := 3
+			if l == 16 {
+				first = 16
+			}
+			e := Exp{Lanes: l, Degree: degree, First: first}
+			x, k, p := vreg(l, 0), vreg(l, 1), vreg(l, 2)
+			w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
+			fmt.Fprintf(&b, "\n// func %sAsm(dst, src *float32, n int)\nTEXT ·%sAsm(SB), NOSPLIT, $0-24\n", name, name)
+			w("MOVQ dst+0(FP), DI")
+			w("MOVQ src+8(FP), SI")
+			w("MOVQ n+16(FP), CX")
+			for _, l := range e.Load() {
+				w("%s", l)
+			}
+			b.WriteString("loop:\n")
+			w("VMOVUPS (SI), %s", x)
+			for _, l := range e.Emit(x, k, p) {
+				w("%s", l)
+			}
+			w("VMOVUPS %s, (DI)", p)
+			w("ADDQ $%d, SI", 4*l)
+			w("ADDQ $%d, DI", 4*l)
+			w("SUBQ $%d, CX", l)
+			w("JNZ loop")
+			w("VZEROUPPER")
+			w("RET")
+
+			f.Comment("//go:noescape")
+			f.Func().Id(name+"Asm").Params(jen.List(jen.Id("dst"), jen.Id("src")).Op("*").Float32(), jen.Id("n").Int())
+			v := golang.Float32(l)
+			ge := golang.NewExp(v, degree)
+			body := ge.Consts()
+			body = append(body, v.Sweep("i", expTestLen, 1, func(s golang.Step) []jen.Code {
+				stmts := append([]jen.Code{jen.Id("x").Op(":=").Add(v.Load(jen.Id("xs"), s.At))}, ge.Emit("y", "x", "")...)
+				return append(stmts, v.Store(jen.Id("y"), jen.Id("ys"), s.At))
+			})...)
+			f.Func().Id(name + "Go").Params(jen.List(jen.Id("ys"), jen.Id("xs")).Op("*").Index(jen.Lit(expTestLen)).Float32()).Block(body...)
+		}
+	}
+	var table []jen.Code
+	for _, n := range names {
+		table = append(table, jen.Values(jen.Lit(n), jen.Id(n+"Asm"), jen.Id(n+"Go")))
+	}
+	f.Var().Id("exps").Op("=").Index().Id("variant").Values(table...)
+	src, err := golang.Render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"go.mod":    []byte("module exps\n\ngo 1.26\n"),
+		"exps.go":   src,
+		"exps.s":    []byte(b.String()),
+		"driver.go": []byte(fmt.Sprintf(expDriver, expTestLen)),
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "exps")
+	kerneltest.Go(t, dir, "build", "-o", bin, ".")
+	out, err := exec.Command(bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("%d exps ok", len(names))) {
+		t.Fatalf("%s", out)
+	}
+}
+
+// expTestLen is the number of points of the sweep: whole vectors of 16.
+const expTestLen = 1 << 16
+
+// expDriver runs both exps of every variant and compares their bits.
+const expDriver = `package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+)
+
+const n = %d
+
+type variant struct {
+	name string
+	asm  func(dst, src *float32, n int)
+	gen  func(ys, xs *[n]float32)
+}
+
+func main() {
+	var xs, a, g [n]float32
+	for i := range xs {
+		xs[i] = -100 * float32(i) / n
+	}
+	xs[1], xs[2], xs[3], xs[4] = float32(math.Inf(-1)), -88.5, -87.3, 0
+	for _, v := range exps {
+		v.asm(&a[0], &xs[0], n)
+		v.gen(&g, &xs)
+		for i := range xs {
+			if math.Float32bits(a[i]) != math.Float32bits(g[i]) {
+				fmt.Printf("%%s: e^%%g is %%g in assembly, %%g in Go\n", v.name, xs[i], a[i], g[i])
+				os.Exit(1)
+			}
+		}
+	}
+	fmt.Printf("%%d exps ok\n", len(exps))
+}
+`
