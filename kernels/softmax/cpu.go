@@ -31,6 +31,7 @@ var Template = kernels.Template{
 	EmitAsm:        emitAsm,
 	EmitGoGeneric:  emitGoGeneric,
 	EmitAsmGeneric: emitAsmGeneric,
+	EmitGoPlain:    emitPlain,
 	Baselines:      baselines,
 }
 

@@ -24,6 +24,9 @@ type kernel struct {
 	asm bool
 	// prefetch: the assembly fetches the next row of src during the sums
 	prefetch bool
+	// plain: the plain form of a code=asm kernel (emitPlain), whose Go
+	// does not import archsimd
+	plain bool
 	// generic kernels take rows and cols at run time (emitGoGeneric):
 	// rows and cols above are then 0.
 	generic bool
@@ -47,6 +50,36 @@ func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
 	k := newKernel(name, cfg)
 	k.generic = true
 	k.emit(f)
+}
+
+// emitPlain is Template.EmitGoPlain: for a code=asm config, the same Go
+// as emitGo (emitGoGeneric when shape is nil) without archsimd, so that it
+// builds without GOEXPERIMENT=simd. Only the goroutines differ: the
+// assembly ends in VZEROUPPER, so they need not clear the vector
+// registers' upper halves, which takes archsimd in Go.
+func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config) {
+	k := newKernel(name, cfg)
+	if !k.asm {
+		panic(fmt.Sprintf("softmax: no plain form of %s: its rows are not assembly", cfg))
+	}
+	k.plain = true
+	if shape == nil {
+		k.generic = true
+	} else {
+		k.rows, k.cols = checkShape(shape)
+		k.unroll = min(k.unroll, max(1, k.cols/k.v.Lanes())) // as emitGo and emitAsm cap it
+	}
+	k.emit(f)
+}
+
+// goroutine returns the function a goroutine of the kernel runs: body,
+// then, for vector Go, the clearing of the upper halves of the vector
+// registers (golang.F32.Goroutine).
+func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
+	if k.plain {
+		return jen.Func().Params().Block(body...)
+	}
+	return k.v.Goroutine(body...)
 }
 
 // newKernel returns the kernel of cfg named name, for no shape yet.
@@ -109,6 +142,9 @@ func (k kernel) emitEntry(f *jen.File) {
 	case 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
+	if k.plain {
+		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
+	}
 	if k.generic {
 		k.emitGenericEntry(f, need)
 		return
@@ -132,7 +168,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		body = append(body,
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.chunksFn()).Call(dst, src, t))),
+				jen.Id("wg").Dot("Go").Call(k.goroutine(jen.Id(k.chunksFn()).Call(dst, src, t))),
 			),
 			jen.Id(k.chunksFn()).Call(dst, src, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),
@@ -166,7 +202,7 @@ func (k kernel) emitGenericEntry(f *jen.File, need string) {
 				Comment("no goroutine without a chunk"),
 			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
 			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(jen.Id(k.chunksFn()).Call(dst, src, rows, cols, t))),
+				jen.Id("wg").Dot("Go").Call(k.goroutine(jen.Id(k.chunksFn()).Call(dst, src, rows, cols, t))),
 			),
 			jen.Id(k.chunksFn()).Call(dst, src, rows, cols, jen.Lit(0)),
 			jen.Id("wg").Dot("Wait").Call(),

@@ -119,9 +119,27 @@ func TestGenericKernels(t *testing.T) {
 		shape []int
 	}
 	var jobsOf = make(map[string][]job) // by shape
-	for i, cfg := range cfgs {
+	// A code=asm config with goroutines is also emitted in its plain form
+	// (Template.EmitGoPlain), the one whose Go differs.
+	type form struct {
+		cfg   schedule.Config
+		plain bool
+	}
+	var forms []form
+	for _, cfg := range cfgs {
+		forms = append(forms, form{cfg, false})
+		if cfg.Str("code") == "asm" && cfg.Int("threads") > 1 {
+			forms = append(forms, form{cfg, true})
+		}
+	}
+	for i, fm := range forms {
+		cfg := fm.cfg
 		generic := fmt.Sprintf("G%d", i)
-		Template.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+		if fm.plain {
+			Template.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+		} else {
+			Template.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+		}
 		m.Asm(shapes[0], Template.EmitAsmGeneric(generic, cfg))
 		for _, shape := range shapes {
 			name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
@@ -135,7 +153,7 @@ func TestGenericKernels(t *testing.T) {
 		}
 	}
 	dir, bin := m.Build()
-	t.Logf("%d generic kernels, %d shapes", len(cfgs), len(shapes))
+	t.Logf("%d generic kernels, %d shapes", len(forms), len(shapes))
 	t.Run("vet", func(t *testing.T) { kerneltest.Go(t, dir, "vet", ".") })
 
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -2,10 +2,12 @@ package softmax
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -49,4 +51,34 @@ func TestGoldenGeneric(t *testing.T) {
 	generic.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return Template.EmitAsmGeneric(name, cfg) }
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
 		kerneltest.GoldenSet{Template: &generic, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
+}
+
+// TestPlainForm checks that the plain forms of code=asm configs
+// (Template.EmitGoPlain), specialised and generic, with and without
+// goroutines, do not import archsimd, so that they build without
+// GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what they
+// compute.
+func TestPlainForm(t *testing.T) {
+	for _, g := range []kerneltest.Golden{goldens[5], goldens[6], genericGoldens[1]} {
+		shape, err := Op.ParseShape(g.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Template.Space(shape, cpu(2, avx512)).Parse(g.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(g.Name, "generic") {
+			shape = nil
+		}
+		f := jen.NewFile("k")
+		Template.EmitGoPlain(f, "K", shape, cfg)
+		src := f.GoString()
+		if strings.Contains(src, golang.ArchSIMD) {
+			t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
+		}
+		if !strings.Contains(src, "func KAsm(") {
+			t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+		}
+	}
 }

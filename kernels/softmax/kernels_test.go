@@ -25,6 +25,7 @@ type genKernel struct {
 	shape []int
 	cfg   schedule.Config
 	base  *kernels.Baseline // a baseline instead of a config
+	plain bool              // the plain form of a code=asm config (Template.EmitGoPlain)
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
@@ -82,8 +83,9 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 	return out
 }
 
-// TestKernels generates the grid of configs for every test shape into one
-// module, builds and vets it once with GOEXPERIMENT=simd, and checks every
+// TestKernels generates the grid of configs for every test shape, and the
+// plain forms of its code=asm configs with goroutines (the one place the
+// plain form's Go differs), into one module, builds and vets it once with GOEXPERIMENT=simd, and checks every
 // kernel against the float64 reference on random, large and -Inf inputs,
 // with the output poisoned with NaN beforehand.
 func TestKernels(t *testing.T) {
@@ -92,6 +94,9 @@ func TestKernels(t *testing.T) {
 	for _, shape := range testShapes {
 		for _, cfg := range grid(t, shape, host, testing.Short()) {
 			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
+			if cfg.Str("code") == "asm" && cfg.Int("threads") > 1 {
+				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg, plain: true})
+			}
 		}
 	}
 	start := time.Now()
@@ -144,8 +149,12 @@ func TestKernels(t *testing.T) {
 				c := kerneltest.CompareNaN(got, want, rel, abs)
 				if c.Bad > 0 {
 					cols := g.shape[1]
+					what := k.cfg.String()
+					if k.plain {
+						what += " (plain)"
+					}
 					t.Errorf("%s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g (rel %.2g, abs %.2g)",
-						k.cfg, c.Bad, len(got), c.First/cols, c.First%cols, got[c.First], want[c.First], rel, abs)
+						what, c.Bad, len(got), c.First/cols, c.First%cols, got[c.First], want[c.First], rel, abs)
 				}
 				if c.Worst > worst {
 					worst, worstCfg = c.Worst, k.cfg.String()
@@ -247,6 +256,9 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 		if k.base != nil {
 			k.base.EmitGo(m.File(k.shape), k.name, k.shape)
 			desc = k.base.Name
+		} else if k.plain {
+			Template.EmitGoPlain(m.File(k.shape), k.name, k.shape, k.cfg)
+			m.Asm(k.shape, Template.EmitAsm(k.name, k.shape, k.cfg))
 		} else {
 			Template.EmitGo(m.File(k.shape), k.name, k.shape, k.cfg)
 			m.Asm(k.shape, Template.EmitAsm(k.name, k.shape, k.cfg))
