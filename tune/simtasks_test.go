@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -59,4 +60,36 @@ func TestSimulateTasks(t *testing.T) {
 		table.WriteString("\n")
 	}
 	t.Logf("mean weighted total over seeds 1..%d, batch %d, after %v trials:\n%s", seeds, batch, at, table.String())
+}
+
+func TestTaskSimRunFigures(t *testing.T) {
+	r := TaskSimRun{Trials: []int{24, 32, 40, 48}, Totals: []float64{900, 700, 700, 500}}
+	for _, tc := range []struct {
+		x    float64
+		want int
+	}{{1000, 24}, {700, 32}, {600, 48}, {499, 0}} {
+		if got := r.TrialsTo(tc.x); got != tc.want {
+			t.Errorf("TrialsTo(%v) = %d, want %d", tc.x, got, tc.want)
+		}
+	}
+	if r.TotalAt(20) != 0 || r.TotalAt(39) != 700 || r.Final() != 500 {
+		t.Errorf("TotalAt(20) %v, TotalAt(39) %v, Final %v; want 0, 700, 500", r.TotalAt(20), r.TotalAt(39), r.Final())
+	}
+	runs := []TaskSimRun{{Seed: 1}, {Seed: 2}, {Seed: 3}, {Seed: 4}, {Seed: 5}}
+	got := spread(runs, func(r TaskSimRun) float64 { return float64(r.Seed * 10) })
+	if got != (Spread{20, 30, 40}) {
+		t.Errorf("spread of 10..50 = %+v, want {20 30 40}", got)
+	}
+	got = spread(runs, func(r TaskSimRun) float64 {
+		if r.Seed >= 4 {
+			return math.Inf(1)
+		}
+		return float64(r.Seed)
+	})
+	if got.P25 != 2 || got.Median != 3 || !math.IsInf(got.P75, 1) {
+		t.Errorf("spread of 1, 2, 3, ∞, ∞ = %+v, want {2 3 +Inf}", got)
+	}
+	if got := spread(runs, func(r TaskSimRun) float64 { return math.NaN() }); !math.IsNaN(got.Median) {
+		t.Errorf("spread of NaN = %+v, want NaN", got)
+	}
 }
