@@ -124,7 +124,7 @@ func TestRunTasksErrors(t *testing.T) {
 		want string
 	}{
 		{"budget", func(ts *TaskSet) { ts.Trials = 0 }, "tune: the trial budget must be at least 1"},
-		{"scheduler", func(ts *TaskSet) { ts.Scheduler = "fifo" }, `tune: tasks: unknown scheduler "fifo" (known: gradient, round-robin)`},
+		{"scheduler", func(ts *TaskSet) { ts.Scheduler = "fifo" }, `tune: tasks: unknown scheduler "fifo" (known: gradient, round-robin, ansor)`},
 		{"weights", func(ts *TaskSet) { ts.Weights = []float64{1} }, "tune: one weight per task"},
 		{"none", func(ts *TaskSet) { ts.Tasks = nil }, "tune: no tasks"},
 	} {

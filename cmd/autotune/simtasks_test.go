@@ -20,8 +20,8 @@ func writeTasks(t *testing.T, text string) string {
 	return p
 }
 
-// TestSimulateTasks replays two recorded softmax workloads through both
-// schedulers with the same seeds.
+// TestSimulateTasks replays two recorded softmax workloads through every
+// scheduler with the same seeds.
 func TestSimulateTasks(t *testing.T) {
 	file := writeTasks(t, `[{"op": "softmax", "shape": "1024x1024", "name": "light"}, {"op": "softmax", "shape": "512x2048", "weight": 8}]`)
 	args := []string{"simulate", "--tasks", file, "--records", twoLandscapes, "--seeds", "2", "--budget", "64", "--batch", "8", "--json"}
@@ -29,14 +29,14 @@ func TestSimulateTasks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	if n := strings.Count(stderr, " seed "); n != 4 {
-		t.Errorf("%d progress lines for 2 schedulers × 2 seeds:\n%s", n, stderr)
+	if n := strings.Count(stderr, " seed "); n != 6 {
+		t.Errorf("%d progress lines for 3 schedulers × 2 seeds:\n%s", n, stderr)
 	}
 	var r simTasksJSON
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if r.Search != "evolutionary/gbt" || r.Budget != 64 || r.Batch != 8 || r.Baseline != "round-robin" || len(r.Workloads) != 2 || len(r.Schedulers) != 2 {
+	if r.Search != "evolutionary/gbt" || r.Budget != 64 || r.Batch != 8 || r.Baseline != "round-robin" || len(r.Workloads) != 2 || len(r.Schedulers) != 3 {
 		t.Fatalf("report %+v", r)
 	}
 	want := r.Workloads[0].BestNS + 8*r.Workloads[1].BestNS

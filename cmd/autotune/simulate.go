@@ -86,10 +86,10 @@ mean is reported apart. The searches must include random, the baseline.
 
 --tasks replays a tasks file (docs/tasks.md) through the task schedulers
 instead of searches: every workload of the file must be recorded in --db or
---records, and each scheduler (--scheduler, both by default) runs the whole
-file once per seed with one search (--strategy, the tuner's default unless
-given), the same seeds, budget (--budget trials in all, by default %d per
-task) and batch. The report gives, per scheduler, the weighted total
+--records, and each scheduler (--scheduler; by default every one: %s)
+runs the whole file once per seed with one search (--strategy, the tuner's
+default unless given), the same seeds, budget (--budget trials in all, by
+default %d per task) and batch. The report gives, per scheduler, the weighted total
 latency Σ weight·best after the trials of --at (by default a quarter, half,
 three quarters and all of the budget) and at the end, as medians over the
 seeds with their quartiles, as multiples of the best recorded total; the
@@ -106,8 +106,9 @@ Examples:
   autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
   autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
   autotune simulate --suite tune/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
-  autotune simulate --tasks tune/testdata/bert-replay.json --records tune/testdata/gemm-64x64x64-epyc.jsonl,tune/testdata/softmax-8192x128-epyc.jsonl
-`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], simTaskBudget),
+  autotune simulate --tasks tune/testdata/tasks/bert-base-128-replay.json --batch 8 --seeds 20 \
+    --records $(ls tune/testdata/*.jsonl tune/testdata/tasks/*.jsonl | paste -sd,)
+`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], strings.Join(tasks.Names(), ", "), simTaskBudget),
 	run: runSimulate,
 }
 
@@ -140,7 +141,7 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategies, "strategy", strings.Join(searchNames(), ","), "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
-	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer)", tune.DefaultSimBudget))
+	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer; with --tasks, %d per task)", tune.DefaultSimBudget, simTaskBudget))
 	fs.Float64Var(&o.gain, "stop-gain", 0, "end each guided run as tune's --stop-gain does; the report gives the median trials and final best")
 	fs.IntVar(&o.gainMin, "stop-gain-after", tune.DefaultStopGainAfter, "with --stop-gain, as tune's")
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")

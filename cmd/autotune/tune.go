@@ -20,7 +20,7 @@ var tuneCommand = command{
 	summary: "tune a workload (or a tasks file's) and record every measurement",
 	help: `
 Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
-       autotune tune --tasks FILE [--scheduler gradient|round-robin] [flags]
+       autotune tune --tasks FILE [--scheduler gradient|round-robin|ansor] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
 Explores the knobs of the op's template for one workload: generates a kernel
@@ -59,8 +59,9 @@ terminal, a line per batch otherwise); the summary goes to stdout.
 weight, causal}; see docs/tasks.md and examples/tasks) in one run: --trials
 and --time are the budget of the whole run, and the scheduler gives each
 batch, after one per task, to the task with the largest expected reduction
-of the weighted total latency (gradient, as Ansor's) or to each in turn
-(round-robin). Progress names the task of each batch and the weighted
+of the weighted total latency (gradient: from the task's recent
+improvements; ansor: by the rule of Ansor's task scheduler) or to each in
+turn (round-robin). Progress names the task of each batch and the weighted
 total; the summary gives per workload its best, trials, share of the
 weighted total, and speedup against the op's plain-Go baseline: at the end
 each best config and that baseline are timed side by side in one process,
