@@ -25,7 +25,7 @@ import (
 
 var simulateCommand = command{
 	name:    "simulate",
-	summary: "compare search strategies by replaying a recorded landscape",
+	summary: "compare search strategies (or task schedulers) by replaying recorded landscapes",
 	help: fmt.Sprintf(`
 Usage: autotune simulate (--db PATH | --records FILE.jsonl,...) --op OP --shape SHAPE [flags]
        autotune simulate --suite DIR [--held-out FILE,...] [flags]
