@@ -42,8 +42,9 @@ type Kind struct {
 }
 
 var kinds = []Kind{
-	{"gradient", "the task with the largest expected reduction of the weighted total, as Ansor's", func() Scheduler { return Gradient{} }},
+	{"gradient", "the task with the largest expected reduction of the weighted total, from its recent improvements", func() Scheduler { return Gradient{} }},
 	{"round-robin", "each task in turn", func() Scheduler { return RoundRobin{} }},
+	{"ansor", "the task with the largest expected reduction of the weighted total by Ansor's rule", func() Scheduler { return Ansor{} }},
 }
 
 // Kinds lists the schedulers, the default first.
@@ -115,21 +116,36 @@ func (RoundRobin) Next(tasks []Status) int {
 	return fewest(tasks, func(Status) bool { return true })
 }
 
-// Gradient's constants, as Ansor's: the weight of the backward term, the
-// factor on the latency similar tasks suggest, the window of the slope in
-// batches.
+// Constants of the gradient rules. Alpha, Beta and Window are Ansor's: the
+// weight of the backward term, the factor on the latency similar tasks
+// suggest, the window of the slope in batches. Memory is the gradient
+// rule's: the weight of a task's earlier improvements against its latest
+// in its expected improvement.
 const (
 	Alpha  = 0.2
 	Beta   = 2.0
 	Window = 3
+	Memory = 0.3
 )
 
 // Gradient gives the next batch to the task with the largest expected
-// reduction of the weighted total (see the package doc).
+// reduction of the weighted total, estimated from the task's own recent
+// improvements (see the package doc).
 type Gradient struct{}
 
 // Next implements Scheduler.
-func (Gradient) Next(tasks []Status) int {
+func (Gradient) Next(tasks []Status) int { return largest(tasks, Gain) }
+
+// Ansor gives the next batch by the rule of Ansor's task scheduler (see the
+// package doc), kept to compare with.
+type Ansor struct{}
+
+// Next implements Scheduler.
+func (Ansor) Next(tasks []Status) int { return largest(tasks, AnsorGain) }
+
+// largest returns the task to give the next batch to: the warm-up round
+// first, then tasks without a best, then the task of the largest gain.
+func largest(tasks []Status, gain func([]Status, int) float64) int {
 	if i := warmUp(tasks); i >= 0 {
 		return i
 	}
@@ -142,7 +158,7 @@ func (Gradient) Next(tasks []Status) int {
 		if t.Done || t.Best() == 0 {
 			continue
 		}
-		g := Gain(tasks, i)
+		g := gain(tasks, i)
 		if at < 0 || g > most || g == most && t.Batches() < tasks[at].Batches() {
 			at, most = i, g
 		}
@@ -155,9 +171,38 @@ func (Gradient) Next(tasks []Status) int {
 }
 
 // Gain is the expected reduction of the weighted total, in nanoseconds, of
-// one more batch of task i (Gradient's rule). It is 0 for a task without a
-// best.
+// one more batch of task i by the gradient rule: its weight times the
+// larger of its expected improvement and its gap to similar tasks. It is 0
+// for a task without a best.
+//
+// The expected improvement is an exponentially weighted average of the
+// improvements of the task's best per batch, the latest weighing 1−Memory,
+// and the first batch counting as an improvement by its whole best (the
+// optimism that gives each task a second look in the order of its
+// weighted latency). A batch that finds nothing better cuts it to Memory
+// times what it was, so a task whose best stopped moving soon yields to
+// others, however heavy.
 func Gain(tasks []Status, i int) float64 {
+	t := tasks[i]
+	g := t.Best()
+	if g == 0 {
+		return 0
+	}
+	var e float64
+	for k, b := range t.Bests {
+		switch {
+		case b == 0:
+		case k == 0 || t.Bests[k-1] == 0:
+			e = b
+		default:
+			e = Memory*e + (1-Memory)*math.Max(0, t.Bests[k-1]-b)
+		}
+	}
+	return t.Weight * math.Max(e, g-similarLatency(tasks, i))
+}
+
+// AnsorGain is Gain by the rule of Ansor's task scheduler.
+func AnsorGain(tasks []Status, i int) float64 {
 	t := tasks[i]
 	g, n := t.Best(), t.Batches()
 	if g == 0 {
@@ -167,20 +212,29 @@ func Gain(tasks []Status, i int) float64 {
 	if n > Window {
 		backward = (t.Bests[n-1-Window] - g) / Window
 	}
-	next := g - g/float64(n)
-	if t.FLOPs > 0 {
-		v := 0.0 // the best FLOPs per ns among the op's tasks
-		similar := 0
-		for _, o := range tasks {
-			if o.Op == t.Op && o.FLOPs > 0 && o.Best() > 0 {
-				v = math.Max(v, o.FLOPs/o.Best())
-				similar++
-			}
-		}
-		if similar > 1 {
-			next = math.Min(next, Beta*t.FLOPs/v)
-		}
-	}
+	next := math.Min(g-g/float64(n), similarLatency(tasks, i))
 	forward := g - next
 	return t.Weight * (Alpha*backward + (1-Alpha)*forward)
+}
+
+// similarLatency is the latency task i would have at Beta times the
+// latency per FLOP of the fastest task of its op (the highest FLOPs per
+// nanosecond among them, itself included), +Inf when it has no FLOPs or no
+// other task of its op has a best.
+func similarLatency(tasks []Status, i int) float64 {
+	t := tasks[i]
+	if t.FLOPs <= 0 {
+		return math.Inf(1)
+	}
+	v, similar := 0.0, 0
+	for _, o := range tasks {
+		if o.Op == t.Op && o.FLOPs > 0 && o.Best() > 0 {
+			v = math.Max(v, o.FLOPs/o.Best())
+			similar++
+		}
+	}
+	if similar < 2 {
+		return math.Inf(1)
+	}
+	return Beta * t.FLOPs / v
 }

@@ -71,21 +71,47 @@ func TestGradientPicksLargestExpectedReduction(t *testing.T) {
 			{Weight: 2, Op: "b", Bests: []float64{100, 100, 100, 100, 100, 100, 100, 100}},
 		}, 0},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := (Gradient{}).Next(tt.tasks); got != tt.want {
-				t.Errorf("Next = %d, want %d; gains %v, %v", got, tt.want, Gain(tt.tasks, 0), Gain(tt.tasks, 1))
-			}
-		})
+		for _, s := range []struct {
+			name string
+			s    Scheduler
+			gain func([]Status, int) float64
+		}{{"gradient", Gradient{}, Gain}, {"ansor", Ansor{}, AnsorGain}} {
+			t.Run(s.name+"/"+tt.name, func(t *testing.T) {
+				if got := s.s.Next(tt.tasks); got != tt.want {
+					t.Errorf("Next = %d, want %d; gains %v, %v", got, tt.want, s.gain(tt.tasks, 0), s.gain(tt.tasks, 1))
+				}
+			})
+		}
+	}
+}
+
+// TestGradientLeavesAConvergedTask: a heavy task whose best stopped moving
+// yields to a light one that had only its warm-up batch; Ansor's rule,
+// whose forward term falls only as 1/batches, keeps to the heavy one.
+func TestGradientLeavesAConvergedTask(t *testing.T) {
+	tasks := []Status{
+		{Weight: 10, Op: "a", Bests: []float64{100, 50, 50, 50, 50}},
+		{Weight: 1, Op: "b", Bests: []float64{80}},
+	}
+	if got := (Gradient{}).Next(tasks); got != 1 {
+		t.Errorf("gradient: Next = %d, want 1; gains %v, %v", got, Gain(tasks, 0), Gain(tasks, 1))
+	}
+	if got := (Ansor{}).Next(tasks); got != 0 {
+		t.Errorf("ansor: Next = %d, want 0; gains %v, %v", got, AnsorGain(tasks, 0), AnsorGain(tasks, 1))
 	}
 }
 
 func TestGain(t *testing.T) {
-	// backward (90-60)/3 over the last 3 batches, forward 60/5 (no similar
-	// task): 2·(0.2·10 + 0.8·12).
 	tasks := []Status{{Weight: 2, Op: "a", Bests: []float64{100, 90, 80, 70, 60}}}
-	want := 2 * (0.2*10 + 0.8*12.0)
-	if g := Gain(tasks, 0); math.Abs(g-want) > 1e-9 {
+	// The expected improvement after each batch: 100 (the first, whole),
+	// then 0.3·e + 0.7·10: 37, 18.1, 12.43, 10.729 (no similar task).
+	if g, want := Gain(tasks, 0), 2*10.729; math.Abs(g-want) > 1e-9 {
 		t.Errorf("Gain = %v, want %v", g, want)
+	}
+	// Ansor's: backward (90-60)/3 over the last 3 batches, forward 60/5:
+	// 2·(0.2·10 + 0.8·12).
+	if g, want := AnsorGain(tasks, 0), 2*(0.2*10+0.8*12.0); math.Abs(g-want) > 1e-9 {
+		t.Errorf("AnsorGain = %v, want %v", g, want)
 	}
 }
 
@@ -145,7 +171,7 @@ func TestLookup(t *testing.T) {
 	if _, err := Lookup("gradient"); err != nil {
 		t.Error(err)
 	}
-	if _, err := Lookup("fifo"); err == nil || err.Error() != `tasks: unknown scheduler "fifo" (known: gradient, round-robin)` {
+	if _, err := Lookup("fifo"); err == nil || err.Error() != `tasks: unknown scheduler "fifo" (known: gradient, round-robin, ansor)` {
 		t.Errorf("Lookup(fifo) = %v", err)
 	}
 }

@@ -22,7 +22,8 @@
 // RunTasks tunes many workloads (a TaskSet) within one budget, a batch at a
 // time, each batch going to the task that a scheduler of package tasks
 // names; each task is the same run of steps as Run's, resuming from the
-// store. SimulateTasks replays a multi-workload landscape (recorded
+// store; tasks of one op share one cost model, which every batch of any of
+// them trains. SimulateTasks replays a multi-workload landscape (recorded
 // landscapes with weights) through RunTasks, to compare schedulers.
 //
 // Every measured config becomes a record, failures included, and every batch

@@ -29,9 +29,8 @@ const (
 // trained on every record of the op on the device, all shapes together.
 type learner struct {
 	strategy search.Strategy
-	model    costmodel.Model // nil unless the strategy is guided
-	key      tunedb.ModelKey
-	rows     []costmodel.Sample
+	model    costmodel.Model // nil unless the strategy is guided; shared.model
+	shared   *sharedModel
 	features func(schedule.Config) []float64
 	group    string
 
@@ -49,6 +48,26 @@ type measuredConfig struct {
 	cost float64
 }
 
+// sharedModel is a cost model with the rows it is trained on. A run has
+// its own; the runs of a RunTasks share one per op on a device (sharedModels),
+// so that every task of the op learns from the others' measurements as
+// they are made, not only from what the database held when the run began.
+type sharedModel struct {
+	model costmodel.Model
+	key   tunedb.ModelKey
+	rows  []costmodel.Sample
+	saved bool // by the first run that closed: the others would save the same
+}
+
+// sharedModels are the models of a RunTasks run by op, device, template
+// version (the model's key in the database) and model kind.
+type sharedModels map[sharedModelID]*sharedModel
+
+type sharedModelID struct {
+	key  tunedb.ModelKey
+	kind string
+}
+
 // savedModel is a cost model that is kept in the database between runs.
 type savedModel interface {
 	encoding.BinaryMarshaler
@@ -61,11 +80,13 @@ var _ savedModel = (*costmodel.GBT)(nil)
 // newLearner builds t's strategy. For a guided one it makes the cost
 // model (loading the saved one when it is kept in the database), trains it
 // on the database's records and gathers the elite of this workload and the
-// seeds transferred from the nearest tuned shapes.
-func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, error) {
+// seeds transferred from the nearest tuned shapes. With models (RunTasks),
+// a model of the same op, device and kind made for another task of the
+// run is used instead: it holds every row this one would load.
+func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models sharedModels) (*learner, error) {
 	opts := search.Options{Seed: t.Seed, Measured: measured}
+	key := tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template}
 	l := &learner{
-		key:      tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template},
 		group:    w.Key(),
 		features: t.Template.ModelFeatures(t.Space, t.Shape, t.Target),
 	}
@@ -85,22 +106,29 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool) (*learner, 
 	if err != nil {
 		return nil, err
 	}
-	l.rows = history.rows
 	l.measured = maps.Clone(measured)
 	for i, c := range history.elite {
 		l.mine = append(l.mine, measuredConfig{c, history.eliteCosts[i]})
 	}
-	l.model = mkind.New(t.Seed)
-	if m, ok := l.model.(savedModel); ok {
-		if saved, ok, err := t.Store.LoadModel(l.key); err != nil {
+	id := sharedModelID{key, mkind.Name}
+	if l.shared = models[id]; l.shared == nil {
+		l.shared = &sharedModel{model: mkind.New(t.Seed), key: key, rows: history.rows}
+		if m, ok := l.shared.model.(savedModel); ok {
+			if saved, ok, err := t.Store.LoadModel(key); err != nil {
+				return nil, err
+			} else if ok && (m.UnmarshalBinary(saved) != nil || m.NumFeatures() != len(l.features(t.Space.At(0)))) {
+				l.shared.model = mkind.New(t.Seed) // unusable: start cold
+			}
+		}
+		l.model = l.shared.model
+		if err := l.fit(); err != nil {
 			return nil, err
-		} else if ok && (m.UnmarshalBinary(saved) != nil || m.NumFeatures() != len(l.features(t.Space.At(0)))) {
-			l.model = mkind.New(t.Seed) // unusable: start cold
+		}
+		if models != nil {
+			models[id] = l.shared
 		}
 	}
-	if err := l.fit(); err != nil {
-		return nil, err
-	}
+	l.model = l.shared.model
 	// The search holds the model from the start, trained or not: an
 	// untrained one predicts nothing (the search then scores at random),
 	// and tell trains it after the first batch.
@@ -117,9 +145,11 @@ func (l *learner) tell(recs []tunedb.Record) error {
 	costs := make([]float64, len(recs))
 	for i, r := range recs {
 		cfgs[i], costs[i] = r.Config, cost(r.Status == tunedb.StatusOK, r.MedianNS)
-		l.rows = append(l.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
 	}
 	if l.model != nil {
+		for i, r := range recs {
+			l.shared.rows = append(l.shared.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
+		}
 		var batch []measuredConfig
 		for i, c := range cfgs {
 			l.measured[c.String()] = true
@@ -140,18 +170,21 @@ func (l *learner) tell(recs []tunedb.Record) error {
 // fit retrains the model from every row; with too little data to learn
 // from it keeps what it has.
 func (l *learner) fit() error {
-	if len(l.rows) < 2 {
+	if len(l.shared.rows) < 2 {
 		return nil
 	}
-	if err := l.model.Fit(l.rows); err != nil {
+	if err := l.model.Fit(l.shared.rows); err != nil {
 		return fmt.Errorf("tune: training the cost model: %w", err)
 	}
 	return nil
 }
 
-// save stores the model for the next run, if it is one that is kept and
-// it learned something.
+// save stores the model for the next run, if it is one that is kept, it
+// learned something and no other run sharing it saved it already.
 func (l *learner) save(db Store) error {
+	if l.shared == nil || l.shared.saved {
+		return nil
+	}
 	m, ok := l.model.(savedModel)
 	if !ok || m.NumFeatures() == 0 {
 		return nil
@@ -160,7 +193,11 @@ func (l *learner) save(db Store) error {
 	if err != nil {
 		return err
 	}
-	return db.SaveModel(l.key, b)
+	if err := db.SaveModel(l.shared.key, b); err != nil {
+		return err
+	}
+	l.shared.saved = true
+	return nil
 }
 
 // cost is what the search and the model learn from: the median, or +Inf

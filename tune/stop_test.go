@@ -78,7 +78,7 @@ func TestStopGain(t *testing.T) {
 				Measurer: sim.New(results), Store: tunedb.NewMemory(), Strategy: "evolutionary", Model: "gbt",
 				StopGain: 0.01, StopGainAfter: tc.after, Seed: 1, Trials: 96, BatchSize: 16, Tool: "test",
 			}
-			r, err := open(task, time.Now())
+			r, err := open(task, time.Now(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,24 +71,20 @@ func RunTasks(ctx context.Context, ts TaskSet) (_ TaskSetSummary, runErr error) 
 	}
 	sched := kind.New()
 	start := time.Now()
-	runs := make([]*run, len(ts.Tasks))
+	var runs []*run
 	status := make([]tasks.Status, len(ts.Tasks))
 	out := TaskSetSummary{Weights: make([]float64, len(ts.Tasks)), Batches: make([]int, len(ts.Tasks))}
 	defer func() {
 		for _, r := range runs {
-			if r == nil {
-				continue
-			}
 			if err := r.close(); err != nil && runErr == nil {
 				runErr = err
 			}
 		}
 	}()
+	if runs, err = openTasks(ts, start); err != nil {
+		return out, err
+	}
 	for i, t := range ts.Tasks {
-		t.Trials, t.Time, t.Observer = ts.Trials, ts.Time, nil
-		if runs[i], err = open(t, start); err != nil {
-			return out, err
-		}
 		w := 1.0
 		if ts.Weights != nil {
 			w = ts.Weights[i]
@@ -171,4 +167,24 @@ func RunTasks(ctx context.Context, ts TaskSet) (_ TaskSetSummary, runErr error) 
 	out.Total, out.Missing = total()
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// openTasks opens the run of every task of ts. Tasks of one op share its
+// cost model (sharedModels): each batch of one teaches the model that
+// guides the others. On an error it closes what it opened.
+func openTasks(ts TaskSet, start time.Time) ([]*run, error) {
+	models := sharedModels{}
+	runs := make([]*run, 0, len(ts.Tasks))
+	for _, t := range ts.Tasks {
+		t.Trials, t.Time, t.Observer = ts.Trials, ts.Time, nil
+		r, err := open(t, start, models)
+		if err != nil {
+			for _, r := range runs {
+				r.close()
+			}
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
 }

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -123,7 +124,7 @@ func TestRunTasksErrors(t *testing.T) {
 		want string
 	}{
 		{"budget", func(ts *TaskSet) { ts.Trials = 0 }, "tune: the trial budget must be at least 1"},
-		{"scheduler", func(ts *TaskSet) { ts.Scheduler = "fifo" }, `tune: tasks: unknown scheduler "fifo" (known: gradient, round-robin)`},
+		{"scheduler", func(ts *TaskSet) { ts.Scheduler = "fifo" }, `tune: tasks: unknown scheduler "fifo" (known: gradient, round-robin, ansor)`},
 		{"weights", func(ts *TaskSet) { ts.Weights = []float64{1} }, "tune: one weight per task"},
 		{"none", func(ts *TaskSet) { ts.Tasks = nil }, "tune: no tasks"},
 	} {
@@ -132,5 +133,59 @@ func TestRunTasksErrors(t *testing.T) {
 		if _, err := RunTasks(context.Background(), ts); err == nil || err.Error() != tt.want {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestRunTasksShareModel checks that the tasks of one op share one cost
+// model within a run: a batch of one task trains the model that guides the
+// other, whose own workload has no record yet.
+func TestRunTasksShareModel(t *testing.T) {
+	db := openDB(t)
+	ts := TaskSet{Trials: 20}
+	for _, n := range []int{4, 8} {
+		task := testTask(t, db, &fakeMeasurer{})
+		task.Shape = []int{n, n}
+		task.Strategy, task.Model = "evolutionary", "gbt"
+		ts.Tasks = append(ts.Tasks, task)
+	}
+	other := testTask(t, db, &fakeMeasurer{})
+	other.Template.Op.Name, other.Strategy, other.Model = "gemm", "evolutionary", "gbt"
+	ts.Tasks = append(ts.Tasks, other)
+
+	runs, err := openTasks(ts, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	space := ts.Tasks[1].Space
+	var feats [][]float64
+	for i := range space.Size() {
+		feats = append(feats, runs[1].learn.features(space.At(i)))
+	}
+	if p := runs[1].learn.model.Predict(feats); p != nil {
+		t.Fatalf("task 1's model predicts %v before anything was measured", p)
+	}
+	if _, err := runs[0].step(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	if p := runs[1].learn.model.Predict(feats); len(p) != len(feats) {
+		t.Errorf("after a batch of task 0, task 1's model predicts %v; want it trained on task 0's records", p)
+	}
+	if p := runs[2].learn.model.Predict(feats); p != nil {
+		t.Errorf("the task of another op got a model trained on softmax records: %v", p)
+	}
+	if _, err := runs[1].step(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]int{}
+	for _, r := range runs[0].learn.shared.rows {
+		groups[r.Group]++
+	}
+	if len(groups) != 2 || groups[runs[0].w.Key()] != 2 || groups[runs[1].w.Key()] != 2 {
+		t.Errorf("task 0's model is trained on rows of %v; want a batch (2) of each softmax task", groups)
 	}
 }

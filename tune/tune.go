@@ -145,7 +145,7 @@ func Run(ctx context.Context, t Task) (_ Summary, runErr error) {
 	if t.Trials < 1 {
 		return Summary{}, errors.New("tune: the trial budget must be at least 1")
 	}
-	r, err := open(t, time.Now())
+	r, err := open(t, time.Now(), nil)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -180,8 +180,9 @@ type run struct {
 }
 
 // open prepares t's run: what was measured before, the best so far, the
-// strategy with its model trained on the database.
-func open(t Task, start time.Time) (*run, error) {
+// strategy with its model trained on the database, or the model of models
+// that serves t's op (see newLearner).
+func open(t Task, start time.Time, models sharedModels) (*run, error) {
 	if t.Store == nil {
 		return nil, errNoStore
 	}
@@ -190,7 +191,7 @@ func open(t Task, start time.Time) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	learn, err := newLearner(t, w, measured)
+	learn, err := newLearner(t, w, measured, models)
 	if err != nil {
 		return nil, err
 	}

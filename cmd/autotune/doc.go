@@ -14,7 +14,7 @@
 //	check     check generated kernels against the reference, without timing (no GPU needed)
 //	gen       write a Go package of the tuned kernels
 //	report    write an HTML report of the tuning database
-//	simulate  compare searches on a recorded landscape, without measuring
+//	simulate  compare searches (or task schedulers) on recorded landscapes, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
 //	db        ls, show, export, import, merge, prune and check the tuning database
 //	broker    run a NATS server with JetStream for remote workers

@@ -18,16 +18,18 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
 var simulateCommand = command{
 	name:    "simulate",
-	summary: "compare search strategies by replaying a recorded landscape",
+	summary: "compare search strategies (or task schedulers) by replaying recorded landscapes",
 	help: fmt.Sprintf(`
-Usage: autotune simulate (--db PATH | --records FILE.jsonl) --op OP --shape SHAPE [flags]
+Usage: autotune simulate (--db PATH | --records FILE.jsonl,...) --op OP --shape SHAPE [flags]
        autotune simulate --suite DIR [--held-out FILE,...] [flags]
+       autotune simulate --tasks FILE (--db PATH | --records FILE.jsonl,...) [flags]
 
 Replays recorded measurements instead of measuring: each search runs once
 per seed (1..--seeds) with the tuner's own loop, in a fresh tuning database
@@ -37,12 +39,12 @@ they are fewer) or tried every config. Nothing is built or timed, and runs
 go side by side on every core, so a comparison of hundreds of runs takes
 seconds to a minute, and the same command gives the same report.
 
-The records come from a tuning database (--db) or a JSON Lines export
-(--records); the workload is picked by --op and --shape, in the current
-version of the op's template, or else in an earlier revision the template
-keeps for replay (softmax keeps softmax-2, the space before its assembly
-form), searched in that revision's space; records of other versions are
-refused: their configs would not correspond. The space searched is that of the machine
+The records come from a tuning database (--db) or JSON Lines exports
+(--records, several separated by commas); the workload is picked by --op and
+--shape, in the current version of the op's template, or else in an earlier
+revision the template keeps for replay (softmax keeps softmax-2, the space
+before its assembly form), searched in that revision's space; records of
+other versions are refused: their configs would not correspond. The space searched is that of the machine
 that recorded them, read from their device fingerprint; --device chooses
 between machines when the records hold several (a name such as cpu, or a
 fingerprint as 'autotune db ls' shows it). Record a full landscape with a grid
@@ -84,6 +86,21 @@ It prints one Markdown table: per landscape and search the median trials to
 whose landscapes are kept out of the tuning of the search: their geometric
 mean is reported apart. The searches must include random, the baseline.
 
+--tasks replays a tasks file (docs/tasks.md) through the task schedulers
+instead of searches: every workload of the file must be recorded in --db or
+--records, and each scheduler (--scheduler; by default every one: %s)
+runs the whole file once per seed with one search (--strategy, the tuner's
+default unless given), the same seeds, budget (--budget trials in all, by
+default %d per task) and batch. The report gives, per scheduler, the weighted total
+latency Σ weight·best after the trials of --at (by default a quarter, half,
+three quarters and all of the budget) and at the end, as medians over the
+seeds with their quartiles, as multiples of the best recorded total; the
+trials each run took to reach the final total of round-robin's run of the
+same seed; and the batches each task had. The weights are the file's: to
+let a recorded landscape stand for a larger workload of a model, give it
+the weight calls × (that workload's time / the recorded one's), see
+docs/tasks.md.
+
 Progress goes to stderr, one line per run; the report to stdout.
 
 Examples:
@@ -91,7 +108,9 @@ Examples:
   autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
   autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
   autotune simulate --suite tune/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
-`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0]),
+  autotune simulate --tasks tune/testdata/tasks/bert-base-128-replay.json --batch 8 --seeds 20 \
+    --records $(ls tune/testdata/*.jsonl tune/testdata/tasks/*.jsonl | paste -sd,)
+`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], strings.Join(tasks.Names(), ", "), simTaskBudget),
 	run: runSimulate,
 }
 
@@ -108,6 +127,8 @@ type simulateOptions struct {
 	gain              float64
 	gainMin           int
 	json              bool
+	tasks, scheduler  string
+	at                string
 }
 
 func (o *simulateOptions) register(fs *flag.FlagSet) {
@@ -115,17 +136,20 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.shape, "shape", "", "shape of the recorded workload, e.g. 1024x1024 (required)")
 	fs.StringVar(&o.device, "device", "", "the recording machine, by name or fingerprint, when the records hold several (default: the only one)")
 	fs.StringVar(&o.db, "db", "", "tuning database holding the recording")
-	fs.StringVar(&o.records, "records", "", "JSON Lines export holding the recording (instead of --db)")
+	fs.StringVar(&o.records, "records", "", "JSON Lines exports holding the recording, separated by commas (instead of --db)")
 	fs.StringVar(&o.prior, "prior", "", "JSON Lines records of other shapes of the op, loaded into each run's database first")
 	fs.StringVar(&o.suite, "suite", "", "directory of JSON Lines landscapes: run every search on each (instead of --db or --records)")
 	fs.StringVar(&o.heldOut, "held-out", "", "with --suite: files whose landscapes are reported apart, separated by commas")
 	fs.StringVar(&o.strategies, "strategy", strings.Join(searchNames(), ","), "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
-	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer)", tune.DefaultSimBudget))
+	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer; with --tasks, %d per task)", tune.DefaultSimBudget, simTaskBudget))
 	fs.Float64Var(&o.gain, "stop-gain", 0, "end each guided run as tune's --stop-gain does; the report gives the median trials and final best")
 	fs.IntVar(&o.gainMin, "stop-gain-after", tune.DefaultStopGainAfter, "with --stop-gain, as tune's")
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
+	fs.StringVar(&o.tasks, "tasks", "", "replay the workloads of this tasks file through the task schedulers (instead of --op and --shape)")
+	fs.StringVar(&o.scheduler, "scheduler", strings.Join(tasks.Names(), ","), "with --tasks, the schedulers to compare, separated by commas")
+	fs.StringVar(&o.at, "at", "", "with --tasks, trial counts to give the weighted total at, separated by commas (default: a quarter, half, three quarters and all of the budget)")
 }
 
 // searchNames are the text forms of tune.Searches, every search there is.
@@ -143,6 +167,12 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	o.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if o.tasks != "" {
+		return runSimulateTasks(std, fs, o)
+	}
+	if o.scheduler != strings.Join(tasks.Names(), ",") || o.at != "" {
+		return usagef("--scheduler and --at go with --tasks")
 	}
 	var searches []tune.Search
 	for _, s := range strings.Split(o.strategies, ",") {
@@ -296,7 +326,7 @@ func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
 	var all []tunedb.Record
 	var fs []found
 	for _, f := range files {
-		recs, err := fileRecords(f)
+		recs, err := fileRecordsOf(f)
 		if err != nil {
 			return err
 		}
@@ -385,9 +415,25 @@ func dbRecords(path string) ([]tunedb.Record, error) {
 	return recs, nil
 }
 
-// fileRecords reads the records of a JSON Lines file, checked as an import
-// checks them.
-func fileRecords(path string) ([]tunedb.Record, error) {
+// fileRecords reads the records of JSON Lines files (paths separated by
+// commas), checked as an import checks them.
+func fileRecords(paths string) ([]tunedb.Record, error) {
+	var recs []tunedb.Record
+	for _, p := range strings.Split(paths, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		rs, err := fileRecordsOf(p)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rs...)
+	}
+	return recs, nil
+}
+
+// fileRecordsOf reads the records of one JSON Lines file.
+func fileRecordsOf(path string) ([]tunedb.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

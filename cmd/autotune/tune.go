@@ -20,7 +20,7 @@ var tuneCommand = command{
 	summary: "tune a workload (or a tasks file's) and record every measurement",
 	help: `
 Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
-       autotune tune --tasks FILE [--scheduler gradient|round-robin] [flags]
+       autotune tune --tasks FILE [--scheduler gradient|round-robin|ansor] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
 Explores the knobs of the op's template for one workload: generates a kernel
@@ -61,10 +61,15 @@ terminal, a line per batch otherwise); the summary goes to stdout.
 weight, causal}; see docs/tasks.md and examples/tasks) in one run: --trials
 and --time are the budget of the whole run, and the scheduler gives each
 batch, after one per task, to the task with the largest expected reduction
-of the weighted total latency (gradient, as Ansor's) or to each in turn
-(round-robin). Progress names the task of each batch and the weighted
-total; the summary gives per workload its best, trials, and share of the
-weighted total. Reruns resume every task.
+of the weighted total latency (gradient: from the task's recent
+improvements; ansor: by the rule of Ansor's task scheduler) or to each in
+turn (round-robin). Progress names the task of each batch and the weighted
+total; the summary gives per workload its best, trials, share of the
+weighted total, and speedup against the op's plain-Go baseline: at the end
+each best config and that baseline are timed side by side in one process,
+as autotune bench does but with fewer samples (--baseline=false skips it;
+workloads above 1e9 FLOPs a call, on a GPU or measured by remote workers
+are left out with a note). Reruns resume every task.
 
 --nats URL sends each batch to the 'autotune worker' processes of the
 target's device fingerprint through a NATS server ('autotune broker' or a
@@ -108,6 +113,7 @@ type tuneOptions struct {
 
 	tasks     string
 	scheduler string
+	baseline  bool
 	nats      natsFlags
 }
 
@@ -127,6 +133,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.batch, "batch", 16, "configs built and measured together")
 	fs.StringVar(&o.tasks, "tasks", "", "tune every workload of this tasks file (docs/tasks.md) in one run, instead of --op and --shape")
 	fs.StringVar(&o.scheduler, "scheduler", tasks.Names()[0], "with --tasks, which task gets the next batch: "+schedulerChoices())
+	fs.BoolVar(&o.baseline, "baseline", true, fmt.Sprintf("with --tasks, time each tuned kernel against its op's plain-Go baseline at the end, for the summary's speedup (workloads up to %.0e FLOPs a call)", plainGoMaxFLOPs))
 	o.nats.register(fs, "measure on the 'autotune worker's of the target's fingerprint through this NATS server (e.g. "+defaultNATS+") instead of here (docs/remote.md)")
 	fs.BoolVar(&o.retry, "retry-failed", false, "measure again every config whose only records are timeouts, crashes or runtime errors")
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/autotune-dev/autotune/kernels"
+	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -100,10 +104,11 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 	if err != nil {
 		return err
 	}
+	vs := timePlainGo(ctx, std, o, tws, s)
 	if o.json {
-		err = writeJSON(std, tasksJSON(tws, o, s))
+		err = writeJSON(std, tasksJSON(tws, o, s, vs))
 	} else {
-		printTasksSummary(std.out, tws, s)
+		printTasksSummary(std.out, tws, s, vs)
 	}
 	closed = true
 	if cerr := db.Close(); err == nil {
@@ -152,6 +157,13 @@ type taskJSON struct {
 	Resumed int         `json:"resumed"`
 	Best    *bestConfig `json:"best"`
 	Share   float64     `json:"share"` // of the weighted total, 0 to 1
+	// Speedup is the plain-Go baseline's median over the tuned kernel's,
+	// timed side by side (PlainGoNS and TunedNS) at the end of the run;
+	// SpeedupNote says why it is absent.
+	Speedup     *float64 `json:"speedup_vs_plain_go"`
+	PlainGoNS   *float64 `json:"plain_go_ns,omitempty"`
+	TunedNS     *float64 `json:"tuned_ns,omitempty"`
+	SpeedupNote string   `json:"speedup_note,omitempty"`
 }
 
 type tasksSummaryJSON struct {
@@ -166,7 +178,7 @@ type tasksSummaryJSON struct {
 	ElapsedS    float64    `json:"elapsed_s"`
 }
 
-func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary) tasksSummaryJSON {
+func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary, vs []plainGo) tasksSummaryJSON {
 	out := tasksSummaryJSON{Scheduler: o.scheduler, Strategy: o.strategy, Seed: o.seed, Trials: s.Trials,
 		TotalNS: s.Total, Missing: s.Missing, Interrupted: s.Interrupted, ElapsedS: s.Elapsed.Seconds()}
 	for i, tw := range tws {
@@ -177,6 +189,12 @@ func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary) tasksSu
 			b := newBestConfig(*x.Best, tw.tmpl, tw.w.shape)
 			t.Best = &b
 			t.Share = share(s, i)
+		}
+		if v := vs[i]; v.timed() {
+			x, p, tn := v.plainNS/v.tunedNS, v.plainNS, v.tunedNS
+			t.Speedup, t.PlainGoNS, t.TunedNS = &x, &p, &tn
+		} else {
+			t.SpeedupNote = v.note
 		}
 		out.Tasks = append(out.Tasks, t)
 	}
@@ -191,21 +209,127 @@ func share(s tune.TaskSetSummary, i int) float64 {
 	return s.Weights[i] * s.Tasks[i].Best.MedianNS / s.Total
 }
 
-func printTasksSummary(w io.Writer, tws []taskWorkload, s tune.TaskSetSummary) {
+func printTasksSummary(w io.Writer, tws []taskWorkload, s tune.TaskSetSummary, vs []plainGo) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "WORKLOAD\tWEIGHT\tBEST\tTRIALS\tSHARE\tCONFIG\n")
+	fmt.Fprintf(tw, "WORKLOAD\tWEIGHT\tBEST\tTRIALS\tSHARE\tVS PLAIN GO\tCONFIG\n")
+	var notes []string
 	for i, t := range tws {
 		x := s.Tasks[i]
-		best, cfg, sh := "none", "", "-"
+		best, cfg, sh, speedup := "none", "", "-", "-"
 		if x.Best != nil {
 			best, cfg, sh = tunedb.FormatNS(x.Best.MedianNS), x.Best.Config.String(), fmt.Sprintf("%.1f%%", 100*share(s, i))
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%d (+%d earlier)\t%s\t%s\n", taskLabel(t), s.Weights[i], best, x.Trials, x.Resumed, sh, cfg)
+		if v := vs[i]; v.timed() {
+			speedup = fmt.Sprintf("%.1f×", v.plainNS/v.tunedNS)
+		} else if v.note != "" {
+			notes = append(notes, fmt.Sprintf("%s: plain Go not timed: %s", taskLabel(t), v.note))
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%d (+%d earlier)\t%s\t%s\t%s\n", taskLabel(t), s.Weights[i], best, x.Trials, x.Resumed, sh, speedup, cfg)
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 	state := ""
 	if s.Interrupted {
 		state = ", interrupted"
 	}
 	fmt.Fprintf(w, "weighted total %s after %d trials in %.1fs%s\n", formatTotal(s.Total, s.Missing), s.Trials, s.Elapsed.Seconds(), state)
+}
+
+// plainGoBaseline is the name every op gives its plain-Go baseline among
+// its template's Baselines: loops as a Go programmer writes them without
+// a tuner, the honest measure of what tuning buys.
+const plainGoBaseline = "naive"
+
+// plainGoMaxFLOPs bounds the workloads whose plain-Go baseline the end of
+// tune --tasks times. The loops run at about 1 GFLOP/s here and a short
+// bench calls them some ten times (check, allocation count, warm-up,
+// samples), so a workload at the bound adds ten to twenty seconds;
+// autotune bench times larger ones on request.
+const plainGoMaxFLOPs = 1e9
+
+// The short bench of each workload: enough samples for a median of a
+// baseline that is many times slower than the tuned kernel.
+const (
+	plainGoSamples = 5
+	plainGoTime    = 200 * time.Millisecond
+)
+
+// plainGo is a tuned kernel and its op's plain-Go baseline timed side by
+// side, or why they were not.
+type plainGo struct {
+	plainNS, tunedNS float64 // medians
+	note             string
+}
+
+func (p plainGo) timed() bool { return p.plainNS > 0 && p.tunedNS > 0 }
+
+// timePlainGo times, for each task with a best, the best config against
+// the op's plain-Go baseline in one bench process (measurecpu.Bench, as
+// autotune bench does, with fewer samples): the speedup of the summary.
+// It skips workloads it cannot time here or fairly (a GPU target, remote
+// workers, more than plainGoMaxFLOPs, an interrupted run), with a note.
+func timePlainGo(ctx context.Context, std *stdio, o tuneOptions, tws []taskWorkload, s tune.TaskSetSummary) []plainGo {
+	out := make([]plainGo, len(tws))
+	var todo []int
+	for i, tw := range tws {
+		if s.Tasks[i].Best == nil {
+			continue
+		}
+		var base *kernels.Baseline
+		for _, b := range tw.tmpl.Baselines {
+			if b.Name == plainGoBaseline {
+				base = &b
+			}
+		}
+		flops := 0.0
+		if tw.tmpl.FLOPs != nil {
+			flops = tw.tmpl.FLOPs(tw.w.shape)
+		}
+		switch {
+		case !o.baseline:
+			continue
+		case s.Interrupted:
+			out[i].note = "the run was interrupted"
+		case tw.tmpl.Backend != kernels.CPU:
+			out[i].note = "the kernel runs on " + tw.w.target.Name + ", the baseline on the CPU"
+		case o.nats.url != "":
+			out[i].note = "measured by remote workers; run autotune bench on their machine"
+		case base == nil:
+			out[i].note = "the op has none"
+		case base.Skipped(tw.w.shape) != "":
+			out[i].note = base.Skipped(tw.w.shape)
+		case flops > plainGoMaxFLOPs:
+			out[i].note = fmt.Sprintf("%.3g FLOPs a call, more than the %.0e timed at the end of a run; autotune bench times it", flops, plainGoMaxFLOPs)
+		default:
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return out
+	}
+	fmt.Fprintf(std.errs, "timing %d tuned kernels side by side with the plain-Go baseline of their op\n", len(todo))
+	m := measurecpu.New(&measurecpu.Options{Seed: o.seed})
+	for _, i := range todo {
+		tw := tws[i]
+		tmpl := tw.tmpl
+		tmpl.Baselines = slices.DeleteFunc(slices.Clone(tmpl.Baselines), func(b kernels.Baseline) bool { return b.Name != plainGoBaseline })
+		res, err := m.Bench(ctx, measurecpu.BenchBatch{Template: tmpl, Shape: tw.w.shape, Target: tw.w.target,
+			Config: s.Tasks[i].Best.Config, MinSamples: plainGoSamples, MinTime: plainGoTime})
+		if err != nil {
+			out[i].note = firstLine(err.Error(), 200)
+			fmt.Fprintf(std.errs, "%s: plain Go not timed: %s\n", taskLabel(tw), out[i].note)
+			continue
+		}
+		for _, r := range res {
+			switch r.Name {
+			case measurecpu.BenchTuned:
+				out[i].tunedNS = r.MedianNS
+			case plainGoBaseline:
+				out[i].plainNS = r.MedianNS
+			}
+		}
+	}
+	return out
 }

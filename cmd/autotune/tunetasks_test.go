@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 func TestTuneTasksFileErrors(t *testing.T) {
@@ -65,7 +71,7 @@ func TestTuneTasksEndToEnd(t *testing.T) {
 	tuneOnce := func(sched string) tasksSummaryJSON {
 		t.Helper()
 		code, stdout, stderr := run(t, "", "tune", "--tasks", file, "--scheduler", sched, "--db", filepath.Join(dir, "tune.db"),
-			"--trials", "6", "--batch", "2", "--remeasure", "0", "--strategy", "random", "--json")
+			"--trials", "6", "--batch", "2", "--remeasure", "0", "--strategy", "random", "--json", "--baseline="+strconv.FormatBool(sched == "gradient"))
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, stderr)
 		}
@@ -91,8 +97,56 @@ func TestTuneTasksEndToEnd(t *testing.T) {
 	if trials != 6 || share < 0.999 || share > 1.001 || total != s.TotalNS || s.Tasks[0].Weight != 2 || s.Tasks[0].Name != "small" {
 		t.Errorf("tasks %+v: trials add to %d, shares to %v, total %v vs %v", s.Tasks, trials, share, total, s.TotalNS)
 	}
+	// Each best was timed against plain Go, side by side.
+	for _, x := range s.Tasks {
+		if x.Speedup == nil || x.PlainGoNS == nil || x.TunedNS == nil || *x.Speedup != *x.PlainGoNS / *x.TunedNS || x.SpeedupNote != "" {
+			t.Errorf("%s %v: speedup %v = %v / %v, note %q; want a ratio of two medians", x.Op, x.Shape, x.Speedup, x.PlainGoNS, x.TunedNS, x.SpeedupNote)
+		}
+	}
 	again := tuneOnce("round-robin")
 	if again.Tasks[0].Resumed+again.Tasks[1].Resumed != 6 || again.Trials != 6 {
 		t.Errorf("rerun: %+v; want 6 resumed and 6 new", again)
+	}
+	if x := again.Tasks[0]; x.Speedup != nil || x.SpeedupNote != "" {
+		t.Errorf("--baseline=false: speedup %v, note %q; want neither", x.Speedup, x.SpeedupNote)
+	}
+}
+
+// TestPlainGoLeftOut: the end of tune --tasks leaves out, with a note, the
+// workloads whose plain-Go baseline it cannot time here or fairly; none of
+// these cases runs a bench.
+func TestPlainGoLeftOut(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tasks.json")
+	os.WriteFile(file, []byte(`[{"op": "gemm", "shape": "1024x1024x2048"}, {"op": "softmax", "shape": "8x8"}, {"op": "softmax", "shape": "4x4"}]`), 0o644)
+	tws, err := readTasks(file, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := &tunedb.Record{MedianNS: 1000}
+	s := tune.TaskSetSummary{Tasks: []tune.Summary{{Progress: tune.Progress{Best: best}}, {Progress: tune.Progress{Best: best}}, {}}}
+	std := &stdio{errs: io.Discard}
+	for _, tc := range []struct {
+		name string
+		edit func(*tuneOptions, *tune.TaskSetSummary)
+		want []string
+	}{
+		{"remote", func(o *tuneOptions, _ *tune.TaskSetSummary) { o.nats.url = "nats://127.0.0.1:4222" },
+			[]string{"measured by remote workers", "measured by remote workers", ""}},
+		{"large", func(_ *tuneOptions, s *tune.TaskSetSummary) { s.Tasks = []tune.Summary{s.Tasks[0], {}, {}} },
+			[]string{"4.29e+09 FLOPs a call, more than the 1e+09 timed at the end of a run; autotune bench times it", "", ""}},
+		{"interrupted", func(_ *tuneOptions, s *tune.TaskSetSummary) { s.Interrupted = true },
+			[]string{"the run was interrupted", "the run was interrupted", ""}},
+		{"off", func(o *tuneOptions, _ *tune.TaskSetSummary) { o.baseline = false }, []string{"", "", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, s := tuneOptions{baseline: true}, s
+			tc.edit(&o, &s)
+			vs := timePlainGo(context.Background(), std, o, tws, s)
+			for i, v := range vs {
+				if v.timed() || !strings.Contains(v.note, tc.want[i]) || (tc.want[i] == "") != (v.note == "") {
+					t.Errorf("task %d: %+v; want a note with %q", i, v, tc.want[i])
+				}
+			}
+		})
 	}
 }
