@@ -30,6 +30,18 @@
 // fingerprint for Options.Stall fails with an error that says so; it never
 // waits for ever.
 //
+// A restart of the NATS server (with its store) loses nothing. The
+// connections, which the caller dials with unlimited reconnects, come back
+// by themselves and re-subscribe; the streams, the durable consumer with the
+// state of its deliveries, and the workers bucket are on disk; the ordered
+// consumer through which a batch reads its results resumes after the last
+// result it saw. What is sent while the server is away is sent again: every
+// request has a timeout of its own (one sent as the connection drops is
+// lost), and publishes are retried, for Options.Stall on the tuner's side
+// and for an ack wait on a worker's, which is safe because both streams
+// de-duplicate by message ID. A result whose acknowledgement was lost is
+// measured again on its next delivery, and the tuner keeps the first.
+//
 // Anyone who can publish to the jobs subjects makes workers generate, build
 // and run code from the configs they send: the subjects must not be open to
 // untrusted publishers (see docs/remote.md).

@@ -20,8 +20,9 @@ import (
 // Options configure a Measurer. A nil *Options means the defaults.
 type Options struct {
 	// Stall is how long a batch waits while no worker of its fingerprint is
-	// registered before it fails; 0 means one minute. A batch whose workers
-	// are alive but slow waits as long as they take.
+	// registered before it fails, and how long it retries publishing a job
+	// while the server does not answer; 0 means one minute. A batch whose
+	// workers are alive but slow waits as long as they take.
 	Stall time.Duration
 	// DType is the element type the jobs name; "" means f32.
 	DType string
@@ -77,13 +78,16 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	// Listen before publishing: the results stream keeps what arrives in
 	// between anyway, but the advisory of a job given up is not kept.
 	arrived := make(chan jetstream.Msg, len(b.Configs))
-	cons, err := m.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{resultsPrefix + batch},
+	var cc jetstream.ConsumeContext
+	err := retry(ctx, m.stall, func(ctx context.Context) error {
+		cons, err := m.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{resultsPrefix + batch},
+		})
+		if err == nil {
+			cc, err = cons.Consume(func(msg jetstream.Msg) { arrived <- msg })
+		}
+		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("remote: results: %w", err)
-	}
-	cc, err := cons.Consume(func(msg jetstream.Msg) { arrived <- msg })
 	if err != nil {
 		return nil, fmt.Errorf("remote: results: %w", err)
 	}
@@ -123,9 +127,14 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		if err != nil {
 			return nil, fmt.Errorf("remote: %w", err)
 		}
-		ack, err := m.js.Publish(ctx, Subject(fp), data, jetstream.WithMsgID(j.ID))
+		var ack *jetstream.PubAck
+		start := time.Now()
+		err = retry(ctx, m.stall, func(ctx context.Context) (err error) {
+			ack, err = m.js.Publish(ctx, Subject(fp), data, jetstream.WithMsgID(j.ID))
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("remote: publishing job %d of %d: %w", i+1, len(b.Configs), err)
+			return nil, fmt.Errorf("remote: publishing job %d of %d (tried for %v): %w", i+1, len(b.Configs), time.Since(start).Round(time.Second), err)
 		}
 		bySeq[ack.Sequence] = i
 		pending[i] = ack.Sequence
@@ -170,7 +179,9 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 					Error: fmt.Sprintf("remote: delivered %d times to workers of %s and never finished: it killed or stalled each of them", adv.Deliveries, fp)})
 			}
 		case <-tick.C:
-			live, err := m.live(ctx, fp)
+			lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			live, err := m.live(lctx, fp)
+			cancel()
 			if err == nil && live > 0 {
 				lastAlive = time.Now()
 			} else if since := time.Since(lastAlive); since > m.stall {

@@ -28,6 +28,7 @@ const workerURLEnv = "AUTOTUNE_REMOTE_TEST_WORKER"
 func TestMain(m *testing.M) {
 	registrationTTL = 3 * time.Second
 	pollEvery = 100 * time.Millisecond
+	attemptTimeout = time.Second
 	if url := os.Getenv(workerURLEnv); url != "" {
 		// A worker that a test kills with SIGKILL mid-batch.
 		nc, err := nats.Connect(url)
@@ -323,5 +324,98 @@ func TestWorkerKilled(t *testing.T) {
 	// result is dropped (measureOnce checks that).
 	if local.count() < 7 {
 		t.Errorf("the second worker measured %d of 8 configs, want the killed one's rest", local.count())
+	}
+}
+
+// TestBrokerRestart shuts the NATS server down in the middle of a batch and
+// starts it again on the same port and store: the batch goes on and every
+// config's result arrives exactly once. Twice: once while the worker is
+// measuring, once before the jobs are published, so that publishing has to
+// wait for the server.
+func TestBrokerRestart(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		after int // results heard before the restart; -1: before publishing
+	}{
+		{"mid-batch", 3},
+		{"while publishing", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Serve("127.0.0.1:0", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := s.Addr().String()
+			var mu sync.Mutex
+			t.Cleanup(func() {
+				mu.Lock()
+				defer mu.Unlock()
+				s.Shutdown()
+			})
+			restarted := make(chan struct{})
+			restart := func() {
+				defer close(restarted)
+				mu.Lock()
+				defer mu.Unlock()
+				s.Shutdown()
+				s.WaitForShutdown()
+				time.Sleep(500 * time.Millisecond) // long enough for every client to notice
+				s, err = Serve(addr, dir)
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			connect := func() *nats.Conn {
+				nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(nc.Close)
+				return nc
+			}
+			// The tuner and the worker have connections of their own, as
+			// processes on two machines would.
+			m, err := New(context.Background(), connect(), &Options{Stall: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &fake{delay: 100 * time.Millisecond}
+			var logs syncBuffer
+			startWorker(t, connect(), targetA, a, &logs)
+			defer func() {
+				if t.Failed() {
+					t.Logf("the worker's log:\n%s", logs.String())
+				}
+			}()
+			if tt.after < 0 {
+				mu.Lock()
+				s.Shutdown()
+				s.WaitForShutdown()
+				mu.Unlock()
+				go func() {
+					time.Sleep(300 * time.Millisecond)
+					mu.Lock()
+					s, err = Serve(addr, dir)
+					mu.Unlock()
+					if err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			var once sync.Once
+			measureOnce(t, m, batchOf(12, targetA), func(finished int) {
+				if tt.after >= 0 && finished == tt.after {
+					once.Do(func() { go restart() })
+				}
+			})
+			if tt.after >= 0 {
+				<-restarted
+			}
+			if a.count() < 12 {
+				t.Errorf("the worker measured %d configs, want at least 12", a.count())
+			}
+			t.Logf("the worker measured %d configs for 12 jobs", a.count())
+		})
 	}
 }

@@ -85,25 +85,31 @@ func (w *Worker) JobsDone() int64 { return w.done.Load() }
 // Run takes and measures jobs until ctx ends, then unregisters and returns
 // nil; it returns an error only when it cannot take jobs at all.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       consumerName(w.fp),
-		FilterSubject: Subject(w.fp),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.o.AckWait,
-		MaxDeliver:    MaxDeliver,
+	// The server may be restarting: give it as long as a batch of the
+	// tuner waits for a worker.
+	var cons jetstream.Consumer
+	err := retry(ctx, time.Minute, func(ctx context.Context) (err error) {
+		cons, err = w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+			Durable:       consumerName(w.fp),
+			FilterSubject: Subject(w.fp),
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       w.o.AckWait,
+			MaxDeliver:    MaxDeliver,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("remote: jobs consumer: %w", err)
 	}
 	key := Hash(w.fp) + "." + w.id
 	reg := Registration{ID: w.id, Fingerprint: w.fp, Host: w.o.Host, PID: os.Getpid(), Started: time.Now().UTC()}
-	register := func() error {
+	register := func(ctx context.Context) error {
 		reg.JobsDone = w.done.Load()
 		data, _ := json.Marshal(reg)
 		_, err := w.kv.Put(ctx, key, data)
 		return err
 	}
-	if err := register(); err != nil {
+	if err := retry(ctx, time.Minute, register); err != nil {
 		return fmt.Errorf("remote: registering: %w", err)
 	}
 	defer w.kv.Delete(context.Background(), key)
@@ -115,7 +121,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := register(); err != nil && ctx.Err() == nil {
+				rctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+				err := register(rctx)
+				cancel()
+				if err != nil && ctx.Err() == nil {
 					w.o.Log.Printf("remote: refreshing registration: %v", err)
 				}
 			}
@@ -325,14 +334,16 @@ func (w *Worker) measure(ctx context.Context, ts []task) {
 
 // publish sends t's result and then acknowledges t: a worker that dies in
 // between has its job delivered again, and the duplicate result is dropped
-// by its message ID.
+// by its message ID. It keeps trying for an ack wait (the server may be
+// restarting), after which the job would be delivered again anyway.
 func (w *Worker) publish(t task, r measure.Result) {
 	data, err := json.Marshal(result{Format: Format, JobID: t.job.ID, Index: t.job.Index, Worker: w.id, Result: r})
 	if err == nil {
 		// Not ctx: a worker told to stop still delivers what it measured.
-		pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, err = w.js.Publish(pctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+		err = retry(context.Background(), w.o.AckWait, func(ctx context.Context) error {
+			_, err := w.js.Publish(ctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+			return err
+		})
 	}
 	if err != nil {
 		w.o.Log.Printf("remote: publishing the result of job %s: %v", t.job.ID, err)
