@@ -117,24 +117,46 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 		}
 	}()
+	// Every job is sent at once and the server's acknowledgements are
+	// awaited after, so that the jobs reach the workers together: a worker
+	// takes the jobs waiting when it takes its first, and jobs published
+	// one after the other went out in scraps, each a build of its own.
+	data := make([][]byte, len(b.Configs))
+	futures := make([]jetstream.PubAckFuture, len(b.Configs))
 	for i, cfg := range b.Configs {
 		j := job{
-			Format: Format, ID: fmt.Sprintf("%s.%d", batch, i), Batch: batch, Index: i,
+			Format: Format, ID: jobID(batch, i), Batch: batch, Index: i,
 			Op: b.Template.Op.Name, Shape: b.Shape, DType: m.dtype, Device: fp,
 			Template: b.Template.Version, Config: cfg.String(), BestNS: int64(b.Best),
 		}
-		data, err := json.Marshal(j)
-		if err != nil {
+		var err error
+		if data[i], err = json.Marshal(j); err != nil {
 			return nil, fmt.Errorf("remote: %w", err)
 		}
+		futures[i], _ = m.js.PublishAsync(Subject(fp), data[i], jetstream.WithMsgID(j.ID))
+	}
+	acked, cancelAcks := context.WithTimeout(ctx, attemptTimeout)
+	defer cancelAcks()
+	for i, f := range futures {
 		var ack *jetstream.PubAck
-		start := time.Now()
-		err = retry(ctx, m.stall, func(ctx context.Context) (err error) {
-			ack, err = m.js.Publish(ctx, Subject(fp), data, jetstream.WithMsgID(j.ID))
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("remote: publishing job %d of %d (tried for %v): %w", i+1, len(b.Configs), time.Since(start).Round(time.Second), err)
+		if f != nil {
+			select {
+			case ack = <-f.Ok():
+			case <-f.Err():
+			case <-acked.Done():
+			}
+		}
+		if ack == nil {
+			// Not sent or not acknowledged (the server may be restarting):
+			// again, until it is, which its message ID makes safe.
+			start := time.Now()
+			err := retry(ctx, m.stall, func(ctx context.Context) (err error) {
+				ack, err = m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("remote: publishing job %d of %d (tried for %v): %w", i+1, len(b.Configs), time.Since(start).Round(time.Second), err)
+			}
 		}
 		bySeq[ack.Sequence] = i
 		pending[i] = ack.Sequence
@@ -161,7 +183,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			return nil, fmt.Errorf("remote: batch interrupted with %d of %d results: %w", len(b.Configs)-len(pending), len(b.Configs), ctx.Err())
 		case msg := <-arrived:
 			var r result
-			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != fmt.Sprintf("%s.%d", batch, r.Index) {
+			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != jobID(batch, r.Index) {
 				continue // not a result of this batch's jobs
 			}
 			finish(r.Index, r.Result)
@@ -234,6 +256,9 @@ func Workers(ctx context.Context, kv jetstream.KeyValue) ([]Registration, error)
 	})
 	return out, nil
 }
+
+// jobID is the ID of job i of a batch: its message ID in both streams.
+func jobID(batch string, i int) string { return fmt.Sprintf("%s.%d", batch, i) }
 
 // newID returns a random token usable in a subject.
 func newID() string {

@@ -34,7 +34,7 @@ type WorkerOptions struct {
 	Host     string        // shown by Workers; "" means os.Hostname
 	AckWait  time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
 	Batch    int           // jobs taken and measured together at most; 0 means 8
-	Log      *log.Logger   // malformed jobs and failures; nil means the standard logger
+	Log      *log.Logger   // a line per batch of jobs, malformed jobs, failures; nil means the standard logger
 }
 
 // A Worker measures the jobs of its target's fingerprint until its context
@@ -112,8 +112,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := retry(ctx, time.Minute, register); err != nil {
 		return fmt.Errorf("remote: registering: %w", err)
 	}
-	defer w.kv.Delete(context.Background(), key)
+	// The entry is refreshed before its TTL runs out, and after each
+	// batch of jobs, so that 'autotune workers' shows the jobs done.
+	served := make(chan struct{}, 1)
+	refresher := make(chan struct{})
 	go func() {
+		defer close(refresher)
 		t := time.NewTicker(registrationTTL / 3)
 		defer t.Stop()
 		for {
@@ -121,14 +125,22 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				rctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-				err := register(rctx)
-				cancel()
-				if err != nil && ctx.Err() == nil {
-					w.o.Log.Printf("remote: refreshing registration: %v", err)
-				}
+			case <-served:
+			}
+			rctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			err := register(rctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				w.o.Log.Printf("remote: refreshing registration: %v", err)
 			}
 		}
+	}()
+	defer func() {
+		<-refresher // so that no refresh comes after the delete
+		// Not ctx, which has ended; and not for ever, the server may be gone.
+		dctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		defer cancel()
+		w.kv.Delete(dctx, key)
 	}()
 
 	for ctx.Err() == nil {
@@ -142,13 +154,23 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if len(msgs) > 0 {
 			w.serve(ctx, msgs)
+			select {
+			case served <- struct{}{}:
+			default: // a refresh is due anyway
+			}
 		}
 	}
 	return nil
 }
 
-// fetch waits up to a second for one job, then takes those already
-// waiting, up to the batch size.
+// gatherWait is how long a worker that got a job waits for more of them
+// before it starts: a tuner sends a batch's jobs at once, so they arrive
+// within a millisecond or so of each other, and measuring them together
+// costs one build instead of several.
+var gatherWait = 10 * time.Millisecond
+
+// fetch waits up to a second for one job, then takes the jobs that arrive
+// within gatherWait of each other after it, up to the batch size.
 func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 	if err != nil {
@@ -158,15 +180,22 @@ func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	for m := range first.Messages() {
 		msgs = append(msgs, m)
 	}
-	if len(msgs) == 0 || w.o.Batch == 1 {
+	if len(msgs) == 0 {
 		return msgs, first.Error()
 	}
-	more, err := cons.FetchNoWait(w.o.Batch - 1)
-	if err != nil {
-		return msgs, nil
-	}
-	for m := range more.Messages() {
-		msgs = append(msgs, m)
+	for len(msgs) < w.o.Batch {
+		time.Sleep(gatherWait)
+		more, err := cons.FetchNoWait(w.o.Batch - len(msgs))
+		if err != nil {
+			break
+		}
+		n := len(msgs)
+		for m := range more.Messages() {
+			msgs = append(msgs, m)
+		}
+		if len(msgs) == n {
+			break
+		}
 	}
 	return msgs, nil
 }
@@ -221,7 +250,7 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg) (task, bool) {
 	switch {
 	case j.Format != Format:
 		return reject(fmt.Sprintf("format %d, not %d", j.Format, Format))
-	case j.Batch == "" || j.ID != fmt.Sprintf("%s.%d", j.Batch, j.Index) || !validToken(j.Batch):
+	case j.Batch == "" || j.ID != jobID(j.Batch, j.Index) || !validToken(j.Batch):
 		return reject(fmt.Sprintf("bad job ID %q", j.ID))
 	}
 	fail := func(format string, args ...any) (task, bool) {
@@ -260,6 +289,7 @@ func validToken(s string) bool {
 // others' messages alive meanwhile.
 func (w *Worker) measure(ctx context.Context, ts []task) {
 	tmpl, _ := kernels.TemplateFor(ts[0].job.Op, kernels.BackendOf(w.o.Target))
+	w.o.Log.Printf("measuring %d jobs of %s %s", len(ts), ts[0].job.Op, kernels.FormatShape(ts[0].job.Shape))
 	var mu sync.Mutex
 	open := map[string][]int{} // config text → indexes into ts not yet published
 	for i, t := range ts {
