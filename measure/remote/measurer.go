@@ -75,29 +75,51 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	fp := b.Target.Fingerprint()
 	batch := newID()
 
-	// Listen before publishing: the results stream keeps what arrives in
-	// between anyway, but the advisory of a job given up is not kept.
+	// Listen before publishing, through ordered consumers, which resume
+	// where they were when the connection comes back: the results, and
+	// the advisories of jobs given up, which the given-up stream keeps
+	// (a plain subscription would miss one sent while the tuner was
+	// disconnected, and the batch would wait for it for ever). Advisories
+	// are read from a minute before now, which covers any skew between
+	// this clock and the server's: an advisory comes at least three ack
+	// waits after its job was published, and those of other batches are
+	// told apart by their stream sequence.
+	done := make(chan struct{})
+	defer close(done)
 	arrived := make(chan jetstream.Msg, len(b.Configs))
-	var cc jetstream.ConsumeContext
-	err := retry(ctx, m.stall, func(ctx context.Context) error {
-		cons, err := m.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{resultsPrefix + batch},
-		})
-		if err == nil {
-			cc, err = cons.Consume(func(msg jetstream.Msg) { arrived <- msg })
+	givenUp := make(chan jetstream.Msg, len(b.Configs))
+	forward := func(ch chan jetstream.Msg) jetstream.MessageHandler {
+		return func(msg jetstream.Msg) {
+			select {
+			case ch <- msg:
+			case <-done:
+			}
 		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("remote: results: %w", err)
 	}
-	defer cc.Stop()
-	advisories := make(chan *nats.Msg, len(b.Configs))
-	sub, err := m.nc.ChanSubscribe(fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", JobsStream, consumerName(fp)), advisories)
-	if err != nil {
-		return nil, fmt.Errorf("remote: advisories: %w", err)
+	for _, c := range []struct {
+		stream string
+		cfg    jetstream.OrderedConsumerConfig
+		to     chan jetstream.Msg
+	}{
+		{ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + batch}}, arrived},
+		{GivenUpStream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{givenUpPrefix + consumerName(fp)},
+			DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-time.Minute)),
+		}, givenUp},
+	} {
+		var cc jetstream.ConsumeContext
+		err := retry(ctx, m.stall, func(ctx context.Context) error {
+			cons, err := m.js.OrderedConsumer(ctx, c.stream, c.cfg)
+			if err == nil {
+				cc, err = cons.Consume(forward(c.to))
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("remote: reading %s: %w", c.stream, err)
+		}
+		defer cc.Stop()
 	}
-	defer sub.Unsubscribe()
 
 	// Publish the jobs, remembering each one's stream sequence: the
 	// advisory names a job by it, and the jobs left when the batch ends are
@@ -125,7 +147,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	futures := make([]jetstream.PubAckFuture, len(b.Configs))
 	for i, cfg := range b.Configs {
 		j := job{
-			Format: Format, ID: jobID(batch, i), Batch: batch, Index: i,
+			Format: Format, ID: jobID(batch, i), Batch: batch, Index: i, Of: len(b.Configs),
 			Op: b.Template.Op.Name, Shape: b.Shape, DType: m.dtype, Device: fp,
 			Template: b.Template.Version, Config: cfg.String(), BestNS: int64(b.Best),
 		}
@@ -188,12 +210,12 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 			finish(r.Index, r.Result)
 			lastAlive = time.Now()
-		case msg := <-advisories:
+		case msg := <-givenUp:
 			var adv struct {
 				StreamSeq  uint64 `json:"stream_seq"`
 				Deliveries uint64 `json:"deliveries"`
 			}
-			if json.Unmarshal(msg.Data, &adv) != nil {
+			if json.Unmarshal(msg.Data(), &adv) != nil {
 				continue
 			}
 			if i, ok := bySeq[adv.StreamSeq]; ok {
@@ -259,6 +281,8 @@ func Workers(ctx context.Context, kv jetstream.KeyValue) ([]Registration, error)
 
 // jobID is the ID of job i of a batch: its message ID in both streams.
 func jobID(batch string, i int) string { return fmt.Sprintf("%s.%d", batch, i) }
+
+func ptr[T any](v T) *T { return &v }
 
 // newID returns a random token usable in a subject.
 func newID() string {

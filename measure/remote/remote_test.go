@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -90,7 +92,7 @@ func (f *fake) count() int {
 }
 
 // serve starts an embedded server on loopback and returns a connection to it.
-func serve(t *testing.T) (string, *nats.Conn) {
+func serve(t testing.TB) (string, *nats.Conn) {
 	t.Helper()
 	s, err := Serve("127.0.0.1:0", t.TempDir())
 	if err != nil {
@@ -106,7 +108,7 @@ func serve(t *testing.T) (string, *nats.Conn) {
 }
 
 // startWorker runs a worker in this process until the test ends.
-func startWorker(t *testing.T, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
+func startWorker(t testing.TB, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	o := WorkerOptions{Target: target, Measurer: m, Host: "test", AckWait: time.Second}
@@ -417,5 +419,180 @@ func TestBrokerRestart(t *testing.T) {
 			}
 			t.Logf("the worker measured %d configs for 12 jobs", a.count())
 		})
+	}
+}
+
+// BenchmarkRoundTrip measures what going through the broker adds to a job:
+// a batch published by a Measurer, taken by a worker (on a connection of
+// its own, as on another machine) whose measurer takes no time, and its
+// results back at the Measurer. ns/job is that overhead per job; it
+// includes the worker's gatherWait once per batch.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			url, nc := serve(b)
+			wc, err := nats.Connect(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer wc.Close()
+			startWorker(b, wc, targetA, &fake{}, &syncBuffer{}) // not its log lines
+			m, err := New(context.Background(), nc, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := batchOf(n, targetA)
+			for b.Loop() {
+				if _, err := m.Measure(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/job")
+		})
+	}
+}
+
+// proxy forwards TCP connections to a server until cut, which closes them
+// and stops listening, and restore, which listens again on the same
+// address: a network between one client and the server that fails.
+type proxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: ln.Addr().String(), target: target, ln: ln}
+	go p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() { io.Copy(c, s); c.Close() }()
+	}
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go p.serve(ln)
+}
+
+// TestGivenUpWhileDisconnected has a job delivered three times to a
+// consumer that never acknowledges it (a config that kills every worker
+// that runs it), and the tuner's connection cut when the server gives the
+// job up: the batch still ends, with the job recorded as a crash.
+func TestGivenUpWhileDisconnected(t *testing.T) {
+	url, nc := serve(t)
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	fp := targetA.Fingerprint()
+	cons, err := js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable: consumerName(fp), FilterSubject: Subject(fp),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: MaxDeliver,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := newProxy(t, strings.TrimPrefix(url, "nats://"))
+	tc, err := nats.Connect("nats://"+p.addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.IgnoreDiscoveredServers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	m, err := New(ctx, tc, &Options{Stall: time.Minute}) // no worker registers: stalling is not what ends this batch
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		results []measure.Result
+		err     error
+	}
+	done := make(chan outcome, 1)
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	go func() {
+		r, err := m.Measure(mctx, batchOf(1, targetA))
+		done <- outcome{r, err}
+	}()
+
+	for d := 1; d <= MaxDeliver; d++ {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			meta, _ := msg.Metadata()
+			if meta.NumDelivered != uint64(d) {
+				t.Fatalf("delivery %d of the job says it is delivery %d", d, meta.NumDelivered)
+			}
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("delivery %d: got %d jobs", d, n)
+		}
+	}
+	p.cut()
+	// The next pull after the last ack wait makes the server give the job
+	// up and send its advisory, while the tuner is away.
+	time.Sleep(400 * time.Millisecond)
+	if batch, err := cons.Fetch(1, jetstream.FetchMaxWait(500*time.Millisecond)); err == nil {
+		for range batch.Messages() {
+			t.Fatal("the job was delivered a fourth time")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	p.restore(t)
+
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if len(o.results) != 1 || o.results[0].Status != measure.StatusCrash || !strings.Contains(o.results[0].Error, "delivered 3 times") {
+		t.Errorf("results %+v, want one crash delivered 3 times", o.results)
 	}
 }

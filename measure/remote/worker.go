@@ -33,7 +33,7 @@ type WorkerOptions struct {
 	Measurer LocalMeasurer
 	Host     string        // shown by Workers; "" means os.Hostname
 	AckWait  time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
-	Batch    int           // jobs taken and measured together at most; 0 means 8
+	Batch    int           // jobs taken and measured together at most; 0 means 64
 	Log      *log.Logger   // a line per batch of jobs, malformed jobs, failures; nil means the standard logger
 }
 
@@ -46,6 +46,11 @@ type Worker struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	done atomic.Int64
+
+	// The live workers of fp, counted at most every registrationTTL/3
+	// (share).
+	peers   int
+	counted time.Time
 }
 
 // NewWorker returns a worker that takes jobs through nc.
@@ -57,7 +62,7 @@ func NewWorker(ctx context.Context, nc *nats.Conn, o WorkerOptions) (*Worker, er
 		o.AckWait = time.Minute
 	}
 	if o.Batch <= 0 {
-		o.Batch = 8
+		o.Batch = 64
 	}
 	if o.Log == nil {
 		o.Log = log.Default()
@@ -144,7 +149,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}()
 
 	for ctx.Err() == nil {
-		msgs, err := w.fetch(cons)
+		msgs, err := w.fetch(ctx, cons)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.o.Log.Printf("remote: fetching jobs: %v", err)
@@ -170,8 +175,9 @@ func (w *Worker) Run(ctx context.Context) error {
 var gatherWait = 10 * time.Millisecond
 
 // fetch waits up to a second for one job, then takes the jobs that arrive
-// within gatherWait of each other after it, up to the batch size.
-func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
+// within gatherWait of each other after it, up to its share of the first
+// one's batch.
+func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 	if err != nil {
 		return nil, err
@@ -183,9 +189,14 @@ func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	if len(msgs) == 0 {
 		return msgs, first.Error()
 	}
-	for len(msgs) < w.o.Batch {
+	var head struct {
+		Of int `json:"of"`
+	}
+	json.Unmarshal(msgs[0].Data(), &head) // a malformed job is rejected later
+	share := w.share(ctx, head.Of)
+	for len(msgs) < share {
 		time.Sleep(gatherWait)
-		more, err := cons.FetchNoWait(w.o.Batch - len(msgs))
+		more, err := cons.FetchNoWait(share - len(msgs))
 		if err != nil {
 			break
 		}
@@ -198,6 +209,31 @@ func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
 		}
 	}
 	return msgs, nil
+}
+
+// share returns how many of a batch of n jobs w takes at once: its part
+// among the live workers of its device, so that a worker alone measures a
+// batch in one build, as the tuner would locally, and two split it; at
+// most Batch. n is 0 when the tuner did not say.
+func (w *Worker) share(ctx context.Context, n int) int {
+	if n <= 0 {
+		return w.o.Batch
+	}
+	if time.Since(w.counted) > registrationTTL/3 {
+		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		regs, err := Workers(lctx, w.kv)
+		cancel()
+		if err == nil {
+			w.peers, w.counted = 0, time.Now()
+			for _, r := range regs {
+				if r.Fingerprint == w.fp {
+					w.peers++
+				}
+			}
+		}
+	}
+	peers := max(w.peers, 1)
+	return min((n+peers-1)/peers, w.o.Batch)
 }
 
 // A task is one decoded job and its message.
