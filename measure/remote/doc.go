@@ -43,12 +43,20 @@
 // by themselves and re-subscribe; the streams, the durable consumer with the
 // state of its deliveries, and the workers bucket are on disk; the ordered
 // consumers through which a batch reads its results and the advisories
-// resume after the last message they saw. What is sent while the server is away is sent again: every
-// request has a timeout of its own (one sent as the connection drops is
-// lost), and publishes are retried, for Options.Stall on the tuner's side
-// and for an ack wait on a worker's, which is safe because both streams
-// de-duplicate by message ID. A result whose acknowledgement was lost is
-// measured again on its next delivery, and the tuner keeps the first.
+// resume after the last message they saw. What is sent while the server is
+// away is sent again: every request has a timeout of its own (one sent as
+// the connection drops is lost), and publishes are retried, for
+// Options.Stall on the tuner's side and for an ack wait on a worker's,
+// which is safe because both streams de-duplicate by message ID. A job
+// whose acknowledgement was lost is measured again on its next delivery,
+// and the tuner keeps the first result.
+//
+// A server restarted on an empty store has lost the streams, the consumer
+// and the jobs in flight. Workers and Measurers set the streams and the
+// consumer up again when a request finds them missing, and a batch that
+// has heard no result for a while checks that its jobs are still in the
+// jobs stream, publishes again those missing at two checks in a row, and
+// reads its results again from the start.
 //
 // Anyone who can publish to the jobs subjects makes workers generate, build
 // and run code from the configs they send: the subjects must not be open to

@@ -96,7 +96,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 		}
 	}
-	for _, c := range []struct {
+	readers := []struct {
 		stream string
 		cfg    jetstream.OrderedConsumerConfig
 		to     chan jetstream.Msg
@@ -106,19 +106,41 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			FilterSubjects: []string{givenUpPrefix + consumerName(fp)},
 			DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-time.Minute)),
 		}, givenUp},
-	} {
-		var cc jetstream.ConsumeContext
-		err := retry(ctx, m.stall, func(ctx context.Context) error {
-			cons, err := m.js.OrderedConsumer(ctx, c.stream, c.cfg)
-			if err == nil {
-				cc, err = cons.Consume(forward(c.to))
-			}
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("remote: reading %s: %w", c.stream, err)
+	}
+	// listen (re)starts reading from the start; a result read twice is
+	// dropped like any duplicate. An ordered consumer ends when its stream
+	// is gone (a server restarted on an empty store), and on a stream
+	// made anew it would resume after the last sequence it saw in the old
+	// one, missing the first messages of the new; so the batch listens
+	// again then.
+	var reading []jetstream.ConsumeContext
+	stopReading := func() {
+		for _, cc := range reading {
+			cc.Stop()
 		}
-		defer cc.Stop()
+		reading = nil
+	}
+	defer func() { stopReading() }()
+	listen := func() error {
+		stopReading()
+		for _, r := range readers {
+			var cc jetstream.ConsumeContext
+			err := retry(ctx, m.stall, func(ctx context.Context) error {
+				cons, err := m.js.OrderedConsumer(ctx, r.stream, r.cfg)
+				if err == nil {
+					cc, err = cons.Consume(forward(r.to))
+				}
+				return m.heal(ctx, err)
+			})
+			if err != nil {
+				return fmt.Errorf("remote: reading %s: %w", r.stream, err)
+			}
+			reading = append(reading, cc)
+		}
+		return nil
+	}
+	if err := listen(); err != nil {
+		return nil, err
 	}
 
 	// Publish the jobs, remembering each one's stream sequence: the
@@ -174,7 +196,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			start := time.Now()
 			err := retry(ctx, m.stall, func(ctx context.Context) (err error) {
 				ack, err = m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
-				return err
+				return m.heal(ctx, err)
 			})
 			if err != nil {
 				return nil, fmt.Errorf("remote: publishing job %d of %d (tried for %v): %w", i+1, len(b.Configs), time.Since(start).Round(time.Second), err)
@@ -198,7 +220,8 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	lastAlive := time.Now()
+	lastAlive, lastHeard, lastCheck := time.Now(), time.Now(), time.Now()
+	missing := map[int]bool{} // jobs not in the jobs stream at the last check
 	for len(pending) > 0 {
 		select {
 		case <-ctx.Done():
@@ -209,7 +232,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 				continue // not a result of this batch's jobs
 			}
 			finish(r.Index, r.Result)
-			lastAlive = time.Now()
+			lastAlive, lastHeard = time.Now(), time.Now()
 		case msg := <-givenUp:
 			var adv struct {
 				StreamSeq  uint64 `json:"stream_seq"`
@@ -232,9 +255,84 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 				return nil, fmt.Errorf("remote: no live worker of device %s for %v; %d of %d results of the batch arrived (start one there with 'autotune worker --device %s', and check 'autotune workers')",
 					fp, since.Round(time.Second), len(b.Configs)-len(pending), len(b.Configs), b.Target.Name)
 			}
+			ended := false
+			for _, cc := range reading {
+				select {
+				case <-cc.Closed():
+					ended = true
+				default:
+				}
+			}
+			if time.Since(lastHeard) >= recheckEvery && time.Since(lastCheck) >= recheckEvery {
+				lastCheck = time.Now()
+				if m.recover(ctx, fp, batch, data, pending, bySeq, missing) {
+					ended = true // the stream was made anew
+				}
+			}
+			if ended {
+				if err := listen(); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return results, nil
+}
+
+// recheckEvery is how long a batch goes without a result before it checks
+// that its jobs are still in the jobs stream, and how often it checks
+// again. Tests shorten it.
+var recheckEvery = 10 * time.Second
+
+// recover publishes again the pending jobs of a batch that are no longer
+// in the jobs stream, where a server restarted on an empty store lost
+// them, and which would otherwise be waited for as long as workers live.
+// A job is published again only when it was missing at the check before
+// too: a job that is gone because a worker acknowledged it has its result
+// published before, and the result arrives in the meantime. Publishing
+// again is safe anyway: in the stream that held the job, its message ID
+// is still known and the copy is dropped, and a job measured twice yields
+// one result. missing carries the jobs found missing from one check to
+// the next. It reports whether it published any job again.
+func (m *Measurer) recover(ctx context.Context, fp, batch string, data [][]byte, pending map[int]uint64, bySeq map[uint64]int, missing map[int]bool) (republished bool) {
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	s, err := m.js.Stream(ctx, JobsStream)
+	if err != nil {
+		m.heal(ctx, err)
+		return false
+	}
+	for i, seq := range pending {
+		msg, err := s.GetMsg(ctx, seq)
+		switch {
+		case err == nil && msg.Header.Get(jetstream.MsgIDHeader) == jobID(batch, i):
+			delete(missing, i) // still there
+		case err != nil && !errors.Is(err, jetstream.ErrMsgNotFound):
+			// cannot tell
+		case !missing[i]:
+			missing[i] = true
+		default:
+			ack, err := m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+			if err != nil {
+				continue // at the next check
+			}
+			delete(missing, i)
+			delete(bySeq, seq)
+			bySeq[ack.Sequence], pending[i] = i, ack.Sequence
+			republished = true
+		}
+	}
+	return republished
+}
+
+// heal sets up the streams and the workers bucket again when err says
+// they are missing (a server restarted on an empty store), so that the
+// next try finds them, and returns err.
+func (m *Measurer) heal(ctx context.Context, err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+		Setup(ctx, m.js)
+	}
+	return err
 }
 
 // live counts the registered workers of fingerprint fp.

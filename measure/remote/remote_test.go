@@ -30,6 +30,7 @@ const workerURLEnv = "AUTOTUNE_REMOTE_TEST_WORKER"
 func TestMain(m *testing.M) {
 	registrationTTL = 3 * time.Second
 	pollEvery = 100 * time.Millisecond
+	recheckEvery = 500 * time.Millisecond
 	attemptTimeout = time.Second
 	if url := os.Getenv(workerURLEnv); url != "" {
 		// A worker that a test kills with SIGKILL mid-batch.
@@ -594,5 +595,65 @@ func TestGivenUpWhileDisconnected(t *testing.T) {
 	}
 	if len(o.results) != 1 || o.results[0].Status != measure.StatusCrash || !strings.Contains(o.results[0].Error, "delivered 3 times") {
 		t.Errorf("results %+v, want one crash delivered 3 times", o.results)
+	}
+}
+
+// TestBrokerNewStore restarts the server on the same port with an empty
+// store, as a broker whose store was wiped: between two batches, where the
+// workers and the tuner set up the streams and the consumer again, and in
+// the middle of a batch, whose lost jobs the tuner publishes again. Every
+// result arrives exactly once.
+func TestBrokerNewStore(t *testing.T) {
+	s, err := Serve("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addr().String()
+	var mu sync.Mutex
+	restart := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+		s.WaitForShutdown()
+		if s, err = Serve(addr, t.TempDir()); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+	})
+	connect := func() *nats.Conn {
+		nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	m, err := New(context.Background(), connect(), &Options{Stall: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	a := &fake{delay: 50 * time.Millisecond}
+	startWorker(t, connect(), targetA, a, &logs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the worker's log:\n%s", logs.String())
+		}
+	})
+	measureOnce(t, m, batchOf(4, targetA), nil)
+	restart()
+	measureOnce(t, m, batchOf(6, targetA), nil)
+	var once sync.Once
+	measureOnce(t, m, batchOf(8, targetA), func(finished int) {
+		if finished == 2 {
+			once.Do(func() { go restart() })
+		}
+	})
+	if a.count() < 18 {
+		t.Errorf("the worker measured %d configs, want at least 18", a.count())
 	}
 }

@@ -94,13 +94,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// tuner waits for a worker.
 	var cons jetstream.Consumer
 	err := retry(ctx, time.Minute, func(ctx context.Context) (err error) {
-		cons, err = w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-			Durable:       consumerName(w.fp),
-			FilterSubject: Subject(w.fp),
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       w.o.AckWait,
-			MaxDeliver:    MaxDeliver,
-		})
+		cons, err = w.consumer(ctx)
 		return err
 	})
 	if err != nil {
@@ -148,14 +142,26 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.kv.Delete(dctx, key)
 	}()
 
+	failing := false // since the last fetch that worked
 	for ctx.Err() == nil {
 		msgs, err := w.fetch(ctx, cons)
 		if err != nil {
-			if ctx.Err() == nil {
-				w.o.Log.Printf("remote: fetching jobs: %v", err)
-				sleep(ctx, time.Second)
+			if ctx.Err() != nil {
+				continue
 			}
+			if !failing {
+				w.o.Log.Printf("remote: fetching jobs: %v; trying again every second", err)
+				failing = true
+			}
+			if c := w.rebind(ctx, err); c != nil {
+				cons = c
+			}
+			sleep(ctx, time.Second)
 			continue
+		}
+		if failing {
+			w.o.Log.Printf("remote: taking jobs again")
+			failing = false
 		}
 		if len(msgs) > 0 {
 			w.serve(ctx, msgs)
@@ -166,6 +172,43 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// consumer creates (or updates) the jobs consumer of w's fingerprint,
+// which its workers share.
+func (w *Worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	return w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       consumerName(w.fp),
+		FilterSubject: Subject(w.fp),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.o.AckWait,
+		MaxDeliver:    MaxDeliver,
+	})
+}
+
+// rebind returns the jobs consumer created again when a failed fetch (err)
+// was for want of it or of its stream (a server restarted on an empty
+// store: a pull request to a missing consumer has no responders), and nil
+// when it is there or the server cannot say.
+func (w *Worker) rebind(ctx context.Context, err error) jetstream.Consumer {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	_, err = w.js.Consumer(ctx, JobsStream, consumerName(w.fp))
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if _, err := Setup(ctx, w.js); err != nil {
+		return nil
+	}
+	cons, err := w.consumer(ctx)
+	if err != nil {
+		return nil
+	}
+	w.o.Log.Printf("remote: the jobs stream or consumer was missing (a server with a new store?): set up again")
+	return cons
 }
 
 // gatherWait is how long a worker that got a job waits for more of them
