@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +95,11 @@ func stop(t *testing.T, done <-chan int, sig syscall.Signal) int {
 }
 
 func TestRemoteUsageErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -108,6 +114,7 @@ func TestRemoteUsageErrors(t *testing.T) {
 		{[]string{"worker", "--ack-wait", "10ms"}, 2, "--ack-wait must be at least 1s"},
 		{[]string{"worker", "stray"}, 2, `unexpected argument "stray"`},
 		{[]string{"workers", "--nats"}, 2, "flag needs an argument: -nats"},
+		{[]string{"broker", "--listen", busy.Addr().String(), "--store", t.TempDir()}, 1, "address already in use"},
 		// Nothing listens on port 1 of loopback.
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1"}, 1, "connecting to NATS at nats://127.0.0.1:1: "},
 		{[]string{"workers", "--nats", "nats://127.0.0.1:1"}, 1, "connecting to NATS at nats://127.0.0.1:1: "},
