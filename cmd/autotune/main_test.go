@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == emu.WorkerArg { // check's worker
 		os.Exit(emu.ServeWorker(os.Stdin, os.Stdout))
 	}
+	if os.Getenv(asMainEnv) != "" { // a separate autotune process: see remote_test.go
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(copyOpEnv) != "" { // autotune with a planted op: see TestCheckReportsFailures
 		registerCopyOp()
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,9 +31,20 @@ func (n *natsFlags) register(fs *flag.FlagSet, usage string) {
 	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed) for a server that requires them")
 }
 
-// connect dials n.url, reconnecting for ever when the server goes away.
-func (n natsFlags) connect(name string) (*nats.Conn, error) {
+// connect dials n.url, reconnecting for ever when the server goes away
+// (jobs and results survive a restart of the server: measure/remote); logs,
+// if not nil, hears when the connection drops and comes back.
+func (n natsFlags) connect(name string, logs *log.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	if logs != nil {
+		opts = append(opts,
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					logs.Printf("lost the NATS server (%v); reconnecting", err)
+				}
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) { logs.Printf("reconnected to the NATS server at %s", nc.ConnectedUrlRedacted()) }))
+	}
 	if n.creds != "" {
 		opts = append(opts, nats.UserCredentials(n.creds))
 	}
@@ -52,9 +66,10 @@ Usage: autotune broker [--listen ADDR] [--store DIR]
 Runs an embedded NATS server with JetStream, for a fleet without a NATS
 cluster of its own: 'autotune worker' processes take jobs from it and
 'autotune tune --nats' sends them. Its streams are kept in --store, so jobs
-and results survive a restart. It runs until Ctrl-C or SIGTERM. Anyone who
-can publish jobs to it makes workers run generated code: listen on a
-private network only (see docs/remote.md).
+and results survive a restart: tuners and workers wait for it and go on
+when it comes back on the same address with the same --store. It runs
+until Ctrl-C or SIGTERM. Anyone who can publish jobs to it makes workers
+run generated code: listen on a private network only (see docs/remote.md).
 
 Examples:
   autotune broker
@@ -62,21 +77,32 @@ Examples:
 `,
 	run: func(c *command, std *stdio, args []string) error {
 		fs := newFlags(c, std)
-		listen := fs.String("listen", "127.0.0.1:4222", "host:port to listen on")
+		listen := fs.String("listen", "127.0.0.1:4222", "host:port to listen on (port 0: any free port)")
 		store := fs.String("store", filepath.Join(os.TempDir(), "autotune-nats"), "directory of the JetStream streams")
 		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
+		_, port, err := net.SplitHostPort(*listen)
+		if err == nil {
+			_, err = strconv.ParseUint(port, 10, 16)
+		}
+		if err != nil {
+			return usagef("--listen %q: want host:port with a port from 0 to 65535, such as 127.0.0.1:4222", *listen)
+		}
+		// The handler first: a signal that comes once the broker has said
+		// where it listens must stop it, not kill the process.
+		ctx, caught, stop := signalContext()
+		defer stop()
 		s, err := remote.Serve(*listen, *store)
 		if err != nil {
 			return err
 		}
-		defer s.Shutdown()
 		fmt.Fprintf(std.errs, "broker listening on %s, streams in %s\n", s.ClientURL(), *store)
-		ctx, caught, stop := signalContext()
-		defer stop()
 		<-ctx.Done()
-		return stoppedBy(caught(), "broker stopped")
+		s.Shutdown()
+		s.WaitForShutdown()
+		fmt.Fprintln(std.errs, "broker stopped; its streams are kept for the next start")
+		return stoppedBy(caught(), "")
 	},
 }
 
@@ -91,7 +117,10 @@ sends for this machine's device fingerprint, and sends back the results. A
 job names a workload, a template version and a config; the worker generates
 the code itself, and refuses a template version its autotune does not have.
 It registers in the workers bucket ('autotune workers') while it runs, and
-stops on Ctrl-C or SIGTERM; a job it was measuring goes to another worker.
+stops on Ctrl-C or SIGTERM; a job it was measuring goes to another worker
+once --ack-wait has passed without a sign of life from it (a worker that
+is measuring says it is alive every third of --ack-wait). When the NATS
+server goes away it waits for it and reconnects.
 
 Examples:
   autotune worker --nats nats://10.0.0.5:4222
@@ -103,21 +132,26 @@ Examples:
 		n.register(fs, "URL of the NATS server")
 		dev := fs.String("device", "cpu", "target measured here: cpu or a CUDA architecture")
 		seed := fs.Uint64("seed", 1, "seed of the test inputs")
+		ackWait := fs.Duration("ack-wait", time.Minute, "how long a job may go without a sign of life from its worker before another worker gets it; the workers of a device share one value, the last one started")
 		if err := parseFlags(fs, args); err != nil {
 			return err
+		}
+		if *ackWait < time.Second {
+			return usagef("--ack-wait must be at least 1s, not %v", *ackWait)
 		}
 		if n.url == "" {
 			n.url = defaultNATS
 		}
 		target, err := lookupDevice(*dev)
 		if err != nil {
-			return usagef("--device: %v", err)
+			return usagef("--device: %s", strings.TrimPrefix(err.Error(), "device: "))
 		}
 		m, err := tune.NewMeasurer(kernels.BackendOf(target), tune.MeasurerOptions{Seed: *seed, Target: target})
 		if err != nil {
 			return err
 		}
-		nc, err := n.connect("autotune worker")
+		logs := log.New(std.errs, "", log.LstdFlags)
+		nc, err := n.connect("autotune worker", logs)
 		if err != nil {
 			return err
 		}
@@ -125,7 +159,7 @@ Examples:
 		ctx, caught, stop := signalContext()
 		defer stop()
 		w, err := remote.NewWorker(ctx, nc, remote.WorkerOptions{
-			Target: target, Measurer: m, Log: log.New(std.errs, "", log.LstdFlags),
+			Target: target, Measurer: m, Log: logs, AckWait: *ackWait,
 		})
 		if err != nil {
 			return err
@@ -134,7 +168,8 @@ Examples:
 		if err := w.Run(ctx); err != nil {
 			return err
 		}
-		return stoppedBy(caught(), fmt.Sprintf("%d jobs done", w.JobsDone()))
+		fmt.Fprintf(std.errs, "worker stopped after %d jobs\n", w.JobsDone())
+		return stoppedBy(caught(), "")
 	},
 }
 
@@ -145,8 +180,9 @@ var workersCommand = command{
 Usage: autotune workers [--nats URL]
 
 Lists the workers registered with the NATS server: device fingerprint, host,
-process, start time and jobs done. A worker that stopped refreshing its
-entry drops off the list within half a minute.
+process, start time and jobs done (refreshed after each batch of jobs). A
+worker that stopped refreshing its entry drops off the list within half a
+minute. With none registered it prints nothing and says so on stderr.
 
 Examples:
   autotune workers --nats nats://10.0.0.5:4222
@@ -161,7 +197,7 @@ Examples:
 		if n.url == "" {
 			n.url = defaultNATS
 		}
-		nc, err := n.connect("autotune workers")
+		nc, err := n.connect("autotune workers", nil)
 		if err != nil {
 			return err
 		}
@@ -180,6 +216,10 @@ Examples:
 		if err != nil {
 			return err
 		}
+		if len(regs) == 0 {
+			fmt.Fprintf(std.errs, "no live workers at %s (start one with 'autotune worker --nats %s')\n", n.url, n.url)
+			return nil
+		}
 		tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FINGERPRINT\tHOST\tPID\tSTARTED\tJOBS DONE")
 		for _, r := range regs {
@@ -196,7 +236,7 @@ func newTuneMeasurer(o tuneOptions, backend kernels.Backend, mo tune.MeasurerOpt
 		m, err := tune.NewMeasurer(backend, mo)
 		return m, func() {}, err
 	}
-	nc, err := o.nats.connect("autotune tune")
+	nc, err := o.nats.connect("autotune tune", nil)
 	if err != nil {
 		return nil, nil, err
 	}

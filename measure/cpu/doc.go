@@ -57,9 +57,11 @@
 // got is not the same infinity (harness.Check); and a kernel must not write
 // to its inputs. Then, on the first input set, it finds
 // the number k of calls (a power of two) that makes one sample last at least
-// -minsample, runs -warmup untimed samples, and times samples of k calls
-// until it has at least -samples of them and they add up to at least
-// -mintime. Each sample is the mean time of one call, in ns.
+// -minsample (in two timings, so that one interruption of a loaded machine
+// cannot leave k at 1 for a fast kernel), runs -warmup untimed samples, and
+// times samples of k calls until it has at least -samples of them and they
+// add up to at least -mintime, or it has 10,000. Each sample is the mean
+// time of one call, in ns.
 //
 // # Protocol
 //

@@ -4,7 +4,7 @@
 // publish the results back. The tuner stays the only writer of the tuning
 // database; workers hold no state worth keeping.
 //
-// Three JetStream assets carry everything (Setup creates them):
+// Four JetStream assets carry everything (Setup creates them):
 //
 //   - the jobs stream (work-queue retention), one subject per device
 //     fingerprint, named by a hash of it (Subject). A job is one config of a
@@ -15,20 +15,48 @@
 //   - the results stream, one subject per batch, de-duplicated by message ID,
 //     which is the job ID. A job delivered twice (its worker died after
 //     publishing but before acknowledging) yields one result to the tuner.
+//   - the given-up stream, which keeps the server's advisories of jobs
+//     delivered three times without an acknowledgement, so that a tuner
+//     that was disconnected when one came still reads it.
 //   - the workers bucket, a key-value bucket with a TTL in which each worker
 //     registers (fingerprint, host, jobs done) and refreshes its entry while
 //     it runs; Workers lists the live ones.
 //
 // Workers of one fingerprint share one durable pull consumer, so a job goes
-// to one of them. A worker acknowledges a job explicitly once its result is
-// published, and keeps it with in-progress acknowledgements while its batch
-// runs; a job whose worker vanished is delivered again after the ack wait, at
-// most three times. When the last delivery is not acknowledged either, the
-// server's max-deliveries advisory makes the Measurer record the job as a
-// crash of its config, so that a config that kills workers is tried three
-// times and then costed as a failure. A batch with no live worker of its
+// to one of them. A Measurer sends a batch's jobs at once; a worker that
+// gets one takes, with it, the jobs that arrive within a few milliseconds,
+// up to its share of the batch (the batch's size over the live workers of
+// its fingerprint), and measures them as one batch of its local measurer:
+// a worker alone builds a batch as the tuner would have, and two split it.
+// A worker acknowledges a job explicitly once its result is published, and
+// keeps it with in-progress acknowledgements while its batch runs; a job
+// whose worker vanished is delivered again after the ack wait, at most
+// three times. When the last delivery is not acknowledged either, the
+// server's max-deliveries advisory, read from the given-up stream, makes
+// the Measurer record the job as a crash of its config, so that a config
+// that kills workers is tried three times and then costed as a failure. A batch with no live worker of its
 // fingerprint for Options.Stall fails with an error that says so; it never
 // waits for ever.
+//
+// A restart of the NATS server (with its store) loses nothing. The
+// connections, which the caller dials with unlimited reconnects, come back
+// by themselves and re-subscribe; the streams, the durable consumer with the
+// state of its deliveries, and the workers bucket are on disk; the ordered
+// consumers through which a batch reads its results and the advisories
+// resume after the last message they saw. What is sent while the server is
+// away is sent again: every request has a timeout of its own (one sent as
+// the connection drops is lost), and publishes are retried, for
+// Options.Stall on the tuner's side and for an ack wait on a worker's,
+// which is safe because both streams de-duplicate by message ID. A job
+// whose acknowledgement was lost is measured again on its next delivery,
+// and the tuner keeps the first result.
+//
+// A server restarted on an empty store has lost the streams, the consumer
+// and the jobs in flight. Workers and Measurers set the streams and the
+// consumer up again when a request finds them missing, and a batch that
+// has heard no result for a while checks that its jobs are still in the
+// jobs stream, publishes again those missing at two checks in a row, and
+// reads its results again from the start.
 //
 // Anyone who can publish to the jobs subjects makes workers generate, build
 // and run code from the configs they send: the subjects must not be open to

@@ -20,8 +20,9 @@ import (
 // Options configure a Measurer. A nil *Options means the defaults.
 type Options struct {
 	// Stall is how long a batch waits while no worker of its fingerprint is
-	// registered before it fails; 0 means one minute. A batch whose workers
-	// are alive but slow waits as long as they take.
+	// registered before it fails, and how long it retries publishing a job
+	// while the server does not answer; 0 means one minute. A batch whose
+	// workers are alive but slow waits as long as they take.
 	Stall time.Duration
 	// DType is the element type the jobs name; "" means f32.
 	DType string
@@ -74,26 +75,73 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	fp := b.Target.Fingerprint()
 	batch := newID()
 
-	// Listen before publishing: the results stream keeps what arrives in
-	// between anyway, but the advisory of a job given up is not kept.
+	// Listen before publishing, through ordered consumers, which resume
+	// where they were when the connection comes back: the results, and
+	// the advisories of jobs given up, which the given-up stream keeps
+	// (a plain subscription would miss one sent while the tuner was
+	// disconnected, and the batch would wait for it for ever). Advisories
+	// are read from a minute before now, which covers any skew between
+	// this clock and the server's: an advisory comes at least three ack
+	// waits after its job was published, and those of other batches are
+	// told apart by their stream sequence.
+	done := make(chan struct{})
+	defer close(done)
 	arrived := make(chan jetstream.Msg, len(b.Configs))
-	cons, err := m.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{resultsPrefix + batch},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("remote: results: %w", err)
+	givenUp := make(chan jetstream.Msg, len(b.Configs))
+	forward := func(ch chan jetstream.Msg) jetstream.MessageHandler {
+		return func(msg jetstream.Msg) {
+			select {
+			case ch <- msg:
+			case <-done:
+			}
+		}
 	}
-	cc, err := cons.Consume(func(msg jetstream.Msg) { arrived <- msg })
-	if err != nil {
-		return nil, fmt.Errorf("remote: results: %w", err)
+	readers := []struct {
+		stream string
+		cfg    jetstream.OrderedConsumerConfig
+		to     chan jetstream.Msg
+	}{
+		{ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + batch}}, arrived},
+		{GivenUpStream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{givenUpPrefix + consumerName(fp)},
+			DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-time.Minute)),
+		}, givenUp},
 	}
-	defer cc.Stop()
-	advisories := make(chan *nats.Msg, len(b.Configs))
-	sub, err := m.nc.ChanSubscribe(fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", JobsStream, consumerName(fp)), advisories)
-	if err != nil {
-		return nil, fmt.Errorf("remote: advisories: %w", err)
+	// listen (re)starts reading from the start; a result read twice is
+	// dropped like any duplicate. An ordered consumer ends when its stream
+	// is gone (a server restarted on an empty store), and on a stream
+	// made anew it would resume after the last sequence it saw in the old
+	// one, missing the first messages of the new; so the batch listens
+	// again then.
+	var reading []jetstream.ConsumeContext
+	stopReading := func() {
+		for _, cc := range reading {
+			cc.Stop()
+		}
+		reading = nil
 	}
-	defer sub.Unsubscribe()
+	defer func() { stopReading() }()
+	listen := func() error {
+		stopReading()
+		for _, r := range readers {
+			var cc jetstream.ConsumeContext
+			err := retry(ctx, m.stall, func(ctx context.Context) error {
+				cons, err := m.js.OrderedConsumer(ctx, r.stream, r.cfg)
+				if err == nil {
+					cc, err = cons.Consume(forward(r.to))
+				}
+				return m.heal(ctx, err)
+			})
+			if err != nil {
+				return fmt.Errorf("remote: reading %s: %w", r.stream, err)
+			}
+			reading = append(reading, cc)
+		}
+		return nil
+	}
+	if err := listen(); err != nil {
+		return nil, err
+	}
 
 	// Publish the jobs, remembering each one's stream sequence: the
 	// advisory names a job by it, and the jobs left when the batch ends are
@@ -113,19 +161,46 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 		}
 	}()
+	// Every job is sent at once and the server's acknowledgements are
+	// awaited after, so that the jobs reach the workers together: a worker
+	// takes the jobs waiting when it takes its first, and jobs published
+	// one after the other went out in scraps, each a build of its own.
+	data := make([][]byte, len(b.Configs))
+	futures := make([]jetstream.PubAckFuture, len(b.Configs))
 	for i, cfg := range b.Configs {
 		j := job{
-			Format: Format, ID: fmt.Sprintf("%s.%d", batch, i), Batch: batch, Index: i,
+			Format: Format, ID: jobID(batch, i), Batch: batch, Index: i, Of: len(b.Configs),
 			Op: b.Template.Op.Name, Shape: b.Shape, DType: m.dtype, Device: fp,
 			Template: b.Template.Version, Config: cfg.String(), BestNS: int64(b.Best),
 		}
-		data, err := json.Marshal(j)
-		if err != nil {
+		var err error
+		if data[i], err = json.Marshal(j); err != nil {
 			return nil, fmt.Errorf("remote: %w", err)
 		}
-		ack, err := m.js.Publish(ctx, Subject(fp), data, jetstream.WithMsgID(j.ID))
-		if err != nil {
-			return nil, fmt.Errorf("remote: publishing job %d of %d: %w", i+1, len(b.Configs), err)
+		futures[i], _ = m.js.PublishAsync(Subject(fp), data[i], jetstream.WithMsgID(j.ID))
+	}
+	acked, cancelAcks := context.WithTimeout(ctx, attemptTimeout)
+	defer cancelAcks()
+	for i, f := range futures {
+		var ack *jetstream.PubAck
+		if f != nil {
+			select {
+			case ack = <-f.Ok():
+			case <-f.Err():
+			case <-acked.Done():
+			}
+		}
+		if ack == nil {
+			// Not sent or not acknowledged (the server may be restarting):
+			// again, until it is, which its message ID makes safe.
+			start := time.Now()
+			err := retry(ctx, m.stall, func(ctx context.Context) (err error) {
+				ack, err = m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+				return m.heal(ctx, err)
+			})
+			if err != nil {
+				return nil, fmt.Errorf("remote: publishing job %d of %d (tried for %v): %w", i+1, len(b.Configs), time.Since(start).Round(time.Second), err)
+			}
 		}
 		bySeq[ack.Sequence] = i
 		pending[i] = ack.Sequence
@@ -145,24 +220,25 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	lastAlive := time.Now()
+	lastAlive, lastHeard, lastCheck := time.Now(), time.Now(), time.Now()
+	missing := map[int]bool{} // jobs not in the jobs stream at the last check
 	for len(pending) > 0 {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("remote: batch interrupted with %d of %d results: %w", len(b.Configs)-len(pending), len(b.Configs), ctx.Err())
 		case msg := <-arrived:
 			var r result
-			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != fmt.Sprintf("%s.%d", batch, r.Index) {
+			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != jobID(batch, r.Index) {
 				continue // not a result of this batch's jobs
 			}
 			finish(r.Index, r.Result)
-			lastAlive = time.Now()
-		case msg := <-advisories:
+			lastAlive, lastHeard = time.Now(), time.Now()
+		case msg := <-givenUp:
 			var adv struct {
 				StreamSeq  uint64 `json:"stream_seq"`
 				Deliveries uint64 `json:"deliveries"`
 			}
-			if json.Unmarshal(msg.Data, &adv) != nil {
+			if json.Unmarshal(msg.Data(), &adv) != nil {
 				continue
 			}
 			if i, ok := bySeq[adv.StreamSeq]; ok {
@@ -170,16 +246,93 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 					Error: fmt.Sprintf("remote: delivered %d times to workers of %s and never finished: it killed or stalled each of them", adv.Deliveries, fp)})
 			}
 		case <-tick.C:
-			live, err := m.live(ctx, fp)
+			lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			live, err := m.live(lctx, fp)
+			cancel()
 			if err == nil && live > 0 {
 				lastAlive = time.Now()
 			} else if since := time.Since(lastAlive); since > m.stall {
 				return nil, fmt.Errorf("remote: no live worker of device %s for %v; %d of %d results of the batch arrived (start one there with 'autotune worker --device %s', and check 'autotune workers')",
 					fp, since.Round(time.Second), len(b.Configs)-len(pending), len(b.Configs), b.Target.Name)
 			}
+			ended := false
+			for _, cc := range reading {
+				select {
+				case <-cc.Closed():
+					ended = true
+				default:
+				}
+			}
+			if time.Since(lastHeard) >= recheckEvery && time.Since(lastCheck) >= recheckEvery {
+				lastCheck = time.Now()
+				if m.recover(ctx, fp, batch, data, pending, bySeq, missing) {
+					ended = true // the stream was made anew
+				}
+			}
+			if ended {
+				if err := listen(); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return results, nil
+}
+
+// recheckEvery is how long a batch goes without a result before it checks
+// that its jobs are still in the jobs stream, and how often it checks
+// again. Tests shorten it.
+var recheckEvery = 10 * time.Second
+
+// recover publishes again the pending jobs of a batch that are no longer
+// in the jobs stream, where a server restarted on an empty store lost
+// them, and which would otherwise be waited for as long as workers live.
+// A job is published again only when it was missing at the check before
+// too: a job that is gone because a worker acknowledged it has its result
+// published before, and the result arrives in the meantime. Publishing
+// again is safe anyway: in the stream that held the job, its message ID
+// is still known and the copy is dropped, and a job measured twice yields
+// one result. missing carries the jobs found missing from one check to
+// the next. It reports whether it published any job again.
+func (m *Measurer) recover(ctx context.Context, fp, batch string, data [][]byte, pending map[int]uint64, bySeq map[uint64]int, missing map[int]bool) (republished bool) {
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	s, err := m.js.Stream(ctx, JobsStream)
+	if err != nil {
+		m.heal(ctx, err)
+		return false
+	}
+	for i, seq := range pending {
+		msg, err := s.GetMsg(ctx, seq)
+		switch {
+		case err == nil && msg.Header.Get(jetstream.MsgIDHeader) == jobID(batch, i):
+			delete(missing, i) // still there
+		case err != nil && !errors.Is(err, jetstream.ErrMsgNotFound):
+			// cannot tell
+		case !missing[i]:
+			missing[i] = true
+		default:
+			ack, err := m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+			if err != nil {
+				continue // at the next check
+			}
+			delete(missing, i)
+			delete(bySeq, seq)
+			bySeq[ack.Sequence], pending[i] = i, ack.Sequence
+			republished = true
+		}
+	}
+	return republished
+}
+
+// heal sets up the streams and the workers bucket again when err says
+// they are missing (a server restarted on an empty store), so that the
+// next try finds them, and returns err.
+func (m *Measurer) heal(ctx context.Context, err error) error {
+	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+		Setup(ctx, m.js)
+	}
+	return err
 }
 
 // live counts the registered workers of fingerprint fp.
@@ -223,6 +376,11 @@ func Workers(ctx context.Context, kv jetstream.KeyValue) ([]Registration, error)
 	})
 	return out, nil
 }
+
+// jobID is the ID of job i of a batch: its message ID in both streams.
+func jobID(batch string, i int) string { return fmt.Sprintf("%s.%d", batch, i) }
+
+func ptr[T any](v T) *T { return &v }
 
 // newID returns a random token usable in a subject.
 func newID() string {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,6 +30,8 @@ const workerURLEnv = "AUTOTUNE_REMOTE_TEST_WORKER"
 func TestMain(m *testing.M) {
 	registrationTTL = 3 * time.Second
 	pollEvery = 100 * time.Millisecond
+	recheckEvery = 500 * time.Millisecond
+	attemptTimeout = time.Second
 	if url := os.Getenv(workerURLEnv); url != "" {
 		// A worker that a test kills with SIGKILL mid-batch.
 		nc, err := nats.Connect(url)
@@ -89,7 +93,7 @@ func (f *fake) count() int {
 }
 
 // serve starts an embedded server on loopback and returns a connection to it.
-func serve(t *testing.T) (string, *nats.Conn) {
+func serve(t testing.TB) (string, *nats.Conn) {
 	t.Helper()
 	s, err := Serve("127.0.0.1:0", t.TempDir())
 	if err != nil {
@@ -105,7 +109,7 @@ func serve(t *testing.T) (string, *nats.Conn) {
 }
 
 // startWorker runs a worker in this process until the test ends.
-func startWorker(t *testing.T, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
+func startWorker(t testing.TB, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	o := WorkerOptions{Target: target, Measurer: m, Host: "test", AckWait: time.Second}
@@ -323,5 +327,333 @@ func TestWorkerKilled(t *testing.T) {
 	// result is dropped (measureOnce checks that).
 	if local.count() < 7 {
 		t.Errorf("the second worker measured %d of 8 configs, want the killed one's rest", local.count())
+	}
+}
+
+// TestBrokerRestart shuts the NATS server down in the middle of a batch and
+// starts it again on the same port and store: the batch goes on and every
+// config's result arrives exactly once. Twice: once while the worker is
+// measuring, once before the jobs are published, so that publishing has to
+// wait for the server.
+func TestBrokerRestart(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		after int // results heard before the restart; -1: before publishing
+	}{
+		{"mid-batch", 3},
+		{"while publishing", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Serve("127.0.0.1:0", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := s.Addr().String()
+			var mu sync.Mutex
+			t.Cleanup(func() {
+				mu.Lock()
+				defer mu.Unlock()
+				s.Shutdown()
+			})
+			restarted := make(chan struct{})
+			restart := func() {
+				defer close(restarted)
+				mu.Lock()
+				defer mu.Unlock()
+				s.Shutdown()
+				s.WaitForShutdown()
+				time.Sleep(500 * time.Millisecond) // long enough for every client to notice
+				s, err = Serve(addr, dir)
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			connect := func() *nats.Conn {
+				nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(nc.Close)
+				return nc
+			}
+			// The tuner and the worker have connections of their own, as
+			// processes on two machines would.
+			m, err := New(context.Background(), connect(), &Options{Stall: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &fake{delay: 100 * time.Millisecond}
+			var logs syncBuffer
+			startWorker(t, connect(), targetA, a, &logs)
+			defer func() {
+				if t.Failed() {
+					t.Logf("the worker's log:\n%s", logs.String())
+				}
+			}()
+			if tt.after < 0 {
+				mu.Lock()
+				s.Shutdown()
+				s.WaitForShutdown()
+				mu.Unlock()
+				go func() {
+					time.Sleep(300 * time.Millisecond)
+					mu.Lock()
+					s, err = Serve(addr, dir)
+					mu.Unlock()
+					if err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			var once sync.Once
+			measureOnce(t, m, batchOf(12, targetA), func(finished int) {
+				if tt.after >= 0 && finished == tt.after {
+					once.Do(func() { go restart() })
+				}
+			})
+			if tt.after >= 0 {
+				<-restarted
+			}
+			if a.count() < 12 {
+				t.Errorf("the worker measured %d configs, want at least 12", a.count())
+			}
+			t.Logf("the worker measured %d configs for 12 jobs", a.count())
+		})
+	}
+}
+
+// BenchmarkRoundTrip measures what going through the broker adds to a job:
+// a batch published by a Measurer, taken by a worker (on a connection of
+// its own, as on another machine) whose measurer takes no time, and its
+// results back at the Measurer. ns/job is that overhead per job; it
+// includes the worker's gatherWait once per batch.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			url, nc := serve(b)
+			wc, err := nats.Connect(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer wc.Close()
+			startWorker(b, wc, targetA, &fake{}, &syncBuffer{}) // not its log lines
+			m, err := New(context.Background(), nc, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := batchOf(n, targetA)
+			for b.Loop() {
+				if _, err := m.Measure(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/job")
+		})
+	}
+}
+
+// proxy forwards TCP connections to a server until cut, which closes them
+// and stops listening, and restore, which listens again on the same
+// address: a network between one client and the server that fails.
+type proxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: ln.Addr().String(), target: target, ln: ln}
+	go p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() { io.Copy(c, s); c.Close() }()
+	}
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go p.serve(ln)
+}
+
+// TestGivenUpWhileDisconnected has a job delivered three times to a
+// consumer that never acknowledges it (a config that kills every worker
+// that runs it), and the tuner's connection cut when the server gives the
+// job up: the batch still ends, with the job recorded as a crash.
+func TestGivenUpWhileDisconnected(t *testing.T) {
+	url, nc := serve(t)
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := Setup(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	fp := targetA.Fingerprint()
+	cons, err := js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable: consumerName(fp), FilterSubject: Subject(fp),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: MaxDeliver,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := newProxy(t, strings.TrimPrefix(url, "nats://"))
+	tc, err := nats.Connect("nats://"+p.addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.IgnoreDiscoveredServers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	m, err := New(ctx, tc, &Options{Stall: time.Minute}) // no worker registers: stalling is not what ends this batch
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		results []measure.Result
+		err     error
+	}
+	done := make(chan outcome, 1)
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	go func() {
+		r, err := m.Measure(mctx, batchOf(1, targetA))
+		done <- outcome{r, err}
+	}()
+
+	for d := 1; d <= MaxDeliver; d++ {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			meta, _ := msg.Metadata()
+			if meta.NumDelivered != uint64(d) {
+				t.Fatalf("delivery %d of the job says it is delivery %d", d, meta.NumDelivered)
+			}
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("delivery %d: got %d jobs", d, n)
+		}
+	}
+	p.cut()
+	// The next pull after the last ack wait makes the server give the job
+	// up and send its advisory, while the tuner is away.
+	time.Sleep(400 * time.Millisecond)
+	if batch, err := cons.Fetch(1, jetstream.FetchMaxWait(500*time.Millisecond)); err == nil {
+		for range batch.Messages() {
+			t.Fatal("the job was delivered a fourth time")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	p.restore(t)
+
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if len(o.results) != 1 || o.results[0].Status != measure.StatusCrash || !strings.Contains(o.results[0].Error, "delivered 3 times") {
+		t.Errorf("results %+v, want one crash delivered 3 times", o.results)
+	}
+}
+
+// TestBrokerNewStore restarts the server on the same port with an empty
+// store, as a broker whose store was wiped: between two batches, where the
+// workers and the tuner set up the streams and the consumer again, and in
+// the middle of a batch, whose lost jobs the tuner publishes again. Every
+// result arrives exactly once.
+func TestBrokerNewStore(t *testing.T) {
+	s, err := Serve("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addr().String()
+	var mu sync.Mutex
+	restart := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+		s.WaitForShutdown()
+		if s, err = Serve(addr, t.TempDir()); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+	})
+	connect := func() *nats.Conn {
+		nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	m, err := New(context.Background(), connect(), &Options{Stall: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	a := &fake{delay: 50 * time.Millisecond}
+	startWorker(t, connect(), targetA, a, &logs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the worker's log:\n%s", logs.String())
+		}
+	})
+	measureOnce(t, m, batchOf(4, targetA), nil)
+	restart()
+	measureOnce(t, m, batchOf(6, targetA), nil)
+	var once sync.Once
+	measureOnce(t, m, batchOf(8, targetA), func(finished int) {
+		if finished == 2 {
+			once.Do(func() { go restart() })
+		}
+	})
+	if a.count() < 18 {
+		t.Errorf("the worker measured %d configs, want at least 18", a.count())
 	}
 }

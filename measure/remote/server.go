@@ -24,6 +24,14 @@ func Serve(addr, dir string) (*server.Server, error) {
 	}
 	if p == 0 {
 		p = server.RANDOM_PORT
+	} else {
+		// The embedded server only logs, to no one, that it cannot listen,
+		// and then never becomes ready: find out first, and say why.
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %w", err)
+		}
+		ln.Close()
 	}
 	s, err := server.NewServer(&server.Options{
 		Host: host, Port: p,

@@ -21,10 +21,14 @@ const Format = 1
 const (
 	JobsStream    = "AUTOTUNE_JOBS"
 	ResultsStream = "AUTOTUNE_RESULTS"
+	GivenUpStream = "AUTOTUNE_GIVEN_UP"
 	WorkersBucket = "autotune_workers"
 
 	jobsPrefix    = "autotune.jobs."
 	resultsPrefix = "autotune.results."
+	// The server's advisories of the jobs delivered MaxDeliver times
+	// without an acknowledgement, followed by the consumer's name.
+	givenUpPrefix = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobsStream + "."
 )
 
 // MaxDeliver is how many times a job is delivered before it is given up as
@@ -58,6 +62,7 @@ type job struct {
 	ID       string `json:"id"`    // batch "." index; the results' message ID
 	Batch    string `json:"batch"` // the results subject's last token
 	Index    int    `json:"index"` // of the config in its batch
+	Of       int    `json:"of"`    // configs in the batch; 0 (a tuner before it was sent) means unknown
 	Op       string `json:"op"`
 	Shape    []int  `json:"shape"`
 	DType    string `json:"dtype"`
@@ -86,8 +91,8 @@ type Registration struct {
 	JobsDone    int64     `json:"jobs_done"`
 }
 
-// Setup creates the jobs and results streams and the workers bucket where
-// they are missing, and leaves existing ones as they are (an operator may
+// Setup creates the jobs, results and given-up streams and the workers
+// bucket where they are missing, and leaves existing ones as they are (an operator may
 // have tuned their limits, and updating a stream that workers are using is
 // needless churn). Measurers and workers call it; it is idempotent.
 func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
@@ -106,6 +111,13 @@ func Setup(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, err
 		Duplicates: 10 * time.Minute,
 	}); err != nil {
 		return nil, fmt.Errorf("remote: results stream: %w", err)
+	}
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
+		Name:     GivenUpStream,
+		Subjects: []string{givenUpPrefix + "*"},
+		MaxAge:   24 * time.Hour,
+	}); err != nil {
+		return nil, fmt.Errorf("remote: given-up stream: %w", err)
 	}
 	kv, err := js.KeyValue(ctx, WorkersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -33,8 +33,8 @@ type WorkerOptions struct {
 	Measurer LocalMeasurer
 	Host     string        // shown by Workers; "" means os.Hostname
 	AckWait  time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
-	Batch    int           // jobs taken and measured together at most; 0 means 8
-	Log      *log.Logger   // malformed jobs and failures; nil means the standard logger
+	Batch    int           // jobs taken and measured together at most; 0 means 64
+	Log      *log.Logger   // a line per batch of jobs, malformed jobs, failures; nil means the standard logger
 }
 
 // A Worker measures the jobs of its target's fingerprint until its context
@@ -46,6 +46,11 @@ type Worker struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	done atomic.Int64
+
+	// The live workers of fp, counted at most every registrationTTL/3
+	// (share).
+	peers   int
+	counted time.Time
 }
 
 // NewWorker returns a worker that takes jobs through nc.
@@ -57,7 +62,7 @@ func NewWorker(ctx context.Context, nc *nats.Conn, o WorkerOptions) (*Worker, er
 		o.AckWait = time.Minute
 	}
 	if o.Batch <= 0 {
-		o.Batch = 8
+		o.Batch = 64
 	}
 	if o.Log == nil {
 		o.Log = log.Default()
@@ -85,29 +90,33 @@ func (w *Worker) JobsDone() int64 { return w.done.Load() }
 // Run takes and measures jobs until ctx ends, then unregisters and returns
 // nil; it returns an error only when it cannot take jobs at all.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       consumerName(w.fp),
-		FilterSubject: Subject(w.fp),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.o.AckWait,
-		MaxDeliver:    MaxDeliver,
+	// The server may be restarting: give it as long as a batch of the
+	// tuner waits for a worker.
+	var cons jetstream.Consumer
+	err := retry(ctx, time.Minute, func(ctx context.Context) (err error) {
+		cons, err = w.consumer(ctx)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("remote: jobs consumer: %w", err)
 	}
 	key := Hash(w.fp) + "." + w.id
 	reg := Registration{ID: w.id, Fingerprint: w.fp, Host: w.o.Host, PID: os.Getpid(), Started: time.Now().UTC()}
-	register := func() error {
+	register := func(ctx context.Context) error {
 		reg.JobsDone = w.done.Load()
 		data, _ := json.Marshal(reg)
 		_, err := w.kv.Put(ctx, key, data)
 		return err
 	}
-	if err := register(); err != nil {
+	if err := retry(ctx, time.Minute, register); err != nil {
 		return fmt.Errorf("remote: registering: %w", err)
 	}
-	defer w.kv.Delete(context.Background(), key)
+	// The entry is refreshed before its TTL runs out, and after each
+	// batch of jobs, so that 'autotune workers' shows the jobs done.
+	served := make(chan struct{}, 1)
+	refresher := make(chan struct{})
 	go func() {
+		defer close(refresher)
 		t := time.NewTicker(registrationTTL / 3)
 		defer t.Stop()
 		for {
@@ -115,32 +124,103 @@ func (w *Worker) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := register(); err != nil && ctx.Err() == nil {
-					w.o.Log.Printf("remote: refreshing registration: %v", err)
-				}
+			case <-served:
+			}
+			rctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+			err := register(rctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				w.o.Log.Printf("remote: refreshing registration: %v", err)
 			}
 		}
 	}()
+	defer func() {
+		<-refresher // so that no refresh comes after the delete
+		// Not ctx, which has ended; and not for ever, the server may be gone.
+		dctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		defer cancel()
+		w.kv.Delete(dctx, key)
+	}()
 
+	failing := false // since the last fetch that worked
 	for ctx.Err() == nil {
-		msgs, err := w.fetch(cons)
+		msgs, err := w.fetch(ctx, cons)
 		if err != nil {
-			if ctx.Err() == nil {
-				w.o.Log.Printf("remote: fetching jobs: %v", err)
-				sleep(ctx, time.Second)
+			if ctx.Err() != nil {
+				continue
 			}
+			if !failing {
+				w.o.Log.Printf("remote: fetching jobs: %v; trying again every second", err)
+				failing = true
+			}
+			if c := w.rebind(ctx, err); c != nil {
+				cons = c
+			}
+			sleep(ctx, time.Second)
 			continue
+		}
+		if failing {
+			w.o.Log.Printf("remote: taking jobs again")
+			failing = false
 		}
 		if len(msgs) > 0 {
 			w.serve(ctx, msgs)
+			select {
+			case served <- struct{}{}:
+			default: // a refresh is due anyway
+			}
 		}
 	}
 	return nil
 }
 
-// fetch waits up to a second for one job, then takes those already
-// waiting, up to the batch size.
-func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
+// consumer creates (or updates) the jobs consumer of w's fingerprint,
+// which its workers share.
+func (w *Worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	return w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       consumerName(w.fp),
+		FilterSubject: Subject(w.fp),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.o.AckWait,
+		MaxDeliver:    MaxDeliver,
+	})
+}
+
+// rebind returns the jobs consumer created again when a failed fetch (err)
+// was for want of it or of its stream (a server restarted on an empty
+// store: a pull request to a missing consumer has no responders), and nil
+// when it is there or the server cannot say.
+func (w *Worker) rebind(ctx context.Context, err error) jetstream.Consumer {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	_, err = w.js.Consumer(ctx, JobsStream, consumerName(w.fp))
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if _, err := Setup(ctx, w.js); err != nil {
+		return nil
+	}
+	cons, err := w.consumer(ctx)
+	if err != nil {
+		return nil
+	}
+	w.o.Log.Printf("remote: the jobs stream or consumer was missing (a server with a new store?): set up again")
+	return cons
+}
+
+// gatherWait is how long a worker that got a job waits for more of them
+// before it starts: a tuner sends a batch's jobs at once, so they arrive
+// within a millisecond or so of each other, and measuring them together
+// costs one build instead of several.
+var gatherWait = 10 * time.Millisecond
+
+// fetch waits up to a second for one job, then takes the jobs that arrive
+// within gatherWait of each other after it, up to its share of the first
+// one's batch.
+func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 	if err != nil {
 		return nil, err
@@ -149,17 +229,54 @@ func (w *Worker) fetch(cons jetstream.Consumer) ([]jetstream.Msg, error) {
 	for m := range first.Messages() {
 		msgs = append(msgs, m)
 	}
-	if len(msgs) == 0 || w.o.Batch == 1 {
+	if len(msgs) == 0 {
 		return msgs, first.Error()
 	}
-	more, err := cons.FetchNoWait(w.o.Batch - 1)
-	if err != nil {
-		return msgs, nil
+	var head struct {
+		Of int `json:"of"`
 	}
-	for m := range more.Messages() {
-		msgs = append(msgs, m)
+	json.Unmarshal(msgs[0].Data(), &head) // a malformed job is rejected later
+	share := w.share(ctx, head.Of)
+	for len(msgs) < share {
+		time.Sleep(gatherWait)
+		more, err := cons.FetchNoWait(share - len(msgs))
+		if err != nil {
+			break
+		}
+		n := len(msgs)
+		for m := range more.Messages() {
+			msgs = append(msgs, m)
+		}
+		if len(msgs) == n {
+			break
+		}
 	}
 	return msgs, nil
+}
+
+// share returns how many of a batch of n jobs w takes at once: its part
+// among the live workers of its device, so that a worker alone measures a
+// batch in one build, as the tuner would locally, and two split it; at
+// most Batch. n is 0 when the tuner did not say.
+func (w *Worker) share(ctx context.Context, n int) int {
+	if n <= 0 {
+		return w.o.Batch
+	}
+	if time.Since(w.counted) > registrationTTL/3 {
+		lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		regs, err := Workers(lctx, w.kv)
+		cancel()
+		if err == nil {
+			w.peers, w.counted = 0, time.Now()
+			for _, r := range regs {
+				if r.Fingerprint == w.fp {
+					w.peers++
+				}
+			}
+		}
+	}
+	peers := max(w.peers, 1)
+	return min((n+peers-1)/peers, w.o.Batch)
 }
 
 // A task is one decoded job and its message.
@@ -212,7 +329,7 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg) (task, bool) {
 	switch {
 	case j.Format != Format:
 		return reject(fmt.Sprintf("format %d, not %d", j.Format, Format))
-	case j.Batch == "" || j.ID != fmt.Sprintf("%s.%d", j.Batch, j.Index) || !validToken(j.Batch):
+	case j.Batch == "" || j.ID != jobID(j.Batch, j.Index) || !validToken(j.Batch):
 		return reject(fmt.Sprintf("bad job ID %q", j.ID))
 	}
 	fail := func(format string, args ...any) (task, bool) {
@@ -251,6 +368,7 @@ func validToken(s string) bool {
 // others' messages alive meanwhile.
 func (w *Worker) measure(ctx context.Context, ts []task) {
 	tmpl, _ := kernels.TemplateFor(ts[0].job.Op, kernels.BackendOf(w.o.Target))
+	w.o.Log.Printf("measuring %d jobs of %s %s", len(ts), ts[0].job.Op, kernels.FormatShape(ts[0].job.Shape))
 	var mu sync.Mutex
 	open := map[string][]int{} // config text → indexes into ts not yet published
 	for i, t := range ts {
@@ -325,14 +443,16 @@ func (w *Worker) measure(ctx context.Context, ts []task) {
 
 // publish sends t's result and then acknowledges t: a worker that dies in
 // between has its job delivered again, and the duplicate result is dropped
-// by its message ID.
+// by its message ID. It keeps trying for an ack wait (the server may be
+// restarting), after which the job would be delivered again anyway.
 func (w *Worker) publish(t task, r measure.Result) {
 	data, err := json.Marshal(result{Format: Format, JobID: t.job.ID, Index: t.job.Index, Worker: w.id, Result: r})
 	if err == nil {
 		// Not ctx: a worker told to stop still delivers what it measured.
-		pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, err = w.js.Publish(pctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+		err = retry(context.Background(), w.o.AckWait, func(ctx context.Context) error {
+			_, err := w.js.Publish(ctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+			return err
+		})
 	}
 	if err != nil {
 		w.o.Log.Printf("remote: publishing the result of job %s: %v", t.job.ID, err)

@@ -140,6 +140,18 @@ func TestTuneCutsSlowCandidates(t *testing.T) {
 	}
 }
 
+// A sample of one call (as when an interruption decided the calibration)
+// with a long -mintime stops at maxSamples samples: a record holds at most
+// tunedb.MaxSamples.
+func TestTuneBoundsSamples(t *testing.T) {
+	events := capture(t)
+	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, settings{minSamples: 1, minTime: time.Hour})
+	got := events()
+	if len(got) != 2 || got[1].Status != harness.StatusOK || len(got[1].SamplesNS) != maxSamples || got[1].Reps != 1 {
+		t.Errorf("got %d events, the last %s with %d samples of %d calls; want ok with %d samples", len(got), got[len(got)-1].Status, len(got[len(got)-1].SamplesNS), got[len(got)-1].Reps, maxSamples)
+	}
+}
+
 func TestBench(t *testing.T) {
 	const n = 1000
 	for _, tt := range []struct {

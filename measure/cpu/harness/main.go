@@ -16,9 +16,10 @@
 // For each candidate it checks the output on every input set (poisoned
 // with NaN before each call) and that the inputs were left alone, then
 // times it on the first set: it finds the calls per sample, a power of
-// two, that make a sample last -minsample, runs -warmup untimed samples,
-// and times samples until there are -samples of them adding up to
-// -mintime. A candidate whose first call takes more than -slowfactor times
+// two, that make a sample last -minsample (timed twice, so that one
+// interruption does not decide it), runs -warmup untimed samples, and
+// times samples until there are -samples of them adding up to -mintime,
+// or 10,000 of them. A candidate whose first call takes more than -slowfactor times
 // the fastest sample known (-best, or a candidate timed before it) gets
 // -slowsamples samples and no warm-up. A panic is the candidate's crash,
 // reported with the head of its stack; the harness goes on.
@@ -73,6 +74,11 @@ func send(e harness.Event) {
 // maxReps bounds the calls per sample, so that calibrating ends even for a
 // kernel too fast for the clock to see.
 const maxReps = 1 << 24
+
+// maxSamples bounds the samples of a candidate, whatever -mintime asks:
+// ten thousand settle a median, and a record holds at most 100,000
+// (tunedb.MaxSamples).
+const maxSamples = 10_000
 
 // settings says how long to time each kernel.
 type settings struct {

@@ -43,6 +43,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 	// A sample is reps calls, reps a power of two large enough that a
 	// sample takes minSample; calibrating also warms up.
 	reps := 1
+	slow := false
 	for {
 		t0 := time.Now()
 		for range reps {
@@ -52,6 +53,18 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 		// Far slower than the best already: a few samples settle its rank.
 		if reps == 1 && s.bestNS > 0 && float64(took) > s.slowFactor*s.bestNS {
 			s.warmup, s.minSamples, s.minTime = 0, s.slowSamples, 0
+			slow = true
+		}
+		if took >= s.minSample && reps < maxReps && !slow {
+			// One interruption (the scheduler, a page fault) can make a
+			// short sample look long enough, and leave each sample a
+			// single call and the loop below hundreds of thousands of
+			// samples on a loaded machine: confirm with a second timing.
+			t0 = time.Now()
+			for range reps {
+				d.call(fn)
+			}
+			took = min(took, time.Since(t0))
 		}
 		if took >= s.minSample || reps >= maxReps {
 			break
@@ -63,7 +76,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 	}
 	samples := make([]float64, 0, s.minSamples)
 	var total time.Duration
-	for len(samples) < s.minSamples || total < s.minTime {
+	for (len(samples) < s.minSamples || total < s.minTime) && len(samples) < maxSamples {
 		clearUpper() // as every candidate starts: what ran before it must not slow it
 		t0 := time.Now()
 		for range reps {
