@@ -132,7 +132,7 @@ Examples:
 		n.register(fs, "URL of the NATS server")
 		dev := fs.String("device", "cpu", "target measured here: cpu or a CUDA architecture")
 		seed := fs.Uint64("seed", 1, "seed of the test inputs")
-		ackWait := fs.Duration("ack-wait", time.Minute, "how long a job may go without a sign of life from its worker before another worker gets it; the workers of a device share one value, the last one started")
+		ackWait := fs.Duration("ack-wait", time.Minute, "how long a job may go without a sign of life from its worker before another worker gets it; the workers of a device share one value, set by the last one that created the device's consumer")
 		if err := parseFlags(fs, args); err != nil {
 			return err
 		}

@@ -85,6 +85,11 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 			return usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
 		}
 		fingerprint = t.Fingerprint()
+		if t.IsCUDA() {
+			// readTasks loads the CPU templates: a CUDA recording would
+			// match none of them.
+			return usagef("--tasks replays CPU recordings only, not --device %s", o.device)
+		}
 	}
 	var recs []tunedb.Record
 	if o.db != "" {

@@ -152,7 +152,8 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.at, "at", "", "with --tasks, trial counts to give the weighted total at, separated by commas (default: a quarter, half, three quarters and all of the budget)")
 }
 
-// searchNames are the text forms of tune.Searches, every search there is.
+// searchNames are the text forms of tune.Searches: the searches simulate
+// compares by default (models marked Extra, such as ucb, are left out).
 func searchNames() []string {
 	var names []string
 	for _, s := range tune.Searches() {
@@ -171,7 +172,9 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if o.tasks != "" {
 		return runSimulateTasks(std, fs, o)
 	}
-	if o.scheduler != strings.Join(tasks.Names(), ",") || o.at != "" {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["scheduler"] || given["at"] {
 		return usagef("--scheduler and --at go with --tasks")
 	}
 	var searches []tune.Search

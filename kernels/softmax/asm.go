@@ -19,9 +19,12 @@ import (
 // asmLanes is the vector width of the assembly: AVX-512's Z registers.
 const asmLanes = 16
 
-// asmBlock is the most elements of src one call of the assembly covers:
-// a goroutine cannot be preempted inside assembly, so a call is kept to a
-// few tens of microseconds.
+// asmBlock is the most elements of src one call of the assembly covers,
+// unless one row is longer (a call covers at least a whole row): a
+// goroutine cannot be preempted inside assembly, so a call is kept to a
+// few tens of microseconds. (The generated comment of the rows' function
+// states the bound without that exception; it is fixed with the next
+// change of the template's code.)
 const asmBlock = 1 << 16
 
 // Vector registers of the assembly: per unrolled vector u < 4, the

@@ -237,8 +237,8 @@ func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer) ([]jetstrea
 	}
 	json.Unmarshal(msgs[0].Data(), &head) // a malformed job is rejected later
 	share := w.share(ctx, head.Of)
-	for len(msgs) < share {
-		time.Sleep(gatherWait)
+	for len(msgs) < share && ctx.Err() == nil {
+		sleep(ctx, gatherWait)
 		more, err := cons.FetchNoWait(share - len(msgs))
 		if err != nil {
 			break

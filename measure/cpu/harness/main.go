@@ -95,7 +95,7 @@ func main() {
 	ids := flag.String("ids", "", "comma-separated candidates to run, in order (tuning)")
 	bench := flag.Bool("bench", false, "time every entry in interleaved rounds")
 	flag.IntVar(&s.warmup, "warmup", 3, "untimed samples (rounds) before timing")
-	flag.IntVar(&s.minSamples, "samples", 10, "least number of timed samples (rounds)")
+	flag.IntVar(&s.minSamples, "samples", 10, "least number of timed samples (rounds); at most 10,000 are taken whatever -mintime asks")
 	flag.DurationVar(&s.minTime, "mintime", 20*time.Millisecond, "least total time of the timed samples")
 	flag.DurationVar(&s.minSample, "minsample", 10*time.Microsecond, "least time of one sample")
 	flag.Float64Var(&s.bestNS, "best", 0, "fastest known ns per call, 0 if none")
