@@ -1,0 +1,5 @@
+// Package cuda holds what the CUDA templates (kernels/*/cuda.go) share to
+// write CUDA C source: Writer, which writes it a line at a time indented
+// by the blocks it opens, and CPAsyncHelpers, the device functions of an
+// asynchronous copy from global to shared memory.
+package cuda
