@@ -91,12 +91,7 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 			return usagef("--tasks replays CPU recordings only, not --device %s", o.device)
 		}
 	}
-	var recs []tunedb.Record
-	if o.db != "" {
-		recs, err = dbRecords(o.db)
-	} else {
-		recs, err = fileRecords(o.records)
-	}
+	recs, err := o.recordings()
 	if err != nil {
 		return err
 	}

@@ -162,6 +162,15 @@ func searchNames() []string {
 	return names
 }
 
+// recordings reads the records simulate replays: the database of --db,
+// else the files of --records.
+func (o simulateOptions) recordings() ([]tunedb.Record, error) {
+	if o.db != "" {
+		return dbRecords(o.db)
+	}
+	return fileRecords(o.records)
+}
+
 func runSimulate(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
 	var o simulateOptions
@@ -245,12 +254,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	// below is removed however the command ends.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var recs []tunedb.Record
-	if o.db != "" {
-		recs, err = dbRecords(o.db)
-	} else {
-		recs, err = fileRecords(o.records)
-	}
+	recs, err := o.recordings()
 	if err != nil {
 		return err
 	}
