@@ -1,0 +1,65 @@
+package dtype
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DType is an element type, written as on the command line and in the
+// tuning database: "f32".
+type DType string
+
+// The element types autotune knows. Half precision (bf16, f16) follows in
+// its own change; each op says which of these it supports.
+const (
+	F32 DType = "f32" // IEEE 754 binary32
+)
+
+// Default is the dtype of a workload that names none, and of every record
+// written before workloads named one.
+const Default = F32
+
+// known lists every DType in the order help texts show them.
+var known = []DType{F32}
+
+// Known returns every DType autotune knows.
+func Known() []DType { return append([]DType(nil), known...) }
+
+// Parse reads a dtype as written on the command line; "" is Default.
+func Parse(s string) (DType, error) {
+	if s == "" {
+		return Default, nil
+	}
+	for _, d := range known {
+		if string(d) == s {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("unknown dtype %q (known: %s)", s, List(known))
+}
+
+// Size is the bytes of one element of d, 0 for an unknown dtype.
+func (d DType) Size() int {
+	switch d {
+	case F32:
+		return 4
+	}
+	return 0
+}
+
+// Round returns x rounded to d, as a float32 holds it: the value an input
+// of dtype d has once stored, from which references are computed. For f32
+// it is x.
+func (d DType) Round(x float32) float32 { return x }
+
+// String returns d as written on the command line.
+func (d DType) String() string { return string(d) }
+
+// List joins dtypes for messages: "f32, bf16".
+func List(ds []DType) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = string(d)
+	}
+	return strings.Join(parts, ", ")
+}
