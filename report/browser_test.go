@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/autotune-dev/autotune/device"
 )
 
 // chromium returns the first Chromium binary on the PATH, or skips.
@@ -109,7 +107,7 @@ func TestBrowser(t *testing.T) {
 	dir := t.TempDir()
 
 	db := newStore(t, softmaxFixture, gemmFixture)
-	host := device.Host().Fingerprint()
+	host := testCPU.Fingerprint()
 	page, _ := writeReport(t, db, &Options{Limits: map[string]Limits{host: {PeakGFLOPs: 200, GBps: 40, Source: "given by the test"}}})
 	broken := `<!DOCTYPE html><html><body><script>console.error("broken"); notDefined();</script></body></html>`
 
@@ -159,7 +157,7 @@ var svgColour = regexp.MustCompile(`(fill|stroke):([^;"]*)`)
 // neither the XML parser nor a screenshot's colour count notices.
 func TestColours(t *testing.T) {
 	db := newStore(t, softmaxFixture, gemmFixture)
-	host := device.Host().Fingerprint()
+	host := testCPU.Fingerprint()
 	page, _ := writeReport(t, db, &Options{Limits: map[string]Limits{host: {PeakGFLOPs: 200, GBps: 40, Source: "given by the test"}}})
 	valid := regexp.MustCompile(`^(none|#[0-9A-Fa-f]{6})$`)
 	seen := map[string]bool{}
