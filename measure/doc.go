@@ -20,8 +20,9 @@
 // and child, the check of an output against the reference, and the
 // statistics of samples (Summarize).
 //
-// Status takes exactly the values of tunedb.Status, so a Result becomes a
-// tuning-database record by copying fields. Timings are kept as every sample
+// Status is the closed list of outcomes, declared here once; the tuning
+// database stores it as it is (tunedb.Status is the same type), so a Result
+// becomes a tuning-database record by copying fields. Timings are kept as every sample
 // plus the median and the 20th and 80th percentiles (Summarize), because the
 // spread says how far a median can be trusted on a shared machine.
 package measure
