@@ -1,10 +1,9 @@
 package costmodel
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
+
+	"github.com/autotune-dev/autotune/choice"
 )
 
 // Kind is a cost model as a user chooses it, by name.
@@ -35,37 +34,24 @@ const warmRounds = 10
 const ucbKappa = 0.3
 
 // kinds are the cost models by name, the default first.
-var kinds = []Kind{
-	{Name: "gbt", Doc: "gradient-boosted trees, saved in the database",
+var kinds = choice.New("costmodel: cost model", func(k Kind) string { return k.Name },
+	Kind{Name: "gbt", Doc: "gradient-boosted trees, saved in the database",
 		New: func(uint64) Model { return NewGBT(Options{WarmRounds: warmRounds}) }},
-	{Name: "ucb", Doc: "an upper confidence bound: mean + 0.3·spread of five boosted-tree models on resamples",
+	Kind{Name: "ucb", Doc: "an upper confidence bound: mean + 0.3·spread of five boosted-tree models on resamples",
 		New: func(uint64) Model {
 			return NewBagged(BaggedOptions{Kappa: ucbKappa, GBT: Options{WarmRounds: warmRounds / 2}})
 		},
 		Extra: true},
-	{Name: "none", Doc: "random scores, the control for the model's worth",
+	Kind{Name: "none", Doc: "random scores, the control for the model's worth",
 		New: func(seed uint64) Model { return NewNone(rand.New(rand.NewPCG(seed, noneStream))) }},
-}
+)
 
 // Kinds returns every cost model by name; the first is the default.
-func Kinds() []Kind { return slices.Clone(kinds) }
+func Kinds() []Kind { return kinds.All() }
 
 // Names returns the names of Kinds, in order.
-func Names() []string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = k.Name
-	}
-	return names
-}
+func Names() []string { return kinds.Names() }
 
 // Lookup returns the cost model of the given name; the error lists the
 // names there are.
-func Lookup(name string) (Kind, error) {
-	for _, k := range kinds {
-		if k.Name == name {
-			return k, nil
-		}
-	}
-	return Kind{}, fmt.Errorf("costmodel: unknown cost model %q (known: %s)", name, strings.Join(Names(), ", "))
-}
+func Lookup(name string) (Kind, error) { return kinds.Lookup(name) }

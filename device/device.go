@@ -118,8 +118,8 @@ var archs = []GPU{
 	{Arch: "sm_90", Major: 9, Minor: 0, Limits: Limits{1024, 49152, 232448, 233472, 65536, 65536, 255, 32, 32, 64}},
 }
 
-// Names returns the names Lookup accepts: "auto", "cpu", then the CUDA architectures in
-// ascending order.
+// Names returns the names Lookup and Resolve accept: "auto", "cpu", then the CUDA architectures
+// in ascending order.
 func Names() []string {
 	names := []string{"auto", "cpu"}
 	for _, g := range archs {
@@ -128,18 +128,39 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the target with the given name, one of Names (case-sensitive). "auto" resolves
-// to the local GPU when a usable one is found and to the host CPU otherwise; the returned
-// Target's Name is the resolved one. The result shares no memory with the package's tables, so
-// callers may modify it.
+// A Probe describes the local GPU: its architecture's Target from Lookup with the GPU's name and
+// driver version filled in. It returns an error saying why there is none (no driver, no GPU).
+// Package device cannot talk to a driver without importing one, so the package that can
+// (measure/cuda) provides the probe and the command line passes it to Resolve.
+type Probe func() (Target, error)
+
+// Resolve returns the target a user named, one of Names (case-sensitive), asking probe about the
+// local GPU: "auto" is the GPU probe finds, else the host CPU; an architecture that is the local
+// GPU's is probe's target, so that records carry the card's name and driver
+// ([Target.Fingerprint]). A nil probe finds no GPU. probe is called only for "auto" and the
+// CUDA architectures, never for "cpu".
+func Resolve(name string, probe Probe) (Target, error) {
+	t, err := Lookup(name)
+	if err != nil || probe == nil || name != "auto" && !t.IsCUDA() {
+		return t, err
+	}
+	gpu, gerr := probe()
+	if gerr != nil || gpu.GPU == nil {
+		return t, nil // no usable GPU: "auto" is the CPU, an architecture the table's
+	}
+	if name == "auto" || gpu.GPU.Arch == t.GPU.Arch {
+		return gpu, nil
+	}
+	return t, nil
+}
+
+// Lookup returns the target with the given name, one of Names (case-sensitive), without asking
+// about the local GPU: "cpu" is the host, "sm_XX" the architecture's limits with no card's name
+// or driver, and "auto" the host CPU, as Resolve with no GPU. The result shares no memory with the
+// package's tables, so callers may modify it.
 func Lookup(name string) (Target, error) {
 	switch name {
-	case "auto":
-		if t, ok := detectGPU(); ok {
-			return t, nil
-		}
-		return Host(), nil
-	case "cpu":
+	case "auto", "cpu":
 		return Host(), nil
 	}
 	for _, g := range archs {
@@ -149,7 +170,3 @@ func Lookup(name string) (Target, error) {
 	}
 	return Target{}, fmt.Errorf("device: unknown device %q (known: %s)", name, strings.Join(Names(), ", "))
 }
-
-// detectGPU reports the local GPU as a target with Name and Driver filled in. There is no CUDA
-// backend yet, so it finds none; the CUDA backend will fill it in, and "auto" then prefers the GPU.
-func detectGPU() (Target, bool) { return Target{}, false }

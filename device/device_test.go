@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func TestLookupCUDA(t *testing.T) {
 }
 
 func TestLookupCPU(t *testing.T) {
-	// No GPU is detected yet, so "auto" must be the host.
+	// Lookup asks no probe, so "auto" must be the host.
 	for _, name := range []string{"cpu", "auto"} {
 		t.Run(name, func(t *testing.T) {
 			tg, err := Lookup(name)
@@ -72,6 +73,62 @@ func TestLookupCPU(t *testing.T) {
 				t.Errorf("Lookup(%q).CPU = %+v, Host().CPU = %+v", name, *tg.CPU, *Host().CPU)
 			}
 		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	sm86, err := Lookup("sm_86")
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := sm86
+	card.GPU.Name, card.GPU.Driver = "Fake GPU 9000", "13.0"
+	found := func() (Target, error) { return card, nil }
+	none := func() (Target, error) { return Target{}, errors.New("no driver") }
+	const host, table, gpu = "host", "table", "gpu"
+	for _, tt := range []struct {
+		name  string
+		probe Probe
+		want  string // host: Host(); table: Lookup(name); gpu: the probe's card
+	}{
+		{"auto", found, gpu},
+		{"auto", none, host},
+		{"auto", nil, host},
+		{"sm_86", found, gpu}, // the local card's architecture: its name and driver
+		{"sm_80", found, table},
+		{"sm_86", none, table},
+		{"sm_86", nil, table},
+		{"cpu", found, host},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", tt.name, tt.want), func(t *testing.T) {
+			calls := 0
+			var probe Probe
+			if tt.probe != nil {
+				probe = func() (Target, error) { calls++; return tt.probe() }
+			}
+			got, err := Resolve(tt.name, probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want Target
+			switch tt.want {
+			case host:
+				want = Host()
+			case table:
+				want, _ = Lookup(tt.name)
+			case gpu:
+				want = card
+			}
+			if got.Fingerprint() != want.Fingerprint() || got.Name != want.Name {
+				t.Errorf("Resolve(%q) = %s (%s), want %s (%s)", tt.name, got.Name, got.Fingerprint(), want.Name, want.Fingerprint())
+			}
+			if tt.name == "cpu" && calls != 0 {
+				t.Errorf("Resolve(\"cpu\") asked the probe %d times", calls)
+			}
+		})
+	}
+	if _, err := Resolve("sm_99", found); err == nil || !strings.Contains(err.Error(), "unknown device") {
+		t.Errorf("Resolve(sm_99) = %v, want unknown device", err)
 	}
 }
 

@@ -6,8 +6,10 @@
 // bound threads, shared memory and registers per block. The tuning database keys its records by
 // [Target.Fingerprint], so a measurement is never applied to a different machine or architecture.
 //
-// [Lookup] turns the name a user typed into a Target. "cpu" describes this machine, detected once
+// [Resolve] turns the name a user typed into a Target. "cpu" describes this machine, detected once
 // per process by [Host]; "sm_XX" comes from a fixed table of the CUDA programming guide's
 // per-compute-capability limits; "auto" picks the local GPU when there is one and the CPU
-// otherwise. The package imports nothing from the project, so every other package may use it.
+// otherwise. Finding the local GPU needs the CUDA driver, which this package does not load: the
+// caller passes a [Probe] (measure/cuda has one), and [Lookup] is Resolve without one. The package
+// imports nothing from the project, so every other package may use it.
 package device

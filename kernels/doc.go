@@ -4,11 +4,11 @@
 // An [Op] is what is computed, independent of where: a name, the dimensions
 // of its shape, argument sizes, the float64 reference, the tolerance of a
 // correct float32 kernel, FLOPs and bytes. A [Template] implements one op on
-// one [Backend] (cpu today, cuda next): the knob space for a shape on a
+// one [Backend] (cpu or cuda): the knob space for a shape on a
 // target, the emitters, analytic features and a version.
 //
 // Each op lives in a package of its own, kernels/<op>, with the op in
-// op.go and one file per backend (cpu.go); its init function registers both
+// op.go and one file per backend (cpu.go, cuda.go); its init function registers both
 // ([RegisterOp], [Register]). The package kernels/all imports every op
 // package, so adding an op is one new package and one import line there.
 // The command line, the tuner and every other consumer ask the registry

@@ -22,4 +22,7 @@
 // running tuner longer than its timeout. Answers are cached, so a repeated
 // lookup is a map read; the record an answer names is shared, not copied.
 // Open again to see records tuned since.
+//
+// Importing lookup registers every op autotune ships (kernels/all), so a
+// program needs no other import to ask about them.
 package lookup

@@ -13,6 +13,9 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	// Every answer needs the op's template from the registry; a program
+	// that imports only lookup must find the ops autotune ships.
+	_ "github.com/autotune-dev/autotune/kernels/all"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/lookup"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -24,9 +24,21 @@ var target = device.Target{Name: "cpu", CPU: &device.CPU{Model: "Test CPU", Core
 
 var fingerprint = target.Fingerprint()
 
+// softmaxTemplate is the CPU template of softmax from the registry: the
+// tests of this package import no op package, so that they also show that
+// importing lookup is enough (imports_test.go).
+func softmaxTemplate(t testing.TB) kernels.Template {
+	t.Helper()
+	tmpl, ok := kernels.TemplateFor("softmax", kernels.CPU)
+	if !ok {
+		t.Fatalf("no cpu template of softmax registered: %v", kernels.Names())
+	}
+	return tmpl
+}
+
 func config(t testing.TB, shape []int, text string) schedule.Config {
 	t.Helper()
-	c, err := softmax.Template.Space(shape, target).Parse(text)
+	c, err := softmaxTemplate(t).Space(shape, target).Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +63,7 @@ const (
 // records tunes 1024x1024 (fast beats slow) and 64x4096 (slow alone), and
 // has a record of another template version at 512x512 that must not count.
 func records(t testing.TB) []tunedb.Record {
-	v := softmax.Template.Version
+	v := softmaxTemplate(t).Version
 	return []tunedb.Record{
 		record(t, []int{1024, 1024}, slow, v, 900),
 		record(t, []int{1024, 1024}, fast, v, 100),
@@ -100,7 +112,7 @@ func tables(t *testing.T) map[string]*lookup.Table {
 }
 
 func TestBest(t *testing.T) {
-	def := softmax.Template.Default([]int{7, 13}, target)
+	def := softmaxTemplate(t).Default([]int{7, 13}, target)
 	tests := []struct {
 		name   string
 		shape  []int

@@ -10,8 +10,9 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// Status is the outcome of measuring one config. Its values are those of
-// tunedb.Status, which stores them.
+// Status is the outcome of measuring one config. The list is closed and
+// this is its one source: the tuning database stores a Status as it is
+// (tunedb.Status is this type), so a new kind of failure is a schema change.
 type Status string
 
 const (
@@ -23,6 +24,26 @@ const (
 	StatusTimeout      Status = "timeout"       // ran past its time limit and was killed
 	StatusWrongAnswer  Status = "wrong_answer"  // ran, but its output is not the reference's
 )
+
+var statuses = []Status{
+	StatusOK, StatusInvalid, StatusBuildError, StatusRuntimeError,
+	StatusCrash, StatusTimeout, StatusWrongAnswer,
+}
+
+// Statuses returns every status, in the order of their declaration.
+func Statuses() []Status { return slices.Clone(statuses) }
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool { return slices.Contains(statuses, s) }
+
+// Transient reports whether s may not happen again: a timeout, a crash or a
+// runtime error can come from the machine (load, a killed harness, a lost
+// device) rather than from the config, so a later run retries such a config
+// once (tunedb.DB.Measured). Every other failure (invalid, build_error,
+// wrong_answer) is deterministic and final.
+func (s Status) Transient() bool {
+	return s == StatusTimeout || s == StatusCrash || s == StatusRuntimeError
+}
 
 // A Batch is the unit of work of a backend: configs of one template for one
 // shape on one target.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/measure"
-	"github.com/autotune-dev/autotune/tunedb"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
 func TestSummarize(t *testing.T) {
@@ -49,20 +49,24 @@ func abs(x float64) float64 {
 	return x
 }
 
-// The database stores measure's statuses as they are; a status it does not
-// know would be refused at commit time.
-func TestStatusesMatchTunedb(t *testing.T) {
-	ours := []measure.Status{
-		measure.StatusOK, measure.StatusInvalid, measure.StatusBuildError, measure.StatusRuntimeError,
-		measure.StatusCrash, measure.StatusTimeout, measure.StatusWrongAnswer,
-	}
-	theirs := tunedb.Statuses()
-	if len(ours) != len(theirs) {
-		t.Fatalf("measure has %d statuses, tunedb %d", len(ours), len(theirs))
-	}
-	for i, s := range ours {
-		if string(s) != string(theirs[i]) {
-			t.Errorf("status %d: measure %q, tunedb %q", i, s, theirs[i])
+// The harness reports statuses as plain strings (it is a leaf, built into
+// the child process); each must be one of the closed list.
+func TestHarnessStatusesValid(t *testing.T) {
+	for _, s := range []string{harness.StatusOK, harness.StatusWrongAnswer, harness.StatusCrash} {
+		if !measure.Status(s).Valid() {
+			t.Errorf("harness status %q is not a measure.Status", s)
 		}
+	}
+	if measure.Status("slow").Valid() {
+		t.Error(`"slow" is valid`)
+	}
+	var transient []measure.Status
+	for _, s := range measure.Statuses() {
+		if s.Transient() {
+			transient = append(transient, s)
+		}
+	}
+	if want := []measure.Status{measure.StatusRuntimeError, measure.StatusCrash, measure.StatusTimeout}; !slices.Equal(transient, want) {
+		t.Errorf("transient statuses %v, want %v", transient, want)
 	}
 }

@@ -1,10 +1,7 @@
 package search
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
+	"github.com/autotune-dev/autotune/choice"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -40,36 +37,23 @@ type Kind struct {
 }
 
 // kinds are the strategies by name, the default first.
-var kinds = []Kind{
-	{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model", Guided: true,
+var kinds = choice.New("search: strategy", func(k Kind) string { return k.Name },
+	Kind{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model", Guided: true,
 		New: func(s *schedule.Space, o Options, g Guide) Strategy {
 			return NewEvolutionary(s, EvolutionaryOptions{Options: o, Guide: g})
 		}},
-	{Name: "random", Doc: "uniform over the valid configs",
+	Kind{Name: "random", Doc: "uniform over the valid configs",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewRandom(s, o) }},
-	{Name: "grid", Doc: "every valid config in index order",
+	Kind{Name: "grid", Doc: "every valid config in index order",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewGrid(s, o) }},
-}
+)
 
 // Kinds returns every strategy by name; the first is the default.
-func Kinds() []Kind { return slices.Clone(kinds) }
+func Kinds() []Kind { return kinds.All() }
 
 // Names returns the names of Kinds, in order.
-func Names() []string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = k.Name
-	}
-	return names
-}
+func Names() []string { return kinds.Names() }
 
 // Lookup returns the strategy of the given name; the error lists the
 // names there are.
-func Lookup(name string) (Kind, error) {
-	for _, k := range kinds {
-		if k.Name == name {
-			return k, nil
-		}
-	}
-	return Kind{}, fmt.Errorf("search: unknown strategy %q (known: %s)", name, strings.Join(Names(), ", "))
-}
+func Lookup(name string) (Kind, error) { return kinds.Lookup(name) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 )
 
@@ -26,35 +27,38 @@ type Spec struct {
 	Name   string  `json:"name,omitempty"` // optional label, e.g. "ffn up"
 }
 
-// Parse reads a tasks file: a JSON list of Specs, unknown fields refused.
-// A missing weight becomes 1. The op and shape are checked by whoever
-// resolves them (they know the ops); here only that they are there.
+// rawSpec is a Spec as written: a nil Weight was absent.
+type rawSpec struct {
+	Spec
+	Weight *float64 `json:"weight"`
+}
+
+// want says what a tasks file is, for the end of an error message.
+const want = `want a list of {op, shape, weight, causal}, or {"tasks": [...]}`
+
+// Parse reads a tasks file: a JSON list of Specs, or an object whose
+// "tasks" field is that list; unknown fields are refused. A missing weight
+// becomes 1. The op and shape are checked by whoever resolves them (they
+// know the ops); here only that they are there.
 func Parse(r io.Reader) ([]Spec, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var raw []struct {
-		Spec
-		Weight *float64 `json:"weight"`
-	}
-	if err := dec.Decode(&raw); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, errors.New("tasks: not JSON: the file ends early (want a list of {op, shape, weight, causal})")
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("tasks: not JSON at line %d: %v", line(data, se.Offset), err)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("tasks: line %d: %s must be %s, not %s (want a list of {op, shape, weight, causal})", line(data, te.Offset), fieldName(te.Field), te.Type, te.Value)
+	var raw []rawSpec
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		var obj struct {
+			Tasks *[]rawSpec `json:"tasks"`
 		}
-		return nil, fmt.Errorf("tasks: %v (want a list of {op, shape, weight, causal})", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if dec.More() {
-		return nil, errors.New("tasks: more than one JSON value; want one list")
+		if err := decode(data, &obj); err != nil {
+			return nil, err
+		}
+		if obj.Tasks == nil {
+			return nil, errors.New(`tasks: the object has no "tasks" list (` + want + ")")
+		}
+		raw = *obj.Tasks
+	} else if err := decode(data, &raw); err != nil {
+		return nil, err
 	}
 	specs := make([]Spec, len(raw))
 	for i, r := range raw {
@@ -87,11 +91,78 @@ func Parse(r io.Reader) ([]Spec, error) {
 	return specs, nil
 }
 
+// decode reads data, one JSON value, into v, refusing unknown fields. Its
+// errors name the line and say what was expected in words, never in Go
+// types.
+func decode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return errors.New("tasks: not JSON: the file ends early (" + want + ")")
+		case errors.As(err, &se):
+			return fmt.Errorf("tasks: not JSON at line %d: %v", line(data, se.Offset), err)
+		case errors.As(err, &te):
+			return fmt.Errorf("tasks: line %d: %s must be %s, not %s (%s)", line(data, te.Offset), fieldName(te.Field), kindOf(te.Type), valueOf(te.Value), want)
+		}
+		return fmt.Errorf("tasks: %v (%s)", strings.TrimPrefix(err.Error(), "json: "), want)
+	}
+	if dec.More() {
+		return errors.New("tasks: more than one JSON value; want one list or one object")
+	}
+	return nil
+}
+
+// fieldName names the field of a type error as the file spells it:
+// "weight", not encoding/json's path "tasks.Spec.weight"; "the file" for
+// the whole.
 func fieldName(f string) string {
 	if f == "" {
 		return "the file"
 	}
-	return f
+	return f[strings.LastIndexByte(f, '.')+1:]
+}
+
+// kindOf says in JSON's words what a Go type is decoded from.
+func kindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return kindOf(t.Elem())
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// valueOf turns encoding/json's description of a value ("array", "number
+// -5") into words: "a list", "the number -5".
+func valueOf(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return "the number " + n
+	}
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "number":
+		return "a number"
+	}
+	return v
 }
 
 // line is the line of data at byte offset off, counting from 1.

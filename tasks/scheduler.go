@@ -1,9 +1,9 @@
 package tasks
 
 import (
-	"fmt"
 	"math"
-	"strings"
+
+	"github.com/autotune-dev/autotune/choice"
 )
 
 // Status is what a scheduler knows of one task.
@@ -41,33 +41,22 @@ type Kind struct {
 	New  func() Scheduler
 }
 
-var kinds = []Kind{
-	{"gradient", "the task with the largest expected reduction of the weighted total, from its recent improvements", func() Scheduler { return Gradient{} }},
-	{"round-robin", "each task in turn", func() Scheduler { return RoundRobin{} }},
-	{"ansor", "the task with the largest expected reduction of the weighted total by Ansor's rule", func() Scheduler { return Ansor{} }},
-}
+// kinds are the schedulers by name, the default first.
+var kinds = choice.New("tasks: scheduler", func(k Kind) string { return k.Name },
+	Kind{"gradient", "the task with the largest expected reduction of the weighted total, from its recent improvements", func() Scheduler { return Gradient{} }},
+	Kind{"round-robin", "each task in turn", func() Scheduler { return RoundRobin{} }},
+	Kind{"ansor", "the task with the largest expected reduction of the weighted total by Ansor's rule", func() Scheduler { return Ansor{} }},
+)
 
 // Kinds lists the schedulers, the default first.
-func Kinds() []Kind { return kinds }
+func Kinds() []Kind { return kinds.All() }
 
 // Names lists the schedulers' names, the default first.
-func Names() []string {
-	var out []string
-	for _, k := range kinds {
-		out = append(out, k.Name)
-	}
-	return out
-}
+func Names() []string { return kinds.Names() }
 
-// Lookup returns the scheduler named name.
-func Lookup(name string) (Kind, error) {
-	for _, k := range kinds {
-		if k.Name == name {
-			return k, nil
-		}
-	}
-	return Kind{}, fmt.Errorf("tasks: unknown scheduler %q (known: %s)", name, strings.Join(Names(), ", "))
-}
+// Lookup returns the scheduler named name; the error lists the names there
+// are.
+func Lookup(name string) (Kind, error) { return kinds.Lookup(name) }
 
 // Total is the weighted total latency Σ weight·best in nanoseconds over
 // the tasks that have a best, and how many have none.

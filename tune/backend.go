@@ -3,7 +3,6 @@ package tune
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -18,18 +17,12 @@ type MeasurerOptions struct {
 }
 
 // measurers maps a backend to the constructor of its measurer: the one place
-// that knows which package measures on which backend. The CUDA backend adds
-// its line here. A constructor fails when this machine cannot measure on
+// that knows which package measures on which backend. A constructor fails when this machine cannot measure on
 // o.Target (no GPU, no driver), saying what is missing.
 var measurers = map[kernels.Backend]func(o MeasurerOptions) (Measurer, error){
 	kernels.CPU:  func(o MeasurerOptions) (Measurer, error) { return cpu.New(&cpu.Options{Seed: o.Seed}), nil },
 	kernels.CUDA: func(o MeasurerOptions) (Measurer, error) { return cuda.New(&cuda.Options{Seed: o.Seed}, o.Target) },
 }
-
-// LocalGPU describes the GPU of this machine that the CUDA backend would
-// measure on, with its name and driver version (cuda.Detect), or says why
-// there is none. It asks the driver once per process.
-var LocalGPU = sync.OnceValues(func() (device.Target, error) { return cuda.Detect("") })
 
 // HasBackend reports whether b can be measured by this build of autotune.
 func HasBackend(b kernels.Backend) bool { return measurers[b] != nil }

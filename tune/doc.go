@@ -15,16 +15,14 @@
 // starts from the best configs of the nearest tuned shapes and then of the
 // nearest workloads of those ops.
 //
-// Simulate replays a recorded landscape through the same loop, each run
-// with its own in-memory database (tunedb.Memory) and the runs of a search
-// side by side, to compare searches without measuring.
+// Package tune/lab replays recorded landscapes through this loop (Run,
+// RunTasks) to compare searches and task schedulers without measuring.
 //
 // RunTasks tunes many workloads (a TaskSet) within one budget, a batch at a
 // time, each batch going to the task that a scheduler of package tasks
 // names; each task is the same run of steps as Run's, resuming from the
 // store; tasks of one op share one cost model, which every batch of any of
-// them trains. SimulateTasks replays a multi-workload landscape (recorded
-// landscapes with weights) through RunTasks, to compare schedulers.
+// them trains.
 //
 // Every measured config becomes a record, failures included, and every batch
 // is committed in one transaction before the next starts: an interrupted run

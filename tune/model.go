@@ -237,7 +237,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		tmpl := t.Template
 		if o.Op != w.Op {
 			var ok bool
-			if tmpl, ok = kinTemplate(t.Template, t.Shape, t.Target, o); !ok {
+			if tmpl, ok = KinTemplate(t.Template, t.Shape, t.Target, o); !ok {
 				continue
 			}
 		} else if o.Template != w.Template {
@@ -301,12 +301,12 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 	return h, nil
 }
 
-// kinTemplate returns the template of workload o, of another op than
+// KinTemplate returns the template of workload o, of another op than
 // tmpl's, when its records can train the model of tmpl at shape on target:
 // it is o's op's current template on tmpl's backend, and its model features
 // are named as tmpl's are (the same knobs, analytic features and
 // dimensions), so that a row means the same.
-func kinTemplate(tmpl kernels.Template, shape []int, target device.Target, o tunedb.Workload) (kernels.Template, bool) {
+func KinTemplate(tmpl kernels.Template, shape []int, target device.Target, o tunedb.Workload) (kernels.Template, bool) {
 	other, ok := kernels.TemplateFor(o.Op, tmpl.Backend)
 	if !ok || o.Op == tmpl.Name || other.Version != o.Template || len(o.Shape) != len(shape) {
 		return kernels.Template{}, false

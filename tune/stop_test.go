@@ -9,8 +9,12 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
+	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/sim"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -50,10 +54,9 @@ func (m *fakeGainModel) Predict(features [][]float64) []float64 {
 // minimum on when the model predicts no gain, and never when it predicts
 // one or knows nothing (scores unrelated to the measured speeds).
 func TestStopGain(t *testing.T) {
-	rec := syntheticRecording(t, gemm.Template, []int{128, 128, 128}, 1)
-	space := gemm.Template.Space(rec.Workload.Shape, rec.Target)
-	results, _ := replayable(space, rec.Records)
-	feats := gemm.Template.ModelFeatures(space, rec.Workload.Shape, rec.Target)
+	shape := []int{128, 128, 128}
+	target, space, results := syntheticLandscape(t, gemm.Template, shape, 1)
+	feats := gemm.Template.ModelFeatures(space, shape, target)
 	truth := map[string]float64{}
 	for _, r := range results {
 		truth[fmt.Sprint(feats(r.Config))] = -math.Log(r.MedianNS)
@@ -74,7 +77,7 @@ func TestStopGain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := Task{
-				Template: gemm.Template, Shape: rec.Workload.Shape, Target: rec.Target, Space: space,
+				Template: gemm.Template, Shape: shape, Target: target, Space: space,
 				Measurer: sim.New(results), Store: tunedb.NewMemory(), Strategy: "evolutionary", Model: "gbt",
 				StopGain: 0.01, StopGainAfter: tc.after, Seed: 1, Trials: 96, BatchSize: 16, Tool: "test",
 			}
@@ -98,6 +101,43 @@ func TestStopGain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syntheticLandscape is every valid config of tmpl at shape on a 2-core
+// AVX-512 Xeon with made-up timings: the product of a factor per knob value
+// (drawn from seed) and a little noise, so that a model can learn it and
+// the best is unique. It draws as package lab's syntheticRecording does, so
+// the two tests' landscapes are the same; lab imports tune, so tune's tests
+// cannot share its helper.
+func syntheticLandscape(tb testing.TB, tmpl kernels.Template, shape []int, seed uint64) (device.Target, *schedule.Space, []measure.Result) {
+	tb.Helper()
+	target, err := device.FromFingerprint("cpu/Intel(R) Xeon(R) Processor @ 2.80GHz/sse4.2+avx2+fma+avx512/2c")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	space := tmpl.Space(shape, target)
+	r := rand.New(rand.NewPCG(seed, 0))
+	factor := map[string]float64{} // "knob=value" → log cost
+	for _, k := range space.Knobs() {
+		for _, v := range k.Values {
+			factor[k.Name+"="+v.String()] = r.Float64()
+		}
+	}
+	var results []measure.Result
+	for i := range space.Size() {
+		c := space.At(i)
+		if !space.Valid(c) {
+			continue
+		}
+		e := 0.05 * r.NormFloat64()
+		for j := range c.Len() {
+			e += factor[c.Name(j)+"="+c.At(j).String()]
+		}
+		ns := 1e5 * math.Exp(e)
+		results = append(results, measure.Result{Config: c, Status: measure.StatusOK,
+			SamplesNS: []float64{ns}, MedianNS: ns, P20NS: ns, P80NS: ns})
+	}
+	return target, space, results
 }
 
 func TestFitLine(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -107,39 +108,25 @@ func (w Workload) equal(o Workload) bool {
 		w.Device == o.Device && w.Template == o.Template
 }
 
-// Status is the outcome of measuring one config. The list is closed: a new
-// kind of failure is a schema change.
-type Status string
+// Status is the outcome of measuring one config: measure.Status, whose
+// closed list the database stores as it is. A new kind of failure is a
+// schema change.
+type Status = measure.Status
 
+// The statuses by name, so that readers of the database need not import
+// measure; their values and meanings are measure's.
 const (
-	StatusOK           Status = "ok"
-	StatusInvalid      Status = "invalid" // rejected by a constraint before building
-	StatusBuildError   Status = "build_error"
-	StatusRuntimeError Status = "runtime_error"
-	StatusCrash        Status = "crash"
-	StatusTimeout      Status = "timeout"
-	StatusWrongAnswer  Status = "wrong_answer"
+	StatusOK           = measure.StatusOK
+	StatusInvalid      = measure.StatusInvalid
+	StatusBuildError   = measure.StatusBuildError
+	StatusRuntimeError = measure.StatusRuntimeError
+	StatusCrash        = measure.StatusCrash
+	StatusTimeout      = measure.StatusTimeout
+	StatusWrongAnswer  = measure.StatusWrongAnswer
 )
 
-var statuses = []Status{
-	StatusOK, StatusInvalid, StatusBuildError, StatusRuntimeError,
-	StatusCrash, StatusTimeout, StatusWrongAnswer,
-}
-
 // Statuses returns every status, in the order of their declaration.
-func Statuses() []Status { return slices.Clone(statuses) }
-
-// Valid reports whether s is one of Statuses.
-func (s Status) Valid() bool { return slices.Contains(statuses, s) }
-
-// Transient reports whether s may not happen again: a timeout, a crash or a
-// runtime error can come from the machine (load, a killed harness, a lost
-// device) rather than from the config, so a later run retries such a config
-// once (see DB.Measured). Every other failure (invalid, build_error,
-// wrong_answer) is deterministic and final.
-func (s Status) Transient() bool {
-	return s == StatusTimeout || s == StatusCrash || s == StatusRuntimeError
-}
+func Statuses() []Status { return measure.Statuses() }
 
 // Record is one measurement of one config of one workload. Failures are
 // records too: they keep a config from being measured again.

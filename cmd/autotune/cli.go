@@ -13,7 +13,6 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cuda"
 	"github.com/autotune-dev/autotune/measure/cuda/emu"
-	"github.com/autotune-dev/autotune/tune"
 )
 
 // version is the tool version stamped into every record; release builds set
@@ -236,21 +235,9 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// lookupDevice is device.Lookup with the local GPU: "auto" is the GPU when
-// the CUDA backend can use one, and an architecture that is the local
-// GPU's gets its name and driver, so that its records carry them
-// (device.Target.Fingerprint).
-func lookupDevice(name string) (device.Target, error) {
-	t, err := device.Lookup(name)
-	if err != nil || name != "auto" && !t.IsCUDA() {
-		return t, err
-	}
-	gpu, gerr := tune.LocalGPU()
-	if gerr == nil && (name == "auto" || gpu.GPU.Arch == t.GPU.Arch) {
-		return gpu, nil
-	}
-	return t, nil
-}
+// lookupDevice resolves a --device flag, "auto" and the local GPU's
+// architecture through the CUDA driver (device.Resolve).
+func lookupDevice(name string) (device.Target, error) { return device.Resolve(name, cuda.Probe) }
 
 // shapeForms says how each op's shape is written, ops of one form together:
 // "RxC for softmax, MxNxK for gemm, gemm_bias, ...".

@@ -84,7 +84,7 @@ func runReport(c *command, std *stdio, args []string) error {
 			return x.Op == w.op.Name && slices.Equal(x.Shape, w.shape) && x.DType == tune.DType && x.Device == fp
 		}
 	case set["device"]:
-		target, err := device.Lookup(wf.device)
+		target, err := lookupDevice(wf.device)
 		if err != nil {
 			return usagef("--device: %v", err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tasks"
-	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -51,9 +51,9 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 	if strings.Contains(searchText, ",") {
 		return usagef("--tasks replays one search: give one --strategy, not %s", searchText)
 	}
-	sr, err := tune.ParseSearch(strings.TrimSpace(searchText))
+	sr, err := lab.ParseMethod(strings.TrimSpace(searchText))
 	if err != nil {
-		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "tune: "))
+		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "lab: "))
 	}
 	var scheds []string
 	for _, s := range strings.Split(o.scheduler, ",") {
@@ -95,23 +95,23 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	var ls []tune.TaskLandscape
+	var ls []lab.TaskLandscape
 	for i, tw := range tws {
-		rec, err := tune.FindRecording(recs, tw.tmpl, tw.w.shape, fingerprint)
+		rec, err := lab.FindRecording(recs, tw.tmpl, tw.w.shape, fingerprint)
 		if err != nil {
-			return fmt.Errorf("%s: task %d (%s): %s", o.tasks, i+1, taskLabel(tw), strings.TrimPrefix(err.Error(), "tune: "))
+			return fmt.Errorf("%s: task %d (%s): %s", o.tasks, i+1, taskLabel(tw), strings.TrimPrefix(err.Error(), "lab: "))
 		}
-		ls = append(ls, tune.TaskLandscape{Template: tw.tmpl, Recording: rec, Weight: tw.spec.Weight})
+		ls = append(ls, lab.TaskLandscape{Template: tw.tmpl, Recording: rec, Weight: tw.spec.Weight})
 	}
 
 	ctx, caught, stop := signalContext()
 	defer stop()
 	fmt.Fprintf(std.errs, "simulating %d workloads of %s: %s with %s search, seeds 1..%d, %d trials each\n",
 		len(tws), o.tasks, strings.Join(scheds, ", "), sr, o.seeds, budget)
-	report, err := tune.SimulateSchedulers(ctx, tune.TaskSimulation{
-		Landscapes: ls, Schedulers: scheds, Search: sr, Seeds: o.seeds, Budget: budget, BatchSize: o.batch,
+	report, err := lab.SimulateSchedulers(ctx, lab.TaskSimulation{
+		Landscapes: ls, Schedulers: scheds, Method: sr, Seeds: o.seeds, Budget: budget, BatchSize: o.batch,
 		At: at, Baseline: baselineScheduler,
-		Progress: func(sched string, r tune.TaskSimRun) {
+		Progress: func(sched string, r lab.TaskSimRun) {
 			fmt.Fprintf(std.errs, "%s seed %d: weighted total %s after %d trials, batches %v\n",
 				sched, r.Seed, tunedb.FormatNS(r.Final()), r.Trials[len(r.Trials)-1], r.Batches)
 		},
@@ -202,14 +202,14 @@ type simTaskRunJSON struct {
 	Batches []int     `json:"batches"`
 }
 
-func spreadJSON(s tune.Spread) *spreadJS {
+func spreadJSON(s lab.Spread) *spreadJS {
 	if math.IsNaN(s.Median) {
 		return nil
 	}
 	return &spreadJS{finite(s.P25), finite(s.Median), finite(s.P75)}
 }
 
-func newSimTasksJSON(file string, sr tune.Search, tws []taskWorkload, r tune.TaskSimReport) simTasksJSON {
+func newSimTasksJSON(file string, sr lab.Method, tws []taskWorkload, r lab.TaskSimReport) simTasksJSON {
 	out := simTasksJSON{Tasks: file, Search: sr.String(), Seeds: r.Seeds, Budget: r.Budget, Batch: r.BatchSize,
 		BestTotal: r.BestTotal, Baseline: r.Baseline}
 	for i, tw := range tws {
@@ -232,7 +232,7 @@ func newSimTasksJSON(file string, sr tune.Search, tws []taskWorkload, r tune.Tas
 
 // printSimTasks prints the report of simulate --tasks: the totals per
 // scheduler, then the tasks with the batches each scheduler gave them.
-func printSimTasks(std *stdio, file string, sr tune.Search, tws []taskWorkload, r tune.TaskSimReport) {
+func printSimTasks(std *stdio, file string, sr lab.Method, tws []taskWorkload, r lab.TaskSimReport) {
 	fmt.Fprintf(std.out, "tasks      %d workloads of %s, best recorded weighted total %s\n", len(tws), file, tunedb.FormatNS(r.BestTotal))
 	fmt.Fprintf(std.out, "runs       %d seeds per scheduler, budget %d trials, batch %d, %s search\n\n", r.Seeds, r.Budget, r.BatchSize, sr)
 	fmt.Fprintln(std.out, "weighted total after N trials as a multiple of the best recorded, median (p25–p75) over seeds:")
@@ -245,7 +245,7 @@ func printSimTasks(std *stdio, file string, sr tune.Search, tws []taskWorkload, 
 		fmt.Fprintf(tw, "trials to %s's final", r.Baseline)
 	}
 	fmt.Fprintln(tw)
-	ratio := func(s tune.Spread) string {
+	ratio := func(s lab.Spread) string {
 		if math.IsNaN(s.Median) {
 			return "-"
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // twoLandscapes are the two Xeon softmax landscapes, as --records takes them.
-const twoLandscapes = "../../tune/testdata/softmax-1024x1024.jsonl,../../tune/testdata/softmax-512x2048.jsonl"
+const twoLandscapes = "../../tune/lab/testdata/softmax-1024x1024.jsonl,../../tune/lab/testdata/softmax-512x2048.jsonl"
 
 func writeTasks(t *testing.T, text string) string {
 	t.Helper()

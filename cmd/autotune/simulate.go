@@ -20,6 +20,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -107,10 +108,10 @@ Examples:
   autotune simulate --records softmax-1024x1024.jsonl --op softmax --shape 1024x1024
   autotune simulate --db landscape.db --op softmax --shape 1024x1024 --strategy evolutionary,random --seeds 20
   autotune simulate --records a.jsonl --op softmax --shape 1024x1024 --prior b.jsonl --json
-  autotune simulate --suite tune/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
-  autotune simulate --tasks tune/testdata/tasks/bert-base-128-replay.json --batch 8 --seeds 20 \
-    --records $(ls tune/testdata/*.jsonl tune/testdata/tasks/*.jsonl | paste -sd,)
-`, tune.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], strings.Join(tasks.Names(), ", "), simTaskBudget),
+  autotune simulate --suite tune/lab/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
+  autotune simulate --tasks tune/lab/testdata/tasks/bert-base-128-replay.json --batch 8 --seeds 20 \
+    --records $(ls tune/lab/testdata/*.jsonl tune/lab/testdata/tasks/*.jsonl | paste -sd,)
+`, lab.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], strings.Join(tasks.Names(), ", "), simTaskBudget),
 	run: runSimulate,
 }
 
@@ -143,7 +144,7 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.strategies, "strategy", strings.Join(searchNames(), ","), "searches to compare, separated by commas")
 	fs.IntVar(&o.seeds, "seeds", 20, "runs per search, with seeds 1..N")
 	fs.IntVar(&o.batch, "batch", 16, "configs proposed and replayed together, as tune's --batch")
-	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer; with --tasks, %d per task)", tune.DefaultSimBudget, simTaskBudget))
+	fs.IntVar(&o.budget, "budget", 0, fmt.Sprintf("trials per run (0: %d, or as many as configs were recorded when they are fewer; with --tasks, %d per task)", lab.DefaultSimBudget, simTaskBudget))
 	fs.Float64Var(&o.gain, "stop-gain", 0, "end each guided run as tune's --stop-gain does; the report gives the median trials and final best")
 	fs.IntVar(&o.gainMin, "stop-gain-after", tune.DefaultStopGainAfter, "with --stop-gain, as tune's")
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
@@ -152,11 +153,11 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.at, "at", "", "with --tasks, trial counts to give the weighted total at, separated by commas (default: a quarter, half, three quarters and all of the budget)")
 }
 
-// searchNames are the text forms of tune.Searches: the searches simulate
+// searchNames are the text forms of lab.Methods: the searches simulate
 // compares by default (models marked Extra, such as ucb, are left out).
 func searchNames() []string {
 	var names []string
-	for _, s := range tune.Searches() {
+	for _, s := range lab.Methods() {
 		names = append(names, s.String())
 	}
 	return names
@@ -186,11 +187,11 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if given["scheduler"] || given["at"] {
 		return usagef("--scheduler and --at go with --tasks")
 	}
-	var searches []tune.Search
+	var searches []lab.Method
 	for _, s := range strings.Split(o.strategies, ",") {
-		sr, err := tune.ParseSearch(strings.TrimSpace(s))
+		sr, err := lab.ParseMethod(strings.TrimSpace(s))
 		if err != nil {
-			return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "tune: "))
+			return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "lab: "))
 		}
 		searches = append(searches, sr)
 	}
@@ -203,7 +204,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if o.suite != "" {
 		switch {
 		case o.gain > 0:
-			return usagef("--suite stops runs once within 1%% of the best: no --stop-gain (go test ./tune -run TestSuiteStopGain measures it on the suite)")
+			return usagef("--suite stops runs once within 1%% of the best: no --stop-gain (go test ./tune/lab -run TestSuiteStopGain measures it on the suite)")
 		case o.db != "" || o.records != "" || o.prior != "" || o.op != "" || o.shape != "":
 			return usagef("--suite takes its landscapes and priors from its directory: no --db, --records, --prior, --op or --shape")
 		case o.json || o.budget != 0 || o.device != "":
@@ -212,7 +213,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 			return usagef("--seeds must be at least 1, not %d", o.seeds)
 		case o.batch < 1:
 			return usagef("--batch must be at least 1, not %d", o.batch)
-		case !slices.Contains(searches, tune.Search{Strategy: "random"}):
+		case !slices.Contains(searches, lab.Method{Strategy: "random"}):
 			return usagef("--suite measures searches against random search: --strategy must include random")
 		}
 		return runSuite(std, o, searches)
@@ -258,7 +259,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	rec, err := tune.FindRecording(recs, tmpl, w.shape, fingerprint)
+	rec, err := lab.FindRecording(recs, tmpl, w.shape, fingerprint)
 	if err != nil {
 		return err
 	}
@@ -285,11 +286,11 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	}
 	fmt.Fprintf(std.errs, "simulating %s %s on %s from %d records: %s with seeds 1..%d\n",
 		tmpl.Op.Name, kernels.FormatShape(w.shape), rec.Workload.Device, len(rec.Records), strings.Join(names, ", "), o.seeds)
-	report, err := tune.Simulate(ctx, tune.Simulation{
+	report, err := lab.Simulate(ctx, lab.Simulation{
 		Template: tmpl, Recording: rec, Prior: prior,
-		Searches: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch,
+		Methods: searches, Seeds: o.seeds, Budget: o.budget, BatchSize: o.batch,
 		StopGain: o.gain, StopGainAfter: o.gainMin,
-		Progress: func(s tune.Search, r tune.SimRun) {
+		Progress: func(s lab.Method, r lab.SimRun) {
 			fmt.Fprintf(std.errs, "%s seed %d: %d trials, within 5%% %s, within 1%% %s, %d never recorded\n",
 				s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1), r.NotRecorded)
 		},
@@ -308,7 +309,7 @@ func runSimulate(c *command, std *stdio, args []string) error {
 }
 
 // runSuite runs the landscape suite of o.suite.
-func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
+func runSuite(std *stdio, o simulateOptions, searches []lab.Method) error {
 	files, err := filepath.Glob(filepath.Join(o.suite, "*.jsonl"))
 	if err != nil {
 		return err
@@ -351,7 +352,7 @@ func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
 			return usagef("--held-out: no file %s in %s", f, o.suite)
 		}
 	}
-	var suite []tune.SuiteLandscape
+	var suite []lab.SuiteLandscape
 	for _, x := range fs {
 		for _, k := range x.keys {
 			var w tunedb.Workload
@@ -365,7 +366,7 @@ func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
 			if !ok {
 				return fmt.Errorf("%s: no CPU template for op %s", x.file, w.Op)
 			}
-			rec, err := tune.FindRecording(x.recs, tmpl, w.Shape, w.Device)
+			rec, err := lab.FindRecording(x.recs, tmpl, w.Shape, w.Device)
 			if err != nil {
 				return fmt.Errorf("%s: %w", x.file, err)
 			}
@@ -375,7 +376,7 @@ func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
 					prior = append(prior, r)
 				}
 			}
-			suite = append(suite, tune.SuiteLandscape{
+			suite = append(suite, lab.SuiteLandscape{
 				Name:     fmt.Sprintf("%s %s (%s)", w.Op, w.ShapeString(), x.file),
 				Template: tmpl, Recording: rec, Prior: prior, HeldOut: heldOut[x.file],
 			})
@@ -384,9 +385,9 @@ func runSuite(std *stdio, o simulateOptions, searches []tune.Search) error {
 	ctx, caught, stop := signalContext()
 	defer stop()
 	fmt.Fprintf(std.errs, "simulating %d landscapes of %s with seeds 1..%d\n", len(suite), o.suite, o.seeds)
-	report, err := tune.RunSuite(ctx, tune.Suite{
-		Landscapes: suite, Searches: searches, Seeds: o.seeds, BatchSize: o.batch,
-		Progress: func(l string, s tune.Search, r tune.SimRun) {
+	report, err := lab.RunSuite(ctx, lab.Suite{
+		Landscapes: suite, Methods: searches, Seeds: o.seeds, BatchSize: o.batch,
+		Progress: func(l string, s lab.Method, r lab.SimRun) {
 			fmt.Fprintf(std.errs, "%s, %s seed %d: %d trials, within 5%% %s, within 1%% %s\n",
 				l, s, r.Seed, r.Trials, trialsText(r.TrialsTo5), trialsText(r.TrialsTo1))
 		},
@@ -503,7 +504,7 @@ type simRunJSON struct {
 	GainStop  bool   `json:"gain_stop,omitempty"`
 }
 
-func newSimulateJSON(r tune.SimReport) simulateJSON {
+func newSimulateJSON(r lab.SimReport) simulateJSON {
 	w := r.Workload
 	out := simulateJSON{
 		Op: w.Op, Shape: w.Shape, DType: w.DType, Device: w.Device, Template: w.Template,
@@ -512,10 +513,10 @@ func newSimulateJSON(r tune.SimReport) simulateJSON {
 		ModelTauAt64: finite(r.ModelTauAt64), TauSource: r.TauSource,
 		Strategies: []strategyJSON{},
 	}
-	for _, s := range r.Searches {
-		sj := strategyJSON{Name: s.Search.String(), TrialsTo5: finite(s.TrialsTo5), TrialsTo1: finite(s.TrialsTo1),
+	for _, s := range r.Methods {
+		sj := strategyJSON{Name: s.Method.String(), TrialsTo5: finite(s.TrialsTo5), TrialsTo1: finite(s.TrialsTo1),
 			BestAt: map[string]*float64{}, NeverRecorded: s.NotRecorded, Trials: s.Trials, Final: finite(s.Final), GainStops: s.GainStops}
-		for i, n := range tune.BestAtTrials {
+		for i, n := range lab.BestAtTrials {
 			sj.BestAt[strconv.Itoa(n)] = finite(s.BestAt[i])
 		}
 		for _, run := range s.Runs {
@@ -541,7 +542,7 @@ func reached(n int) *int {
 	return &n
 }
 
-func printSimulation(std *stdio, r tune.SimReport) {
+func printSimulation(std *stdio, r lab.SimReport) {
 	w := r.Workload
 	fmt.Fprintf(std.out, "workload   %s %s %s on %s, template %s\n", w.Op, w.ShapeString(), w.DType, w.Device, w.Template)
 	space := "of a space too large to count"
@@ -559,12 +560,12 @@ func printSimulation(std *stdio, r tune.SimReport) {
 	fmt.Fprintln(std.out)
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "search\tto 5%\tto 1%\t")
-	for _, n := range tune.BestAtTrials {
+	for _, n := range lab.BestAtTrials {
 		fmt.Fprintf(tw, "best@%d\t", n)
 	}
 	fmt.Fprint(tw, "trials\tfinal\tnever recorded\n")
-	for _, s := range r.Searches {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t", s.Search, medianText(s.TrialsTo5, "%.1f"), medianText(s.TrialsTo1, "%.1f"))
+	for _, s := range r.Methods {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", s.Method, medianText(s.TrialsTo5, "%.1f"), medianText(s.TrialsTo1, "%.1f"))
 		for _, x := range s.BestAt {
 			fmt.Fprintf(tw, "%s\t", medianText(x, "%.3f"))
 		}

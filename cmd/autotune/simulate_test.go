@@ -10,12 +10,12 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/search"
-	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tune/lab"
 )
 
 // landscape is a full softmax landscape recorded on a 2-core AVX-512 Xeon
-// (see tune/testdata/README.md).
-const landscape = "../../tune/testdata/softmax-1024x1024.jsonl"
+// (see tune/lab/testdata/README.md).
+const landscape = "../../tune/lab/testdata/softmax-1024x1024.jsonl"
 
 func TestSimulateJSON(t *testing.T) {
 	args := []string{"simulate", "--records", landscape, "--op", "softmax", "--shape", "1024x1024",
@@ -172,7 +172,7 @@ func TestHelpListsTheRegistries(t *testing.T) {
 			t.Errorf("tune --help does not describe %q:\n%s", name, tuneHelp)
 		}
 	}
-	for _, s := range tune.Searches() {
+	for _, s := range lab.Methods() {
 		if !strings.Contains(simHelp, s.String()+", ") && !strings.Contains(simHelp, ", "+s.String()) {
 			t.Errorf("simulate --help does not list %q:\n%s", s, simHelp)
 		}
@@ -188,7 +188,7 @@ func TestHelpListsTheRegistries(t *testing.T) {
 func TestSimulateSuite(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"softmax-1024x1024.jsonl", "softmax-512x2048.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("../../tune/testdata", f))
+		b, err := os.ReadFile(filepath.Join("../../tune/lab/testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}

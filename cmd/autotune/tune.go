@@ -58,7 +58,8 @@ are within each other's p20–p80 spread. Progress goes to stderr (a bar on a
 terminal, a line per batch otherwise); the summary goes to stdout.
 
 --tasks tunes every workload of a tasks file (a JSON list of {op, shape,
-weight, causal}; see docs/tasks.md and examples/tasks) in one run: --trials
+weight, causal}, or an object {"tasks": [...]} holding the list; see
+docs/tasks.md and examples/tasks) in one run: --trials
 and --time are the budget of the whole run, and the scheduler gives each
 batch, after one per task, to the task with the largest expected reduction
 of the weighted total latency (gradient: from the task's recent

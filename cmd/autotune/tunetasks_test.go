@@ -33,6 +33,8 @@ func TestTuneTasksFileErrors(t *testing.T) {
 		{[]string{"--tasks", write("op.json", `[{"op": "conv", "shape": "1x2"}]`)}, `op.json: task 1: unknown op "conv"`},
 		{[]string{"--tasks", write("shape.json", `[{"op": "gemm", "shape": "4x4"}]`)}, "shape.json: task 1: invalid shape"},
 		{[]string{"--tasks", write("weight.json", `[{"op": "gemm", "shape": "4x4x4", "weight": -1}]`)}, "weight.json: task 1 (gemm 4x4x4) has weight -1"},
+		{[]string{"--tasks", write("type.json", `{"tasks": [{"op": "softmax", "shape": 4}]}`)}, "type.json: line 1: shape must be a string, not a number"},
+		{[]string{"--tasks", write("object.json", `{"op": "softmax", "shape": "4x4"}`)}, `object.json: unknown field "op"`},
 		{[]string{"--tasks", write("ok.json", `[{"op": "softmax", "shape": "4x4"}]`), "--scheduler", "fifo"}, `--scheduler: unknown scheduler "fifo"`},
 		{[]string{"--tasks", filepath.Join(dir, "ok.json"), "--op", "softmax"}, "give no --op or --shape"},
 		{[]string{"--tasks", filepath.Join(dir, "ok.json"), "--trials", "0"}, "--trials must be at least 1"},
@@ -40,6 +42,29 @@ func TestTuneTasksFileErrors(t *testing.T) {
 		code, stdout, stderr := run(t, "", append([]string{"tune", "--db", filepath.Join(dir, "tune.db")}, tt.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestTasksFileForms: a list and an object holding it name the same tasks.
+func TestTasksFileForms(t *testing.T) {
+	dir := t.TempDir()
+	const list = `[{"op": "softmax", "shape": "4x4", "weight": 2}, {"op": "attention", "shape": "1x1x8x8", "causal": true}]`
+	var got [][]taskWorkload
+	for name, text := range map[string]string{"list.json": list, "object.json": `{"tasks": ` + list + `}`} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tws, err := readTasks(p, "cpu")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got = append(got, tws)
+	}
+	for _, tws := range got {
+		if len(tws) != 2 || tws[0].spec.Weight != 2 || tws[0].w.op.Name != "softmax" || tws[1].w.op.Name != "attention_causal" {
+			t.Errorf("tasks %+v", tws)
 		}
 	}
 }

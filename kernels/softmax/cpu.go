@@ -114,7 +114,7 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 }
 
 // rev2 is revision softmax-2, before the assembly form: the space of the
-// archsimd Go knobs alone. The landscapes in tune/testdata were recorded
+// archsimd Go knobs alone. The landscapes in tune/lab/testdata were recorded
 // with it (kernels.Template.Earlier).
 var rev2 = kernels.Template{
 	Op:      Op,

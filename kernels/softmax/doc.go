@@ -182,6 +182,6 @@
 // revision changed too. Revision softmax-3 added code and prefetch; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
-// (tune/testdata) still replay: only for replay, never to tune, emit or
+// (tune/lab/testdata) still replay: only for replay, never to tune, emit or
 // look up.
 package softmax

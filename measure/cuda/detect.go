@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
@@ -51,3 +52,8 @@ func Detect(driverPath string) (device.Target, error) {
 	t.GPU.Name, t.GPU.Driver = name, version
 	return t, nil
 }
+
+// Probe is Detect of libcuda.so.1, asked once per process: the [device.Probe]
+// that resolves "auto" and the local GPU's architecture to this machine's
+// GPU (device.Resolve).
+var Probe device.Probe = sync.OnceValues(func() (device.Target, error) { return Detect("") })

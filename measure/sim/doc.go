@@ -8,7 +8,7 @@
 // form the tuning database keys records by, and ignores the batch's
 // template, shape and target: choosing records of the right workload, and
 // of the template version whose configs they are, is the caller's job
-// (tune.FindRecording does it for tuning databases and JSON Lines exports;
+// (lab.FindRecording, in tune/lab, does it for tuning databases and JSON Lines exports;
 // this package sits below the database and does not read it).
 //
 // For each config of a batch, Measure returns the recorded Result: status,

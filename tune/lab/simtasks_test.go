@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestSimulateTasks(t *testing.T) {
 	ls := bertReplay(t)
 	const budget, batch, seeds = 112, 8, 2
 	r, err := SimulateSchedulers(context.Background(), TaskSimulation{
-		Landscapes: ls, Schedulers: tasks.Names(), Search: Search{Strategy: "evolutionary", Model: "gbt"},
+		Landscapes: ls, Schedulers: tasks.Names(), Method: Method{Strategy: "evolutionary", Model: "gbt"},
 		Seeds: seeds, Budget: budget, BatchSize: batch, At: []int{56, 84, 112}, Baseline: "round-robin",
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -37,7 +38,7 @@ func syntheticRecording(tb testing.TB, tmpl kernels.Template, shape []int, seed 
 			factor[k.Name+"="+v.String()] = r.Float64()
 		}
 	}
-	w := Workload(tmpl, shape, target)
+	w := tune.Workload(tmpl, shape, target)
 	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	var recs []tunedb.Record
 	for i := range space.Size() {
@@ -79,12 +80,12 @@ func TestSimulateDefaultBudget(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := Simulate(context.Background(), Simulation{Template: tt.tmpl, Recording: tt.rec,
-				Searches: []Search{{Strategy: "random"}}, Seeds: 1})
+				Methods: []Method{{Strategy: "random"}}, Seeds: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Budget != tt.want || r.Searches[0].Runs[0].Trials != tt.want {
-				t.Errorf("budget %d, %d trials; want %d", r.Budget, r.Searches[0].Runs[0].Trials, tt.want)
+			if r.Budget != tt.want || r.Methods[0].Runs[0].Trials != tt.want {
+				t.Errorf("budget %d, %d trials; want %d", r.Budget, r.Methods[0].Runs[0].Trials, tt.want)
 			}
 		})
 	}
@@ -96,7 +97,7 @@ func TestSimulateDefaultBudget(t *testing.T) {
 func BenchmarkSimulate(b *testing.B) {
 	rec := syntheticRecording(b, gemm.Template, []int{256, 256, 256}, 1)
 	b.Logf("landscape of %d configs", len(rec.Records))
-	sim := Simulation{Template: gemm.Template, Recording: rec, Searches: allSearches, Seeds: 20}
+	sim := Simulation{Template: gemm.Template, Recording: rec, Methods: allSearches, Seeds: 20}
 	for b.Loop() {
 		if _, err := Simulate(context.Background(), sim); err != nil {
 			b.Fatal(err)

@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/sim"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -29,7 +30,7 @@ var landscapes = []struct {
 }
 
 // allSearches are the searches the conformance tests hold to the contract.
-var allSearches = []Search{
+var allSearches = []Method{
 	{Strategy: "evolutionary", Model: "gbt"},
 	{Strategy: "evolutionary", Model: "none"},
 	{Strategy: "random"},
@@ -220,13 +221,13 @@ func TestModelBeatsRandomSearch(t *testing.T) {
 		rec, _ := landscape(t, l.file, l.shape)
 		r, err := Simulate(context.Background(), Simulation{
 			Template: softmax.Template, Recording: rec,
-			Searches: []Search{{Strategy: "evolutionary", Model: "gbt"}, {Strategy: "random"}},
-			Seeds:    10,
+			Methods: []Method{{Strategy: "evolutionary", Model: "gbt"}, {Strategy: "random"}},
+			Seeds:   10,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		evo, random := r.Searches[0], r.Searches[1]
+		evo, random := r.Methods[0], r.Methods[1]
 		t.Logf("%s: median trials to 5%%: evolutionary/gbt %v, random %v; to 1%%: %v, %v; τ at 64 %.2f",
 			l.file, evo.TrialsTo5, random.TrialsTo5, evo.TrialsTo1, random.TrialsTo1, r.ModelTauAt64)
 		if !(evo.TrialsTo5 < random.TrialsTo5) {
@@ -242,9 +243,9 @@ func TestSimulateIsDeterministic(t *testing.T) {
 	l := landscapes[1]
 	rec, _ := landscape(t, l.file, l.shape)
 	sim := Simulation{Template: softmax.Template, Recording: rec,
-		Searches: allSearches, Seeds: 4, Budget: 70, BatchSize: 8, Parallel: 1}
+		Methods: allSearches, Seeds: 4, Budget: 70, BatchSize: 8, Parallel: 1}
 	var seen []string
-	sim.Progress = func(s Search, r SimRun) { seen = append(seen, fmt.Sprint(s, r.Seed)) }
+	sim.Progress = func(s Method, r SimRun) { seen = append(seen, fmt.Sprint(s, r.Seed)) }
 	a, err := Simulate(context.Background(), sim)
 	if err != nil {
 		t.Fatal(err)
@@ -260,16 +261,16 @@ func TestSimulateIsDeterministic(t *testing.T) {
 	if !strings.HasPrefix(fmt.Sprint(seen), "[evolutionary/gbt 1 evolutionary/gbt 2 evolutionary/gbt 3 evolutionary/gbt 4 evolutionary/none 1") {
 		t.Errorf("Progress heard of %v with runs side by side, want seed order", seen)
 	}
-	if ja, jb := jsonText(a.Searches), jsonText(b.Searches); ja != jb || !sameFloat(a.ModelTauAt64, b.ModelTauAt64) {
+	if ja, jb := jsonText(a.Methods), jsonText(b.Methods); ja != jb || !sameFloat(a.ModelTauAt64, b.ModelTauAt64) {
 		t.Errorf("two simulations differ:\n%s\n%s", ja, jb)
 	}
 	if a.Budget != 70 || a.BatchSize != 8 || a.Recorded != a.SpaceSize || math.IsNaN(a.ModelTauAt64) || a.TauSource != "evolutionary/gbt" {
 		t.Errorf("budget %d, batch %d, recorded %d of %d, τ %v from %s", a.Budget, a.BatchSize, a.Recorded, a.SpaceSize, a.ModelTauAt64, a.TauSource)
 	}
-	for _, s := range a.Searches {
+	for _, s := range a.Methods {
 		for i, x := range s.BestAt {
 			if x < 1 || i > 0 && x > s.BestAt[i-1] {
-				t.Errorf("%s: best at %v = %v: want ratios ≥ 1 that never grow", s.Search, BestAtTrials, s.BestAt)
+				t.Errorf("%s: best at %v = %v: want ratios ≥ 1 that never grow", s.Method, BestAtTrials, s.BestAt)
 			}
 		}
 	}
@@ -288,7 +289,7 @@ func TestSimulateWithPrior(t *testing.T) {
 	if len(e.prior) != len(other) {
 		t.Fatalf("%d of the %d records of %v are usable as a prior", len(e.prior), len(other), o.shape)
 	}
-	trace, _, err := e.run(context.Background(), Search{Strategy: "evolutionary", Model: "gbt"}, 1)
+	trace, _, err := e.run(context.Background(), Method{Strategy: "evolutionary", Model: "gbt"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestFindRecording(t *testing.T) {
 	other := device.Target{Name: "cpu", CPU: &device.CPU{Model: "Other", Cores: 4}}
 	cfg := tmpl.Space([]int{8, 8}, host).At(0)
 	rec := func(shape []int, target device.Target, version string) tunedb.Record {
-		w := Workload(tmpl, shape, target)
+		w := tune.Workload(tmpl, shape, target)
 		w.Template = version
 		return tunedb.Record{Workload: w, Config: cfg, Status: tunedb.StatusOK, MedianNS: 1}
 	}
@@ -370,7 +371,7 @@ func TestFindRecording(t *testing.T) {
 	}
 }
 
-func TestParseSearch(t *testing.T) {
+func TestParseMethod(t *testing.T) {
 	tests := []struct {
 		text, want, err string
 	}{
@@ -383,15 +384,15 @@ func TestParseSearch(t *testing.T) {
 		{"annealing", "", `unknown strategy "annealing"`},
 	}
 	for _, tc := range tests {
-		s, err := ParseSearch(tc.text)
+		s, err := ParseMethod(tc.text)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseSearch(%q): error %v, want %q", tc.text, err, tc.err)
+				t.Errorf("ParseMethod(%q): error %v, want %q", tc.text, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || s.String() != tc.want {
-			t.Errorf("ParseSearch(%q) = %s, %v; want %s", tc.text, s, err, tc.want)
+			t.Errorf("ParseMethod(%q) = %s, %v; want %s", tc.text, s, err, tc.want)
 		}
 	}
 }

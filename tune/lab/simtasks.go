@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/sim"
 	"github.com/autotune-dev/autotune/tasks"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -71,9 +72,9 @@ func (r TaskSimRun) Final() float64 {
 // one scheduler, one search and one seed, in a fresh in-memory database
 // shared by the tasks (so that tasks of one op share its model, as in a
 // real run), measuring nothing.
-func SimulateTasks(ctx context.Context, ls []TaskLandscape, scheduler string, s Search, seed uint64, budget, batch int) (TaskSimRun, error) {
+func SimulateTasks(ctx context.Context, ls []TaskLandscape, scheduler string, s Method, seed uint64, budget, batch int) (TaskSimRun, error) {
 	db := tunedb.NewMemory()
-	ts := TaskSet{Scheduler: scheduler, Trials: budget}
+	ts := tune.TaskSet{Scheduler: scheduler, Trials: budget}
 	run := TaskSimRun{Seed: seed}
 	for _, l := range ls {
 		rec := l.Recording
@@ -84,22 +85,22 @@ func SimulateTasks(ctx context.Context, ls []TaskLandscape, scheduler string, s 
 		space := tmpl.Space(rec.Workload.Shape, rec.Target)
 		results, _ := replayable(space, rec.Records)
 		if len(results) == 0 {
-			return run, fmt.Errorf("tune: no replayable record of %s", rec.Workload.Key())
+			return run, fmt.Errorf("lab: no replayable record of %s", rec.Workload.Key())
 		}
-		ts.Tasks = append(ts.Tasks, Task{
+		ts.Tasks = append(ts.Tasks, tune.Task{
 			Template: tmpl, Shape: rec.Workload.Shape, Target: rec.Target, Space: space,
 			Measurer: sim.New(results), Store: db, Strategy: s.Strategy, Model: s.Model,
 			Seed: seed, BatchSize: batch, Tool: "simulate",
 		})
 		ts.Weights = append(ts.Weights, l.Weight)
 	}
-	ts.Observer = func(p TaskProgress) {
+	ts.Observer = func(p tune.TaskProgress) {
 		if p.Missing == 0 {
 			run.Trials = append(run.Trials, p.Trials)
 			run.Totals = append(run.Totals, p.Total)
 		}
 	}
-	sum, err := RunTasks(ctx, ts)
+	sum, err := tune.RunTasks(ctx, ts)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -114,7 +115,7 @@ func SimulateTasks(ctx context.Context, ls []TaskLandscape, scheduler string, s 
 type TaskSimulation struct {
 	Landscapes []TaskLandscape
 	Schedulers []string // names of tasks.Kinds
-	Search     Search
+	Method     Method
 	Seeds      int // seeds 1..Seeds; ≥ 1
 	Budget     int // trials of a run, all tasks together; ≥ 1
 	BatchSize  int // 0 means 16, as for Run
@@ -174,17 +175,17 @@ type SchedulerReport struct {
 func SimulateSchedulers(ctx context.Context, s TaskSimulation) (TaskSimReport, error) {
 	switch {
 	case s.Seeds < 1:
-		return TaskSimReport{}, errors.New("tune: simulate needs at least one seed")
+		return TaskSimReport{}, errors.New("lab: simulate needs at least one seed")
 	case s.Budget < 1:
-		return TaskSimReport{}, errors.New("tune: the trial budget must be at least 1")
+		return TaskSimReport{}, errors.New("lab: the trial budget must be at least 1")
 	case len(s.Landscapes) == 0:
-		return TaskSimReport{}, errors.New("tune: no tasks")
+		return TaskSimReport{}, errors.New("lab: no tasks")
 	case len(s.Schedulers) == 0:
-		return TaskSimReport{}, errors.New("tune: no scheduler to simulate")
+		return TaskSimReport{}, errors.New("lab: no scheduler to simulate")
 	}
 	for _, name := range s.Schedulers {
 		if _, err := tasks.Lookup(name); err != nil {
-			return TaskSimReport{}, errors.New("tune: " + err.Error())
+			return TaskSimReport{}, errors.New("lab: " + err.Error())
 		}
 	}
 	report := TaskSimReport{Seeds: s.Seeds, Budget: s.Budget, BatchSize: cmp.Or(s.BatchSize, 16), At: s.At}
@@ -196,7 +197,7 @@ func SimulateSchedulers(ctx context.Context, s TaskSimulation) (TaskSimReport, e
 			}
 		}
 		if math.IsInf(best, 1) {
-			return report, fmt.Errorf("tune: no successful record of %s", l.Recording.Workload.Key())
+			return report, fmt.Errorf("lab: no successful record of %s", l.Recording.Workload.Key())
 		}
 		report.BestNS = append(report.BestNS, best)
 		report.Weights = append(report.Weights, l.Weight)
@@ -232,7 +233,7 @@ func SimulateSchedulers(ctx context.Context, s TaskSimulation) (TaskSimReport, e
 	for range min(cmp.Or(s.Parallel, runtime.GOMAXPROCS(0)), len(jobs)) {
 		wg.Go(func() {
 			for j := range next {
-				run, err := SimulateTasks(ctx, s.Landscapes, s.Schedulers[j.sched], s.Search, j.seed, s.Budget, s.BatchSize)
+				run, err := SimulateTasks(ctx, s.Landscapes, s.Schedulers[j.sched], s.Method, j.seed, s.Budget, s.BatchSize)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err

@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 // is the baseline each is measured against.
 type Suite struct {
 	Landscapes []SuiteLandscape
-	// Searches must include random search, the baseline.
-	Searches []Search
-	Seeds    int // each search runs with seeds 1..Seeds on each landscape
+	// Methods must include random search, the baseline.
+	Methods []Method
+	Seeds   int // each search runs with seeds 1..Seeds on each landscape
 	// Budget is the trials per run; 0 means every recorded config, so that
 	// random search always gets there. Runs stop early once within 1% of
 	// the best (Simulation.StopEarly), so a large budget costs little for
@@ -29,7 +29,7 @@ type Suite struct {
 	BatchSize int // 0 means 16
 	Parallel  int // as Simulation.Parallel
 	// Progress, when set, hears about every run when it ends.
-	Progress func(landscape string, s Search, r SimRun)
+	Progress func(landscape string, s Method, r SimRun)
 }
 
 // A SuiteLandscape is one landscape of a Suite.
@@ -63,32 +63,32 @@ type SuiteResult struct {
 	Warm    *SimReport // nil without a prior
 }
 
-var randomSearch = Search{Strategy: "random"}
+var randomSearch = Method{Strategy: "random"}
 
 // RunSuite runs every search of s on every landscape.
 func RunSuite(ctx context.Context, s Suite) (SuiteReport, error) {
 	hasRandom := false
-	var guided []Search
-	for _, x := range s.Searches {
+	var guided []Method
+	for _, x := range s.Methods {
 		hasRandom = hasRandom || x == randomSearch
 		if x.Model != "" {
 			guided = append(guided, x)
 		}
 	}
 	if !hasRandom {
-		return SuiteReport{}, errors.New("tune: a suite needs random search, its baseline")
+		return SuiteReport{}, errors.New("lab: a suite needs random search, its baseline")
 	}
 	out := SuiteReport{Seeds: s.Seeds}
 	for _, l := range s.Landscapes {
 		sim := Simulation{
-			Template: l.Template, Recording: l.Recording, Searches: s.Searches, Seeds: s.Seeds,
+			Template: l.Template, Recording: l.Recording, Methods: s.Methods, Seeds: s.Seeds,
 			Budget: s.Budget, BatchSize: s.BatchSize, StopEarly: true, Parallel: s.Parallel,
 		}
 		if sim.Budget == 0 {
 			sim.Budget = len(l.Recording.Records)
 		}
 		if s.Progress != nil {
-			sim.Progress = func(x Search, r SimRun) { s.Progress(l.Name, x, r) }
+			sim.Progress = func(x Method, r SimRun) { s.Progress(l.Name, x, r) }
 		}
 		cold, err := Simulate(ctx, sim)
 		if err != nil {
@@ -96,9 +96,9 @@ func RunSuite(ctx context.Context, s Suite) (SuiteReport, error) {
 		}
 		res := SuiteResult{Name: l.Name, HeldOut: l.HeldOut, Cold: cold}
 		if len(l.Prior) > 0 && len(guided) > 0 {
-			sim.Prior, sim.Searches = l.Prior, guided
+			sim.Prior, sim.Methods = l.Prior, guided
 			if s.Progress != nil {
-				sim.Progress = func(x Search, r SimRun) { s.Progress(l.Name+" with prior", x, r) }
+				sim.Progress = func(x Method, r SimRun) { s.Progress(l.Name+" with prior", x, r) }
 			}
 			warm, err := Simulate(ctx, sim)
 			if err != nil {
@@ -117,7 +117,7 @@ func RunSuite(ctx context.Context, s Suite) (SuiteReport, error) {
 // there: 0.2 is five times fewer trials. warm takes search's runs with the
 // prior. It is NaN when search did not run there, +Inf when half its runs
 // or more never got there.
-func (r SuiteResult) Ratio(search Search, to1, warm bool) float64 {
+func (r SuiteResult) Ratio(search Method, to1, warm bool) float64 {
 	rep := &r.Cold
 	if warm {
 		rep = r.Warm
@@ -125,8 +125,8 @@ func (r SuiteResult) Ratio(search Search, to1, warm bool) float64 {
 	if rep == nil {
 		return math.NaN()
 	}
-	s, ok := findSearch(*rep, search)
-	base, okBase := findSearch(r.Cold, randomSearch)
+	s, ok := findMethod(*rep, search)
+	base, okBase := findMethod(r.Cold, randomSearch)
 	if !ok || !okBase {
 		return math.NaN()
 	}
@@ -136,18 +136,18 @@ func (r SuiteResult) Ratio(search Search, to1, warm bool) float64 {
 	return s.TrialsTo5 / base.TrialsTo5
 }
 
-func findSearch(r SimReport, s Search) (SearchReport, bool) {
-	for _, x := range r.Searches {
-		if x.Search == s {
+func findMethod(r SimReport, s Method) (MethodReport, bool) {
+	for _, x := range r.Methods {
+		if x.Method == s {
 			return x, true
 		}
 	}
-	return SearchReport{}, false
+	return MethodReport{}, false
 }
 
 // GeoMean is the geometric mean of Ratio over the landscapes that are
 // held out (heldOut) or not; NaN when there are none, +Inf when a ratio is.
-func (r SuiteReport) GeoMean(search Search, to1, warm, heldOut bool) float64 {
+func (r SuiteReport) GeoMean(search Method, to1, warm, heldOut bool) float64 {
 	sum, n := 0.0, 0
 	for _, l := range r.Landscapes {
 		if l.HeldOut != heldOut {
@@ -173,28 +173,28 @@ func (r SuiteReport) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%d seeds, batch %d; trials are medians over the seeds; ×random is the search's median trials over random search's (0.20: five times fewer).\n\n", r.Seeds, r.BatchSize)
 	b.WriteString("| landscape | configs | search | to 5% | to 1% | best@16 | best@32 | best@64 | ×random 5% | ×random 1% |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	var searches []Search
+	var searches []Method
 	for _, l := range r.Landscapes {
 		name := l.Name
 		if l.HeldOut {
 			name += " (held out)"
 		}
-		row := func(rep SimReport, s SearchReport, label string, warm bool) {
+		row := func(rep SimReport, s MethodReport, label string, warm bool) {
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |", name, rep.Recorded, label, trials(s.TrialsTo5), trials(s.TrialsTo1))
 			for i := range 3 {
 				fmt.Fprintf(&b, " %s |", number(s.BestAt[i], "%.3f"))
 			}
-			fmt.Fprintf(&b, " %s | %s |\n", number(l.Ratio(s.Search, false, warm), "%.2f"), number(l.Ratio(s.Search, true, warm), "%.2f"))
+			fmt.Fprintf(&b, " %s | %s |\n", number(l.Ratio(s.Method, false, warm), "%.2f"), number(l.Ratio(s.Method, true, warm), "%.2f"))
 		}
-		for _, s := range l.Cold.Searches {
-			row(l.Cold, s, s.Search.String(), false)
-			if !containsSearch(searches, s.Search) {
-				searches = append(searches, s.Search)
+		for _, s := range l.Cold.Methods {
+			row(l.Cold, s, s.Method.String(), false)
+			if !containsMethod(searches, s.Method) {
+				searches = append(searches, s.Method)
 			}
 		}
 		if l.Warm != nil {
-			for _, s := range l.Warm.Searches {
-				row(*l.Warm, s, s.Search.String()+" with prior "+strings.Join(l.Warm.PriorShape, ", "), true)
+			for _, s := range l.Warm.Methods {
+				row(*l.Warm, s, s.Method.String()+" with prior "+strings.Join(l.Warm.PriorShape, ", "), true)
 			}
 		}
 	}
@@ -218,7 +218,7 @@ func (r SuiteReport) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-func containsSearch(ss []Search, s Search) bool {
+func containsMethod(ss []Method, s Method) bool {
 	for _, x := range ss {
 		if x == s {
 			return true

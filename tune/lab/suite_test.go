@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // The landscape suite is a benchmark, not a test of behaviour: it runs only
 // when asked, e.g.
 //
-//	go test ./tune -run TestSuite -suite -v
+//	go test ./tune/lab -run TestSuite -suite -v
 //
 // and prints the table of docs/benchmarks.md.
 var (
@@ -74,17 +74,17 @@ func TestSuite(t *testing.T) {
 	if !*suiteFlag || *suiteGain != "" {
 		t.Skip("the landscape suite runs with -suite (and without -suite.stopgain)")
 	}
-	var searches []Search
+	var searches []Method
 	for _, s := range strings.Split(*suiteSearch, ",") {
-		x, err := ParseSearch(s)
+		x, err := ParseMethod(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		searches = append(searches, x)
 	}
 	r, err := RunSuite(context.Background(), Suite{
-		Landscapes: suiteLandscapes(t), Searches: searches, Seeds: *suiteSeeds,
-		Progress: func(l string, s Search, run SimRun) {
+		Landscapes: suiteLandscapes(t), Methods: searches, Seeds: *suiteSeeds,
+		Progress: func(l string, s Method, run SimRun) {
 			t.Logf("%s %s seed %d: %d trials, to 5%% %d, to 1%% %d", l, s, run.Seed, run.Trials, run.TrialsTo5, run.TrialsTo1)
 		},
 	})
@@ -99,7 +99,7 @@ func TestSuite(t *testing.T) {
 // TestSuiteStopGain measures Task.StopGain on the suite's landscapes when
 // -suite and -suite.stopgain are given, e.g.
 //
-//	go test ./tune -run TestSuiteStopGain -suite -suite.stopgain 0.01,0.03,0.1 -v
+//	go test ./tune/lab -run TestSuiteStopGain -suite -suite.stopgain 0.01,0.03,0.1 -v
 //
 // Each landscape is searched cold by evolutionary/gbt with a fixed budget
 // (-suite.budget, tune's default of 200 trials), first without the stop and
@@ -118,20 +118,20 @@ func TestSuiteStopGain(t *testing.T) {
 		}
 		gains = append(gains, x)
 	}
-	gbt := Search{Strategy: "evolutionary", Model: "gbt"}
+	gbt := Method{Strategy: "evolutionary", Model: "gbt"}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d seeds, budget %d trials, batch 16, evolutionary/gbt cold; trials and best are medians over the seeds, best as a ratio to the landscape's best (1.000 is the best).\n\n", *suiteSeeds, *suiteBudget)
 	b.WriteString("| landscape | stop gain | trials | best | worst best | runs stopped |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, l := range suiteLandscapes(t) {
 		for _, g := range gains {
 			r, err := Simulate(context.Background(), Simulation{
-				Template: l.Template, Recording: l.Recording, Searches: []Search{gbt}, Seeds: *suiteSeeds,
+				Template: l.Template, Recording: l.Recording, Methods: []Method{gbt}, Seeds: *suiteSeeds,
 				Budget: min(*suiteBudget, len(l.Recording.Records)), StopGain: g, StopGainAfter: *suiteAfter,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := r.Searches[0]
+			s := r.Methods[0]
 			worst := 0.0
 			for _, run := range s.Runs {
 				worst = max(worst, run.Final)
@@ -157,13 +157,13 @@ func TestSuiteStopGain(t *testing.T) {
 func TestSuiteRatios(t *testing.T) {
 	a, _ := landscape(t, landscapes[0].file, landscapes[0].shape)
 	b, recB := landscape(t, landscapes[1].file, landscapes[1].shape)
-	gbt := Search{Strategy: "evolutionary", Model: "gbt"}
+	gbt := Method{Strategy: "evolutionary", Model: "gbt"}
 	r, err := RunSuite(context.Background(), Suite{
 		Landscapes: []SuiteLandscape{
 			{Name: "a", Template: softmax.Template, Recording: a, Prior: recB},
 			{Name: "b", Template: softmax.Template, Recording: b, HeldOut: true},
 		},
-		Searches: []Search{gbt, randomSearch}, Seeds: 3,
+		Methods: []Method{gbt, randomSearch}, Seeds: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +175,8 @@ func TestSuiteRatios(t *testing.T) {
 		if x := l.Ratio(randomSearch, false, false); x != 1 {
 			t.Errorf("%s: random against itself %v, want 1", l.Name, x)
 		}
-		g, _ := findSearch(l.Cold, gbt)
-		rnd, _ := findSearch(l.Cold, randomSearch)
+		g, _ := findMethod(l.Cold, gbt)
+		rnd, _ := findMethod(l.Cold, randomSearch)
 		if got, want := l.Ratio(gbt, true, false), g.TrialsTo1/rnd.TrialsTo1; got != want || math.IsNaN(got) {
 			t.Errorf("%s: ratio to 1%% %v, want %v/%v", l.Name, got, g.TrialsTo1, rnd.TrialsTo1)
 		}
@@ -193,7 +193,7 @@ func TestSuiteRatios(t *testing.T) {
 		t.Errorf("held-out geometric mean with a prior %v, want NaN: no held-out landscape has one", got)
 	}
 	// Runs stop early once within 1% and past the last best@N.
-	g, _ := findSearch(r.Landscapes[0].Cold, gbt)
+	g, _ := findMethod(r.Landscapes[0].Cold, gbt)
 	for _, run := range g.Runs {
 		if last := BestAtTrials[len(BestAtTrials)-1]; run.TrialsTo1 > 0 && run.Trials > max(run.TrialsTo1, last)+r.BatchSize {
 			t.Errorf("seed %d: %d trials after getting within 1%% at %d; want a stop by %d", run.Seed, run.Trials, run.TrialsTo1, max(run.TrialsTo1, last)+r.BatchSize)

@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"cmp"
@@ -18,46 +18,47 @@ import (
 	"github.com/autotune-dev/autotune/measure/sim"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/search"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
-// A Search is a strategy together with the cost model that guides it, the
+// A Method is a strategy together with the cost model that guides it, the
 // unit that Simulate compares. Its text form is the strategy's name, with
 // "/" and the model's for a guided strategy (search.Kind.Guided):
 // "random", "grid", "evolutionary/gbt", "evolutionary/none".
-type Search struct {
+type Method struct {
 	Strategy string // a name of search.Kinds
 	Model    string // a name of costmodel.Kinds for a guided strategy, "" for the others
 }
 
-func (s Search) String() string {
+func (s Method) String() string {
 	if s.Model == "" {
 		return s.Strategy
 	}
 	return s.Strategy + "/" + s.Model
 }
 
-// ParseSearch reads the text form of a Search. A guided strategy alone
+// ParseMethod reads the text form of a Method. A guided strategy alone
 // ("evolutionary") means it with the default model, as it does for tune.
-func ParseSearch(text string) (Search, error) {
+func ParseMethod(text string) (Method, error) {
 	name, model, hasModel := strings.Cut(text, "/")
 	kind, err := search.Lookup(name)
 	if err != nil {
-		return Search{}, fmt.Errorf("tune: %w", err)
+		return Method{}, fmt.Errorf("lab: %w", err)
 	}
 	if !kind.Guided {
 		if hasModel {
-			return Search{}, fmt.Errorf("tune: %s search takes no model; guided strategies do: %s", name, strings.Join(guided(), ", "))
+			return Method{}, fmt.Errorf("lab: %s search takes no model; guided strategies do: %s", name, strings.Join(guided(), ", "))
 		}
-		return Search{Strategy: name}, nil
+		return Method{Strategy: name}, nil
 	}
 	if !hasModel {
 		model = costmodel.Names()[0]
 	}
 	if _, err := costmodel.Lookup(model); err != nil {
-		return Search{}, fmt.Errorf("tune: %w", err)
+		return Method{}, fmt.Errorf("lab: %w", err)
 	}
-	return Search{Strategy: name, Model: model}, nil
+	return Method{Strategy: name, Model: model}, nil
 }
 
 // guided names the guided strategies.
@@ -71,20 +72,20 @@ func guided() []string {
 	return names
 }
 
-// Searches returns every search there is: each strategy, a guided one with
+// Methods returns every search method there is: each strategy, a guided one with
 // each cost model, in the order of search.Kinds and costmodel.Kinds, but
 // for the models marked Extra, which cost more and won nothing (they run
 // when named).
-func Searches() []Search {
-	var out []Search
+func Methods() []Method {
+	var out []Method
 	for _, k := range search.Kinds() {
 		if !k.Guided {
-			out = append(out, Search{Strategy: k.Name})
+			out = append(out, Method{Strategy: k.Name})
 			continue
 		}
 		for _, m := range costmodel.Kinds() {
 			if !m.Extra {
-				out = append(out, Search{Strategy: k.Name, Model: m.Name})
+				out = append(out, Method{Strategy: k.Name, Model: m.Name})
 			}
 		}
 	}
@@ -112,12 +113,12 @@ type Recording struct {
 // Records of other template versions are an error when no such ones
 // exist: their configs would not correspond to the template's.
 func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fingerprint string) (Recording, error) {
-	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + DType
+	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + tune.DType
 	var matching []tunedb.Record
 	var versions []string
 	for _, r := range recs {
 		w := r.Workload
-		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != DType || fingerprint != "" && w.Device != fingerprint {
+		if w.Op != tmpl.Op.Name || !slices.Equal(w.Shape, shape) || w.DType != tune.DType || fingerprint != "" && w.Device != fingerprint {
 			continue
 		}
 		matching = append(matching, r)
@@ -151,18 +152,18 @@ func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fin
 	}
 	switch {
 	case len(devices) == 0 && len(versions) > 0:
-		return Recording{}, fmt.Errorf("tune: the records of %s%s are of template version %s, not %s (this autotune's): their configs do not correspond; record again",
+		return Recording{}, fmt.Errorf("lab: the records of %s%s are of template version %s, not %s (this autotune's): their configs do not correspond; record again",
 			name, on, strings.Join(versions, ", "), tmpl.Version)
 	case len(devices) == 0:
-		return Recording{}, fmt.Errorf("tune: no records of %s%s", name, on)
+		return Recording{}, fmt.Errorf("lab: no records of %s%s", name, on)
 	case len(devices) > 1:
-		return Recording{}, fmt.Errorf("tune: records of %s from %d devices (%s): choose one", name, len(devices), strings.Join(devices, "; "))
+		return Recording{}, fmt.Errorf("lab: records of %s from %d devices (%s): choose one", name, len(devices), strings.Join(devices, "; "))
 	}
 	target, err := device.FromFingerprint(devices[0])
 	if err != nil {
 		return Recording{}, err
 	}
-	return Recording{Workload: Workload(revision, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
+	return Recording{Workload: tune.Workload(revision, shape, target), Target: target, Records: byDevice[devices[0]]}, nil
 }
 
 // revision returns the revision of tmpl that rec was recorded with: tmpl
@@ -171,7 +172,7 @@ func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fin
 func (rec Recording) revision(tmpl kernels.Template) (kernels.Template, error) {
 	r, ok := tmpl.Revision(rec.Workload.Template)
 	if !ok {
-		return kernels.Template{}, fmt.Errorf("tune: the recording of %s is of template version %s, which %s is not and does not keep (%s)",
+		return kernels.Template{}, fmt.Errorf("lab: the recording of %s is of template version %s, which %s is not and does not keep (%s)",
 			rec.Workload.Key(), rec.Workload.Template, tmpl.Op.Name, tmpl.Version)
 	}
 	return r, nil
@@ -192,8 +193,8 @@ type Simulation struct {
 	// other workloads are ignored.
 	Prior []tunedb.Record
 
-	Searches []Search
-	Seeds    int // each search runs with seeds 1..Seeds; must be ≥ 1
+	Methods []Method
+	Seeds   int // each search runs with seeds 1..Seeds; must be ≥ 1
 	// Budget is the trials per run; 0 means DefaultSimBudget, or as many
 	// as configs were recorded when they are fewer.
 	Budget    int
@@ -214,7 +215,7 @@ type Simulation struct {
 	Parallel int
 	// Progress, when set, hears about every run when it ends, in seed
 	// order, one call at a time.
-	Progress func(s Search, r SimRun)
+	Progress func(s Method, r SimRun)
 }
 
 // SimReport is the outcome of a simulation.
@@ -235,7 +236,7 @@ type SimReport struct {
 	Seeds      int
 	Prior      int      // prior records loaded into each run
 	PriorShape []string // their shapes, e.g. "512x2048"
-	Searches   []SearchReport
+	Methods    []MethodReport
 	// ModelTauAt64 is the held-out Kendall τ of the default cost model
 	// (the first of costmodel.Kinds, boosted trees) trained on the first
 	// 64 configs measured by a run and tested on every other recorded
@@ -252,21 +253,21 @@ type SimReport struct {
 // thousands would spend most of the time after the answer is known.
 const DefaultSimBudget = 1000
 
-// BestAtTrials are the trial counts at which SearchReport.BestAt is taken.
+// BestAtTrials are the trial counts at which MethodReport.BestAt is taken.
 var BestAtTrials = []int{16, 32, 64, 128}
 
-// Thresholds of SearchReport.TrialsTo5 and TrialsTo1: within 5% and 1% of
+// Thresholds of MethodReport.TrialsTo5 and TrialsTo1: within 5% and 1% of
 // the best recorded median.
 const (
 	within5 = 1.05
 	within1 = 1.01
 )
 
-// SearchReport sums up the runs of one search, as medians over the seeds.
+// MethodReport sums up the runs of one search, as medians over the seeds.
 // A run that never gets within a threshold counts as +Inf trials, so a
 // median of +Inf means half the runs or more did not get there.
-type SearchReport struct {
-	Search    Search
+type MethodReport struct {
+	Method    Method
 	Runs      []SimRun // one per seed, in seed order
 	TrialsTo5 float64  // trials to within 5% of the best recorded median
 	TrialsTo1 float64  // trials to within 1%
@@ -291,7 +292,7 @@ type SimRun struct {
 	Trials      int
 	TrialsTo5   int       // 0 when never within 5%
 	TrialsTo1   int       // 0 when never within 1%
-	BestAt      []float64 // as SearchReport.BestAt
+	BestAt      []float64 // as MethodReport.BestAt
 	NotRecorded int
 	Final       float64 // the best found, as a ratio to the best recorded; +Inf when nothing passed
 	GainStop    bool    // Simulation.StopGain ended the run
@@ -303,10 +304,10 @@ type SimRun struct {
 // deterministic: the same simulation gives the same report.
 func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	if s.Seeds < 1 {
-		return SimReport{}, errors.New("tune: simulate needs at least one seed")
+		return SimReport{}, errors.New("lab: simulate needs at least one seed")
 	}
-	if len(s.Searches) == 0 {
-		return SimReport{}, errors.New("tune: simulate needs at least one search")
+	if len(s.Methods) == 0 {
+		return SimReport{}, errors.New("lab: simulate needs at least one search")
 	}
 	rec := s.Recording
 	tmpl, err := rec.revision(s.Template)
@@ -319,11 +320,11 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	replay := sim.New(results)
 	best, ok := replay.Best()
 	if !ok {
-		return SimReport{}, fmt.Errorf("tune: no record of %s passed the check: nothing to get close to", rec.Workload.Key())
+		return SimReport{}, fmt.Errorf("lab: no record of %s passed the check: nothing to get close to", rec.Workload.Key())
 	}
 	prior, shapes := usablePrior(s.Template, rec, s.Prior)
 	if len(s.Prior) > 0 && len(prior) == 0 {
-		return SimReport{}, fmt.Errorf("tune: none of the %d prior records is of another shape of %s on %s with template %s, or of an op whose template shares its features",
+		return SimReport{}, fmt.Errorf("lab: none of the %d prior records is of another shape of %s on %s with template %s, or of an op whose template shares its features",
 			len(s.Prior), rec.Workload.Op, rec.Workload.Device, rec.Workload.Template)
 	}
 	report := SimReport{
@@ -332,7 +333,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		Seeds: s.Seeds, Prior: len(prior), PriorShape: shapes, ModelTauAt64: math.NaN(),
 	}
 	if report.Budget < 1 {
-		return SimReport{}, errors.New("tune: the trial budget must be at least 1")
+		return SimReport{}, errors.New("lab: the trial budget must be at least 1")
 	}
 	feats := tmpl.ModelFeatures(space, shape, rec.Target)
 	env := replayEnv{template: tmpl, shape: shape, target: rec.Target, space: space, replay: replay,
@@ -344,15 +345,15 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	// search when it runs (what it trains on there is what it would see
 	// when tuning), else from the first search; the other runs skip it.
 	src := 0
-	for i, search := range s.Searches {
+	for i, search := range s.Methods {
 		if search.Model == costmodel.Names()[0] {
 			src = i
 			break
 		}
 	}
-	for i, search := range s.Searches {
-		sr := SearchReport{Search: search}
-		runs, err := s.runSeeds(ctx, env, search, func(seed uint64, trace []measure.Result, sum Summary) SimRun {
+	for i, search := range s.Methods {
+		sr := MethodReport{Method: search}
+		runs, err := s.runSeeds(ctx, env, search, func(seed uint64, trace []measure.Result, sum tune.Summary) SimRun {
 			run := summarizeRun(seed, trace, best.MedianNS)
 			run.GainStop = sum.GainStop
 			if i == src {
@@ -377,10 +378,10 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		for i := range BestAtTrials {
 			sr.BestAt = append(sr.BestAt, median(sr.Runs, func(r SimRun) float64 { return r.BestAt[i] }))
 		}
-		report.Searches = append(report.Searches, sr)
+		report.Methods = append(report.Methods, sr)
 	}
-	report.TauSource = report.Searches[src].Search.String()
-	report.ModelTauAt64 = median(report.Searches[src].Runs, func(r SimRun) float64 { return r.TauAt64 })
+	report.TauSource = report.Methods[src].Method.String()
+	report.ModelTauAt64 = median(report.Methods[src].Runs, func(r SimRun) float64 { return r.TauAt64 })
 	return report, nil
 }
 
@@ -389,7 +390,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 // changes (each has its own database, model and generator), so running
 // them side by side changes no figure; Progress still hears of them in
 // seed order.
-func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Search, summarize func(uint64, []measure.Result, Summary) SimRun) ([]SimRun, error) {
+func (s Simulation) runSeeds(parent context.Context, env replayEnv, search Method, summarize func(uint64, []measure.Result, tune.Summary) SimRun) ([]SimRun, error) {
 	// A failed run stops the others: they end at their next batch.
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -463,7 +464,7 @@ func replayable(space *schedule.Space, recs []tunedb.Record) (results []measure.
 // usablePrior keeps the prior records that a run can learn from: other
 // shapes of the recording's op on its device with its template, and
 // workloads of ops whose templates give the model the same features
-// (kinTemplate). Records of the workload itself are dropped, as they would
+// (tune.KinTemplate). Records of the workload itself are dropped, as they would
 // make the run resume rather than search.
 func usablePrior(tmpl kernels.Template, rec Recording, prior []tunedb.Record) (keep []tunedb.Record, shapes []string) {
 	w := rec.Workload
@@ -476,7 +477,7 @@ func usablePrior(tmpl kernels.Template, rec Recording, prior []tunedb.Record) (k
 		if o.Op != w.Op || o.Template != w.Template {
 			k, seen := kin[o.Key()]
 			if !seen {
-				_, k = kinTemplate(tmpl, w.Shape, rec.Target, o)
+				_, k = tune.KinTemplate(tmpl, w.Shape, rec.Target, o)
 				kin[o.Key()] = k
 			}
 			if !k {
@@ -530,11 +531,11 @@ type replayEnv struct {
 
 // run runs one search with one seed in a fresh database, in memory, and
 // returns the results in the order they were measured, with Run's summary.
-func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measure.Result, Summary, error) {
+func (e replayEnv) run(ctx context.Context, search Method, seed uint64) ([]measure.Result, tune.Summary, error) {
 	db := tunedb.NewMemory()
 	if len(e.prior) > 0 {
 		if err := db.Commit(e.prior); err != nil {
-			return nil, Summary{}, err
+			return nil, tune.Summary{}, err
 		}
 	}
 	// The tracer ends the run by cancelling its context between batches:
@@ -548,7 +549,7 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 		}
 		tr.stop = stop
 	}
-	sum, err := Run(rctx, Task{
+	sum, err := tune.Run(rctx, tune.Task{
 		Template: e.template, Shape: e.shape, Target: e.target, Space: e.space,
 		Measurer: tr, Store: db, Strategy: search.Strategy, Model: search.Model,
 		Seed: seed, Trials: e.budget, BatchSize: e.batch, Tool: "simulate",
@@ -558,7 +559,7 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 		err = ctx.Err() // an interrupted run is no data point
 	}
 	if err != nil {
-		return nil, Summary{}, err
+		return nil, tune.Summary{}, err
 	}
 	return tr.results, sum, nil
 }
@@ -566,7 +567,7 @@ func (e replayEnv) run(ctx context.Context, search Search, seed uint64) ([]measu
 // tracer keeps what a run measured, in order, and ends the run (stop)
 // after a batch when enough says so.
 type tracer struct {
-	m       Measurer
+	m       tune.Measurer
 	results []measure.Result
 	best    float64 // the best ok median so far; 0 before one
 	enough  func() bool
@@ -657,6 +658,15 @@ func tauAfter(n int, trace []measure.Result, replay *sim.Measurer, feats func(sc
 		return math.NaN() // e.g. every training config failed: nothing to rank by
 	}
 	return costmodel.KendallTau(m.Predict(test), speed)
+}
+
+// cost is what a model learns from, as the tuner's model does: the median,
+// or +Inf for a failure, whatever kind.
+func cost(ok bool, medianNS float64) float64 {
+	if !ok {
+		return math.Inf(1)
+	}
+	return medianNS
 }
 
 // medianTrials is the median of a trial count over runs, with 0 (never

@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"flag"
@@ -65,7 +65,7 @@ func (l crossLandscape) rows() ([]costmodel.Sample, []schedule.Config) {
 // seeds of the best of the 16 configs it ranks first (ties broken at
 // random), as a ratio to the target's best, against 16 random configs.
 //
-//	go test ./tune -run TestSuiteCrossOp -suite -suite.crossop -v
+//	go test ./tune/lab -run TestSuiteCrossOp -suite -suite.crossop -v
 func TestSuiteCrossOp(t *testing.T) {
 	if !*suiteFlag || !*crossOpFlag {
 		t.Skip("runs with -suite -suite.crossop")

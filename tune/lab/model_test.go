@@ -1,4 +1,4 @@
-package tune
+package lab
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // landscape (what the tuner spent on them, its own overhead aside), the
 // median over the landscape.
 //
-//	go test ./tune -run XXX -bench BenchmarkRetrain -benchtime 10x
+//	go test ./tune/lab -run XXX -bench BenchmarkRetrain -benchtime 10x
 //
 // Each iteration times, one after the other so that both see the same
 // load, a refit from scratch at 2,000 rows ("scratch") and a cycle of the
@@ -144,7 +144,7 @@ func TestKinPrior(t *testing.T) {
 	softmaxRecs := recording(t, "testdata/softmax-8192x128-epyc.jsonl", softmax.Template, []int{8192, 128}).Records
 	r, err := Simulate(context.Background(), Simulation{
 		Template: gbr, Recording: rec, Prior: append(slices.Clone(gemmRecs), softmaxRecs...),
-		Searches: []Search{{Strategy: "evolutionary", Model: "gbt"}}, Seeds: 2, Budget: 16,
+		Methods: []Method{{Strategy: "evolutionary", Model: "gbt"}}, Seeds: 2, Budget: 16,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestKinPrior(t *testing.T) {
 	if r.Prior != len(gemmRecs) || !slices.Equal(r.PriorShape, []string{"gemm 64x64x64"}) {
 		t.Errorf("prior: %d records of %q; want GEMM's %d, none of softmax", r.Prior, r.PriorShape, len(gemmRecs))
 	}
-	for _, run := range r.Searches[0].Runs {
+	for _, run := range r.Methods[0].Runs {
 		if run.TrialsTo1 != 1 {
 			t.Errorf("seed %d: within 1%% of the best after %d trials, want 1: GEMM's best first", run.Seed, run.TrialsTo1)
 		}
