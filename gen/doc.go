@@ -4,7 +4,7 @@
 // Generate plans, for each op (and the ops of its variants: attention
 // brings attention_causal, run by its causal flag), the kernels to
 // compile: the winner of every tuned workload of the device, specialised to
-// its shape (Template.EmitGo); the shape-generic form (EmitGoGeneric) of
+// its shape; the shape-generic form (a kernels.Kernel without a Shape) of
 // the Options.Variants winners that win the most shapes; and the
 // template's default config, generic. Each kernel whose config needs
 // vectors (the templates' vec knob: AVX2 and FMA at 8 lanes, AVX-512 at
@@ -13,8 +13,8 @@
 // the instructions, and as the same config with vec=1 in plain Go (the
 // template's default for a CPU without vectors where that is not a valid
 // config), which every build has. A kernel whose vector form has Go
-// assembly (micro=asm) is emitted a third time, when its template has a
-// plain form (kernels.Template.EmitGoPlain): the same assembly tiles with
+// assembly (kernels.GoEmitter.Asm) is emitted a third time, in its plain
+// form (kernels.AMD64Plain): the same assembly tiles with
 // plain Go around them, under the same name and the build tag
 // !goexperiment.simd && amd64. The assembly (op_amd64.s) is then in every
 // amd64 build, and a build without the experiment installs each plain

@@ -220,7 +220,7 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 		if err := emitKernel(out.vector, op, v.name, v.shape, v.cfg, false, &asms); err != nil {
 			return opFiles{}, err
 		}
-		if (len(asms) > before) != v.plain && op.tmpl.EmitGoPlain != nil {
+		if (len(asms) > before) != v.plain {
 			// The assembly is in every amd64 build only when each kernel
 			// that has some has a plain form to declare it.
 			return opFiles{}, fmt.Errorf("gen: %s %s: the template has plain forms, but this kernel's assembly and its plain form disagree", op.op.Name, v.cfg)
@@ -325,20 +325,11 @@ func emitKernel(f *jen.File, op *opPlan, name string, shape []int, c schedule.Co
 			err = fmt.Errorf("gen: emitting %s %s: %v", op.op.Name, cfg, r)
 		}
 	}()
-	var asm []byte
-	switch {
-	case plain:
-		op.tmpl.EmitGoPlain(f, name, slices.Clone(shape), c)
-	case shape == nil:
-		op.tmpl.EmitGoGeneric(f, name, c)
-		if op.tmpl.EmitAsmGeneric != nil {
-			asm = op.tmpl.EmitAsmGeneric(name, c)
-		}
-	default:
-		op.tmpl.EmitGo(f, name, slices.Clone(shape), c)
-		if op.tmpl.EmitAsm != nil {
-			asm = op.tmpl.EmitAsm(name, slices.Clone(shape), c)
-		}
+	arch := kernels.AMD64
+	arch.Plain = plain
+	asm := op.tmpl.Go.EmitGo(f, kernels.Kernel{Name: name, Shape: slices.Clone(shape), Config: c, Arch: arch})
+	if plain {
+		asm = nil // the vector form's, which that form appended
 	}
 	if shape != nil {
 		f.Commentf("%s runs %s, whatever the extents, which dispatch checked.", callName(name, shape), name)

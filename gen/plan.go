@@ -2,7 +2,6 @@ package gen
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,8 +59,8 @@ var levelISA = []device.ISA{
 
 // A variant is one compiled kernel of an op: a config, specialised to a
 // shape or shape-generic, in its vector form (when it has one) and its
-// scalar form, and, when the vector form has Go assembly and the template
-// a plain form of it (kernels.Template.EmitGoPlain), in that plain form,
+// scalar form, and, when the vector form has Go assembly, in its plain
+// form (kernels.AMD64Plain),
 // which amd64 builds without GOEXPERIMENT=simd run in place of the vector
 // form, under the same name.
 type variant struct {
@@ -120,7 +119,7 @@ func selectOps(names []string) ([]kernels.Op, error) {
 	all := kernels.Ops()
 	if names == nil {
 		for _, op := range all {
-			if t, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok && t.EmitGoGeneric != nil {
+			if t, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok && t.Go != nil {
 				names = append(names, op.Name)
 			}
 		}
@@ -149,8 +148,8 @@ func selectOps(names []string) ([]kernels.Op, error) {
 			continue
 		}
 		t, ok := kernels.TemplateFor(op.Name, kernels.CPU)
-		if !ok || t.EmitGoGeneric == nil || op.EmitReference == nil {
-			return nil, fmt.Errorf("gen: op %s has no CPU template with shape-generic kernels and an emitted reference", op.Name)
+		if !ok || t.Go == nil || op.EmitReference == nil {
+			return nil, fmt.Errorf("gen: op %s has no CPU template and an emitted reference", op.Name)
 		}
 		out = append(out, op)
 	}
@@ -277,9 +276,9 @@ func (p *plan) planVariants(op *opPlan) error {
 		}
 	}
 	example, _ := op.op.ParseShape(op.op.Example)
-	def, err := defaultConfig(op.tmpl, example, p.target)
+	def, err := op.tmpl.DefaultConfig(example, p.target)
 	if err != nil {
-		return err
+		return fmt.Errorf("gen: %w", err)
 	}
 	op.def = slices.IndexFunc(op.variants, func(v variant) bool { return v.shape == nil && v.cfg.Equal(def) })
 	if op.def < 0 {
@@ -312,9 +311,7 @@ func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []
 		v.scalar = cfg
 		return v, nil
 	}
-	if op.tmpl.EmitGoPlain != nil {
-		v.plain = hasAsm(op.tmpl, name, shape, cfg)
-	}
+	v.plain = hasAsm(op.tmpl, cfg)
 	at := shape
 	if at == nil {
 		at = p.tunedShapeOf(op, cfg)
@@ -336,27 +333,24 @@ func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []
 			return v, nil
 		}
 	}
-	c, err := defaultConfig(op.tmpl, at, scalarTarget)
+	c, err := op.tmpl.DefaultConfig(at, scalarTarget)
 	if err != nil {
-		return variant{}, err
+		return variant{}, fmt.Errorf("gen: %w", err)
 	}
 	v.scalar = c
 	return v, nil
 }
 
-// hasAsm reports whether the kernel of cfg (generic when shape is nil)
-// has Go assembly. An emitter that panics has none here; emitKernel
-// reports its panic.
-func hasAsm(tmpl kernels.Template, name string, shape []int, cfg schedule.Config) (ok bool) {
+// hasAsm reports whether the kernels of cfg have Go assembly, and so a
+// plain form. An emitter that panics has none here; emitKernel reports
+// its panic.
+func hasAsm(tmpl kernels.Template, cfg schedule.Config) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	if shape == nil {
-		return tmpl.EmitAsmGeneric != nil && tmpl.EmitAsmGeneric(name, cfg) != nil
-	}
-	return tmpl.EmitAsm != nil && tmpl.EmitAsm(name, slices.Clone(shape), cfg) != nil
+	return tmpl.Go.Asm(cfg)
 }
 
 // tunedShapeOf returns the largest shape cfg won, or the op's example.
@@ -368,24 +362,6 @@ func (p *plan) tunedShapeOf(op *opPlan, cfg schedule.Config) []int {
 		}
 	}
 	return shape
-}
-
-// defaultConfig is the config lookup gives a shape nothing was tuned near:
-// the template's Default when it is valid there, else the first valid
-// config of the space.
-func defaultConfig(tmpl kernels.Template, shape []int, target device.Target) (schedule.Config, error) {
-	space := tmpl.Space(shape, target)
-	if tmpl.Default != nil {
-		if c := tmpl.Default(shape, target); space.Valid(c) {
-			return c, nil
-		}
-	}
-	for i := int64(0); i < space.Size(); i++ {
-		if c := space.At(i); space.Valid(c) {
-			return c, nil
-		}
-	}
-	return schedule.Config{}, errors.New("gen: " + tmpl.Op.Name + " " + kernels.FormatShape(shape) + " has no valid config on " + target.Fingerprint())
 }
 
 func isIdent(s string) bool {

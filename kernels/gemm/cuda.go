@@ -7,6 +7,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/cuda"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -35,9 +36,10 @@ func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
 		Backend: kernels.CUDA,
 		Version: cudaVersion(e),
 		Space:   cudaSpace,
-		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-			return emitCUDA(name, shape, cfg, e)
-		},
+		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
+			k.Want("", dtype.F32)
+			return emitCUDA(k.Name, k.Shape, k.Config, e)
+		}),
 	}
 }
 

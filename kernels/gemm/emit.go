@@ -28,14 +28,10 @@ type kernel struct {
 	// k above are then 0, and the blocks are the config's, uncapped.
 	generic bool
 	// plain kernels (micro=asm only) have plain Go around the assembly
-	// tiles (emitPlain, Template.EmitGoPlain): the edge tiles are scalar
+	// tiles (emitPlain, kernels.AMD64Plain): the edge tiles are scalar
 	// loops (emitEdge) and nothing imports archsimd, so that they build
 	// without GOEXPERIMENT=simd. v stays the tiles' vector width.
 	plain bool
-}
-
-func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
-	emitEpilogue(f, name, shape, cfg, noEpilogue)
 }
 
 // emitEpilogue emits the kernel of cfg for shape with the epilogue e
@@ -69,7 +65,7 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 // emitPlain emits the kernel of cfg (micro=asm) with the epilogue e as
 // emitEpilogue does, or the shape-generic one as emitGeneric does when
 // shape is nil, with plain Go around the assembly tiles
-// (Template.EmitGoPlain): the full tiles are the same assembly (emitAsm,
+// (kernels.AMD64Plain): the full tiles are the same assembly (emitAsm,
 // emitAsmGeneric), and every tile short in rows or columns is one scalar
 // loop nest (emitEdge).
 func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
@@ -98,7 +94,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 }
 
 // emitGeneric emits the shape-generic kernel of cfg with the epilogue e
-// (Template.EmitGoGeneric): m, n and k are arguments. The tails are tiles
+// (a kernels.Kernel without a Shape): m, n and k are arguments. The tails are tiles
 // of their own, picked at run time: the last M%mr rows one row at a time
 // with a 1×nr tile, and the last N%nr columns with a tile of as many
 // vectors as they need, the last one partial (its length an argument).

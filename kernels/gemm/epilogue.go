@@ -7,7 +7,6 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // An epilogue is what the kernel does to each tile of C in registers after
@@ -61,23 +60,13 @@ var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, BiasReLUOp, biasReLURe
 // knobs and constraints of Template, the epilogue's emitters and baselines.
 func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 	return kernels.Template{
-		Op:      op,
-		Backend: kernels.CPU,
-		Version: versionOf(rev, space),
-		Space:   space,
-		Default: defaultConfig,
-		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			emitEpilogue(f, name, shape, cfg, e)
-		},
-		Features: features,
-		EmitAsm:  func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
-		EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
-			emitGeneric(f, name, cfg, e)
-		},
-		EmitAsmGeneric: func(name string, cfg schedule.Config) []byte { return emitAsmGeneric(name, cfg, e) },
-		EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			emitPlain(f, name, shape, cfg, e)
-		},
+		Op:        op,
+		Backend:   kernels.CPU,
+		Version:   versionOf(rev, space),
+		Space:     space,
+		Default:   defaultConfig,
+		Features:  features,
+		Go:        goEmitter{e},
 		Baselines: epilogueBaselines(e),
 	}
 }

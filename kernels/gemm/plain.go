@@ -8,7 +8,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/golang"
 )
 
-// The plain form of a micro=asm config (Template.EmitGoPlain) is what a
+// The plain form of a micro=asm config (kernels.AMD64Plain) is what a
 // build without GOEXPERIMENT=simd can run at nearly the tuned speed: the
 // full tiles are the config's assembly, which needs no experiment, and the
 // rest is plain Go. The archsimd edge tiles of the tuned form become one
