@@ -4,25 +4,17 @@
 // Generate plans, for each op (and the ops of its variants: attention
 // brings attention_causal, run by its causal flag), the kernels to
 // compile: the winner of every tuned workload of the device, specialised to
-// its shape (Template.EmitGo); the shape-generic form (EmitGoGeneric) of
+// its shape; the shape-generic form (a kernels.Kernel without a Shape) of
 // the Options.Variants winners that win the most shapes; and the
-// template's default config, generic. Each kernel whose config needs
-// vectors (the templates' vec knob: AVX2 and FMA at 8 lanes, AVX-512 at
-// 16) is emitted twice: as it was tuned, under the build tag
-// goexperiment.simd && amd64, installed at start-up only when the CPU has
-// the instructions, and as the same config with vec=1 in plain Go (the
-// template's default for a CPU without vectors where that is not a valid
-// config), which every build has. A kernel whose vector form has Go
-// assembly (micro=asm) is emitted a third time, when its template has a
-// plain form (kernels.Template.EmitGoPlain): the same assembly tiles with
-// plain Go around them, under the same name and the build tag
-// !goexperiment.simd && amd64. The assembly (op_amd64.s) is then in every
-// amd64 build, and a build without the experiment installs each plain
-// form at start-up when the CPU has the tiles' instructions, read by
-// CPUID and XGETBV in the package's own assembly (cpu_amd64.go.txt and
-// .s.txt, the same in every package) as Go's runtime reads them, GODEBUG's
-// cpu settings included; a generated test checks that reading against
-// archsimd.X86 in a build with the experiment.
+// template's default config, generic (kernels.Template.DefaultConfig).
+// This plan knows no architecture: the architecture's part of the writer,
+// package gen/amd64, says in which forms each config is compiled (a vector
+// form that the CPU may lack, a scalar form every build has, a plain form
+// of a config with Go assembly for builds without GOEXPERIMENT=simd) and
+// writes what is x86 in the package: build tags, the dispatch conditions,
+// the CPU detection of the plain forms and the "Builds" part of its doc.
+// The kernels themselves come from each template's Go emitter
+// (kernels.GoEmitter), asked for a kernels.Kernel in each form.
 //
 // The generated package imports only the standard library (and
 // simd/archsimd under its tag). Its exported functions are named by the

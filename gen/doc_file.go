@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/gen/amd64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -42,29 +43,7 @@ func (p *plan) docFile() *jen.File {
 	w("Variant(op, shape...) says which kernel a call would run and why. LoadTuning reads a tuning log ")
 	w("(autotune db export) of the same device and template versions and from then on sends each shape of the log ")
 	w("to the fastest of the compiled kernels there.\n\n")
-	w("# Builds\n\n")
-	w("Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and ")
-	w("Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has ")
-	w("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form.\n\n")
-	if p.hasPlain() {
-		w("Built without it on amd64, a kernel whose config has Go assembly tiles (micro=asm; \"also plain\" below) ")
-		w("runs its plain form on a CPU with the tiles' instructions: the same assembly, which needs no experiment, ")
-		w("with plain Go around it instead of archsimd (gemm's edge tiles, attention's online softmax). ")
-		w("It runs at the tuned speed where the tiles do all the work (gemm at a tuned shape its tiles divide) ")
-		w("and slower where the plain Go has more to do (gemm's edge tiles at other shapes; attention's softmax, ")
-		w("about twice the tuned time), still well ahead of the scalar form; Variant names it as the vector form. ")
-		w("The CPU's instructions are read as Go's runtime reads them (CPUID and XGETBV, then GODEBUG's cpu settings, ")
-		w("so that GODEBUG=cpu.avx512f=off hides AVX-512 from both builds alike). ")
-		w("Every other kernel of such a build, and every kernel on another architecture, runs its scalar form: ")
-	} else {
-		w("Built without it, or on another architecture, every kernel runs its scalar form: ")
-	}
-	w("the same config with vec=1 ")
-	w("(or, where that is not a valid config, the template's default for a CPU without vectors), in plain Go, correct ")
-	w("but several times slower; Variant then names the scalar forms (suffix Scalar).\n\n")
-	w("A vector kernel returns with the upper halves of the vector registers cleared (VZEROUPPER), since ")
-	w("scalar Go after AVX code that leaves them dirty runs several times slower; the goroutines a kernel ")
-	w("with threads > 1 starts clear them too before they end, on the threads they ran on.\n\n")
+	w("# Builds\n\n%s", amd64.BuildsDoc(p.hasPlain()))
 	w("# Tuning\n\n")
 	w("Device: %s\n\n", p.o.Device)
 	if !p.date.IsZero() {
@@ -91,7 +70,7 @@ func (p *plan) docFile() *jen.File {
 	w("%s\n", t.String())
 	if p.hasPlain() {
 		w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; ")
-		w("\"also plain\": built without GOEXPERIMENT=simd on amd64, its plain form):\n\n")
+		w("\"also plain\": %s):\n\n", amd64.PlainLegend)
 	} else {
 		w("Kernels by op (the first form runs where the build and the CPU allow, else the scalar one):\n\n")
 	}
@@ -104,11 +83,11 @@ func (p *plan) docFile() *jen.File {
 				kind = "default"
 			}
 			names := v.name
-			if v.plain {
+			if v.Plain {
 				names += " (also plain)"
 			}
-			if v.needs != scalarLevel {
-				names += ", " + v.scalarName() + " (" + v.scalar.String() + ")"
+			if v.vector() {
+				names += ", " + v.scalarName() + " (" + v.Scalar.String() + ")"
 			}
 			w("\t%s %s: %s  %s\n", op.op.Name, kind, names, v.cfg)
 		}
@@ -121,7 +100,7 @@ func (p *plan) docFile() *jen.File {
 // hasPlain reports whether some kernel of the package has a plain form.
 func (p *plan) hasPlain() bool {
 	for _, op := range p.ops {
-		if slices.ContainsFunc(op.variants, func(v variant) bool { return v.plain }) {
+		if slices.ContainsFunc(op.variants, func(v variant) bool { return v.Plain }) {
 			return true
 		}
 	}

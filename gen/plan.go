@@ -2,13 +2,13 @@ package gen
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/gen/amd64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -42,41 +42,26 @@ type Options struct {
 	Command string
 }
 
-// level is what a kernel needs of the CPU beyond scalar Go.
-type level int
-
-const (
-	scalarLevel level = iota
-	avx2Level         // AVX2 and FMA: Float32x8
-	avx512Level       // AVX-512: Float32x16
-)
-
-// levelISA is the ISA of each level, for the templates' vector constraints.
-var levelISA = []device.ISA{
-	{SSE42: true},
-	{SSE42: true, AVX2: true, FMA: true},
-	{SSE42: true, AVX2: true, FMA: true, AVX512: true},
-}
-
 // A variant is one compiled kernel of an op: a config, specialised to a
-// shape or shape-generic, in its vector form (when it has one) and its
-// scalar form, and, when the vector form has Go assembly and the template
-// a plain form of it (kernels.Template.EmitGoPlain), in that plain form,
-// which amd64 builds without GOEXPERIMENT=simd run in place of the vector
-// form, under the same name.
+// shape or shape-generic, in the forms the architecture's part of the
+// writer gives it (amd64.Forms): its vector form (when it has one), its
+// scalar form, and its plain form (when it has one), which builds
+// without GOEXPERIMENT=simd run in place of the vector form, under the
+// same name.
 type variant struct {
-	name   string          // Go name of its vector form, or of its only form
-	cfg    schedule.Config // as tuned
-	scalar schedule.Config // the config of its scalar form (cfg when cfg needs nothing)
-	needs  level
-	plain  bool           // it has a plain form
+	name string          // Go name of its vector form, or of its only form
+	cfg  schedule.Config // as tuned
+	amd64.Forms
 	shape  []int          // the shape of a specialised kernel; nil for a generic one
 	record *tunedb.Record // the winning record of a specialised kernel
 }
 
+// vector reports whether v has a vector form besides its scalar one.
+func (v variant) vector() bool { return v.Needs != amd64.Scalar }
+
 // scalarName is the Go name of v's scalar form.
 func (v variant) scalarName() string {
-	if v.needs == scalarLevel {
+	if !v.vector() {
 		return v.name
 	}
 	return v.name + "Scalar"
@@ -120,7 +105,7 @@ func selectOps(names []string) ([]kernels.Op, error) {
 	all := kernels.Ops()
 	if names == nil {
 		for _, op := range all {
-			if t, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok && t.EmitGoGeneric != nil {
+			if t, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok && t.Go != nil {
 				names = append(names, op.Name)
 			}
 		}
@@ -149,8 +134,8 @@ func selectOps(names []string) ([]kernels.Op, error) {
 			continue
 		}
 		t, ok := kernels.TemplateFor(op.Name, kernels.CPU)
-		if !ok || t.EmitGoGeneric == nil || op.EmitReference == nil {
-			return nil, fmt.Errorf("gen: op %s has no CPU template with shape-generic kernels and an emitted reference", op.Name)
+		if !ok || t.Go == nil || op.EmitReference == nil {
+			return nil, fmt.Errorf("gen: op %s has no CPU template and an emitted reference", op.Name)
 		}
 		out = append(out, op)
 	}
@@ -277,9 +262,9 @@ func (p *plan) planVariants(op *opPlan) error {
 		}
 	}
 	example, _ := op.op.ParseShape(op.op.Example)
-	def, err := defaultConfig(op.tmpl, example, p.target)
+	def, err := op.tmpl.DefaultConfig(example, p.target)
 	if err != nil {
-		return err
+		return fmt.Errorf("gen: %w", err)
 	}
 	op.def = slices.IndexFunc(op.variants, func(v variant) bool { return v.shape == nil && v.cfg.Equal(def) })
 	if op.def < 0 {
@@ -293,70 +278,19 @@ func (p *plan) planVariants(op *opPlan) error {
 	return nil
 }
 
-// newVariant works out what cfg needs of the CPU and the config of its
-// scalar form, at shape (the tuned shape; the op's example for a generic
-// default).
+// newVariant returns the variant name of op with cfg, specialised to
+// shape or generic when shape is nil, and its forms, worked out at shape
+// (for a generic variant: the largest shape cfg won, or the op's example).
 func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []int) (variant, error) {
-	v := variant{name: name, cfg: cfg, shape: shape}
-	v.needs = avx512Level + 1
-	for l, isa := range levelISA {
-		if !slices.ContainsFunc(kernels.VectorConstraints(isa), func(c schedule.Constraint) bool { return !c.OK(cfg) }) {
-			v.needs = level(l)
-			break
-		}
-	}
-	if v.needs > avx512Level {
-		return variant{}, fmt.Errorf("gen: %s config %s needs a CPU this generator does not know", op.op.Name, cfg)
-	}
-	if v.needs == scalarLevel {
-		v.scalar = cfg
-		return v, nil
-	}
-	if op.tmpl.EmitGoPlain != nil {
-		v.plain = hasAsm(op.tmpl, name, shape, cfg)
-	}
 	at := shape
 	if at == nil {
 		at = p.tunedShapeOf(op, cfg)
 	}
-	scalarCPU := *p.target.CPU
-	scalarCPU.ISA = levelISA[scalarLevel]
-	scalarTarget := device.Target{Name: p.target.Name, CPU: &scalarCPU}
-	space := op.tmpl.Space(at, scalarTarget)
-	if _, ok := cfg.Lookup("vec"); ok {
-		// By the templates' convention, vec is the vector width in lanes.
-		parts := strings.Split(cfg.String(), ",")
-		for i, part := range parts {
-			if strings.HasPrefix(part, "vec=") {
-				parts[i] = "vec=1"
-			}
-		}
-		if c, err := space.Parse(strings.Join(parts, ",")); err == nil && space.Valid(c) {
-			v.scalar = c
-			return v, nil
-		}
-	}
-	c, err := defaultConfig(op.tmpl, at, scalarTarget)
+	forms, err := amd64.FormsOf(op.tmpl, cfg, at, p.target)
 	if err != nil {
-		return variant{}, err
+		return variant{}, fmt.Errorf("gen: %s: %w", op.op.Name, err)
 	}
-	v.scalar = c
-	return v, nil
-}
-
-// hasAsm reports whether the kernel of cfg (generic when shape is nil)
-// has Go assembly. An emitter that panics has none here; emitKernel
-// reports its panic.
-func hasAsm(tmpl kernels.Template, name string, shape []int, cfg schedule.Config) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	if shape == nil {
-		return tmpl.EmitAsmGeneric != nil && tmpl.EmitAsmGeneric(name, cfg) != nil
-	}
-	return tmpl.EmitAsm != nil && tmpl.EmitAsm(name, slices.Clone(shape), cfg) != nil
+	return variant{name: name, cfg: cfg, Forms: forms, shape: shape}, nil
 }
 
 // tunedShapeOf returns the largest shape cfg won, or the op's example.
@@ -368,24 +302,6 @@ func (p *plan) tunedShapeOf(op *opPlan, cfg schedule.Config) []int {
 		}
 	}
 	return shape
-}
-
-// defaultConfig is the config lookup gives a shape nothing was tuned near:
-// the template's Default when it is valid there, else the first valid
-// config of the space.
-func defaultConfig(tmpl kernels.Template, shape []int, target device.Target) (schedule.Config, error) {
-	space := tmpl.Space(shape, target)
-	if tmpl.Default != nil {
-		if c := tmpl.Default(shape, target); space.Valid(c) {
-			return c, nil
-		}
-	}
-	for i := int64(0); i < space.Size(); i++ {
-		if c := space.At(i); space.Valid(c) {
-			return c, nil
-		}
-	}
-	return schedule.Config{}, errors.New("gen: " + tmpl.Op.Name + " " + kernels.FormatShape(shape) + " has no valid config on " + target.Fingerprint())
 }
 
 func isIdent(s string) bool {

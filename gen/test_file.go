@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/gen/amd64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -280,7 +281,7 @@ func (p *plan) benchmarks(f *jen.File) {
 			contender(installed(t.near, "generic, same config"), "fns", t.near, t.shape)
 		}
 		contender(installed(op.def, "default"), "fns", op.def, t.shape)
-		if v := op.variants[t.exact]; v.needs != scalarLevel {
+		if v := op.variants[t.exact]; v.vector() {
 			contender(jen.Lit(v.scalarName()+" (scalar form)"), "scalar", t.exact, t.shape)
 		}
 		body := []jen.Code{jen.Id("o").Op(":=").Id(test).Call()}
@@ -310,7 +311,7 @@ func (p *plan) benchmarks(f *jen.File) {
 				jen.Func().Params().Block(jen.Id("o").Dot("public").Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
 			cs = append(cs, jen.Values(installed(op.def, "default"),
 				jen.Func().Params().Block(jen.Id("o").Dot("fns").Index(jen.Lit(op.def)).Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
-			if k, _ := op.expect(u); op.variants[k].needs != scalarLevel {
+			if k, _ := op.expect(u); op.variants[k].vector() {
 				cs = append(cs, jen.Values(jen.Lit(op.variants[k].scalarName()+" (scalar form)"),
 					jen.Func().Params().Block(jen.Id("o").Dot("scalar").Index(jen.Lit(k)).Call(jen.Id("args2"), jen.Index().Int().Values(intLits(u)...)))))
 			}
@@ -339,26 +340,20 @@ func (p *plan) benchmarks(f *jen.File) {
 	f.Func().Id("BenchmarkSideBySide").Params(bParam).Block(sides...)
 }
 
-// plainTestFile returns the test, in builds without GOEXPERIMENT=simd on
-// amd64, that each kernel with a plain form runs it exactly when the CPU
+// plainTestFile returns the test, in builds of the plain forms, that each kernel with a plain form runs it exactly when the CPU
 // has the instructions of its assembly.
 func (p *plan) plainTestFile() *jen.File {
-	f := p.newFile(plainTag)
+	f := p.newFile(amd64.PlainTag)
 	var rows []jen.Code
 	for _, op := range p.ops {
 		for i, v := range op.variants {
-			if !v.plain {
-				continue
+			if v.Plain {
+				rows = append(rows, jen.Values(jen.Id(op.ident+"Op"), jen.Lit(i), jen.Lit(v.name), v.Needs.PlainCond()))
 			}
-			has := jen.Id("cpuHas").Dot("avx512")
-			if v.needs == avx2Level {
-				has = jen.Id("cpuHas").Dot("avx2FMA")
-			}
-			rows = append(rows, jen.Values(jen.Id(op.ident+"Op"), jen.Lit(i), jen.Lit(v.name), has))
 		}
 	}
 	k := jen.Id("k")
-	f.Comment("TestPlainForms checks that each kernel with Go assembly runs its plain form where the CPU has the assembly's instructions (cpuHas), and its scalar form elsewhere.")
+	f.Commentf("TestPlainForms checks that each kernel with Go assembly runs its plain form where the CPU has the assembly's instructions (%s), and its scalar form elsewhere.", amd64.CPUVar)
 	f.Func().Id("TestPlainForms").Params(jen.Id("t").Op("*").Qual("testing", "T")).Block(
 		jen.For(jen.List(jen.Id("_"), k).Op(":=").Range().Index().Struct(
 			jen.Id("op").Op("*").Id("opState"),

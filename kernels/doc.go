@@ -4,8 +4,12 @@
 // An [Op] is what is computed, independent of where: a name, the dimensions
 // of its shape, argument sizes, the float64 reference, the tolerance of a
 // correct float32 kernel, FLOPs and bytes. A [Template] implements one op on
-// one [Backend] (cpu or cuda): the knob space for a shape on a
-// target, the emitters, analytic features and a version.
+// one [Backend] (cpu or cuda): the knob space for a shape on a target,
+// analytic features, a default and a version, which every backend shares,
+// and the backend's emitter ([GoEmitter], [CUDAEmitter]), which turns a
+// [Kernel] (a name, a shape or none for shape-generic code, a dtype, a
+// config and an [Arch]) into source. Specialised, shape-generic and plain
+// kernels are modes of one emitter, asked for by the Kernel.
 //
 // Each op lives in a package of its own, kernels/<op>, with the op in
 // op.go and one file per backend (cpu.go, cuda.go); its init function registers both

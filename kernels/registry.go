@@ -79,10 +79,10 @@ func Register(t Template) {
 		panic(fmt.Sprintf("kernels: Register(%s): no backend", t.Op.Name))
 	case t.Version == "" || t.Space == nil:
 		panic(fmt.Sprintf("kernels: Register(%s, %s): Version and Space are required", t.Op.Name, t.Backend))
-	case t.Backend == CPU && t.EmitGo == nil:
-		panic(fmt.Sprintf("kernels: Register(%s, cpu): a CPU template needs EmitGo", t.Op.Name))
-	case t.Backend == CUDA && t.EmitCUDA == nil:
-		panic(fmt.Sprintf("kernels: Register(%s, cuda): a CUDA template needs EmitCUDA", t.Op.Name))
+	case t.Backend == CPU && t.Go == nil:
+		panic(fmt.Sprintf("kernels: Register(%s, cpu): a CPU template needs a Go emitter", t.Op.Name))
+	case t.Backend == CUDA && t.CUDA == nil:
+		panic(fmt.Sprintf("kernels: Register(%s, cuda): a CUDA template needs a CUDA emitter", t.Op.Name))
 	}
 	registry.Lock()
 	defer registry.Unlock()

@@ -24,10 +24,9 @@ func testOp(name string, variants ...Variant) Op {
 
 func testTemplate(op Op, b Backend) Template {
 	t := Template{Op: op, Backend: b, Version: "t-1",
-		Space:  func([]int, device.Target) *schedule.Space { return schedule.NewSpace(nil) },
-		EmitGo: nil}
+		Space: func([]int, device.Target) *schedule.Space { return schedule.NewSpace(nil) }}
 	if b == CUDA {
-		t.EmitCUDA = func(string, []int, schedule.Config) CUDAKernel { return CUDAKernel{} }
+		t.CUDA = CUDAFunc(func(Kernel) CUDAKernel { return CUDAKernel{} })
 	}
 	return t
 }
@@ -112,7 +111,7 @@ func TestRegisterMistakes(t *testing.T) {
 	noCode := testTemplate(testOp("regtest_dup"), CPU)
 	noBackend := testTemplate(testOp("regtest_dup"), "")
 	noCUDA := testTemplate(testOp("regtest_dup"), CUDA)
-	noCUDA.EmitCUDA = nil
+	noCUDA.CUDA = nil
 	for _, tt := range []struct {
 		what, want string
 		f          func()
@@ -122,9 +121,9 @@ func TestRegisterMistakes(t *testing.T) {
 		{"an op with a bad example", "example shape", func() { RegisterOp(badExample) }},
 		{"an unnamed op", "bad op name", func() { RegisterOp(testOp("")) }},
 		{"a template of an unknown op", "is not registered", func() { Register(testTemplate(testOp("regtest_unknown"), CUDA)) }},
-		{"a CPU template without EmitGo", "needs EmitGo", func() { Register(noCode) }},
+		{"a CPU template without a Go emitter", "needs a Go emitter", func() { Register(noCode) }},
 		{"a template without a backend", "no backend", func() { Register(noBackend) }},
-		{"a CUDA template without EmitCUDA", "needs EmitCUDA", func() { Register(noCUDA) }},
+		{"a CUDA template without a CUDA emitter", "needs a CUDA emitter", func() { Register(noCUDA) }},
 	} {
 		mustPanic(t, tt.what, tt.want, tt.f)
 	}

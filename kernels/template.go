@@ -1,23 +1,34 @@
 package kernels
 
 import (
+	"fmt"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// A Template is one op on one backend: the op it implements (embedded, so
-// t.Args and t.Reference are the op's), its knob space on a target, how to
-// emit code for a config, analytic features for the cost model, and a
-// version. It is data plus a few functions; an op package (kernels/<op>)
-// declares one per backend in a file of its own (cpu.go) and registers it.
+// A Template is one op on one backend: the core every backend shares (the
+// op it implements, embedded so that t.Args and t.Reference are the op's;
+// a version; the knob space on a target; analytic features; a default;
+// baselines) and the backend's emitter, which turns a [Kernel] into
+// source. It is data plus a few functions; an op package (kernels/<op>)
+// declares one per backend in a file of its own (cpu.go, cuda.go) and
+// registers it.
 //
 // Kernels are specialised to one shape: the shape is a compile-time constant
 // in the generated code, as in TVM, so the compiler sees exact trip counts.
-// A CPU template also emits shape-generic kernels (EmitGoGeneric), the same
-// knobs with the shape an argument, so that a config tuned for one shape
-// serves every shape.
+// A CPU template also emits shape-generic kernels (a Kernel whose Shape is
+// nil), the same knobs with the shape an argument, so that a config tuned
+// for one shape serves every shape.
+//
+// To add a template for a new op on the CPU, write one type with the two
+// methods of [GoEmitter]: EmitGo switches on k.Shape == nil (generic) and
+// k.Arch.Plain (no archsimd around the assembly) and returns the assembly
+// the Go declares; Asm says which configs have assembly. On CUDA, one
+// method ([CUDAEmitter]). Every other part is shared by all backends.
 type Template struct {
 	Op
 	Backend Backend
@@ -43,57 +54,10 @@ type Template struct {
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
-	// expects to be reasonable everywhere. Lookups fall back to the
+	// expects to be reasonable everywhere. DefaultConfig falls back to the
 	// space's first valid config when Default is unset or its config is
 	// not valid for the shape.
 	Default func(shape []int, target device.Target) schedule.Config
-
-	// The CPU backend's parts; a CPU template needs EmitGo.
-
-	// EmitGo adds to f a documented function with the given name that
-	// computes the op for shape with cfg: func name(out, in0, ... []float32).
-	// The code may use simd/archsimd; it is built with GOEXPERIMENT=simd.
-	// cfg is a valid point of Space(shape, target).
-	EmitGo func(f *jen.File, name string, shape []int, cfg schedule.Config)
-	// EmitAsm, when set, returns the Go assembly for amd64 that the code
-	// EmitGo wrote for the same name, shape and cfg declares (functions
-	// without a body), or nil when that config needs none. It is built
-	// as a .s file of the same package (codegen/goasm renders it).
-	EmitAsm func(name string, shape []int, cfg schedule.Config) []byte
-	// EmitGoGeneric adds to f a documented function with the given name
-	// that computes the op with cfg for any shape, given at run time:
-	//
-	//	func name(out, in0, ... []float32, d0, d1, ... int)
-	//
-	// the output, the inputs in the order Args gives, then the extents in
-	// the order of Dims (softmax: rows, cols; gemm: m, n, k; attention: b,
-	// h, s, d). Every knob stays a compile-time constant (vector width,
-	// tiles, blocks, unroll, threads); every tail is handled at run time.
-	// cfg is a valid point of Space(shape, target) for some shape, usually
-	// the one it was tuned on, and the kernel is correct for every shape
-	// whose extents are ≥ 1: a knob whose constraint depended on the tuned
-	// shape (a block larger than an extent, more threads than units of
-	// work) is clamped at run time, as each template's doc says. The kernel
-	// panics when a slice is shorter than the shape needs.
-	EmitGoGeneric func(f *jen.File, name string, cfg schedule.Config)
-	// EmitAsmGeneric is EmitAsm for the code EmitGoGeneric wrote for the
-	// same name and cfg, or nil when that config needs no assembly.
-	//
-	// The generic code is not part of Version: the tuner measures
-	// specialised kernels only, and a tuned config is applied to the
-	// generic emitter as it is. Each template's golden files of generic
-	// code carry a revision of their own.
-	EmitAsmGeneric func(name string, cfg schedule.Config) []byte
-	// EmitGoPlain, when set, is EmitGo (EmitGoGeneric when shape is nil)
-	// for a config that has assembly (EmitAsm, EmitAsmGeneric), with
-	// everything around the assembly in plain Go: the code does not
-	// import simd/archsimd, so it builds without GOEXPERIMENT=simd, and
-	// calls the same assembly, which EmitAsm (EmitAsmGeneric) returns for
-	// the same name, shape and cfg. It is not part of Version either: the
-	// tuner measures the archsimd code, and generated packages (package
-	// gen) run this form in builds without the experiment. It panics for
-	// a config without assembly.
-	EmitGoPlain func(f *jen.File, name string, shape []int, cfg schedule.Config)
 	// Baselines are the op's implementations as a user of this backend
 	// would write them (plain Go loops, a library call), which `autotune
 	// bench` runs side by side with the tuned kernel. Op-independent
@@ -101,13 +65,136 @@ type Template struct {
 	// harness.
 	Baselines []Baseline
 
-	// The CUDA backend's parts.
+	// Go is the CPU backend's emitter; a CPU template needs it.
+	Go GoEmitter
+	// CUDA is the CUDA backend's emitter; a CUDA template needs it.
+	CUDA CUDAEmitter
+}
 
+// A Kernel is what an emitter is asked for: one config of a template for
+// one shape (or every shape), element type and architecture.
+type Kernel struct {
+	// Name is the Go function (CPU) or entry point (CUDA) to define.
+	Name string
+	// Shape is the shape the kernel is specialised to: its extents are
+	// compile-time constants. Nil asks for the shape-generic kernel,
+	// whose extents are arguments (see GoEmitter).
+	Shape []int
+	// DType is the element type of the arguments in memory; the zero
+	// value means dtype.Default.
+	DType dtype.DType
+	// Config is a valid point of the template's Space for a target the
+	// kernel is for (for a generic kernel: for some shape, usually the
+	// one it was tuned on).
+	Config schedule.Config
+	// Arch is the architecture and form of the code.
+	Arch Arch
+}
+
+// An Arch is the instruction set a kernel is written for and the form of
+// its code there.
+type Arch struct {
+	// ISA is the instruction set: "amd64" for the CPU templates today; a
+	// CUDA kernel's architecture is its target's (sm_XX), and the zero
+	// value is all a CUDA emitter is asked with.
+	ISA string
+	// Plain asks for the plain form of a kernel that calls Go assembly
+	// (GoEmitter.Asm): everything around the assembly in plain Go that
+	// does not import simd/archsimd, so that it builds without
+	// GOEXPERIMENT=simd, calling the same assembly. The tuner measures
+	// the archsimd form; generated packages (package gen) run the plain
+	// form in builds without the experiment.
+	Plain bool
+}
+
+// AMD64 is the architecture of the CPU templates' kernels: Go with
+// simd/archsimd, and Go assembly for amd64.
+var AMD64 = Arch{ISA: "amd64"}
+
+// AMD64Plain is the architecture of the plain forms of the CPU templates'
+// kernels that call Go assembly.
+var AMD64Plain = Arch{ISA: "amd64", Plain: true}
+
+// A GoEmitter writes the Go (and Go assembly) of a template's kernels.
+type GoEmitter interface {
+	// EmitGo adds to f a documented function named k.Name that computes
+	// the op with k.Config. For a shape it has the kernel calling
+	// convention, func name(out, in0, ... []float32); the code may use
+	// simd/archsimd (it is built with GOEXPERIMENT=simd) unless
+	// k.Arch.Plain. For a nil Shape it is shape-generic:
+	//
+	//	func name(out, in0, ... []float32, d0, d1, ... int)
+	//
+	// the output, the inputs in the order Args gives, then the extents in
+	// the order of Dims (softmax: rows, cols; gemm: m, n, k; attention: b,
+	// h, s, d). Every knob stays a compile-time constant (vector width,
+	// tiles, blocks, unroll, threads); every tail is handled at run time,
+	// and a knob whose constraint depended on the tuned shape (a block
+	// larger than an extent, more threads than units of work) is clamped
+	// at run time, as each template's doc says. The generic kernel panics
+	// when a slice is shorter than the shape needs.
+	//
+	// EmitGo returns the Go assembly for k.Arch that the functions it
+	// wrote declare (functions without a body), or nil when the kernel has
+	// none; it is built as a .s file of the same package (codegen/goasm
+	// renders it). The plain form declares the same assembly as the
+	// archsimd form and returns it too. EmitGo panics for a config that is
+	// not a point of the template's space, and for a plain form of a
+	// config without assembly.
+	//
+	// The generic and plain forms are not part of Version: the tuner
+	// measures specialised archsimd kernels only, and a tuned config is
+	// applied to the other forms as it is. Each template's golden files
+	// of those forms carry a revision of their own.
+	EmitGo(f *jen.File, k Kernel) (asm []byte)
+	// Asm reports whether the kernels of cfg call Go assembly, whatever
+	// their shape; those configs, and only those, have a plain form.
+	Asm(cfg schedule.Config) bool
+}
+
+// GoFunc is a GoEmitter that is a function, for a template whose kernels
+// call no Go assembly, or whose assembly has no plain form: Asm reports
+// false for every config, so nothing asks for a plain form.
+type GoFunc func(f *jen.File, k Kernel) (asm []byte)
+
+// EmitGo returns fn(f, k).
+func (fn GoFunc) EmitGo(f *jen.File, k Kernel) []byte { return fn(f, k) }
+
+// Asm reports false.
+func (GoFunc) Asm(schedule.Config) bool { return false }
+
+// A CUDAEmitter writes the CUDA C of a template's kernels.
+type CUDAEmitter interface {
 	// EmitCUDA returns the CUDA C of a kernel that computes the op for
-	// shape with cfg, with the given name as its entry point, and how to
-	// launch it. cfg is a valid point of Space(shape, target) for a CUDA
-	// target.
-	EmitCUDA func(name string, shape []int, cfg schedule.Config) CUDAKernel
+	// k.Shape with k.Config, with k.Name as its entry point, and how to
+	// launch it. k.Config is a valid point of Space(k.Shape, target) for
+	// a CUDA target; CUDA kernels are specialised, so k.Shape is set.
+	EmitCUDA(k Kernel) CUDAKernel
+}
+
+// CUDAFunc is a CUDAEmitter that is a function.
+type CUDAFunc func(k Kernel) CUDAKernel
+
+// EmitCUDA returns f(k).
+func (f CUDAFunc) EmitCUDA(k Kernel) CUDAKernel { return f(k) }
+
+// DefaultConfig is the config for shape on target when nothing of the op
+// was tuned there (lookup's and gen's last resort): Default's when it is
+// valid there, else the first valid config of the space, or an error when
+// the space has none.
+func (t Template) DefaultConfig(shape []int, target device.Target) (schedule.Config, error) {
+	space := t.Space(shape, target)
+	if t.Default != nil {
+		if c := t.Default(shape, target); space.Valid(c) {
+			return c, nil
+		}
+	}
+	for i := int64(0); i < space.Size(); i++ {
+		if c := space.At(i); space.Valid(c) {
+			return c, nil
+		}
+	}
+	return schedule.Config{}, fmt.Errorf("kernels: %s %s has no valid config on %s", t.Op.Name, FormatShape(shape), target.Fingerprint())
 }
 
 // Revision returns t if version is t's, else the earlier revision of t
@@ -177,4 +264,18 @@ func (b Baseline) Skipped(shape []int) string {
 		return ""
 	}
 	return b.Skip(shape)
+}
+
+// Want panics unless k asks for code in isa and element type dt (a zero
+// DType is dtype.Default): an emitter calls it first, so that a request
+// for an architecture or element type it does not write fails loudly
+// instead of getting another's code.
+func (k Kernel) Want(isa string, dt dtype.DType) {
+	d := k.DType
+	if d == "" {
+		d = dtype.Default
+	}
+	if k.Arch.ISA != isa || d != dt {
+		panic(fmt.Sprintf("kernels: %s: no %s kernel for %s (the emitter writes %s for %s)", k.Name, d, k.Arch.ISA, dt, isa))
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -195,28 +194,9 @@ func (t *Table) answer(op string, shape []int, dtype, fingerprint string) (Answe
 		}
 		return Answer{Config: r.Config, Rule: rule, Shape: slices.Clone(near[0].Shape), Record: r}, nil
 	}
-	cfg, err := defaultConfig(tmpl, shape, target)
+	cfg, err := tmpl.DefaultConfig(shape, target)
 	if err != nil {
-		return Answer{}, err
+		return Answer{}, fmt.Errorf("lookup: %w", err)
 	}
 	return Answer{Config: cfg, Rule: Default}, nil
-}
-
-// defaultConfig is the template's default for shape on target: its
-// Default when it has one that is valid there, else the first valid config
-// of its space in index order.
-func defaultConfig(tmpl kernels.Template, shape []int, target device.Target) (schedule.Config, error) {
-	space := tmpl.Space(shape, target)
-	if tmpl.Default != nil {
-		if c := tmpl.Default(shape, target); space.Valid(c) {
-			return c, nil
-		}
-	}
-	for i := int64(0); i < space.Size(); i++ {
-		if c := space.At(i); space.Valid(c) {
-			return c, nil
-		}
-	}
-	return schedule.Config{}, fmt.Errorf("lookup: %s %s has no valid config on %s", tmpl.Op.Name,
-		kernels.FormatShape(shape), strings.TrimSpace(target.Name))
 }

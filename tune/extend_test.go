@@ -46,7 +46,8 @@ var scaledAddCPU = kernels.Template{
 			schedule.Enum("scale", "right", "forgotten"),
 		})
 	},
-	EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
+	Go: kernels.GoFunc(func(f *jen.File, k kernels.Kernel) []byte {
+		name, shape, cfg := k.Name, k.Shape, k.Config
 		n, u := shape[0], cfg.Int("unroll")
 		scale := jen.Lit(float32(3))
 		if cfg.Str("scale") == "forgotten" {
@@ -68,7 +69,8 @@ var scaledAddCPU = kernels.Template{
 		)
 		f.Comment(name + " computes out = a + 3·b.")
 		f.Func().Id(name).Params(jen.List(jen.Id("out"), jen.Id("a"), jen.Id("b")).Index().Float32()).Block(body...)
-	},
+		return nil
+	}),
 }
 
 func TestRegisteredOpTunesEndToEnd(t *testing.T) {

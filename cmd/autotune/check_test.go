@@ -54,8 +54,8 @@ func registerCopyOp() {
 		Space: func([]int, device.Target) *schedule.Space {
 			return schedule.NewSpace([]schedule.Knob{schedule.Enum("bug", "none", "skip_last", "race", "shared_init")})
 		},
-		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-			n := shape[0]
+		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
+			name, n, cfg := k.Name, k.Shape[0], k.Config
 			body := map[string]string{
 				"none":      "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N) out[i] = s[t];",
 				"skip_last": "if (i < N) s[t] = in[i]; __syncthreads(); if (i < N - 1) out[i] = s[t];",
@@ -70,7 +70,7 @@ const int N = %d, t = threadIdx.x, i = blockIdx.x * 64 + t;
 }
 `, name, n, body)
 			return kernels.CUDAKernel{Source: src, Entry: name, Grid: [3]int{(n + 63) / 64, 1, 1}, Block: [3]int{64, 1, 1}}
-		},
+		}),
 	})
 }
 

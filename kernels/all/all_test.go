@@ -3,6 +3,7 @@ package all
 import (
 	"testing"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 )
@@ -54,22 +55,46 @@ func TestCPUDefaultsAreValid(t *testing.T) {
 
 // TestGeneric checks that every shipped CPU template emits shape-generic
 // kernels too, which is what lets a config tuned for one shape serve every
-// shape; and that a template with assembly has the generic assembly.
+// shape; and that the emitter's Asm says which forms have assembly: the
+// specialised, generic and plain forms of the default config on AVX-512
+// (the assembly's ISA) all render, and declare assembly exactly when Asm
+// says so.
 func TestGeneric(t *testing.T) {
 	ops := kernels.Ops()
 	if len(ops) == 0 {
 		t.Fatal("no ops registered")
 	}
+	target := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 2, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 	for _, op := range ops {
 		tmpl, ok := kernels.TemplateFor(op.Name, kernels.CPU)
 		if !ok {
 			continue
 		}
-		if tmpl.EmitGoGeneric == nil {
-			t.Errorf("the CPU template of %s has no EmitGoGeneric", op.Name)
+		shape, err := op.ParseShape(op.Example)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if tmpl.EmitAsm != nil && tmpl.EmitAsmGeneric == nil {
-			t.Errorf("the CPU template of %s has EmitAsm but no EmitAsmGeneric", op.Name)
+		cfg, err := tmpl.DefaultConfig(shape, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms := []kernels.Kernel{
+			{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64},
+			{Name: "K", Config: cfg, Arch: kernels.AMD64},
+		}
+		if tmpl.Go.Asm(cfg) {
+			forms = append(forms, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain},
+				kernels.Kernel{Name: "K", Config: cfg, Arch: kernels.AMD64Plain})
+		}
+		for _, k := range forms {
+			f := golang.NewFile("k")
+			asm := tmpl.Go.EmitGo(f, k)
+			if _, err := golang.Render(f); err != nil {
+				t.Errorf("%s %s (shape %v, %+v): %v", op.Name, cfg, k.Shape, k.Arch, err)
+			}
+			if (asm != nil) != tmpl.Go.Asm(cfg) {
+				t.Errorf("%s %s (shape %v, %+v): %d bytes of assembly, but Asm says %v", op.Name, cfg, k.Shape, k.Arch, len(asm), tmpl.Go.Asm(cfg))
+			}
 		}
 	}
 }

@@ -150,7 +150,7 @@ func TestCausalRenders(t *testing.T) {
 					continue
 				}
 				f := golang.NewFile("kernels")
-				TemplateCausal.EmitGo(f, "K", shape, cfg)
+				TemplateCausal.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64})
 				src, err := golang.Render(f)
 				if err != nil {
 					t.Fatalf("%s: %v", cfg, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -31,7 +32,7 @@ const (
 )
 
 // plainRevision is the revision of the plain forms of micro=asm configs
-// (Template.EmitGoPlain, emitPlain) of both templates, specialised and
+// (kernels.AMD64Plain, emitPlain) of both templates, specialised and
 // generic, bumped by hand when their code changes; not part of Version
 // either, since the tuner measures the archsimd form.
 const plainRevision = "attention-plain-1"
@@ -53,27 +54,42 @@ func newTemplate(causal bool) kernels.Template {
 		Version:   version(),
 		Space:     space,
 		Default:   defaultConfig,
-		EmitGo:    emitGo,
-		EmitAsm:   emitAsm,
 		Baselines: baselines,
-
-		EmitGoGeneric:  emitGoGeneric,
-		EmitAsmGeneric: emitAsmGeneric,
-		EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			emitPlain(f, name, shape, cfg, causal)
-		},
+		Go:        goEmitter{causal},
 	}
 	if causal {
 		t.Op = CausalOp
 		t.Version = causalVersion()
-		t.EmitGo = emitGoCausal
-		t.EmitAsm = emitAsmCausal
-		t.EmitGoGeneric = emitGoGenericCausal
-		t.EmitAsmGeneric = emitAsmGenericCausal
 		t.Baselines = causalBaselines
 	}
 	return t
 }
+
+// goEmitter is the emitter of both templates: specialised (emit),
+// shape-generic (emitGeneric) and plain (emitPlain) kernels of a config,
+// and the assembly of their tiles (asmFile); causal kernels differ only
+// in the loop over key blocks and the masked keys (see emit).
+type goEmitter struct{ causal bool }
+
+func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	k.Want(kernels.AMD64.ISA, dtype.F32)
+	switch {
+	case k.Arch.Plain:
+		emitPlain(f, k.Name, k.Shape, k.Config, g.causal)
+	case k.Shape == nil:
+		emitGeneric(f, k.Name, k.Config, g.causal)
+	default:
+		emit(f, k.Name, k.Shape, k.Config, g.causal)
+	}
+	if k.Shape == nil {
+		return newGenericKernel(k.Name, k.Config, g.causal).asmFile()
+	}
+	return newKernel(k.Name, k.Shape, k.Config, g.causal).asmFile()
+}
+
+// Asm reports whether cfg's register tiles are assembly (micro=asm, which
+// the space allows with the lanes layout only).
+func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("micro") == "asm" }
 
 // Knob values. The order is the order mutation walks.
 var (

@@ -8,6 +8,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/cuda"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -39,9 +40,10 @@ func newCUDATemplate(causal bool) kernels.Template {
 		Backend: kernels.CUDA,
 		Version: cudaVersion(rev),
 		Space:   cudaSpace,
-		EmitCUDA: func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-			return emitCUDA(name, shape, cfg, causal)
-		},
+		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
+			k.Want("", dtype.F32)
+			return emitCUDA(k.Name, k.Shape, k.Config, causal)
+		}),
 	}
 }
 

@@ -84,7 +84,7 @@ func TestCUDAGeometry(t *testing.T) {
 			}
 			n++
 			for _, tmpl := range []kernels.Template{CUDATemplate, CUDATemplateCausal} {
-				k := tmpl.EmitCUDA("k", shape, cfg)
+				k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
 				br, threads, s := cfg.Int("br"), 32*cfg.Int("warps"), shape[2]
 				if k.Grid[0]*br < s || (k.Grid[0]-1)*br >= s || k.Grid[1] != shape[0]*shape[1] || k.Grid[2] != 1 {
 					t.Fatalf("%v %s: grid %v does not cover every row of every head once", shape, cfg, k.Grid)
@@ -118,7 +118,7 @@ func TestCUDATemplatesRegistered(t *testing.T) {
 	versions := map[string]bool{Template.Version: true, TemplateCausal.Version: true}
 	for _, want := range []kernels.Template{CUDATemplate, CUDATemplateCausal} {
 		got, ok := kernels.TemplateFor(want.Op.Name, kernels.CUDA)
-		if !ok || got.Version != want.Version || got.EmitCUDA == nil {
+		if !ok || got.Version != want.Version || got.CUDA == nil {
 			t.Fatalf("the CUDA template of %s is not registered: %v", want.Op.Name, ok)
 		}
 		versions[want.Version] = true

@@ -67,7 +67,7 @@
 // GFLOP/s with archsimd tiles (4×2) and 86 with assembly (12×2). The Go
 // code checks, once per call, that the rows the tiles read exist.
 //
-// Template.EmitGoPlain (and TemplateCausal's) emits a lanes config with
+// The plain form (kernels.AMD64Plain), of both templates, is a lanes config with
 // micro=asm, specialised or shape-generic, with plain Go around the same
 // assembly tiles: its only other vector code, the online softmax of a key
 // block, runs one query row at a time in scalar Go with the scalar form
@@ -221,8 +221,8 @@
 //
 // # Shape-generic kernels
 //
-// Template.EmitGoGeneric and TemplateCausal.EmitGoGeneric (with
-// EmitAsmGeneric for micro=asm) emit the same kernels with the shape an
+// The templates' Go emitter, asked for a kernel without a shape, emits
+// (with the assembly for micro=asm) the same kernels with the shape an
 // argument, func(out, q, k, v []float32, b, h, s, d int), for any config
 // valid at some shape. The differences from the specialised kernels:
 //

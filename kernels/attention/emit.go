@@ -29,7 +29,7 @@ type kernel struct {
 	// shape above is then 0.
 	generic bool
 	// plain kernels (micro=asm only) have plain Go around the assembly
-	// tiles (emitPlain, Template.EmitGoPlain): the online softmax is
+	// tiles (emitPlain, kernels.AMD64Plain): the online softmax is
 	// scalar (exp is then scalar too) and nothing imports archsimd, so
 	// that they build without GOEXPERIMENT=simd. v stays the tiles'
 	// vector width.
@@ -42,23 +42,7 @@ type kernel struct {
 // vector registers.
 const maxAccs = 4
 
-func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
-	emit(f, name, shape, cfg, false)
-}
-
-func emitGoCausal(f *jen.File, name string, shape []int, cfg schedule.Config) {
-	emit(f, name, shape, cfg, true)
-}
-
-func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
-	emitGeneric(f, name, cfg, false)
-}
-
-func emitGoGenericCausal(f *jen.File, name string, cfg schedule.Config) {
-	emitGeneric(f, name, cfg, true)
-}
-
-// emitGeneric emits the shape-generic kernel of cfg (Template.EmitGoGeneric):
+// emitGeneric emits the shape-generic kernel of cfg (a kernels.Kernel without a Shape):
 // the shape is an argument, D lives in the state, and every block of keys,
 // the last partial one included, goes through one function whose number of
 // keys is an argument.
@@ -89,7 +73,7 @@ func emitGeneric(f *jen.File, name string, cfg schedule.Config, causal bool) {
 
 // emitPlain emits the kernel of cfg (layout=lanes, micro=asm) as emit
 // does, or the shape-generic one as emitGeneric does when shape is nil,
-// with plain Go around the assembly tiles (Template.EmitGoPlain): the
+// with plain Go around the assembly tiles (kernels.AMD64Plain): the
 // same tiles (emitAsm, emitAsmGeneric), and the online softmax, the only
 // vector code of the lanes layout outside its tiles, in scalar Go, one
 // query row at a time.

@@ -104,7 +104,7 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 
 // TestGenericKernels emits the shape-generic kernel of each config of
 // genericConfigs, of Template and TemplateCausal, once (a micro=asm config
-// also in its plain form, Template.EmitGoPlain), and for every test
+// also in its plain form, kernels.AMD64Plain), and for every test
 // shape a wrapper with the driver's signature that calls it with that
 // shape; builds and vets them in one module; and checks every (config,
 // shape) against the float64 reference on random and large inputs, the
@@ -119,7 +119,7 @@ func TestGenericKernels(t *testing.T) {
 		}
 	}
 	// A form is a config, archsimd or, for micro=asm, also plain
-	// (Template.EmitGoPlain).
+	// (kernels.AMD64Plain).
 	type form struct {
 		cfg   schedule.Config
 		plain bool
@@ -144,12 +144,13 @@ func TestGenericKernels(t *testing.T) {
 			cfg := fm.cfg
 			generic := fmt.Sprintf("G%d", count)
 			count++
+			var asm []byte
 			if fm.plain {
-				tmpl.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+				asm = tmpl.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Shape: nil, Config: cfg, Arch: kernels.AMD64Plain})
 			} else {
-				tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+				asm = tmpl.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: kernels.AMD64})
 			}
-			m.Asm(shapes[0], tmpl.EmitAsmGeneric(generic, cfg))
+			m.Asm(shapes[0], asm)
 			for _, shape := range shapes {
 				name := fmt.Sprintf("%s_%s", generic, strings.ReplaceAll(kernels.FormatShape(shape), "x", "_"))
 				args := []jen.Code{jen.Id("out"), jen.Id("q"), jen.Id("k"), jen.Id("v")}

@@ -6,12 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/codegen/golang"
-	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs of Template whose generated code is checked in.
@@ -57,23 +53,15 @@ var genericGoldens = []kerneltest.Golden{
 	{Name: "generic_causal_vec8", Shape: "1x2x64x64", Config: "vec=8,br=8,bc=16,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go"},
 }
 
-// TestGoldenGeneric is TestGolden for the shape-generic emitters, with
-// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo and
-// EmitAsm, so it gets copies of the templates whose EmitGo and EmitAsm
-// are the generic ones.
+// TestGoldenGeneric is TestGolden for the shape-generic kernels, with
+// testdata/golden_generic.sum.
 func TestGoldenGeneric(t *testing.T) {
-	generic := func(tmpl *kernels.Template) *kernels.Template {
-		g := *tmpl
-		g.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { tmpl.EmitGoGeneric(f, name, cfg) }
-		g.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return tmpl.EmitAsmGeneric(name, cfg) }
-		return &g
-	}
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: generic(&Template), Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1]},
-		kerneltest.GoldenSet{Template: generic(&TemplateCausal), Revision: causalGenericRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:]})
+		kerneltest.GoldenSet{Template: &Template, Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: genericGoldens[:1], Generic: true},
+		kerneltest.GoldenSet{Template: &TemplateCausal, Revision: causalGenericRevision, FuncPrefix: "AttentionCausalGeneric", Goldens: genericGoldens[1:], Generic: true})
 }
 
-// plainGoldens are the configs whose plain form (Template.EmitGoPlain) is
+// plainGoldens are the configs whose plain form (kernels.AMD64Plain) is
 // checked in: the lanes layout's specialised assembly golden above, and a
 // shape-generic causal one at 8 lanes. Their assembly is that of the
 // archsimd forms and not checked in twice.
@@ -93,17 +81,8 @@ var plainGoldens = []struct {
 func TestGoldenPlain(t *testing.T) {
 	var sets []kerneltest.GoldenSet
 	for _, g := range plainGoldens {
-		tmpl := tmplOf(g.causal)
-		plain := *tmpl
-		plain.EmitGo = func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			if g.generic {
-				shape = nil
-			}
-			tmpl.EmitGoPlain(f, name, shape, cfg)
-		}
-		plain.EmitAsm = nil
-		sets = append(sets, kerneltest.GoldenSet{Template: &plain, Revision: plainRevision, FuncPrefix: "AttentionPlain",
-			Goldens: []kerneltest.Golden{g.golden}})
+		sets = append(sets, kerneltest.GoldenSet{Template: tmplOf(g.causal), Revision: plainRevision, FuncPrefix: "AttentionPlain",
+			Goldens: []kerneltest.Golden{g.golden}, Generic: g.generic, Plain: true})
 	}
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
 	for _, g := range plainGoldens {

@@ -27,7 +27,7 @@ type genKernel struct {
 	cfg    schedule.Config
 	base   *kernels.Baseline
 	causal bool
-	plain  bool // the plain form of a micro=asm config (Template.EmitGoPlain)
+	plain  bool // the plain form of a micro=asm config (kernels.AMD64Plain)
 }
 
 func (k genKernel) String() string {
@@ -321,12 +321,13 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			m.Require(k.base.Requires...)
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
+			var asm []byte
 			if k.plain {
-				k.tmpl().EmitGoPlain(f, k.name, k.shape, k.cfg)
+				asm = k.tmpl().Go.EmitGo(f, kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64Plain})
 			} else {
-				k.tmpl().EmitGo(f, k.name, k.shape, k.cfg)
+				asm = k.tmpl().Go.EmitGo(f, kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64})
 			}
-			m.Asm(k.shape, k.tmpl().EmitAsm(k.name, k.shape, k.cfg))
+			m.Asm(k.shape, asm)
 		}
 		ins, out := k.tmpl().Args(k.shape)
 		m.Add(kerneltest.Kernel{Name: k.name, Config: k.String(), Ins: ins, Out: out, FLOPs: k.tmpl().FLOPs(k.shape)})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // The lanes layout (see the package doc) puts the query rows of a unit in
@@ -24,26 +23,6 @@ func (k kernel) scoresFn() string  { return k.name + "Scores" }
 func (k kernel) maskFn() string    { return k.name + "Mask" }
 func (k kernel) softmaxFn() string { return k.name + "Softmax" }
 func (k kernel) valuesFn() string  { return k.name + "Values" }
-
-// emitAsm is Template.EmitAsm and emitAsmCausal TemplateCausal's: the
-// assembly of a lanes kernel with micro=asm, nil for any other config.
-func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
-	return newKernel(name, shape, cfg, false).asmFile()
-}
-
-func emitAsmCausal(name string, shape []int, cfg schedule.Config) []byte {
-	return newKernel(name, shape, cfg, true).asmFile()
-}
-
-// emitAsmGeneric and emitAsmGenericCausal are the templates' EmitAsmGeneric:
-// the tiles of the shape-generic kernel, whose D is an argument.
-func emitAsmGeneric(name string, cfg schedule.Config) []byte {
-	return newGenericKernel(name, cfg, false).asmFile()
-}
-
-func emitAsmGenericCausal(name string, cfg schedule.Config) []byte {
-	return newGenericKernel(name, cfg, true).asmFile()
-}
 
 // asmFile returns the Go assembly of k's register tiles, or nil when k's
 // tiles are Go.

@@ -53,7 +53,7 @@ func (k kernel) asmTiles() []goasm.Tile {
 	}
 	var tiles []goasm.Tile
 	lasts := []bool{false}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		lasts = append(lasts, true)
 	}
 	for _, last := range lasts {
@@ -61,7 +61,10 @@ func (k kernel) asmTiles() []goasm.Tile {
 			t := goasm.Tile{
 				Name: k.asmTile(first, last), Lanes: k.v.Lanes(), MR: k.mr, NV: k.nv,
 				ARow: 4 * k.k, AStep: 4, BStep: bStep, CRow: 4 * k.n, Init: goasm.Load,
-				Bias: last, ReLU: last && k.epi == biasReLUEpilogue,
+				Bias: last,
+			}
+			if last && k.epi.act != nil {
+				k.epi.act.asm(&t)
 			}
 			if first {
 				t.Init = goasm.Zero
@@ -116,12 +119,12 @@ func (k kernel) asmCall() jen.Code {
 		jen.Id("_").Op("=").Id("a").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("k").Op("+").Id("pc").Op("+").Id("depth").Op("-").Lit(1)),
 		jen.Id("_").Op("=").Id("s").Index(jen.Parens(id("depth").Op("-").Lit(1)).Op("*").Add(bStride).Op("+").Id("nr").Op("-").Lit(1)),
 	}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		checks = append(checks, jen.Id("_").Op("=").Id("bias").Index(id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)))
 	}
 	var pick jen.Code
 	first := id("pc").Op("==").Lit(0)
-	if k.epi == noEpilogue {
+	if !k.epi.bias {
 		pick = jen.If(first).Block(call(true, false)).Else().Block(call(false, false))
 	} else {
 		last := id("pc").Op("+").Id("depth").Op("==").Id("k")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -24,7 +25,7 @@ const revision = "gemm-4"
 const genericRevision = "gemm-generic-2"
 
 // plainRevision is the revision of the plain forms of micro=asm configs
-// (Template.EmitGoPlain, emitPlain) of Template and the epilogue
+// (kernels.AMD64Plain, emitPlain) of Template and the epilogue
 // templates, specialised and generic, bumped by hand when their code
 // changes; not part of Version either, since the tuner measures the
 // archsimd form.
@@ -33,27 +34,40 @@ const plainRevision = "gemm-plain-1"
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
 var Template = kernels.Template{
-	Op:       Op,
-	Backend:  kernels.CPU,
-	Version:  version(),
-	Space:    space,
-	Default:  defaultConfig,
-	EmitGo:   emitGo,
-	Features: features,
-	EmitAsm: func(name string, shape []int, cfg schedule.Config) []byte {
-		return emitAsm(name, shape, cfg, noEpilogue)
-	},
-	EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
-		emitGeneric(f, name, cfg, noEpilogue)
-	},
-	EmitAsmGeneric: func(name string, cfg schedule.Config) []byte {
-		return emitAsmGeneric(name, cfg, noEpilogue)
-	},
-	EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-		emitPlain(f, name, shape, cfg, noEpilogue)
-	},
+	Op:        Op,
+	Backend:   kernels.CPU,
+	Version:   version(),
+	Space:     space,
+	Default:   defaultConfig,
+	Features:  features,
+	Go:        goEmitter{noEpilogue},
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }
+
+// goEmitter is the emitter of Template and of the epilogue templates:
+// specialised (emitEpilogue, emitAsm), shape-generic (emitGeneric,
+// emitAsmGeneric) and plain (emitPlain) kernels of a config, with the
+// epilogue e.
+type goEmitter struct{ e epilogue }
+
+func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	k.Want(kernels.AMD64.ISA, dtype.F32)
+	switch {
+	case k.Arch.Plain:
+		emitPlain(f, k.Name, k.Shape, k.Config, g.e)
+	case k.Shape == nil:
+		emitGeneric(f, k.Name, k.Config, g.e)
+	default:
+		emitEpilogue(f, k.Name, k.Shape, k.Config, g.e)
+	}
+	if k.Shape == nil {
+		return emitAsmGeneric(k.Name, k.Config, g.e)
+	}
+	return emitAsm(k.Name, k.Shape, k.Config, g.e)
+}
+
+// Asm reports whether cfg's full micro-kernel is assembly (micro=asm).
+func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("micro") == "asm" }
 
 // Knob values. The order is the order mutation walks. mc values are
 // multiples of 24, so that every mr divides them and only the last block of

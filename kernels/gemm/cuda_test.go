@@ -101,7 +101,7 @@ func TestCUDAGeometry(t *testing.T) {
 			}
 			n++
 			for _, tmpl := range []kernels.Template{CUDATemplate, BiasReLUCUDATemplate} {
-				k := tmpl.EmitCUDA("k", shape, cfg)
+				k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
 				bm, bn, bk := cfg.Int("bm"), cfg.Int("bn"), cfg.Int("bk")
 				threads := bm / cfg.Int("tm") * (bn / cfg.Int("tn"))
 				m, nn, kk := shape[0], shape[1], shape[2]
@@ -139,7 +139,7 @@ func TestCUDATemplatesRegistered(t *testing.T) {
 	versions := map[string]bool{}
 	for _, want := range []kernels.Template{CUDATemplate, BiasCUDATemplate, BiasReLUCUDATemplate} {
 		got, ok := kernels.TemplateFor(want.Op.Name, kernels.CUDA)
-		if !ok || got.Version != want.Version || got.EmitCUDA == nil {
+		if !ok || got.Version != want.Version || got.CUDA == nil {
 			t.Fatalf("the CUDA template of %s is not registered: %v", want.Op.Name, ok)
 		}
 		versions[want.Version] = true

@@ -93,7 +93,8 @@
 //
 // # Shape-generic kernels
 //
-// Template.EmitGoGeneric (and EmitAsmGeneric for micro=asm) emit the same
+// The Go emitter, asked for a kernel without a shape, emits (with the
+// assembly for micro=asm) the same
 // loop nest with m, n and k arguments, func(c, a, b []float32, m, n, k int)
 // (bias after b for the epilogues), for any config valid at some shape. The
 // differences from the specialised kernel:
@@ -126,7 +127,7 @@
 //
 // # Plain form
 //
-// Template.EmitGoPlain emits a micro=asm config, specialised or
+// The plain form (kernels.AMD64Plain) of a micro=asm config is that config, specialised or
 // shape-generic, with plain Go around the same assembly tiles (plain.go):
 // the loop nest, packing and goroutines as above, and every tile short in
 // rows or columns one scalar i-k-j loop nest instead of an archsimd tile.

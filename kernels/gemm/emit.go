@@ -28,14 +28,10 @@ type kernel struct {
 	// k above are then 0, and the blocks are the config's, uncapped.
 	generic bool
 	// plain kernels (micro=asm only) have plain Go around the assembly
-	// tiles (emitPlain, Template.EmitGoPlain): the edge tiles are scalar
+	// tiles (emitPlain, kernels.AMD64Plain): the edge tiles are scalar
 	// loops (emitEdge) and nothing imports archsimd, so that they build
 	// without GOEXPERIMENT=simd. v stays the tiles' vector width.
 	plain bool
-}
-
-func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
-	emitEpilogue(f, name, shape, cfg, noEpilogue)
 }
 
 // emitEpilogue emits the kernel of cfg for shape with the epilogue e
@@ -69,7 +65,7 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 // emitPlain emits the kernel of cfg (micro=asm) with the epilogue e as
 // emitEpilogue does, or the shape-generic one as emitGeneric does when
 // shape is nil, with plain Go around the assembly tiles
-// (Template.EmitGoPlain): the full tiles are the same assembly (emitAsm,
+// (kernels.AMD64Plain): the full tiles are the same assembly (emitAsm,
 // emitAsmGeneric), and every tile short in rows or columns is one scalar
 // loop nest (emitEdge).
 func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
@@ -98,7 +94,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 }
 
 // emitGeneric emits the shape-generic kernel of cfg with the epilogue e
-// (Template.EmitGoGeneric): m, n and k are arguments. The tails are tiles
+// (a kernels.Kernel without a Shape): m, n and k are arguments. The tails are tiles
 // of their own, picked at run time: the last M%mr rows one row at a time
 // with a 1×nr tile, and the last N%nr columns with a tile of as many
 // vectors as they need, the last one partial (its length an argument).
@@ -220,11 +216,11 @@ func (k kernel) emitEntry(f *jen.File) {
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	what, vectorOf := "c = a·b", ""
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		what, vectorOf = k.epi.formula(), fmt.Sprintf(", with bias the %d elements added to every row,", k.n)
 	}
 	gen := "gemm template"
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		gen = "gemm template with the " + k.epi.String() + " epilogue"
 	}
 	if k.generic {
@@ -241,7 +237,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		jen.Add(a).Index(jen.Empty(), jen.Id("m").Op("*").Id("k")),
 		jen.Add(b).Index(jen.Empty(), jen.Id("k").Op("*").Id("n")),
 	}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		lhs = append(lhs, jen.Id("bias"))
 		rhs = append(rhs, jen.Id("bias").Index(jen.Empty(), jen.Id("n")))
 	}
@@ -286,7 +282,7 @@ func (k kernel) emitEntry(f *jen.File) {
 // tiles than threads starts one goroutine per run, so none is idle.
 func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 	what, vectorOf := "c = a·b", ""
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		what, vectorOf = k.epi.formula(), ", with bias the n elements added to every row,"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes %s for the row-major m×k matrix a and k×n matrix b%s "+
@@ -300,7 +296,7 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 		jen.Add(a).Index(jen.Empty(), id("m").Op("*").Id("k")),
 		jen.Add(b).Index(jen.Empty(), id("k").Op("*").Id("n")),
 	}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		lhs = append(lhs, id("bias"))
 		rhs = append(rhs, id("bias").Index(jen.Empty(), id("n")))
 	}
@@ -349,7 +345,7 @@ func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
 // function: c, a, b, and bias with an epilogue.
 func (k kernel) slices() []jen.Code {
 	s := []jen.Code{jen.Id("c"), jen.Id("a"), jen.Id("b")}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		s = append(s, jen.Id("bias"))
 	}
 	return s
@@ -428,12 +424,12 @@ func (k kernel) emitRows(f *jen.File) {
 				id("a").Index(id("i").Op("*").Id("k").Op("+").Id("pc"), jen.Empty()),
 				id("s"),
 			}
-			if k.epi != noEpilogue {
+			if k.epi.bias {
 				args = append(args, id("bias").Index(id("jc").Op("+").Id("jr"), jen.Empty()))
 			}
 			args = append(args, tileArgs(shortN)...)
 			args = append(args, id("depth"), id("pc").Op("==").Lit(0))
-			if k.epi != noEpilogue {
+			if k.epi.bias {
 				args = append(args, id("pc").Op("+").Id("depth").Op("==").Id("k"))
 			}
 			if k.asm && !shortM && !shortN {
@@ -745,7 +741,7 @@ func (k kernel) emitTileCols(f *jen.File, name string, rows int, tc tileCols) {
 		body = append(body, jen.For(jen.Op(";").Id("p").Op("+").Lit(k.unroll).Op("<=").Id("depth"), id("p").Op("+=").Lit(k.unroll)).Block(unrolled...))
 	}
 	body = append(body, jen.For(jen.Op(";").Id("p").Op("<").Id("depth"), id("p").Op("++")).Block(step(0)...))
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		body = append(body, jen.If(id("last")).Block(k.epilogue(rows, nv, partial, colsEnd, acc, bv)...))
 	}
 
@@ -768,7 +764,7 @@ func (k kernel) emitTileCols(f *jen.File, name string, rows int, tc tileCols) {
 	if k.pack {
 		bWhat = fmt.Sprintf("b, a packed strip with stride %d", k.nr)
 	}
-	if k.epi == noEpilogue {
+	if !k.epi.bias {
 		f.Add(golang.Comment(fmt.Sprintf("%s computes the %d×%d tile of c at c (row stride %d) from %s of a "+
 			"(row stride %d) and depth rows of %s: c = a·b when first, c += a·b otherwise.",
 			name, rows, cols, k.n, plural(rows, "row"), k.k, bWhat)))
@@ -804,7 +800,7 @@ func (k kernel) declareGenericTile(f *jen.File, name string, rows int, tc tileCo
 	ints = append(ints, id("depth"))
 	epi, flags := "", []jen.Code{id("first")}
 	params := []jen.Code{jen.List(id("c"), id("a"), id("b")).Index().Float32()}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		epi = fmt.Sprintf("; when last, the slice of K is the last one and the tile is stored as %s, bias holding its columns' biases", k.epi.formula())
 		flags = append(flags, id("last"))
 		params[0] = jen.List(id("c"), id("a"), id("b"), id("bias")).Index().Float32()
@@ -842,7 +838,8 @@ func (k kernel) store(x, s, at jen.Code) jen.Code {
 // tile in the accumulators acc(i, j) before they are stored: the bias of
 // the tile's columns is loaded once into the registers of B, bv(j) (the
 // short vector of a short-N tile with LoadSlicePart), and added to every
-// row; ReLU then takes the maximum with zero, held in x, the register of A.
+// row; the activation, if any, then runs, with x, the register of A, free
+// for its use (ReLU holds zero there).
 // The tile needs no register beyond those of its loop.
 func (k kernel) epilogue(rows, nv int, partial func(j int) bool, colsEnd func() jen.Code,
 	acc func(i, j int) *jen.Statement, bv func(j int) *jen.Statement) []jen.Code {
@@ -861,18 +858,15 @@ func (k kernel) epilogue(rows, nv int, partial func(j int) bool, colsEnd func() 
 			out = append(out, jen.Add(bv(j)).Op("=").Add(v.Load(id("bias"), jen.Lit(j*lanes))))
 		}
 	}
-	if k.epi == biasReLUEpilogue {
-		if v.Scalar() {
-			out = append(out, id("x").Op("=").Lit(0))
-		} else {
-			out = append(out, id("x").Op("=").Add(v.Type()).Values())
-		}
+	act := k.epi.act
+	if act != nil {
+		out = append(out, act.goPrelude(v)...)
 	}
 	for i := range rows {
 		for j := range nv {
 			out = append(out, jen.Add(acc(i, j)).Op("=").Add(v.Add(acc(i, j), bv(j))))
-			if k.epi == biasReLUEpilogue {
-				out = append(out, jen.Add(acc(i, j)).Op("=").Add(v.Max(acc(i, j), id("x"))))
+			if act != nil {
+				out = append(out, act.goVector(v, func() jen.Code { return acc(i, j) }))
 			}
 		}
 	}

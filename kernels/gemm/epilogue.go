@@ -5,40 +5,112 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // An epilogue is what the kernel does to each tile of C in registers after
-// its last slice of K, before storing it.
-type epilogue int
+// its last slice of K, before storing it: nothing, or add bias (an N-vector,
+// the argument after b) to every row and then apply act, when there is
+// one, to every element. Its values are noEpilogue, biasEpilogue and
+// biasReLUEpilogue; a fused activation (GELU, SiLU) is one more type that
+// implements activation, for every code the package writes, and one more
+// value here with its op and templates.
+type epilogue struct {
+	name string // in docs and template versions: "none", "bias", "bias+relu"
+	bias bool
+	act  activation // nil: none
+}
 
-const (
-	noEpilogue       epilogue = iota // C = A·B
-	biasEpilogue                     // C = A·B + bias
-	biasReLUEpilogue                 // C = max(0, A·B + bias)
+var (
+	noEpilogue       = epilogue{name: "none"}                               // C = A·B
+	biasEpilogue     = epilogue{name: "bias", bias: true}                   // C = A·B + bias
+	biasReLUEpilogue = epilogue{name: "bias+relu", bias: true, act: relu{}} // C = max(0, A·B + bias)
 )
 
-func (e epilogue) String() string {
-	switch e {
-	case biasEpilogue:
-		return "bias"
-	case biasReLUEpilogue:
-		return "bias+relu"
-	}
-	return "none"
-}
+func (e epilogue) String() string { return e.name }
 
 // formula is what the kernel computes, in the words of generated comments.
 func (e epilogue) formula() string {
-	switch e {
-	case biasEpilogue:
+	switch {
+	case !e.bias:
+		return "c = a·b"
+	case e.act == nil:
 		return "c = a·b + bias"
-	case biasReLUEpilogue:
-		return "c = max(0, a·b + bias)"
 	}
-	return "c = a·b"
+	return "c = " + e.act.formula("a·b + bias")
+}
+
+// An activation is an element-wise function an epilogue applies after the
+// bias, in each form of code the package writes and in float64 for the
+// reference.
+type activation interface {
+	// formula is the activation of x in the words of generated comments.
+	formula(x string) string
+	// reference is the activation of x in float64; flops its work per
+	// element, for Op.FLOPs.
+	reference(x float64) float64
+	flops() float64
+	// goScalar is the Go expression of the activation of x, a float32,
+	// or a float64 when f64 is set (the emitted reference).
+	goScalar(x jen.Code, f64 bool) jen.Code
+	// goPrelude returns the statements an archsimd (or, for one lane,
+	// scalar) tile runs once before goVector's; they may set x, the
+	// register of A, which the epilogue leaves free. goVector returns the
+	// statement that applies the activation to the accumulator acc.
+	goPrelude(v golang.F32) []jen.Code
+	goVector(v golang.F32, acc func() jen.Code) jen.Code
+	// asm has an assembly tile (goasm) apply the activation after its
+	// bias; it panics for an activation the assembly does not have.
+	asm(t *goasm.Tile)
+	// cuda is the CUDA C expression of the activation of the float x.
+	cuda(x string) string
+	// onednn says how the onednn baseline fuses the activation: the end
+	// of its doc and the C that appends it to the primitive's attr as a
+	// post-op.
+	onednn() (doc, postOps string)
+}
+
+// relu is max(0, x).
+type relu struct{}
+
+func (relu) formula(x string) string { return "max(0, " + x + ")" }
+
+func (relu) reference(x float64) float64 { return max(x, 0) }
+
+func (relu) flops() float64 { return 1 }
+
+func (relu) goScalar(x jen.Code, f64 bool) jen.Code {
+	if f64 {
+		return jen.Max(x, jen.Lit(0.0))
+	}
+	return jen.Max(x, jen.Lit(0))
+}
+
+// goPrelude holds zero in x, for goVector's maximum.
+func (relu) goPrelude(v golang.F32) []jen.Code {
+	if v.Scalar() {
+		return []jen.Code{jen.Id("x").Op("=").Lit(0)}
+	}
+	return []jen.Code{jen.Id("x").Op("=").Add(v.Type()).Values()}
+}
+
+func (relu) goVector(v golang.F32, acc func() jen.Code) jen.Code {
+	return jen.Add(acc()).Op("=").Add(v.Max(acc(), jen.Id("x")))
+}
+
+func (relu) asm(t *goasm.Tile) { t.ReLU = true }
+
+func (relu) cuda(x string) string { return "fmaxf(" + x + ", 0.f)" }
+
+func (relu) onednn() (doc, postOps string) {
+	return "ReLU as an eltwise post-op", `
+		dnnl_post_ops_t po;
+		P_ok(dnnl_post_ops_create(&po), "post-ops");
+		P_ok(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f), "relu post-op");
+		P_ok(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops");
+		P_ok(dnnl_post_ops_destroy(po), "destroying post-ops");`
 }
 
 // The revisions of the epilogue templates, bumped by hand like revision
@@ -61,23 +133,13 @@ var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, BiasReLUOp, biasReLURe
 // knobs and constraints of Template, the epilogue's emitters and baselines.
 func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 	return kernels.Template{
-		Op:      op,
-		Backend: kernels.CPU,
-		Version: versionOf(rev, space),
-		Space:   space,
-		Default: defaultConfig,
-		EmitGo: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			emitEpilogue(f, name, shape, cfg, e)
-		},
-		Features: features,
-		EmitAsm:  func(name string, shape []int, cfg schedule.Config) []byte { return emitAsm(name, shape, cfg, e) },
-		EmitGoGeneric: func(f *jen.File, name string, cfg schedule.Config) {
-			emitGeneric(f, name, cfg, e)
-		},
-		EmitAsmGeneric: func(name string, cfg schedule.Config) []byte { return emitAsmGeneric(name, cfg, e) },
-		EmitGoPlain: func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			emitPlain(f, name, shape, cfg, e)
-		},
+		Op:        op,
+		Backend:   kernels.CPU,
+		Version:   versionOf(rev, space),
+		Space:     space,
+		Default:   defaultConfig,
+		Features:  features,
+		Go:        goEmitter{e},
 		Baselines: epilogueBaselines(e),
 	}
 }
@@ -105,9 +167,9 @@ func epilogueBaselines(e epilogue) []kernels.Baseline {
 func emitEpilogueLoop(f *jen.File, name, product string, shape []int, e epilogue) {
 	m, n, k := checkShape(shape)
 	id := jen.Id
-	val := id("ci").Index(id("j")).Op("+").Id("x")
-	if e == biasReLUEpilogue {
-		val = jen.Max(val, jen.Lit(0))
+	var val jen.Code = id("ci").Index(id("j")).Op("+").Id("x")
+	if e.act != nil {
+		val = e.act.goScalar(val, false)
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes %s for the row-major %d×%d matrix a, %d×%d matrix b and "+
 		"%d-vector bias: %s, then a loop over c; autotune bench compares tuned kernels with it.",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -135,7 +136,7 @@ func TestEveryConfigRenders(t *testing.T) {
 				t.Fatalf("%s valid without AVX-512", cfg)
 			}
 			f := golang.NewFile("kernels")
-			Template.EmitGo(f, "K", tt.shape, cfg)
+			Template.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: tt.shape, Config: cfg, Arch: kernels.AMD64})
 			if _, err := golang.Render(f); err != nil {
 				t.Fatalf("%s: %v", cfg, err)
 			}

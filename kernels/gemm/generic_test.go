@@ -113,7 +113,7 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 
 // TestGenericKernels emits the shape-generic kernel of each config of
 // genericConfigs, of Template and the epilogue templates, once (a
-// micro=asm config also in its plain form, Template.EmitGoPlain), and for
+// micro=asm config also in its plain form, kernels.AMD64Plain), and for
 // every test shape a wrapper with the driver's signature that calls it
 // with that shape; builds and vets them in one module; and checks every
 // (config, shape) against the float64 reference on random inputs, the
@@ -128,7 +128,7 @@ func TestGenericKernels(t *testing.T) {
 		}
 	}
 	// A form is a config, archsimd or, for micro=asm, also plain
-	// (Template.EmitGoPlain).
+	// (kernels.AMD64Plain).
 	type form struct {
 		cfg   schedule.Config
 		plain bool
@@ -153,12 +153,13 @@ func TestGenericKernels(t *testing.T) {
 			cfg := fm.cfg
 			generic := fmt.Sprintf("G%d", count)
 			count++
+			var asm []byte
 			if fm.plain {
-				tmpl.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+				asm = tmpl.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Shape: nil, Config: cfg, Arch: kernels.AMD64Plain})
 			} else {
-				tmpl.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+				asm = tmpl.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: kernels.AMD64})
 			}
-			m.Asm(shapes[0], tmpl.EmitAsmGeneric(generic, cfg))
+			m.Asm(shapes[0], asm)
 			ins, _ := tmpl.Args(shapes[0])
 			bias := len(ins) == 3
 			for _, shape := range shapes {

@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dave/jennifer/jen"
-
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs whose generated code is checked in: the fast
@@ -81,23 +78,18 @@ var genericGoldens = []struct {
 		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=3,micro=asm,split=m"}},
 }
 
-// TestGoldenGeneric is TestGolden for the shape-generic emitters:
-// kerneltest.CheckGolden calls EmitGo and EmitAsm, so it gets a copy of
-// each template whose EmitGo and EmitAsm are the generic ones.
+// TestGoldenGeneric is TestGolden for the shape-generic kernels.
 func TestGoldenGeneric(t *testing.T) {
 	for _, g := range genericGoldens {
 		t.Run(g.tmpl.Op.Name, func(t *testing.T) {
-			generic := *g.tmpl
-			generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { g.tmpl.EmitGoGeneric(f, name, cfg) }
-			generic.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return g.tmpl.EmitAsmGeneric(name, cfg) }
 			kerneltest.CheckGolden(t, cpu(4, avx512), filepath.Join("testdata", g.sum), "cpu.go, epilogue.go",
-				kerneltest.GoldenSet{Template: &generic, Revision: g.rev, FilePrefix: g.prefix, FuncPrefix: "GemmGeneric",
-					Goldens: []kerneltest.Golden{g.golden}})
+				kerneltest.GoldenSet{Template: g.tmpl, Revision: g.rev, FilePrefix: g.prefix, FuncPrefix: "GemmGeneric",
+					Goldens: []kerneltest.Golden{g.golden}, Generic: true})
 		})
 	}
 }
 
-// plainGoldens are the configs whose plain form (Template.EmitGoPlain) is
+// plainGoldens are the configs whose plain form (kernels.AMD64Plain) is
 // checked in, specialised with tails in M, N and K and generic, for plain
 // GEMM and with ReLU's epilogue. Their assembly is that of the goldens
 // above and not checked in twice.
@@ -119,20 +111,12 @@ var plainGoldens = []struct {
 func TestGoldenPlain(t *testing.T) {
 	var sets []kerneltest.GoldenSet
 	for _, g := range plainGoldens {
-		plain := *g.tmpl
-		plain.EmitGo = func(f *jen.File, name string, shape []int, cfg schedule.Config) {
-			if g.generic {
-				shape = nil
-			}
-			g.tmpl.EmitGoPlain(f, name, shape, cfg)
-		}
-		plain.EmitAsm = nil
 		prefix := "GemmPlain"
 		if g.generic {
 			prefix = "GemmPlainGeneric"
 		}
-		sets = append(sets, kerneltest.GoldenSet{Template: &plain, Revision: plainRevision, FuncPrefix: prefix,
-			Goldens: []kerneltest.Golden{g.golden}})
+		sets = append(sets, kerneltest.GoldenSet{Template: g.tmpl, Revision: plainRevision, FuncPrefix: prefix,
+			Goldens: []kerneltest.Golden{g.golden}, Generic: g.generic, Plain: true})
 	}
 	kerneltest.CheckGolden(t, cpu(4, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
 	for _, g := range plainGoldens {

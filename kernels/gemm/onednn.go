@@ -28,11 +28,12 @@ import (
 // argument and ReLU as an eltwise post-op, as a user of oneDNN fuses them.
 func onednnBaselines(e epilogue) []kernels.Baseline {
 	doc := "oneDNN's matmul primitive through cgo, created once for the shape"
-	switch e {
-	case biasEpilogue:
+	if e.bias {
 		doc += ", with the bias as its bias argument"
-	case biasReLUEpilogue:
-		doc += ", with the bias as its bias argument and ReLU as an eltwise post-op"
+	}
+	if e.act != nil {
+		actDoc, _ := e.act.onednn()
+		doc += " and " + actDoc
 	}
 	return []kernels.Baseline{{
 		Name:   "onednn",
@@ -51,20 +52,15 @@ func emitOneDNN(f *jen.File, name string, shape []int, e epilogue) {
 	bias, post := "NULL", ""
 	params, args, bufs := "float *c, float *a, float *b", "{DNNL_ARG_SRC, P_a}, {DNNL_ARG_WEIGHTS, P_b}, {DNNL_ARG_DST, P_c}", "a, b, c"
 	slices, lens := []string{"c", "a", "b"}, []int{m * n, m * k, k * n}
-	if e != noEpilogue {
+	if e.bias {
 		bias = "&bias_md"
 		params += ", float *bias"
 		args += ", {DNNL_ARG_BIAS, P_bias}"
 		bufs += ", bias"
 		slices, lens = append(slices, "bias"), append(lens, n)
 	}
-	if e == biasReLUEpilogue {
-		post = `
-		dnnl_post_ops_t po;
-		P_ok(dnnl_post_ops_create(&po), "post-ops");
-		P_ok(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f), "relu post-op");
-		P_ok(dnnl_primitive_attr_set_post_ops(attr, po), "setting post-ops");
-		P_ok(dnnl_post_ops_destroy(po), "destroying post-ops");`
+	if e.act != nil {
+		_, post = e.act.onednn()
 	}
 	c := strings.NewReplacer(
 		"PARAMS", params, "ARGS", args, "BUFS", bufs, "NARGS", fmt.Sprint(strings.Count(bufs, ",")+1),
@@ -105,7 +101,7 @@ static void P_call(PARAMS) {
 	c = strings.ReplaceAll(c, "P_", name+"_")
 	f.CgoPreamble(kernels.OneDNNPrelude(name) + c)
 	what := fmt.Sprintf("the row-major %d×%d matrix a and %d×%d matrix b", m, k, k, n)
-	if e != noEpilogue {
+	if e.bias {
 		what += fmt.Sprintf(" and %d-vector bias", n)
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes %s for %s with oneDNN's matmul primitive; "+

@@ -69,8 +69,8 @@ func epilogueOp(e epilogue, op kernels.Op) kernels.Op {
 	op.FLOPs = func(shape []int) float64 {
 		m, n, k := checkShape(shape)
 		f := 2*float64(m)*float64(n)*float64(k) + float64(m)*float64(n)
-		if e == biasReLUEpilogue {
-			f += float64(m) * float64(n)
+		if e.act != nil {
+			f += e.act.flops() * float64(m) * float64(n)
 		}
 		return f
 	}
@@ -142,8 +142,8 @@ func referenceEpilogue(shape []int, ins [][]float32, out []float64, e epilogue) 
 		c := out[i*n : (i+1)*n]
 		for j, x := range bias {
 			c[j] += float64(x)
-			if e == biasReLUEpilogue {
-				c[j] = max(c[j], 0)
+			if e.act != nil {
+				c[j] = e.act.reference(c[j])
 			}
 		}
 	}

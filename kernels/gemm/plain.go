@@ -8,7 +8,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/golang"
 )
 
-// The plain form of a micro=asm config (Template.EmitGoPlain) is what a
+// The plain form of a micro=asm config (kernels.AMD64Plain) is what a
 // build without GOEXPERIMENT=simd can run at nearly the tuned speed: the
 // full tiles are the config's assembly, which needs no experiment, and the
 // rest is plain Go. The archsimd edge tiles of the tuned form become one
@@ -47,10 +47,10 @@ func (k kernel) emitEdge(f *jen.File) {
 			),
 		),
 	}
-	if k.epi != noEpilogue {
-		sum := id("ci").Index(id("j")).Op("+").Id("bj").Index(id("j"))
-		if k.epi == biasReLUEpilogue {
-			sum = jen.Max(sum, jen.Lit(0))
+	if k.epi.bias {
+		var sum jen.Code = id("ci").Index(id("j")).Op("+").Id("bj").Index(id("j"))
+		if k.epi.act != nil {
+			sum = k.epi.act.goScalar(sum, false)
 		}
 		row = append(row, jen.If(id("last")).Block(
 			id("bj").Op(":=").Id("bias").Index(jen.Empty(), jen.Len(id("ci"))),
@@ -68,7 +68,7 @@ func (k kernel) emitEdge(f *jen.File) {
 		bWhat = fmt.Sprintf("b, a packed strip with stride %d", k.nr)
 	}
 	slices, flags, epi := []jen.Code{id("c"), id("a"), id("b")}, []jen.Code{id("first")}, ""
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		slices = append(slices, id("bias"))
 		flags = append(flags, id("last"))
 		epi = fmt.Sprintf("; when last, the slice of K is the last one and the tile is stored as %s, bias holding its columns' biases", k.epi.formula())
@@ -104,14 +104,14 @@ func (k kernel) edgeCall(shortM, shortN bool) jen.Code {
 		id("a").Index(id("i").Op("*").Id("k").Op("+").Id("pc"), jen.Empty()),
 		id("s"),
 	}
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		args = append(args, id("bias").Index(id("jc").Op("+").Id("jr"), jen.Empty()))
 	}
 	if k.generic {
 		args = append(args, id("n"), id("k"))
 	}
 	args = append(args, rows, cols, id("depth"), id("pc").Op("==").Lit(0))
-	if k.epi != noEpilogue {
+	if k.epi.bias {
 		args = append(args, id("pc").Op("+").Id("depth").Op("==").Id("k"))
 	}
 	return id(k.edgeFn()).Call(args...)

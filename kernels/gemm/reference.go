@@ -20,10 +20,10 @@ func emitReference(e epilogue) func(f *jen.File, name string) {
 				),
 			),
 		}
-		if e != noEpilogue {
+		if e.bias {
 			add := []jen.Code{id("c").Index(id("j")).Op("+=").Float64().Call(id("x"))}
-			if e == biasReLUEpilogue {
-				add = append(add, id("c").Index(id("j")).Op("=").Max(id("c").Index(id("j")), jen.Lit(0.0)))
+			if e.act != nil {
+				add = append(add, id("c").Index(id("j")).Op("=").Add(e.act.goScalar(id("c").Index(id("j")), true)))
 			}
 			body = append(body, jen.For(id("i").Op(":=").Range().Id("m")).Block(
 				id("c").Op(":=").Id("out").Index(id("i").Op("*").Id("n").Op(":").Parens(id("i").Op("+").Lit(1)).Op("*").Id("n")),

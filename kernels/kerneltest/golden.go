@@ -31,11 +31,18 @@ type GoldenSet struct {
 	// the generated kernels, which end in the shape, "4096by1024".
 	FilePrefix, FuncPrefix string
 	Goldens                []Golden
+	// Generic checks the shape-generic kernels of the configs (a
+	// kernels.Kernel without a Shape), each valid for its golden's shape.
+	Generic bool
+	// Plain checks the plain forms of the configs (kernels.Arch.Plain).
+	// Their assembly is that of the archsimd form, checked in with it,
+	// and not checked in twice.
+	Plain bool
 }
 
 // CheckGolden compares the code each set's template generates for its
 // golden configs on target with testdata/*.golden, and the assembly of a
-// config that has some (Template.EmitAsm) with testdata/*.s.golden; go
+// config that has some (what Template.Go's EmitGo returns) with testdata/*.s.golden; go
 // test -update rewrites them. The file sumFile records which revision the golden files belong
 // to, with a digest of them: a line "revision digest" per set, in order.
 // With -update, CheckGolden refuses, before writing anything, golden files
@@ -63,8 +70,13 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 				t.Fatal(err)
 			}
 			name := set.FuncPrefix + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
+			k := kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}
+			if set.Generic {
+				k.Shape = nil
+			}
+			k.Arch.Plain = set.Plain
 			f := golang.NewFile("kernels")
-			tmpl.EmitGo(f, name, shape, cfg)
+			asm := tmpl.Go.EmitGo(f, k)
 			src, err := golang.Render(f)
 			if err != nil {
 				t.Fatal(err)
@@ -73,11 +85,9 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 			files[filepath.Join("testdata", set.FilePrefix+g.Name+".golden")] = src
 			// The assembly is generated code too: a config with some has it
 			// checked in beside the Go, and in the digest.
-			if tmpl.EmitAsm != nil {
-				if asm := tmpl.EmitAsm(name, shape, cfg); asm != nil {
-					digest.Write(asm)
-					files[filepath.Join("testdata", set.FilePrefix+g.Name+".s.golden")] = asm
-				}
+			if asm != nil && !set.Plain {
+				digest.Write(asm)
+				files[filepath.Join("testdata", set.FilePrefix+g.Name+".s.golden")] = asm
 			}
 		}
 		sum += set.Revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
@@ -113,7 +123,7 @@ func CheckCUDAGolden(t *testing.T, target device.Target, sumFile, bumpIn, revisi
 			t.Fatal(err)
 		}
 		name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
-		k := tmpl.EmitCUDA(name, shape, cfg)
+		k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: cfg})
 		src := []byte(fmt.Sprintf("%s// entry %s, grid %v, block %v, shared %d bytes\n", k.Source, k.Entry, k.Grid, k.Block, k.SharedBytes))
 		digest.Write(src)
 		files[filepath.Join("testdata", "cuda_"+g.Name+".golden")] = src

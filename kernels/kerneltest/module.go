@@ -66,7 +66,7 @@ func (m *Module) File(shape []int) *jen.File {
 	return f
 }
 
-// Asm adds Go assembly (kernels.Template.EmitAsm) of a kernel of shape to
+// Asm adds Go assembly (what kernels.GoEmitter.EmitGo returns) of a kernel of shape to
 // the module, beside File(shape); nil adds nothing.
 func (m *Module) Asm(shape []int, src []byte) {
 	if src == nil {

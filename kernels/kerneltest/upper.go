@@ -15,7 +15,7 @@ import (
 )
 
 // CheckGoroutinesClear emits each config of tmpl for shape on target, both
-// specialised (EmitGo) and shape-generic (EmitGoGeneric), and checks the
+// specialised and shape-generic, and checks the
 // goroutines the kernel starts. A vector config (its vec knob above 1)
 // must end every goroutine's function with archsimd.ClearAVXUpperBits():
 // archsimd code leaves the upper halves of the vector registers dirty, and
@@ -40,8 +40,8 @@ func CheckGoroutinesClear(t *testing.T, tmpl *kernels.Template, target device.Ta
 		}
 		vector := cfg.Int("vec") > 1
 		specialised, generic := golang.NewFile("kernels"), golang.NewFile("kernels")
-		tmpl.EmitGo(specialised, "K", sh, cfg)
-		tmpl.EmitGoGeneric(generic, "K", cfg)
+		tmpl.Go.EmitGo(specialised, kernels.Kernel{Name: "K", Shape: sh, Config: cfg, Arch: kernels.AMD64})
+		tmpl.Go.EmitGo(generic, kernels.Kernel{Name: "K", Config: cfg, Arch: kernels.AMD64})
 		for _, e := range []struct {
 			kind string
 			f    *jen.File

@@ -44,7 +44,7 @@ const (
 // four registers each (x, k, p, accumulator) below the constants.
 const asmMaxUnroll = 4
 
-// emitAsm is Template.EmitAsm: the assembly of the kernel of cfg, or nil
+// emitAsm is goEmitter's assembly: the assembly of the kernel of cfg, or nil
 // for code=go.
 func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 	k := newKernel(name, cfg)
@@ -56,7 +56,7 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 	return k.asmFile()
 }
 
-// emitAsmGeneric is Template.EmitAsmGeneric: the same with cols an
+// emitAsmGeneric is goEmitter's assembly of a generic kernel: the same with cols an
 // argument.
 func emitAsmGeneric(name string, cfg schedule.Config) []byte {
 	k := newKernel(name, cfg)

@@ -3,7 +3,10 @@ package softmax
 import (
 	"fmt"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -21,19 +24,39 @@ const genericRevision = "softmax-generic-3"
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512.
 var Template = kernels.Template{
-	Op:             Op,
-	Backend:        kernels.CPU,
-	Version:        version(),
-	Earlier:        []kernels.Template{rev2},
-	Space:          space,
-	Default:        defaultConfig,
-	EmitGo:         emitGo,
-	EmitAsm:        emitAsm,
-	EmitGoGeneric:  emitGoGeneric,
-	EmitAsmGeneric: emitAsmGeneric,
-	EmitGoPlain:    emitPlain,
-	Baselines:      baselines,
+	Op:        Op,
+	Backend:   kernels.CPU,
+	Version:   version(),
+	Earlier:   []kernels.Template{rev2},
+	Space:     space,
+	Default:   defaultConfig,
+	Go:        goEmitter{},
+	Baselines: baselines,
 }
+
+// goEmitter is Template's emitter: specialised (emitGo, emitAsm),
+// shape-generic (emitGoGeneric, emitAsmGeneric) and plain (emitPlain)
+// kernels of the same config.
+type goEmitter struct{}
+
+func (goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	k.Want(kernels.AMD64.ISA, dtype.F32)
+	switch {
+	case k.Arch.Plain:
+		emitPlain(f, k.Name, k.Shape, k.Config)
+	case k.Shape == nil:
+		emitGoGeneric(f, k.Name, k.Config)
+	default:
+		emitGo(f, k.Name, k.Shape, k.Config)
+	}
+	if k.Shape == nil {
+		return emitAsmGeneric(k.Name, k.Config)
+	}
+	return emitAsm(k.Name, k.Shape, k.Config)
+}
+
+// Asm reports whether cfg's rows are assembly (code=asm).
+func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("code") == "asm" }
 
 // Knob values. The order is the order mutation walks.
 var (

@@ -6,6 +6,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/cuda"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -17,11 +18,14 @@ const cudaRevision = "softmax-cuda-1"
 // CUDATemplate is the CUDA template of Op: fused softmax in generated CUDA
 // C, one or more rows per block (see the package doc).
 var CUDATemplate = kernels.Template{
-	Op:       Op,
-	Backend:  kernels.CUDA,
-	Version:  cudaTemplateVersion,
-	Space:    cudaSpace,
-	EmitCUDA: emitCUDA,
+	Op:      Op,
+	Backend: kernels.CUDA,
+	Version: cudaTemplateVersion,
+	Space:   cudaSpace,
+	CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
+		k.Want("", dtype.F32)
+		return emitCUDA(k.Name, k.Shape, k.Config)
+	}),
 }
 
 // CUDA knob values, in the order mutation walks.

@@ -97,7 +97,7 @@ func itoa(n int) string { return kernels.FormatShape([]int{n}) }
 
 func TestCUDATemplateRegistered(t *testing.T) {
 	tmpl, ok := kernels.TemplateFor("softmax", kernels.CUDA)
-	if !ok || tmpl.Version != CUDATemplate.Version || tmpl.EmitCUDA == nil {
+	if !ok || tmpl.Version != CUDATemplate.Version || tmpl.CUDA == nil {
 		t.Fatalf("the CUDA template of softmax is not registered: %v", ok)
 	}
 	if CUDATemplate.Version == Template.Version {

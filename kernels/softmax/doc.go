@@ -122,7 +122,7 @@
 //
 // # Shape-generic kernels
 //
-// Template.EmitGoGeneric emits the same kernel with the shape an argument,
+// The Go emitter, asked for a kernel without a shape, emits the same kernel with the shape an argument,
 // func(dst, src []float32, rows, cols int), for any config valid at some
 // shape (the one it was tuned on). The differences: rows are slices, not
 // arrays of a constant length, and every loop bound over a row is tested at
@@ -137,7 +137,7 @@
 // genericRevision (cpu.go), not revision: the tuner measures specialised
 // kernels only, so the generic code is not part of Version; bump
 // genericRevision when it changes. The generic assembly
-// (Template.EmitAsmGeneric) takes cols as an argument: the bytes of a
+// (emitAsmGeneric) takes cols as an argument: the bytes of a
 // row, of its whole groups of unroll vectors and of its whole vectors, and
 // the mask of its partial vector, are computed once per call.
 //

@@ -42,7 +42,7 @@ func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
 	k.emit(f)
 }
 
-// emitGoGeneric is Template.EmitGoGeneric: the kernel of cfg with rows and
+// emitGoGeneric is the shape-generic form (goEmitter): the kernel of cfg with rows and
 // cols arguments. It keeps every accumulator of the unroll, since no row
 // length is known; rows_per_chunk and threads stay as tuned, and a shape
 // with fewer chunks than threads starts one goroutine per chunk.
@@ -52,7 +52,7 @@ func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
 	k.emit(f)
 }
 
-// emitPlain is Template.EmitGoPlain: for a code=asm config, the same Go
+// emitPlain is the plain form (kernels.AMD64Plain): for a code=asm config, the same Go
 // as emitGo (emitGoGeneric when shape is nil) without archsimd, so that it
 // builds without GOEXPERIMENT=simd. Only the goroutines differ: the
 // assembly ends in VZEROUPPER, so they need not clear the vector

@@ -120,7 +120,7 @@ func TestGenericKernels(t *testing.T) {
 	}
 	var jobsOf = make(map[string][]job) // by shape
 	// A code=asm config with goroutines is also emitted in its plain form
-	// (Template.EmitGoPlain), the one whose Go differs.
+	// (kernels.AMD64Plain), the one whose Go differs.
 	type form struct {
 		cfg   schedule.Config
 		plain bool
@@ -135,12 +135,13 @@ func TestGenericKernels(t *testing.T) {
 	for i, fm := range forms {
 		cfg := fm.cfg
 		generic := fmt.Sprintf("G%d", i)
+		var asm []byte
 		if fm.plain {
-			Template.EmitGoPlain(m.File(shapes[0]), generic, nil, cfg)
+			asm = Template.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Shape: nil, Config: cfg, Arch: kernels.AMD64Plain})
 		} else {
-			Template.EmitGoGeneric(m.File(shapes[0]), generic, cfg)
+			asm = Template.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: kernels.AMD64})
 		}
-		m.Asm(shapes[0], Template.EmitAsmGeneric(generic, cfg))
+		m.Asm(shapes[0], asm)
 		for _, shape := range shapes {
 			name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
 			dst, src := jen.Id("dst"), jen.Id("src")

@@ -8,8 +8,8 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
-	"github.com/autotune-dev/autotune/schedule"
 )
 
 // goldens are the configs whose generated code is checked in: the fast path
@@ -42,19 +42,14 @@ var genericGoldens = []kerneltest.Golden{
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic emitter, with
-// testdata/golden_generic.sum: kerneltest.CheckGolden calls EmitGo and
-// EmitAsm, so it gets a copy of Template whose EmitGo is EmitGoGeneric and
-// whose EmitAsm is EmitAsmGeneric.
+// testdata/golden_generic.sum.
 func TestGoldenGeneric(t *testing.T) {
-	generic := Template
-	generic.EmitGo = func(f *jen.File, name string, _ []int, cfg schedule.Config) { Template.EmitGoGeneric(f, name, cfg) }
-	generic.EmitAsm = func(name string, _ []int, cfg schedule.Config) []byte { return Template.EmitAsmGeneric(name, cfg) }
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &generic, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens})
+		kerneltest.GoldenSet{Template: &Template, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: genericGoldens, Generic: true})
 }
 
 // TestPlainForm checks that the plain forms of code=asm configs
-// (Template.EmitGoPlain), specialised and generic, with and without
+// (kernels.AMD64Plain), specialised and generic, with and without
 // goroutines, do not import archsimd, so that they build without
 // GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what they
 // compute.
@@ -72,7 +67,7 @@ func TestPlainForm(t *testing.T) {
 			shape = nil
 		}
 		f := jen.NewFile("k")
-		Template.EmitGoPlain(f, "K", shape, cfg)
+		Template.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
 		src := f.GoString()
 		if strings.Contains(src, golang.ArchSIMD) {
 			t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)

@@ -25,7 +25,7 @@ type genKernel struct {
 	shape []int
 	cfg   schedule.Config
 	base  *kernels.Baseline // a baseline instead of a config
-	plain bool              // the plain form of a code=asm config (Template.EmitGoPlain)
+	plain bool              // the plain form of a code=asm config (kernels.AMD64Plain)
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
@@ -258,11 +258,9 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.base.EmitGo(m.File(k.shape), k.name, k.shape)
 			desc = k.base.Name
 		} else if k.plain {
-			Template.EmitGoPlain(m.File(k.shape), k.name, k.shape, k.cfg)
-			m.Asm(k.shape, Template.EmitAsm(k.name, k.shape, k.cfg))
+			m.Asm(k.shape, Template.Go.EmitGo(m.File(k.shape), kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64Plain}))
 		} else {
-			Template.EmitGo(m.File(k.shape), k.name, k.shape, k.cfg)
-			m.Asm(k.shape, Template.EmitAsm(k.name, k.shape, k.cfg))
+			m.Asm(k.shape, Template.Go.EmitGo(m.File(k.shape), kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64}))
 		}
 		m.Add(kerneltest.Kernel{Name: k.name, Config: desc, Ins: ins, Out: out, FLOPs: Template.FLOPs(k.shape)})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -105,11 +106,11 @@ func TestEveryConfigRenders(t *testing.T) {
 				t.Fatalf("%s valid without AVX-512", cfg)
 			}
 			f := golang.NewFile("kernels")
-			Template.EmitGo(f, "K", shape, cfg)
+			asm := Template.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64})
 			if _, err := golang.Render(f); err != nil {
 				t.Fatalf("%s: %v", cfg, err)
 			}
-			if asm := Template.EmitAsm("K", shape, cfg); (asm != nil) != (cfg.Str("code") == "asm") {
+			if (asm != nil) != (cfg.Str("code") == "asm") || Template.Go.Asm(cfg) != (asm != nil) {
 				t.Fatalf("%s: %d bytes of assembly", cfg, len(asm))
 			}
 		}

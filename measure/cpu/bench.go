@@ -106,11 +106,12 @@ type benchEntry struct {
 	checked   bool
 	bytes     float64
 	flops     float64
-	requires  []string          // modules the package imports (kernels.Baseline.Requires)
-	cgo       bool              // the package uses cgo (kernels.Baseline.Cgo)
-	emit      func(f *jen.File) // adds func Kernel to the package; nil for the harness's own kernels
-	asm       func() []byte     // the package's Go assembly (kernels.Template.EmitAsm), or nil
-	fn        jen.Code          // without emit: the harness's Kernel (the floor, the peak)
+	requires  []string // modules the package imports (kernels.Baseline.Requires)
+	cgo       bool     // the package uses cgo (kernels.Baseline.Cgo)
+	// emit adds func Kernel to the package and returns the package's Go
+	// assembly, or nil; emit is nil for the harness's own kernels.
+	emit func(f *jen.File) []byte
+	fn   jen.Code // without emit: the harness's Kernel (the floor, the peak)
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -207,7 +208,7 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 // benchEntries lists what b's bench times: the tuned kernel, the baselines
 // not skipped for the shape, the peak, the floor.
 func benchEntries(b BenchBatch) ([]benchEntry, error) {
-	if b.Template.EmitGo == nil || b.Template.Args == nil || b.Template.Reference == nil || b.Template.Tolerance == nil {
+	if b.Template.Go == nil || b.Template.Args == nil || b.Template.Reference == nil || b.Template.Tolerance == nil {
 		return nil, fmt.Errorf("cpu: bench: template %s has no Go emitter, reference or tolerance", b.Template.Op.Name)
 	}
 	bytes, flops := 0.0, 0.0
@@ -220,11 +221,10 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	shape := b.Shape
 	entries := []benchEntry{{
 		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes, flops: flops,
-		emit: func(f *jen.File) { b.Template.EmitGo(f, kernelName, slices.Clone(shape), b.Config) },
+		emit: func(f *jen.File) []byte {
+			return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), Config: b.Config, Arch: kernels.AMD64})
+		},
 	}}
-	if b.Template.EmitAsm != nil {
-		entries[0].asm = func() []byte { return b.Template.EmitAsm(kernelName, slices.Clone(shape), b.Config) }
-	}
 	seen := map[string]bool{BenchTuned: true, BenchFloor: true, BenchPeak: true}
 	for i, bl := range b.Template.Baselines {
 		switch {
@@ -240,7 +240,7 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		entries = append(entries, benchEntry{
 			name: bl.Name, doc: bl.Doc, pkg: fmt.Sprintf("base%d", i), checked: true, bytes: bytes, flops: flops,
 			requires: bl.Requires, cgo: bl.Cgo,
-			emit: func(f *jen.File) { bl.EmitGo(f, kernelName, slices.Clone(shape)) },
+			emit: func(f *jen.File) []byte { bl.EmitGo(f, kernelName, slices.Clone(shape)); return nil },
 		})
 	}
 	inLens, outLen := b.Template.Args(slices.Clone(shape))
@@ -316,19 +316,14 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 		if e.emit == nil {
 			continue
 		}
-		src, msg := emitPackage(e.pkg, e.emit)
+		var asm []byte
+		src, msg := emitPackage(e.pkg, func(f *jen.File) { asm = e.emit(f) })
 		if msg != "" {
 			return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
 		}
 		files[filepath.Join(e.pkg, e.pkg+".go")] = src
-		if e.asm != nil {
-			asm, msg := emitAsm(e.asm)
-			if msg != "" {
-				return "", fmt.Errorf("cpu: bench: %s: %s", e.name, msg)
-			}
-			if asm != nil {
-				files[filepath.Join(e.pkg, asmFile(e.pkg))] = asm
-			}
+		if asm != nil {
+			files[filepath.Join(e.pkg, asmFile(e.pkg))] = asm
 		}
 	}
 	table, err := renderTable(rows)

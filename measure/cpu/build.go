@@ -17,6 +17,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 )
 
@@ -116,26 +117,14 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	ins, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
 	src, msg = emitPackage(pkgName(id), func(f *jen.File) {
-		b.batch.Template.EmitGo(f, kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
+		asm = b.batch.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(b.batch.Shape),
+			Config: b.batch.Configs[id], Arch: kernels.AMD64})
 		assertSignature(f, len(ins))
 	})
-	if msg != "" || b.batch.Template.EmitAsm == nil {
-		return src, nil, msg
+	if msg != "" {
+		return nil, nil, msg
 	}
-	asm, msg = emitAsm(func() []byte {
-		return b.batch.Template.EmitAsm(kernelName, slices.Clone(b.batch.Shape), b.batch.Configs[id])
-	})
-	return src, asm, msg
-}
-
-// emitAsm returns what emit returns, or msg when it panics.
-func emitAsm(emit func() []byte) (asm []byte, msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			asm, msg = nil, fmt.Sprintf("emitting the kernel's assembly panicked: %v", r)
-		}
-	}()
-	return emit(), ""
+	return src, asm, ""
 }
 
 // asmFile is the name of package pkg's assembly file: amd64 only, as the

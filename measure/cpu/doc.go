@@ -9,7 +9,7 @@
 // Each batch gets a throw-away module in a temporary directory:
 //
 //	go.mod           module autotuneharness, go 1.26, no requirements
-//	k007/k007.go     candidate 7 (the batch index): Template.EmitGo's Kernel, package k007
+//	k007/k007.go     candidate 7 (the batch index): the template's Go emitter's Kernel, package k007
 //	main.go, ...     the harness: a copy of the Go program in measure/cpu/harness
 //	measure/...      copies of the packages it imports (measure/harness, measure/cpu/peak)
 //	table.go         generated: the harness's table of the candidates that build

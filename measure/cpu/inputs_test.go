@@ -39,7 +39,10 @@ func TestInputSetsCatchNoMaxSoftmax(t *testing.T) {
 	needGo(t)
 	shape := []int{8, 33}
 	wrong := softmax.Template
-	wrong.Space, wrong.EmitGo, wrong.EmitAsm = nil, emitNoMaxSoftmax, nil
+	wrong.Space, wrong.Go = nil, kernels.GoFunc(func(f *jen.File, k kernels.Kernel) []byte {
+		emitNoMaxSoftmax(f, k.Name, k.Shape, k.Config)
+		return nil
+	})
 	uniformOnly := wrong
 	uniformOnly.Inputs = softmax.Template.Inputs[:1]
 	cfg := validConfig(t, softmax.Template, shape, "vec=1,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false")

@@ -19,7 +19,7 @@ import (
 //	print      correct, and writes a fake protocol line to os.Stdout
 //	nocompile  a type error, found by go build
 //	nosyntax   not Go at all, found when the file is rendered
-//	emitpanic  EmitGo itself panics
+//	emitpanic  the emitter itself panics
 //	panic      panics (recovered by the harness)
 //	hang       loops forever
 //	wrongans   out[i] = in[i]
@@ -27,7 +27,7 @@ import (
 //	segv       writes to an unmapped address: a fault the runtime cannot recover
 //	exit       calls os.Exit(3)
 //	badsig     valid Go, but Kernel is not func(out, in0 []float32)
-//	asm        correct, the +1 in Go assembly (Template.EmitAsm)
+//	asm        correct, the +1 in Go assembly (what the Go emitter returns)
 //	asmbroken  its assembly does not assemble
 //
 // reps repeats the computation, to make a candidate slower; salt only
@@ -63,8 +63,10 @@ func testTemplate() kernels.Template {
 				schedule.Choice("salt", salts...),
 			})
 		},
-		EmitGo:  emitTest,
-		EmitAsm: emitTestAsm,
+		Go: kernels.GoFunc(func(f *jen.File, k kernels.Kernel) []byte {
+			emitTest(f, k.Name, k.Shape, k.Config)
+			return emitTestAsm(k.Name, k.Shape, k.Config)
+		}),
 	}
 }
 

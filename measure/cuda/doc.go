@@ -1,7 +1,7 @@
 // Package cuda measures generated CUDA kernels on the local NVIDIA GPU.
 //
 // [Measurer] implements the tuner's measurer contract for the cuda backend.
-// For a batch it emits each config's CUDA C (kernels.Template.EmitCUDA) and
+// For a batch it emits each config's CUDA C (kernels.CUDAEmitter) and
 // hands the sources to a worker: a child process, the same binary started
 // with the hidden argument [WorkerArg], which talks to the GPU through
 // package driver (libcuda.so.1 and NVRTC loaded at run time). Per candidate

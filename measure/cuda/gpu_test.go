@@ -122,8 +122,10 @@ func plantedTemplate() kernels.Template {
 	tmpl.Space = func([]int, device.Target) *schedule.Space {
 		return schedule.NewSpace([]schedule.Knob{schedule.Enum("kind", "ok", "syntax", "skip_last", "illegal", "after")})
 	}
-	tmpl.EmitCUDA = func(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-		k := softmax.CUDATemplate.EmitCUDA(name, shape, mustParse(softmax.CUDATemplate.Space(shape, device.Target{}), "tpr=32,rows_per_block=1,vec=1,keep=global,algo=threepass,exp=precise"))
+	tmpl.CUDA = kernels.CUDAFunc(func(want kernels.Kernel) kernels.CUDAKernel {
+		shape, cfg := want.Shape, want.Config
+		k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: want.Name, Shape: shape,
+			Config: mustParse(softmax.CUDATemplate.Space(shape, device.Target{}), "tpr=32,rows_per_block=1,vec=1,keep=global,algo=threepass,exp=precise")})
 		switch cfg.Str("kind") {
 		case "syntax":
 			k.Source = strings.Replace(k.Source, "const float inv", "const float inv = ;", 1)
@@ -134,7 +136,7 @@ func plantedTemplate() kernels.Template {
 			k.Source = strings.Replace(k.Source, "const float inv = 1.f / s;", "const float inv = 1.f / s; if (row == 0 && t == 0) y[1ll << 40] = 1.f;", 1)
 		}
 		return k
-	}
+	})
 	return tmpl
 }
 

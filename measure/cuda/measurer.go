@@ -137,7 +137,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	if len(b.Configs) == 0 {
 		return nil, nil
 	}
-	if !b.Target.IsCUDA() || b.Template.EmitCUDA == nil {
+	if !b.Target.IsCUDA() || b.Template.CUDA == nil {
 		return nil, fmt.Errorf("cuda: target %q or template %s is not CUDA", b.Target.Name, b.Template.Version)
 	}
 	m.mu.Lock()
@@ -208,7 +208,7 @@ func emit(t kernels.Template, name string, shape []int, c schedule.Config) (k ke
 			err = fmt.Errorf("emitting CUDA: %v", r)
 		}
 	}()
-	return t.EmitCUDA(name, shape, c), nil
+	return t.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: c}), nil
 }
 
 // report passes a final result to the batch's Finished hook, if any.

@@ -108,7 +108,7 @@ func (c *Checker) setup() error {
 // done.
 func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int, target device.Target,
 	cfgs []schedule.Config, progress func(i int, r Report)) ([]Report, error) {
-	if tmpl.EmitCUDA == nil || !target.IsCUDA() {
+	if tmpl.CUDA == nil || !target.IsCUDA() {
 		return nil, fmt.Errorf("emu: %s is not a CUDA template or %s not a CUDA target", tmpl.Op.Name, target.Name)
 	}
 	if err := c.setup(); err != nil {
@@ -154,7 +154,7 @@ func emit(t kernels.Template, name string, shape []int, cfg schedule.Config) (k 
 			err = fmt.Errorf("emitting CUDA: %v", r)
 		}
 	}()
-	return t.EmitCUDA(name, shape, cfg), nil
+	return t.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: cfg}), nil
 }
 
 // PTX compiles k to PTX for arch with clang.

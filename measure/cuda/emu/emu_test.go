@@ -393,7 +393,7 @@ func TestSoftmaxPlantedBug(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := softmax.CUDATemplate.EmitCUDA("k", shape, cfg)
+	k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
 	k.Source = strings.Replace(k.Source, "reinterpret_cast<float *>(y + head)[k] =", "if (k != nvec - 1) reinterpret_cast<float *>(y + head)[k] =", 1)
 	ins, want := measure.NewData(softmax.Op, shape, 1)
 	rel, abs := softmax.Op.Tolerance(shape)
