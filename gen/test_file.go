@@ -149,7 +149,7 @@ func (p *plan) testFile() *jen.File {
 				if set.Tolerance != nil {
 					tol = set.Tolerance
 				}
-				rel, abs := tol(shape)
+				rel, abs := tol(shape, op.dtype)
 				cases = append(cases, jen.Values(jen.Dict{
 					jen.Id("shape"): jen.Index().Int().Values(intLits(shape)...), jen.Id("set"): jen.Lit(j),
 					jen.Id("rel"): jen.Lit(rel), jen.Id("abs"): jen.Lit(abs),

@@ -3,6 +3,7 @@ package cuda
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
@@ -220,12 +222,13 @@ func report(b measure.Batch, r measure.Result) {
 
 // data makes m.work and m.sets those of b's workload, reusing the last.
 func (m *Measurer) data(b measure.Batch) {
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, m.opts.Seed)
+	dt := cmp.Or(b.DType, dtype.Default)
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, dt, m.opts.Seed)
 	if key != m.key {
 		m.key = key
 		ins, out := b.Template.Args(b.Shape)
-		m.work, m.sets = harness.Workload{Inputs: ins, Output: out}, nil
-		for _, set := range measure.Inputs(b.Template.Op, b.Shape, m.opts.Seed) {
+		m.work, m.sets = harness.Workload{Inputs: ins, Output: out, DType: string(dt)}, nil
+		for _, set := range measure.Inputs(b.Template.Op, b.Shape, dt, m.opts.Seed) {
 			info := harness.SetInfo{Name: set.Name, Rel: set.Rel, Abs: set.Abs}
 			m.work.Sets = append(m.work.Sets, info)
 			m.sets = append(m.sets, harness.Set{SetInfo: info, Ins: set.Ins, Want: set.Want})

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/harness"
@@ -35,6 +37,9 @@ type Checker struct {
 	Timeout time.Duration
 	// Seed fixes the inputs (measure.NewData) and the shuffled orders.
 	Seed uint64
+	// DType is the element type of the inputs and output; "" means
+	// dtype.Default.
+	DType dtype.DType
 	// Orders to run; default Orders.
 	Orders []Order
 }
@@ -114,8 +119,9 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 	if err := c.setup(); err != nil {
 		return nil, err
 	}
-	ins, want := measure.NewData(tmpl.Op, shape, c.Seed)
-	rel, abs := tmpl.Tolerance(shape)
+	dt := cmp.Or(c.DType, dtype.Default)
+	ins, want := measure.NewData(tmpl.Op, shape, dt, c.Seed)
+	rel, abs := tmpl.Tolerance(shape, dt)
 	space := tmpl.Space(shape, target)
 	name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
 
