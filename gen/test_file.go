@@ -72,14 +72,14 @@ func (op *opPlan) neighbours() [][]int {
 // kernel and the rule as Variant writes it. It decides with tunedb.Nearest,
 // which the generated pick must agree with.
 func (op *opPlan) expect(shape []int) (kernel int, rule string) {
-	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: dtype, Device: "d", Template: "t"}
+	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: op.dtype, Device: "d", Template: "t"}
 	var cands []tunedb.Workload
 	for _, t := range op.tuned {
 		if slices.Equal(t.shape, shape) {
 			return t.exact, "exact"
 		}
 		if t.near >= 0 {
-			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: dtype, Device: "d", Template: "t"})
+			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: op.dtype, Device: "d", Template: "t"})
 		}
 	}
 	if near := tunedb.Nearest(w, cands, 1); len(near) > 0 {

@@ -16,7 +16,6 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
-	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -306,7 +305,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPE\tDEVICE\tTEMPLATE\tRECORDS\tOK\tFAILED\tBEST\tBEST CONFIG")
+	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPE\tDEVICE\tTEMPLATE\tTOOLCHAIN\tRECORDS\tOK\tFAILED\tBEST\tBEST CONFIG")
 	for _, s := range sums {
 		w := s.Workload
 		best, cfg := "-", "-"
@@ -314,8 +313,8 @@ func runDBList(c *command, std *stdio, args []string) error {
 			best, cfg = tunedb.FormatNS(s.Best.MedianNS), s.Best.Config.String()
 		}
 		ok := s.ByStatus[tunedb.StatusOK]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
-			shortHash(w.Template), s.Records, ok, s.Records-ok, best, cfg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
+			shortHash(w.Template), toolchainName(w.Toolchain), s.Records, ok, s.Records-ok, best, cfg)
 	}
 	return tw.Flush()
 }
@@ -343,7 +342,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer db.Close()
-	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	wls, err := db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	if err != nil {
 		return err
 	}

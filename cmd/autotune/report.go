@@ -11,7 +11,6 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/report"
-	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -81,7 +80,7 @@ func runReport(c *command, std *stdio, args []string) error {
 		}
 		fp := w.target.Fingerprint()
 		keep = func(x tunedb.Workload) bool {
-			return x.Op == w.op.Name && slices.Equal(x.Shape, w.shape) && x.DType == tune.DType && x.Device == fp
+			return x.Op == w.op.Name && slices.Equal(x.Shape, w.shape) && x.DType == w.dtype && x.Device == fp
 		}
 	case set["device"]:
 		target, err := device.Lookup(wf.device)

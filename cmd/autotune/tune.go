@@ -262,10 +262,14 @@ func runTune(c *command, std *stdio, args []string) error {
 	// status says which signal it was. A second Ctrl-C kills.
 	ctx, caught, stop := signalContext()
 	defer stop()
+	toolchain, err := tune.ToolchainOf(ctx, measurer)
+	if err != nil {
+		return err
+	}
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
 	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
-		Template: tmpl, Shape: w.shape, Target: w.target,
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
 		Space:    tmpl.Space(w.shape, w.target),
 		Measurer: measurer,
 		Store:    db, Observer: progress,
@@ -352,7 +356,7 @@ type summaryJSON struct {
 
 func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) summaryJSON {
 	out := summaryJSON{
-		Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version,
+		Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version,
 		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
 		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, GainStop: s.GainStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),

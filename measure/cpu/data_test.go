@@ -92,7 +92,7 @@ func TestDataCacheCancel(t *testing.T) {
 
 // The files hold exactly what the harness reads back.
 func TestDataWrite(t *testing.T) {
-	d := newData(testTemplate(), []int{5}, 3)
+	d := newData(testTemplate(), []int{5}, dtype.F32, 3)
 	dir := t.TempDir()
 	if err := d.write(dir); err != nil {
 		t.Fatal(err)

@@ -68,9 +68,10 @@ func (o *Options) withDefaults() Options {
 // worker process at a time. Batches measured at the same time would
 // disturb each other's timings; Measure serialises them.
 type Measurer struct {
-	opts   Options
-	target device.Target
-	gpu    string // "NVIDIA H100 80GB HBM3 (sm_90), driver 13.0, NVRTC 13.0"
+	opts      Options
+	target    device.Target
+	gpu       string // "NVIDIA H100 80GB HBM3 (sm_90), driver 13.0, NVRTC 13.0"
+	toolchain string // see Toolchain
 
 	mu    sync.Mutex
 	key   string
@@ -125,12 +126,20 @@ func New(opts *Options, target device.Target) (*Measurer, error) {
 	dv, _ := d.Version()
 	nvv, _ := nv.Version()
 	m.gpu = fmt.Sprintf("%s (%s), driver CUDA %s, NVRTC %s", name, target.GPU.Arch, dv, nvv)
+	if nvv != "" {
+		m.toolchain = "nvrtc" + nvv
+	}
 	m.start = m.startChild
 	return m, nil
 }
 
 // GPU describes the device and the libraries, for logs.
 func (m *Measurer) GPU() string { return m.gpu }
+
+// Toolchain names the compiler of the candidates as the tuning database's
+// workload key does: "nvrtc" and NVRTC's version, "nvrtc13.0", or "" when
+// NVRTC did not say.
+func (m *Measurer) Toolchain(context.Context) (string, error) { return m.toolchain, nil }
 
 // Measure emits, compiles and runs b's configs and returns one Result per
 // config, in order (see the package doc). The error is non-nil only when
