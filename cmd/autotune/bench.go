@@ -23,7 +23,7 @@ var benchCommand = command{
 	name:    "bench",
 	summary: "compare the tuned kernel with baselines, side by side",
 	help: `
-Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
+Usage: autotune bench --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
 the op's baselines (below), an FMA peak (independent fused multiply-adds

@@ -27,7 +27,7 @@ Records measured with this machine's toolchain (the Go version that builds
 CPU kernels, NVRTC's for CUDA) come first. When a shape has records of
 other toolchains only (or of an unknown one: databases written before
 records named it), best answers with them and says so on stderr, and the
-"toolchain" line (and member) names it.
+"measured" line (and the toolchain member) names it.
 
 With --fallback, a shape that was not tuned gets the answer a program's
 run-time lookup (package lookup) gets: the winner of the nearest tuned
@@ -147,12 +147,9 @@ func runBest(c *command, std *stdio, args []string) error {
 			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, r.MedianNS))
 		}
 		fmt.Fprintln(tw)
-		fmt.Fprintf(tw, "measured\t%s by autotune %s\n", r.Time.Format(time.RFC3339), r.Tool)
+		fmt.Fprintf(tw, "measured\t%s by autotune %s, toolchain %s\n", r.Time.Format(time.RFC3339), r.Tool, toolchainName(r.Workload.Toolchain))
 	}
 	fmt.Fprintf(tw, "template\t%s\n", tmpl.Version)
-	if answer.Record != nil {
-		fmt.Fprintf(tw, "toolchain\t%s\n", toolchainName(answer.Toolchain()))
-	}
 	return tw.Flush()
 }
 

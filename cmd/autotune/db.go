@@ -58,14 +58,16 @@ func dbSubcommands() []command {
 Usage: autotune db ls [--db PATH] [--json]
 
 Lists every workload in the tuning database with its record counts by
-status and its best median time.
+status and its best median time. TOOLCHAIN is what built its kernels (the
+Go version for the CPU, NVRTC's for CUDA), "unknown" for records written
+before records named it: records of two toolchains are two workloads.
 
 Examples:
   autotune db ls
   autotune db ls --db team.db --json
 `},
 		{name: "show", run: runDBShow, help: `
-Usage: autotune db show --op OP --shape SHAPE [--device DEV] [--top N] [--db PATH] [--json]
+Usage: autotune db show --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [--top N] [--db PATH] [--json]
 
 Shows the records of one workload (every template version), successful
 ones fastest first, then the failures.

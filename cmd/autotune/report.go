@@ -18,7 +18,7 @@ var reportCommand = command{
 	name:    "report",
 	summary: "write an HTML report of the tuning database: curves, time, roofline, top configs, cost model",
 	help: `
-Usage: autotune report [--op OP --shape SHAPE | --all] [--device DEV] [--out FILE.html] [--db PATH]
+Usage: autotune report [--op OP --shape SHAPE [--dtype DTYPE] | --all] [--device DEV] [--out FILE.html] [--db PATH]
 
 Writes one self-contained HTML page (no scripts, fonts or images from
 elsewhere; the charts are inline SVG) about the workloads of the tuning

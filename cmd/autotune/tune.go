@@ -19,7 +19,7 @@ var tuneCommand = command{
 	name:    "tune",
 	summary: "tune a workload (or a tasks file's) and record every measurement",
 	help: `
-Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
+Usage: autotune tune --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flags]
        autotune tune --tasks FILE [--scheduler gradient|round-robin|ansor] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
@@ -36,6 +36,13 @@ SIGHUP commits what was measured, prints the summary and exits 130, 143 or
 process holds the database, the tuner says it is waiting; after 30 s it
 keeps the batch in DB.pending.jsonl beside the database and goes on, and a
 later batch (or the next command that writes to the database) stores it.
+
+--dtype is the element type of the workload (f32, the default, is the only
+one yet; an op that has no kernels of a dtype refuses it). Records name the
+toolchain that built the candidates ('go env GOVERSION' of the go command,
+or NVRTC's version for CUDA): a run with another toolchain measures anew,
+seeded with the old toolchain's winners, since a compiler changes a
+kernel's speed.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
