@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		registerCopyOp()
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if os.Getenv(dtypeOpEnv) != "" { // autotune with an op of another dtype: see TestDTypeFlag
+		registerDTypeOp()
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "autotune-cmd-test-")
 	if err != nil {
 		panic(err)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// dtypeOpEnv, set, makes the test binary autotune with dtype_x8
+// registered, an op whose only dtype is x8, one autotune does not know:
+// every workload command must refuse it for f32. It is registered in a
+// child process only, since the registry is global and other tests list
+// its ops.
+const dtypeOpEnv = "AUTOTUNE_TEST_DTYPE_OP"
+
+func registerDTypeOp() {
+	kernels.RegisterOp(kernels.Op{
+		Name: "dtype_x8", Dims: []string{"N"}, Summary: "a test op of --dtype", Example: "8",
+		DTypes:    []dtype.DType{"x8"},
+		Args:      func(s []int) ([]int, int) { return []int{s[0]}, s[0] },
+		Reference: func([]int, [][]float32, []float64) {},
+		Tolerance: func([]int, dtype.DType) (float64, float64) { return 0, 0 },
+		FLOPs:     func([]int) float64 { return 0 },
+		Bytes:     func(s []int) float64 { return float64(8 * s[0]) },
+	})
+}
+
+// runChild runs the test binary as autotune with env set.
+func runChild(t *testing.T, env string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env+"=1")
+	var out, errs strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errs.String()
+}
+
+// --dtype names a known dtype of the op, or the command stops with one
+// line and exit status 2, before it opens a database or measures.
+func TestDTypeFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "none.db")
+	workload := func(op, shape, dt string) []string {
+		return []string{"--op", op, "--shape", shape, "--dtype", dt, "--device", "cpu"}
+	}
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"tune", []string{"tune", "--db", db, "--trials", "1"}},
+		{"best", []string{"best", "--db", db}},
+		{"bench", []string{"bench", "--db", db}},
+		{"check", []string{"check"}},
+		{"report", []string{"report", "--db", db}},
+		{"db show", []string{"db", "show", "--db", db}},
+		{"simulate", []string{"simulate", "--db", db}},
+	}
+	for _, c := range commands {
+		t.Run(c.name+"/unknown", func(t *testing.T) {
+			args := append(append([]string(nil), c.args...), workload("softmax", "8x8", "bf16")...)
+			if c.name == "simulate" {
+				args = slicesWithout(args, "--device", "cpu")
+			}
+			code, stdout, stderr := run(t, "", args...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `--dtype: unknown dtype "bf16" (known: f32)`) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the known dtypes", code, stdout, stderr)
+			}
+		})
+		t.Run(c.name+"/unsupported", func(t *testing.T) {
+			args := append(append([]string(nil), c.args...), workload("dtype_x8", "8", "f32")...)
+			if c.name == "simulate" {
+				args = slicesWithout(args, "--device", "cpu")
+			}
+			code, stdout, stderr := runChild(t, dtypeOpEnv, args...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "op dtype_x8 has no f32 kernels (it has: x8)") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the op's dtypes", code, stdout, stderr)
+			}
+		})
+	}
+	t.Run("gen", func(t *testing.T) {
+		code, _, stderr := runChild(t, dtypeOpEnv, "gen", "--db", db, "--out", t.TempDir(), "--pkg", "k", "--ops", "dtype_x8")
+		if code != 2 || !strings.Contains(stderr, "op dtype_x8 has no f32 kernels (it has: x8)") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		code, _, stderr = run(t, "", "gen", "--db", db, "--out", t.TempDir(), "--pkg", "k", "--dtype", "f64")
+		if code != 2 || !strings.Contains(stderr, `unknown dtype "f64"`) {
+			t.Errorf("gen --dtype f64: exit %d, stderr %q", code, stderr)
+		}
+	})
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused command created the database")
+	}
+}
+
+// slicesWithout returns args without the flag name and its value.
+func slicesWithout(args []string, name, value string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == name && i+1 < len(args) && args[i+1] == value {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
