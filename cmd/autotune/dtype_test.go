@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tune"
+	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // dtypeOpEnv, set, makes the test binary autotune with dtype_x8
@@ -115,4 +119,54 @@ func slicesWithout(args []string, name, value string) []string {
 		out = append(out, args[i])
 	}
 	return out
+}
+
+// Records of two toolchains are two workloads: db ls shows both, and best
+// answers with this machine's toolchain's, or says on stderr that its
+// answer is another's.
+func TestToolchainRecords(t *testing.T) {
+	tc := tune.LocalToolchain(context.Background(), kernels.CPU)
+	if tc == "" {
+		t.Skip("no go command to name this machine's toolchain")
+	}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	old := seed(t, path) // records as written before records named a toolchain
+	best := []string{"best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "cpu", "--json"}
+
+	code, stdout, stderr := run(t, "", best...)
+	var got bestJSON
+	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil || got.Toolchain != "" ||
+		!strings.Contains(stderr, "measured with toolchain unknown, not "+tc) {
+		t.Errorf("only unknown-toolchain records: exit %d, %+v, %v, stderr %q; want their best and a warning", code, got, err, stderr)
+	}
+
+	// This toolchain's record is slower, and still the answer.
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Records(old)
+	if err == nil {
+		r := recs[0]
+		r.Workload.Toolchain = tc
+		r.MedianNS, r.P20NS, r.P80NS, r.SamplesNS = 5e6, 5e6, 5e6, []float64{5e6}
+		r.Status, r.Error = tunedb.StatusOK, ""
+		err = db.Commit([]tunedb.Record{r})
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = run(t, "", best...)
+	got = bestJSON{}
+	if err := json.Unmarshal([]byte(stdout), &got); code != 0 || err != nil || got.Toolchain != tc || got.Best.MedianNS != 5e6 || stderr != "" {
+		t.Errorf("with a record of this toolchain: exit %d, %+v, %v, stderr %q; want it, without a warning", code, got, err, stderr)
+	}
+
+	code, stdout, _ = run(t, "", "db", "ls", "--db", path)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "TOOLCHAIN") ||
+		!strings.Contains(stdout, " unknown ") || !strings.Contains(stdout, " "+tc+" ") {
+		t.Errorf("db ls: exit %d\n%s\nwant a TOOLCHAIN column and a row for each toolchain", code, stdout)
+	}
 }
