@@ -170,3 +170,16 @@ func TestToolchainRecords(t *testing.T) {
 		t.Errorf("db ls: exit %d\n%s\nwant a TOOLCHAIN column and a row for each toolchain", code, stdout)
 	}
 }
+
+// A task's dtype is checked as --dtype is.
+func TestTasksDType(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tasks.json")
+	if err := os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "8x8", "dtype": "bf16"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "", "tune", "--tasks", file, "--db", filepath.Join(dir, "t.db"), "--device", "cpu", "--trials", "1")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `task 1: dtype: unknown dtype "bf16"`) {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming the task and its dtype", code, stderr)
+	}
+}
