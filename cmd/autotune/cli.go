@@ -15,7 +15,6 @@ import (
 	"github.com/autotune-dev/autotune/measure/cuda"
 	"github.com/autotune-dev/autotune/measure/cuda/emu"
 	"github.com/autotune-dev/autotune/tune"
-	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // version is the tool version stamped into every record; release builds set
@@ -336,12 +335,6 @@ func (w *workloadFlags) resolve() (workload, error) {
 // template returns the template of w's op on the backend of w's target.
 func (w workload) template() (kernels.Template, bool) {
 	return kernels.TemplateFor(w.op.Name, kernels.BackendOf(w.target))
-}
-
-// key is w's workload in the tuning database for tmpl, of toolchain tc.
-func (w workload) key(tmpl kernels.Template, tc string) tunedb.Workload {
-	return tunedb.Workload{Op: w.op.Name, Shape: w.shape, DType: w.dtype, Device: w.target.Fingerprint(),
-		Template: tmpl.Version, Toolchain: tc}
 }
 
 var versionCommand = command{
