@@ -35,8 +35,9 @@ type Op struct {
 	Variants []Variant
 
 	// DTypes are the element types the op has kernels for; nil means f32
-	// only. A template may support fewer (Template.DTypes). See
-	// SupportsDType.
+	// only. A template may support fewer: it embeds a copy of the op, and
+	// narrows that copy's DTypes; callers check the template's
+	// (Template.CheckDType) where they have one. See SupportsDType.
 	DTypes []dtype.DType
 
 	// Args returns the element counts of the kernel's inputs, in argument

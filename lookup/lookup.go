@@ -188,9 +188,6 @@ func (t *Table) answer(op string, shape []int, dt dtype.DType, fingerprint strin
 	if err != nil {
 		return Answer{}, fmt.Errorf("lookup: %w", err)
 	}
-	if err := o.CheckDType(dt); err != nil {
-		return Answer{}, fmt.Errorf("lookup: %w", err)
-	}
 	if _, err := o.ParseShape(kernels.FormatShape(shape)); err != nil {
 		return Answer{}, fmt.Errorf("lookup: %w", err)
 	}
@@ -201,6 +198,9 @@ func (t *Table) answer(op string, shape []int, dt dtype.DType, fingerprint strin
 	tmpl, ok := kernels.TemplateFor(op, kernels.BackendOf(target))
 	if !ok {
 		return Answer{}, fmt.Errorf("lookup: op %s has no %s template", op, kernels.BackendOf(target))
+	}
+	if err := tmpl.CheckDType(dt); err != nil { // a template may have fewer dtypes than its op
+		return Answer{}, fmt.Errorf("lookup: %w", err)
 	}
 	want := tunedb.Workload{Op: op, Shape: shape, DType: dt, Device: fingerprint, Template: tmpl.Version}
 	var sums []tunedb.Summary

@@ -104,6 +104,9 @@ func runBest(c *command, std *stdio, args []string) error {
 	if !ok {
 		return fmt.Errorf("no %s template for op %s yet: nothing to look up for %s", kernels.BackendOf(w.target), w.op.Name, describeWorkload(w))
 	}
+	if err := tmpl.CheckDType(w.dtype); err != nil {
+		return usagef("%s template: %v", tmpl.Backend, err)
+	}
 	table, err := lookup.New(db)
 	if err != nil {
 		return err

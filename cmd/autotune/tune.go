@@ -319,6 +319,10 @@ func tunable(w workload, what string) (kernels.Template, error) {
 		return kernels.Template{}, fmt.Errorf("no %s template for op %s yet: cannot %s %s %s on %s",
 			backend, w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
 	}
+	// A template may have fewer dtypes than its op.
+	if err := tmpl.CheckDType(w.dtype); err != nil {
+		return kernels.Template{}, usagef("%s template: %v", backend, err)
+	}
 	ins, out := tmpl.Args(w.shape)
 	total := out
 	for _, n := range ins {
