@@ -95,11 +95,6 @@ func runBest(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(path, readDB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	tmpl, ok := w.template()
 	if !ok {
 		return fmt.Errorf("no %s template for op %s yet: nothing to look up for %s", kernels.BackendOf(w.target), w.op.Name, describeWorkload(w))
@@ -107,6 +102,11 @@ func runBest(c *command, std *stdio, args []string) error {
 	if err := tmpl.CheckDType(w.dtype); err != nil {
 		return usagef("%s template: %v", tmpl.Backend, err)
 	}
+	db, err := openDB(path, readDB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	table, err := lookup.New(db)
 	if err != nil {
 		return err

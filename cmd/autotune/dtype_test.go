@@ -10,8 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -23,8 +27,10 @@ import (
 // its ops.
 const dtypeOpEnv = "AUTOTUNE_TEST_DTYPE_OP"
 
+// It also registers dtype_narrow, an op of f32 and x8 whose CPU template
+// has x8 kernels only.
 func registerDTypeOp() {
-	kernels.RegisterOp(kernels.Op{
+	op := kernels.Op{
 		Name: "dtype_x8", Dims: []string{"N"}, Summary: "a test op of --dtype", Example: "8",
 		DTypes:    []dtype.DType{"x8"},
 		Args:      func(s []int) ([]int, int) { return []int{s[0]}, s[0] },
@@ -32,6 +38,17 @@ func registerDTypeOp() {
 		Tolerance: func([]int, dtype.DType) (float64, float64) { return 0, 0 },
 		FLOPs:     func([]int) float64 { return 0 },
 		Bytes:     func(s []int) float64 { return float64(8 * s[0]) },
+	}
+	kernels.RegisterOp(op)
+	op.Name, op.DTypes = "dtype_narrow", []dtype.DType{dtype.F32, "x8"}
+	kernels.RegisterOp(op)
+	op.DTypes = []dtype.DType{"x8"}
+	kernels.Register(kernels.Template{
+		Op: op, Backend: kernels.CPU, Version: "dtype-narrow-1",
+		Space: func([]int, device.Target) *schedule.Space {
+			return schedule.NewSpace([]schedule.Knob{schedule.Choice("unroll", 1)})
+		},
+		EmitGo: func(*jen.File, string, []int, schedule.Config) {},
 	})
 }
 
@@ -90,6 +107,19 @@ func TestDTypeFlag(t *testing.T) {
 			code, stdout, stderr := runChild(t, dtypeOpEnv, args...)
 			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "op dtype_x8 has no f32 kernels (it has: x8)") {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the op's dtypes", code, stdout, stderr)
+			}
+		})
+	}
+	// The op has f32 kernels, its CPU template none.
+	for _, args := range [][]string{
+		{"tune", "--db", db, "--trials", "1"},
+		{"best", "--db", db},
+		{"check"},
+	} {
+		t.Run(args[0]+"/template", func(t *testing.T) {
+			code, stdout, stderr := runChild(t, dtypeOpEnv, append(args, workload("dtype_narrow", "8", "f32")...)...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cpu template: op dtype_narrow has no f32 kernels (it has: x8)") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the template's dtypes", code, stdout, stderr)
 			}
 		})
 	}
