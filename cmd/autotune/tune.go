@@ -274,7 +274,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
-	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
+	fmt.Fprintf(std.errs, "tuning %s, built by %s, with %s search (seed %d) into %s\n", describeWorkload(w), toolchainName(toolchain), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
 		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
 		Space:    tmpl.Space(w.shape, w.target),
@@ -290,7 +290,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if o.json {
-		err = writeJSON(std, tuneJSON(w, tmpl, o, s))
+		err = writeJSON(std, tuneJSON(w, tmpl, toolchain, o, s))
 	} else {
 		printSummary(std, w, tmpl, s)
 	}
@@ -347,6 +347,7 @@ type summaryJSON struct {
 	DType       string                `json:"dtype"`
 	Device      string                `json:"device"`
 	Template    string                `json:"template"`
+	Toolchain   string                `json:"toolchain,omitempty"` // what built the candidates; omitted when unknown
 	Strategy    string                `json:"strategy"`
 	Seed        uint64                `json:"seed"`
 	Trials      int                   `json:"trials"`
@@ -365,9 +366,9 @@ type summaryJSON struct {
 	Tied        bool                  `json:"tied"`              // the two leaders' p20–p80 ranges overlap
 }
 
-func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) summaryJSON {
+func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions, s tune.Summary) summaryJSON {
 	out := summaryJSON{
-		Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version,
+		Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version, Toolchain: toolchain,
 		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
 		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, GainStop: s.GainStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
