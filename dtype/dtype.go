@@ -47,6 +47,17 @@ func (d DType) Size() int {
 	return 0
 }
 
+// Epsilon is the unit roundoff of d, half the distance from 1 to the next
+// value d holds (2^-24 for f32): the largest relative error of storing a
+// value as d. It is 0 for an unknown dtype.
+func (d DType) Epsilon() float64 {
+	switch d {
+	case F32:
+		return 0x1p-24
+	}
+	return 0
+}
+
 // Round returns x rounded to d, as a float32 holds it: the value an input
 // of dtype d has once stored, from which references are computed. For f32
 // it is x.

@@ -285,7 +285,7 @@ func emitKernel(f *jen.File, op *opPlan, name string, shape []int, c schedule.Co
 			err = fmt.Errorf("gen: emitting %s %s: %v", op.op.Name, cfg, r)
 		}
 	}()
-	asm := op.tmpl.Go.EmitGo(f, kernels.Kernel{Name: name, Shape: slices.Clone(shape), Config: c, Arch: amd64.Arch(plain)})
+	asm := op.tmpl.Go.EmitGo(f, kernels.Kernel{Name: name, Shape: slices.Clone(shape), DType: op.dtype, Config: c, Arch: amd64.Arch(plain)})
 	if plain {
 		asm = nil // the vector form's, which that form appended
 	}

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	_ "github.com/autotune-dev/autotune/kernels/all"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -220,5 +222,58 @@ func TestGofmtClean(t *testing.T) {
 		if formatted, err := format.Source(src); err != nil || !bytes.Equal(formatted, src) {
 			t.Errorf("%s is not gofmt-clean (err %v)", name, err)
 		}
+	}
+}
+
+// Of the records of a shape, the plan takes Options.Toolchain's; without
+// them, the latest of another toolchain's, and Log hears of it.
+func TestPlanToolchain(t *testing.T) {
+	host := device.Host()
+	tmpl, _ := kernels.TemplateFor("softmax", kernels.CPU)
+	shape := []int{64, 100}
+	sp := tmpl.Space(shape, host)
+	def := tmpl.Default(shape, host)
+	var other schedule.Config
+	for i := int64(0); i < sp.Size(); i++ {
+		if c := sp.At(i); sp.Valid(c) && !c.Equal(def) {
+			other = c
+			break
+		}
+	}
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	rec := func(cfg schedule.Config, tc string, sec int) tunedb.Record {
+		return tunedb.Record{
+			Workload: tunedb.Workload{Op: "softmax", Shape: shape, DType: dtype.F32, Device: host.Fingerprint(), Template: tmpl.Version, Toolchain: tc},
+			Config:   cfg, Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
+			Time: at.Add(time.Duration(sec) * time.Second), Tool: "test"}
+	}
+	mem := tunedb.NewMemory()
+	if err := mem.Commit([]tunedb.Record{rec(def, "", 5), rec(other, "go-mine", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		toolchain string
+		want      schedule.Config
+		warn      string // in Log; "" for none
+	}{
+		{"go-mine", other, ""},
+		{"go-theirs", def, "softmax 64x100: the winner was measured with toolchain unknown, not go-theirs"},
+		{"", def, ""},
+	} {
+		var log strings.Builder
+		p, err := newPlan(mem, Options{Pkg: "k", Device: host.Fingerprint(), Ops: []string{"softmax"}, Toolchain: tt.toolchain, Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(p.ops, func(op *opPlan) bool { return op.op.Name == "softmax" })
+		if len(p.ops[i].tuned) != 1 || !p.ops[i].tuned[0].record.Config.Equal(tt.want) {
+			t.Errorf("toolchain %q: tuned %+v, want one shape won by %s", tt.toolchain, p.ops[i].tuned, tt.want)
+		}
+		if got := log.String(); tt.warn == "" && got != "" || !strings.Contains(got, tt.warn) {
+			t.Errorf("toolchain %q: log %q, want %q", tt.toolchain, got, tt.warn)
+		}
+	}
+	if _, err := newPlan(mem, Options{Pkg: "k", Device: host.Fingerprint(), DType: "bf16"}); err == nil {
+		t.Error("a plan of bf16: no error")
 	}
 }

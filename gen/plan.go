@@ -3,19 +3,18 @@ package gen
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/gen/amd64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )
-
-// dtype is the only element type the CPU templates have.
-const dtype = "f32"
 
 // Source is where the tuning records come from: a tuning database
 // (tunedb.DB, tunedb.Memory), as for lookup.New.
@@ -40,6 +39,18 @@ type Options struct {
 	// Command is the command line the files' header names, such as
 	// `autotune gen --out fastkernels --pkg fastkernels`.
 	Command string
+	// DType is the element type of the kernels: records of it are used,
+	// and an op without kernels of it is an error. "" means
+	// dtype.Default; generated packages hold f32 kernels only, for now.
+	DType dtype.DType
+	// Toolchain is the toolchain that builds the package's kernels (the
+	// Go version, as tunedb.Workload.Toolchain names it): of the records
+	// of a shape, its are used when there are any, else another
+	// toolchain's, and Log hears of each such shape. "" prefers none.
+	Toolchain string
+	// Log, when set, hears warnings, one line each: a winner measured
+	// with another toolchain than Toolchain.
+	Log io.Writer
 }
 
 // A variant is one compiled kernel of an op: a config, specialised to a
@@ -80,6 +91,7 @@ type opPlan struct {
 	op       kernels.Op
 	tmpl     kernels.Template
 	api      kernels.API
+	dtype    dtype.DType
 	ident    string // lower-case prefix of its Go names
 	variants []variant
 	tuned    []tunedShape
@@ -162,9 +174,18 @@ func newPlan(src Source, o Options) (*plan, error) {
 	if host := device.Host(); host.Fingerprint() == o.Device && host.CPU != nil {
 		target = host // the fingerprint has no cache sizes; the host's spaces need them
 	}
+	o.DType = cmp.Or(o.DType, dtype.Default)
+	if o.DType != dtype.F32 {
+		return nil, fmt.Errorf("gen: generated packages hold f32 kernels only, not %s", o.DType)
+	}
 	ops, err := selectOps(o.Ops)
 	if err != nil {
 		return nil, err
+	}
+	for _, op := range ops {
+		if err := op.CheckDType(o.DType); err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
 	}
 	sums, err := src.Workloads()
 	if err != nil {
@@ -174,11 +195,19 @@ func newPlan(src Source, o Options) (*plan, error) {
 	for _, op := range ops {
 		tmpl, _ := kernels.TemplateFor(op.Name, kernels.CPU)
 		api := op.GoAPI()
-		op := &opPlan{op: op, tmpl: tmpl, api: api, ident: strings.ToLower(api.Func[:1]) + api.Func[1:]}
+		op := &opPlan{op: op, tmpl: tmpl, api: api, ident: strings.ToLower(api.Func[:1]) + api.Func[1:], dtype: o.DType}
+		var mine []tunedb.Summary
 		for _, s := range sums {
 			w := s.Workload
-			if s.Best == nil || w.Op != op.op.Name || w.DType != dtype || w.Device != o.Device || w.Template != tmpl.Version {
-				continue
+			if s.Best != nil && w.Op == op.op.Name && w.DType == o.DType && w.Device == o.Device && w.Template == tmpl.Version {
+				mine = append(mine, s)
+			}
+		}
+		for _, s := range tunedb.PreferToolchain(mine, o.Toolchain) {
+			w := s.Workload
+			if o.Toolchain != "" && w.Toolchain != o.Toolchain && o.Log != nil {
+				fmt.Fprintf(o.Log, "gen: warning: %s %s: the winner was measured with toolchain %s, not %s; tune again to rank with this one\n",
+					w.Op, w.ShapeString(), toolchainName(w.Toolchain), o.Toolchain)
 			}
 			op.tuned = append(op.tuned, tunedShape{shape: slices.Clone(w.Shape), record: *s.Best})
 			if s.Best.Time.After(p.date) {
@@ -311,4 +340,12 @@ func isIdent(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// toolchainName is tc for messages: "unknown" for "".
+func toolchainName(tc string) string {
+	if tc == "" {
+		return "unknown"
+	}
+	return tc
 }

@@ -73,14 +73,14 @@ func (op *opPlan) neighbours() [][]int {
 // kernel and the rule as Variant writes it. It decides with tunedb.Nearest,
 // which the generated pick must agree with.
 func (op *opPlan) expect(shape []int) (kernel int, rule string) {
-	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: dtype, Device: "d", Template: "t"}
+	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: op.dtype, Device: "d", Template: "t"}
 	var cands []tunedb.Workload
 	for _, t := range op.tuned {
 		if slices.Equal(t.shape, shape) {
 			return t.exact, "exact"
 		}
 		if t.near >= 0 {
-			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: dtype, Device: "d", Template: "t"})
+			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: op.dtype, Device: "d", Template: "t"})
 		}
 	}
 	if near := tunedb.Nearest(w, cands, 1); len(near) > 0 {
@@ -150,7 +150,7 @@ func (p *plan) testFile() *jen.File {
 				if set.Tolerance != nil {
 					tol = set.Tolerance
 				}
-				rel, abs := tol(shape)
+				rel, abs := tol(shape, op.dtype)
 				cases = append(cases, jen.Values(jen.Dict{
 					jen.Id("shape"): jen.Index().Int().Values(intLits(shape)...), jen.Id("set"): jen.Lit(j),
 					jen.Id("rel"): jen.Lit(rel), jen.Id("abs"): jen.Lit(abs),

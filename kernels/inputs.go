@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // An InputSet is one distribution of a kernel's inputs.
@@ -18,7 +20,7 @@ type InputSet struct {
 	// Tolerance, when set, replaces Op.Tolerance for this set: an op
 	// whose error bound assumes the inputs' magnitude (GEMM's does) needs
 	// another bound for larger inputs.
-	Tolerance func(shape []int) (rel, abs float64)
+	Tolerance func(shape []int, dt dtype.DType) (rel, abs float64)
 
 	// EmitFill, when set, adds to f a function with the given name that
 	// draws what Fill draws, in plain Go importing only the standard

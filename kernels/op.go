@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // Op is what an operator computes, independent of any backend: its name,
@@ -19,7 +21,7 @@ import (
 //
 // Every kernel, whatever the op and backend, is called as fn(out, in0, in1,
 // ...): the output first, then the inputs in the order Args gives, all
-// float32.
+// float32 slices holding values of the workload's dtype (DTypes).
 type Op struct {
 	Name    string
 	Dims    []string // dimension letters in shape order, e.g. {"M", "N", "K"}
@@ -32,15 +34,28 @@ type Op struct {
 	// it too, so that the flag is accepted and changes nothing.
 	Variants []Variant
 
+	// DTypes are the element types the op has kernels for; nil means f32
+	// only. A template may support fewer: it embeds a copy of the op, and
+	// narrows that copy's DTypes; callers check the template's
+	// (Template.CheckDType) where they have one. See SupportsDType.
+	DTypes []dtype.DType
+
 	// Args returns the element counts of the kernel's inputs, in argument
 	// order, and of its output.
 	Args func(shape []int) (ins []int, out int)
-	// Reference computes the output in float64 from the float32 inputs.
+	// Reference computes the output in float64 from the inputs as stored:
+	// the harness rounds every input to the workload's dtype
+	// (dtype.DType.Round, the identity for f32) before it hands the same
+	// values to the kernel and to Reference, so the reference never
+	// credits a kernel with precision its inputs do not have, and the
+	// tolerance covers only what the kernel itself rounds.
 	Reference func(shape []int, ins [][]float32, out []float64)
-	// Tolerance bounds the error of a correct float32 kernel: an output is
-	// wrong where |got-want| > abs + rel*|want|. It may depend on the shape
-	// because rounding error grows with the reduction length.
-	Tolerance func(shape []int) (rel, abs float64)
+	// Tolerance bounds the error of a correct kernel of dtype dt: an
+	// output is wrong where |got-want| > abs + rel*|want|. It depends on
+	// the shape because rounding error grows with the reduction length,
+	// and on dt because the output is rounded to it (OutputRounding);
+	// accumulation is float32 whatever dt.
+	Tolerance func(shape []int, dt dtype.DType) (rel, abs float64)
 	// FLOPs is the floating-point work of one call; Bytes the minimum bytes
 	// one call must move (each input read and the output written once), for
 	// GB/s and the roofline.
@@ -132,6 +147,36 @@ type Variant struct {
 	Flag string // the flag's name without dashes: "causal"
 	Doc  string // what the flag means, for --help
 	Op   string // the op it selects
+}
+
+// SupportsDType reports whether op has kernels of dt (DTypes; nil means
+// f32 only).
+func (op Op) SupportsDType(dt dtype.DType) bool {
+	return slices.Contains(op.DTypesOrDefault(), dt)
+}
+
+// DTypesOrDefault returns op.DTypes, or {f32} when the op names none.
+func (op Op) DTypesOrDefault() []dtype.DType {
+	if len(op.DTypes) == 0 {
+		return []dtype.DType{dtype.F32}
+	}
+	return slices.Clone(op.DTypes)
+}
+
+// CheckDType returns an error of one line when op has no kernels of dt,
+// naming those it has: "op softmax has no bf16 kernels (it has: f32)".
+func (op Op) CheckDType(dt dtype.DType) error {
+	if op.SupportsDType(dt) {
+		return nil
+	}
+	return fmt.Errorf("op %s has no %s kernels (it has: %s)", op.Name, dt, dtype.List(op.DTypesOrDefault()))
+}
+
+// OutputRounding is the relative error of storing a float32 result as dt,
+// beyond the float32 rounding every op's error model already counts: 0
+// for f32. Ops add it to their rel tolerance.
+func OutputRounding(dt dtype.DType) float64 {
+	return max(0, dt.Epsilon()-dtype.F32.Epsilon())
 }
 
 // ShapeForm is how the op's shape is written, e.g. "MxNxK".

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 func TestParseShape(t *testing.T) {
@@ -100,5 +102,34 @@ func TestRates(t *testing.T) {
 	}
 	if gbps, gflops := (Op{}).Rates(nil, 5); gbps != 0 || gflops != 0 {
 		t.Errorf("Rates without counts = %v, %v; want zeros", gbps, gflops)
+	}
+}
+
+func TestOpDTypes(t *testing.T) {
+	const bf16 = dtype.DType("bf16") // not known yet: an op may still name it
+	for _, tt := range []struct {
+		name   string
+		dtypes []dtype.DType
+		dt     dtype.DType
+		err    string // "" when supported
+	}{
+		{"nil is f32", nil, dtype.F32, ""},
+		{"nil is f32 only", nil, bf16, "op x has no bf16 kernels (it has: f32)"},
+		{"declared", []dtype.DType{dtype.F32, bf16}, bf16, ""},
+		{"narrowed", []dtype.DType{bf16}, dtype.F32, "op x has no f32 kernels (it has: bf16)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			op := Op{Name: "x", DTypes: tt.dtypes}
+			err := op.CheckDType(tt.dt)
+			if got := op.SupportsDType(tt.dt); got != (tt.err == "") {
+				t.Errorf("SupportsDType(%s) = %v", tt.dt, got)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
+				t.Errorf("CheckDType(%s) = %v, want %q", tt.dt, err, tt.err)
+			}
+		})
+	}
+	if r := OutputRounding(dtype.F32); r != 0 {
+		t.Errorf("OutputRounding(f32) = %g, want 0: f32 tolerances already count its rounding", r)
 	}
 }

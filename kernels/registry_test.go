@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -16,7 +17,7 @@ func testOp(name string, variants ...Variant) Op {
 		Name: name, Dims: []string{"N"}, Example: "16", Summary: "test op", Variants: variants,
 		Args:      func(shape []int) ([]int, int) { return []int{shape[0]}, shape[0] },
 		Reference: func(shape []int, ins [][]float32, out []float64) {},
-		Tolerance: func([]int) (float64, float64) { return 0, 0 },
+		Tolerance: func([]int, dtype.DType) (float64, float64) { return 0, 0 },
 		FLOPs:     func(shape []int) float64 { return float64(shape[0]) },
 		Bytes:     func(shape []int) float64 { return 8 * float64(shape[0]) },
 	}

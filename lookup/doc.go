@@ -17,6 +17,13 @@
 // fingerprint (device.Target.Fingerprint), so a CUDA architecture is just
 // another device.
 //
+// Records name the toolchain that built the kernels they measured (the Go
+// version, NVRTC's), since it changes a kernel's speed. A shape tuned with
+// several counts once: by the record of the toolchain the Table prefers
+// ([Table.Prefer]) when it has one, else by the latest measured. An answer
+// says whose it is ([Answer.Toolchain]), so that a caller that knows its
+// toolchain can say when it uses another's.
+//
 // A [Table] is a snapshot: Open and Load read the records once, and a
 // Table never writes, never creates a file, and never waits behind a
 // running tuner longer than its timeout. Answers are cached, so a repeated

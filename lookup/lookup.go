@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	// Every answer needs the op's template from the registry; a program
 	// that imports only lookup must find the ops autotune ships.
@@ -39,6 +40,15 @@ type Answer struct {
 	Record *tunedb.Record
 }
 
+// Toolchain is the toolchain that built the winner (its record's), "" for
+// Default or an unknown one.
+func (a Answer) Toolchain() string {
+	if a.Record == nil {
+		return ""
+	}
+	return a.Record.Workload.Toolchain
+}
+
 // String says what answered, e.g. "nearest 4096x1024".
 func (a Answer) String() string {
 	if a.Rule == Default {
@@ -57,7 +67,8 @@ type Options struct {
 // Table answers lookups from a snapshot of tuning records. It is safe for
 // concurrent use.
 type Table struct {
-	best []tunedb.Record // the best record of every workload that has one
+	best      []tunedb.Record // the best record of every workload that has one
+	toolchain string          // preferred; see Prefer
 
 	mu    sync.RWMutex
 	cache map[cacheKey]Answer
@@ -66,9 +77,10 @@ type Table struct {
 // cacheKey identifies a question without building a string, so that a
 // cached answer costs a map read and no allocation but the answer's shape.
 type cacheKey struct {
-	op, dtype, device string
-	dims              int
-	shape             [maxCachedDims]int
+	op, device string
+	dtype      dtype.DType
+	dims       int
+	shape      [maxCachedDims]int
 }
 
 // maxCachedDims bounds the shapes whose answers are cached; every op has
@@ -135,23 +147,34 @@ func newTable(sums []tunedb.Summary) *Table {
 	return t
 }
 
-// Best returns the config to use for op at shape, of dtype, on the device
-// with the given fingerprint, and which rule chose it (see the package
-// doc). It fails when the op is unknown, the shape is not one of the op's,
-// the device fingerprint cannot be read, or the op has no template for the
-// device's backend.
-func (t *Table) Best(op string, shape []int, dtype, fingerprint string) (Answer, error) {
+// Prefer returns a Table of the same records that prefers those built by
+// toolchain (a tunedb.Workload.Toolchain, such as "go1.26.0"): of the
+// records of a shape, it answers with that toolchain's when there is one,
+// else with another toolchain's, and the answer names it
+// (Answer.Toolchain), for the caller to say so. The Table Open, New and
+// Load return prefers none, and takes of each shape the toolchain measured
+// last.
+func (t *Table) Prefer(toolchain string) *Table {
+	return &Table{best: t.best, toolchain: toolchain, cache: map[cacheKey]Answer{}}
+}
+
+// Best returns the config to use for op at shape, of dtype dt, on the
+// device with the given fingerprint, and which rule chose it (see the
+// package doc). It fails when the op is unknown or has no kernels of dt,
+// the shape is not one of the op's, the device fingerprint cannot be read,
+// or the op has no template for the device's backend.
+func (t *Table) Best(op string, shape []int, dt dtype.DType, fingerprint string) (Answer, error) {
 	if len(shape) > maxCachedDims {
-		return t.answer(op, shape, dtype, fingerprint)
+		return t.answer(op, shape, dt, fingerprint)
 	}
-	key := cacheKey{op: op, dtype: dtype, device: fingerprint, dims: len(shape)}
+	key := cacheKey{op: op, dtype: dt, device: fingerprint, dims: len(shape)}
 	copy(key.shape[:], shape)
 	t.mu.RLock()
 	a, ok := t.cache[key]
 	t.mu.RUnlock()
 	if !ok {
 		var err error
-		if a, err = t.answer(op, shape, dtype, fingerprint); err != nil {
+		if a, err = t.answer(op, shape, dt, fingerprint); err != nil {
 			return Answer{}, err
 		}
 		t.mu.Lock()
@@ -162,7 +185,7 @@ func (t *Table) Best(op string, shape []int, dtype, fingerprint string) (Answer,
 	return a, nil
 }
 
-func (t *Table) answer(op string, shape []int, dtype, fingerprint string) (Answer, error) {
+func (t *Table) answer(op string, shape []int, dt dtype.DType, fingerprint string) (Answer, error) {
 	o, err := kernels.Lookup(op)
 	if err != nil {
 		return Answer{}, fmt.Errorf("lookup: %w", err)
@@ -178,13 +201,21 @@ func (t *Table) answer(op string, shape []int, dtype, fingerprint string) (Answe
 	if !ok {
 		return Answer{}, fmt.Errorf("lookup: op %s has no %s template", op, kernels.BackendOf(target))
 	}
-	want := tunedb.Workload{Op: op, Shape: shape, DType: dtype, Device: fingerprint, Template: tmpl.Version}
+	if err := tmpl.CheckDType(dt); err != nil { // a template may have fewer dtypes than its op
+		return Answer{}, fmt.Errorf("lookup: %w", err)
+	}
+	want := tunedb.Workload{Op: op, Shape: shape, DType: dt, Device: fingerprint, Template: tmpl.Version}
+	var sums []tunedb.Summary
+	for i := range t.best {
+		if w := t.best[i].Workload; w.Op == op && w.DType == dt && w.Device == fingerprint && w.Template == tmpl.Version {
+			sums = append(sums, tunedb.Summary{Workload: w, Best: &t.best[i]})
+		}
+	}
 	var tuned []tunedb.Workload
 	byKey := map[string]*tunedb.Record{}
-	for i := range t.best {
-		w := t.best[i].Workload
-		tuned = append(tuned, w)
-		byKey[w.Key()] = &t.best[i]
+	for _, s := range tunedb.PreferToolchain(sums, t.toolchain) {
+		tuned = append(tuned, s.Workload)
+		byKey[s.Workload.Key()] = s.Best
 	}
 	if near := tunedb.Nearest(want, tuned, 1); len(near) > 0 {
 		r := byKey[near[0].Key()]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/lookup"
 	"github.com/autotune-dev/autotune/schedule"
@@ -179,6 +180,9 @@ func TestBestErrors(t *testing.T) {
 			t.Errorf("Best(%s, %v, %s) error = %v, want %q", tt.op, tt.shape, tt.fp, err, tt.want)
 		}
 	}
+	if _, err := table.Best("softmax", []int{4, 4}, "bf16", fingerprint); err == nil || !strings.Contains(err.Error(), "op softmax has no bf16 kernels (it has: f32)") {
+		t.Errorf("Best of a dtype softmax lacks: %v", err)
+	}
 }
 
 // Answers are cached, and a caller that changes an answer's shape changes
@@ -238,5 +242,46 @@ func BenchmarkCachedBest(b *testing.B) {
 		if _, err := table.Best("softmax", shape, "f32", fingerprint); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Of the records of a shape, the preferred toolchain's answer; without
+// one, another toolchain's, which the answer names. A record of schema 1,
+// of an unknown toolchain, still answers.
+func TestPreferToolchain(t *testing.T) {
+	shape := []int{1024, 1024}
+	v := softmaxTemplate(t).Version
+	old := record(t, shape, fast, v, 100) // unknown toolchain: written before records named one
+	mine := record(t, shape, slow, v, 900)
+	mine.Workload.Toolchain = "go1.26.0"
+	mine.Time = old.Time.Add(-time.Hour) // older, so only the preference picks it
+	theirs := record(t, []int{64, 4096}, slow, v, 50)
+	theirs.Workload.Toolchain = "go1.25.0"
+	mem := tunedb.NewMemory()
+	if err := mem.Commit([]tunedb.Record{old, mine, theirs}); err != nil {
+		t.Fatal(err)
+	}
+	table, err := lookup.New(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name      string
+		prefer    string
+		shape     []int
+		config    string
+		toolchain string
+	}{
+		{"this toolchain's", "go1.26.0", shape, slow, "go1.26.0"},
+		{"no preference: the latest", "", shape, fast, ""},
+		{"another toolchain: the latest", "go1.27.0", shape, fast, ""},
+		{"only another toolchain's", "go1.26.0", []int{64, 4096}, slow, "go1.25.0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := table.Prefer(tt.prefer).Best("softmax", tt.shape, dtype.F32, fingerprint)
+			if err != nil || a.Rule != lookup.Exact || a.Config.String() != tt.config || a.Toolchain() != tt.toolchain {
+				t.Errorf("Best = %v %s of toolchain %q, %v; want exact %s of %q", a, a.Config, a.Toolchain(), err, tt.config, tt.toolchain)
+			}
+		})
 	}
 }

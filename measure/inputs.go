@@ -4,12 +4,14 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// An InputSet is one set of a workload's inputs, in argument order, with
-// the reference output the template computes from them in float64 and
-// the tolerance of a float32 kernel on them.
+// An InputSet is one set of a workload's inputs, in argument order, as
+// stored in the workload's dtype, with the reference output the template
+// computes from them in float64 and the tolerance of a kernel of that
+// dtype on them.
 type InputSet struct {
 	Name     string
 	Ins      [][]float32
@@ -18,10 +20,12 @@ type InputSet struct {
 }
 
 // Inputs returns the input sets every backend checks kernels of op for
-// shape on (op.InputSets, in that order), set i drawn from a PCG seeded
-// with (seed, i), each with its reference and tolerance: the same seed
-// gives the same sets on every backend.
-func Inputs(t kernels.Op, shape []int, seed uint64) []InputSet {
+// shape and dtype dt on (op.InputSets, in that order), set i drawn from a
+// PCG seeded with (seed, i) and rounded to dt, each with its reference and
+// tolerance: the same seed gives the same sets on every backend. The
+// reference sees the rounded inputs, as the kernel does (see
+// kernels.Op.Reference).
+func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 	sizes, outLen := t.Args(slices.Clone(shape))
 	var sets []InputSet
 	for i, spec := range t.InputSets() {
@@ -30,12 +34,17 @@ func Inputs(t kernels.Op, shape []int, seed uint64) []InputSet {
 			set.Ins[j] = make([]float32, n)
 		}
 		spec.Fill(slices.Clone(shape), rand.New(rand.NewPCG(seed, uint64(i))), set.Ins)
+		for _, in := range set.Ins {
+			for k, x := range in {
+				in[k] = dt.Round(x)
+			}
+		}
 		t.Reference(slices.Clone(shape), set.Ins, set.Want)
 		tol := t.Tolerance
 		if spec.Tolerance != nil {
 			tol = spec.Tolerance
 		}
-		set.Rel, set.Abs = tol(slices.Clone(shape))
+		set.Rel, set.Abs = tol(slices.Clone(shape), dt)
 		sets = append(sets, set)
 	}
 	return sets

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
@@ -19,7 +20,7 @@ func TestInputs(t *testing.T) {
 	affine := kernels.Template{Op: kernels.Op{Name: "affine",
 		Args:      func(shape []int) ([]int, int) { return []int{shape[0]}, shape[0] },
 		Reference: func(shape []int, ins [][]float32, out []float64) { out[0] = float64(ins[0][0]) },
-		Tolerance: func([]int) (float64, float64) { return 1e-6, 0 },
+		Tolerance: func([]int, dtype.DType) (float64, float64) { return 1e-6, 0 },
 	}}
 	tests := []struct {
 		tmpl  kernels.Template
@@ -36,7 +37,7 @@ func TestInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tmpl.Op.Name, func(t *testing.T) {
-			a, b, c := measure.Inputs(tt.tmpl.Op, tt.shape, 1), measure.Inputs(tt.tmpl.Op, tt.shape, 1), measure.Inputs(tt.tmpl.Op, tt.shape, 2)
+			a, b, c := measure.Inputs(tt.tmpl.Op, tt.shape, dtype.F32, 1), measure.Inputs(tt.tmpl.Op, tt.shape, dtype.F32, 1), measure.Inputs(tt.tmpl.Op, tt.shape, dtype.F32, 2)
 			var names []string
 			for i, s := range a {
 				names = append(names, s.Name)

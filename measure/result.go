@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -50,6 +51,7 @@ func (s Status) Transient() bool {
 type Batch struct {
 	Template kernels.Template
 	Shape    []int
+	DType    dtype.DType // element type of the inputs and output; "" means dtype.Default
 	Target   device.Target
 	Configs  []schedule.Config
 

@@ -166,7 +166,7 @@ func permutationImportance(m *costmodel.GBT, x [][]float64, speed []float64, tau
 
 // describeSaved describes the model saved for w, if there is one.
 func describeSaved(db Store, w tunedb.Workload) (string, error) {
-	b, ok, err := db.LoadModel(tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template})
+	b, ok, err := db.LoadModel(tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template, DType: w.DType})
 	if err != nil || !ok {
 		return "", err
 	}

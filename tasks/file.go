@@ -9,15 +9,17 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // Spec is one workload of a tasks file (docs/tasks.md):
 //
 //	[{"op": "gemm_bias_relu", "shape": "128x3072x768", "weight": 1},
-//	 {"op": "attention", "shape": "1x12x128x64", "causal": true}]
+//	 {"op": "attention", "shape": "1x12x128x64", "causal": true, "dtype": "f32"}]
 //
-// Op and Shape are as autotune tune's --op and --shape; Causal is its
-// --causal. Weight is how many times a model's forward pass calls the
+// Op, Shape and DType are as autotune tune's --op, --shape and --dtype (a
+// missing dtype is dtype.Default); Causal is its --causal. Weight is how many times a model's forward pass calls the
 // workload; it scales the workload's latency in the weighted total.
 type Spec struct {
 	Op     string  `json:"op"`
@@ -25,6 +27,8 @@ type Spec struct {
 	Weight float64 `json:"weight"` // absent in the file means 1
 	Causal bool    `json:"causal,omitempty"`
 	Name   string  `json:"name,omitempty"` // optional label, e.g. "ffn up"
+	// DType is checked by whoever resolves the op, as Op and Shape are.
+	DType dtype.DType `json:"dtype,omitempty"`
 }
 
 // rawSpec is a Spec as written: a nil Weight was absent.
@@ -64,6 +68,9 @@ func Parse(r io.Reader) ([]Spec, error) {
 	for i, r := range raw {
 		specs[i] = r.Spec
 		specs[i].Weight = 1
+		if specs[i].DType == "" {
+			specs[i].DType = dtype.Default
+		}
 		if r.Weight != nil {
 			specs[i].Weight = *r.Weight
 		}
@@ -82,9 +89,9 @@ func Parse(r io.Reader) ([]Spec, error) {
 		case !(s.Weight > 0) || math.IsInf(s.Weight, 0):
 			return nil, fmt.Errorf("tasks: task %d (%s %s) has weight %g; want a positive number", i+1, s.Op, s.Shape, s.Weight)
 		}
-		key := fmt.Sprintf("%s %s %v", s.Op, s.Shape, s.Causal)
+		key := fmt.Sprintf("%s %s %v %s", s.Op, s.Shape, s.Causal, s.DType)
 		if j, ok := seen[key]; ok {
-			return nil, fmt.Errorf("tasks: tasks %d and %d are the same workload (%s %s); add their weights instead", j+1, i+1, s.Op, s.Shape)
+			return nil, fmt.Errorf("tasks: tasks %d and %d are the same workload (%s %s %s); add their weights instead", j+1, i+1, s.Op, s.Shape, s.DType)
 		}
 		seen[key] = i
 	}

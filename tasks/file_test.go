@@ -3,12 +3,15 @@ package tasks
 import (
 	"strings"
 	"testing"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 func TestParse(t *testing.T) {
 	const list = `[
 		{"op": "gemm", "shape": "128x768x768", "weight": 4, "name": "qkv"},
-		{"op": "attention", "shape": "1x12x128x64", "causal": true}
+		{"op": "attention", "shape": "1x12x128x64", "causal": true},
+		{"op": "attention", "shape": "1x12x128x64", "causal": true, "dtype": "x16"}
 	]`
 	// The same tasks as a list and as an object holding the list.
 	for name, in := range map[string]string{"list": list, "object": "\n {\"tasks\": " + list + "}"} {
@@ -17,8 +20,13 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(specs) != 2 || specs[0].Weight != 4 || specs[0].Name != "qkv" || specs[1].Weight != 1 || !specs[1].Causal {
+			if len(specs) != 3 || specs[0].Weight != 4 || specs[0].Name != "qkv" || specs[1].Weight != 1 || !specs[1].Causal {
 				t.Errorf("got %+v", specs)
+			}
+			// A task without a dtype is f32; one with a dtype keeps it, for
+			// the op to accept or refuse, and is another workload.
+			if specs[0].DType != dtype.F32 || specs[2].DType != "x16" {
+				t.Errorf("dtypes %q, %q; want f32 and x16", specs[0].DType, specs[2].DType)
 			}
 		})
 	}
@@ -47,6 +55,7 @@ func TestParseErrors(t *testing.T) {
 		{`[{"op": "gemm", "shape": "1x2x3", "weight": "2"}]`, "weight must be a number, not a string"},
 		{`[{"op": "gemm", "shape": "1x2x3", "weigth": 2}]`, `unknown field "weigth"`},
 		{`[{"op": "gemm", "shape": "1x2x3"}, {"op": "gemm", "shape": "1x2x3"}]`, "tasks 1 and 2 are the same workload"},
+		{`[{"op": "gemm", "shape": "1x2x3"}, {"op": "gemm", "shape": "1x2x3", "dtype": "f32"}]`, "tasks 1 and 2 are the same workload (gemm 1x2x3 f32)"},
 		{`[{"op": "gemm", "shape": "1x2x3"}] []`, "more than one JSON value"},
 	} {
 		_, err := Parse(strings.NewReader(tt.in))

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/measure/cuda"
+	"github.com/autotune-dev/autotune/measure/cuda/driver"
 )
 
 // MeasurerOptions are what every backend's measurer is configured with.
@@ -42,3 +44,43 @@ func NewMeasurer(b kernels.Backend, o MeasurerOptions) (Measurer, error) {
 }
 
 var _ Measurer = (*cuda.Measurer)(nil)
+
+// Toolchainer is a measurer that names the toolchain that builds its
+// candidates, as tunedb.Workload.Toolchain holds it (cpu.Measurer,
+// cuda.Measurer).
+type Toolchainer interface {
+	Toolchain(ctx context.Context) (string, error)
+}
+
+var (
+	_ Toolchainer = (*cpu.Measurer)(nil)
+	_ Toolchainer = (*cuda.Measurer)(nil)
+)
+
+// ToolchainOf returns the toolchain m builds candidates with, or "" when m
+// cannot say: a remote measurer, whose workers may build with others.
+func ToolchainOf(ctx context.Context, m Measurer) (string, error) {
+	if tc, ok := m.(Toolchainer); ok {
+		return tc.Toolchain(ctx)
+	}
+	return "", nil
+}
+
+// LocalToolchain returns the toolchain this machine builds candidates of
+// backend b with, without starting a measurer: the Go version of the go
+// command for the CPU, NVRTC's version for CUDA; "" when there is none to
+// ask. Readers of the database (best, bench, gen) prefer its records.
+func LocalToolchain(ctx context.Context, b kernels.Backend) string {
+	switch b {
+	case kernels.CPU:
+		tc, _ := cpu.New(nil).Toolchain(ctx)
+		return tc
+	case kernels.CUDA:
+		if nv, err := driver.OpenNVRTC(); err == nil {
+			if v, err := nv.Version(); err == nil {
+				return "nvrtc" + v
+			}
+		}
+	}
+	return ""
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
@@ -31,7 +32,7 @@ var scaledAdd = kernels.Op{
 	},
 	// Float32 rounding of a + 3·b is at most 2^-23·(|a| + 3|b|), and the
 	// default input sets reach magnitudes of 1024: 5e-4.
-	Tolerance: func([]int) (rel, abs float64) { return 1e-6, 1e-3 },
+	Tolerance: func([]int, dtype.DType) (rel, abs float64) { return 1e-6, 1e-3 },
 	FLOPs:     func(shape []int) float64 { return 2 * float64(shape[0]) },
 	Bytes:     func(shape []int) float64 { return 12 * float64(shape[0]) },
 }

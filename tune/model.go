@@ -85,7 +85,7 @@ var _ savedModel = (*costmodel.GBT)(nil)
 // run is used instead: it holds every row this one would load.
 func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models sharedModels) (*learner, error) {
 	opts := search.Options{Seed: t.Seed, Measured: measured}
-	key := tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template}
+	key := tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template, DType: w.DType}
 	l := &learner{
 		group:    w.Key(),
 		features: t.Template.ModelFeatures(t.Space, t.Shape, t.Target),
@@ -231,7 +231,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 	var others, kin []tunedb.Workload
 	for _, s := range sums {
 		o := s.Workload
-		if o.Device != w.Device || len(o.Shape) != len(w.Shape) {
+		if o.Device != w.Device || o.DType != w.DType || len(o.Shape) != len(w.Shape) {
 			continue
 		}
 		tmpl := t.Template

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu"
@@ -62,11 +64,16 @@ type Observer interface {
 type Task struct {
 	Template kernels.Template
 	Shape    []int
+	DType    dtype.DType // element type; "" means dtype.Default
 	Target   device.Target
-	Space    *schedule.Space
-	Measurer Measurer
-	Store    Store
-	Observer Observer // may be nil
+	// Toolchain names what builds the candidates (cpu.Measurer.Toolchain:
+	// "go1.26.0"); it is part of the workload's key, so that records of
+	// another toolchain are kept apart. "" is unknown.
+	Toolchain string
+	Space     *schedule.Space
+	Measurer  Measurer
+	Store     Store
+	Observer  Observer // may be nil
 
 	Strategy  string // a name of search.Kinds; "" means the first
 	Model     string // a name of costmodel.Kinds, for a guided strategy; "" means the first
@@ -91,12 +98,22 @@ type Task struct {
 	RetryFailed bool
 }
 
-// DType is the element type of every workload until templates take others.
-const DType = "f32"
+// DType is the element type of a workload that names none.
+const DType = dtype.Default
 
-// Workload is the tuning database's key for a template, shape and target.
+// Workload is the tuning database's key for a template, shape and target,
+// of dtype.Default and an unknown toolchain: the key of Task.Workload for
+// a task that leaves DType and Toolchain unset.
 func Workload(tmpl kernels.Template, shape []int, target device.Target) tunedb.Workload {
 	return tunedb.Workload{Op: tmpl.Op.Name, Shape: shape, DType: DType, Device: target.Fingerprint(), Template: tmpl.Version}
+}
+
+// Workload is the tuning database's key for t: its template, shape,
+// dtype, target and toolchain.
+func (t Task) Workload() tunedb.Workload {
+	w := Workload(t.Template, t.Shape, t.Target)
+	w.DType, w.Toolchain = cmp.Or(t.DType, dtype.Default), t.Toolchain
+	return w
 }
 
 // Progress is the state of a run after a batch.
@@ -186,7 +203,10 @@ func open(t Task, start time.Time, models sharedModels) (*run, error) {
 	if t.Store == nil {
 		return nil, errNoStore
 	}
-	w := Workload(t.Template, t.Shape, t.Target)
+	if err := t.Template.CheckDType(cmp.Or(t.DType, dtype.Default)); err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	w := t.Workload()
 	measured, err := t.Store.Measured(w, t.RetryFailed)
 	if err != nil {
 		return nil, err
@@ -239,7 +259,7 @@ func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
 		s.Exhausted = true
 		return true, nil
 	}
-	batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Configs: cfgs}
+	batch := measure.Batch{Template: t.Template, Shape: t.Shape, DType: t.DType, Target: t.Target, Configs: cfgs}
 	if s.Best != nil {
 		batch.Best = time.Duration(s.Best.MedianNS)
 	}
@@ -382,7 +402,7 @@ func best(st Store, w tunedb.Workload) (*tunedb.Record, error) {
 // remeasureOnce measures top again in rounds and commits one pooled record
 // per leader; it reports false when cancelled, which keeps what was there.
 func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, top []tunedb.Record) (bool, error) {
-	batch := measure.Batch{Template: t.Template, Shape: t.Shape, Target: t.Target, Best: time.Duration(top[0].MedianNS)}
+	batch := measure.Batch{Template: t.Template, Shape: t.Shape, DType: t.DType, Target: t.Target, Best: time.Duration(top[0].MedianNS)}
 	for range RemeasureRounds {
 		for _, r := range top {
 			batch.Configs = append(batch.Configs, r.Config)

@@ -18,6 +18,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 var (
@@ -241,7 +243,7 @@ func (db *DB) openBolt(o Options, create bool) (b *bbolt.DB, err error) {
 // init checks that the file is a tuning database this build can read, and
 // turns a file without buckets into one.
 func (db *DB) init() error {
-	fresh := false
+	fresh, schema := false, 0
 	err := db.view(func(tx *bbolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
@@ -255,7 +257,8 @@ func (db *DB) init() error {
 			return db.notOurs()
 		}
 		text := string(m.Get(keySchema))
-		schema, err := strconv.Atoi(text)
+		var err error
+		schema, err = strconv.Atoi(text)
 		switch {
 		case err != nil || schema < 1:
 			return db.corrupt(fmt.Sprintf("schema %q", text))
@@ -266,9 +269,20 @@ func (db *DB) init() error {
 		}
 		return nil
 	})
-	if err != nil || !fresh || db.readOnly {
-		// A read-only fresh file stays as it is and reads as empty.
+	if err != nil || db.readOnly {
+		// A read-only file stays as it is; a fresh one reads as empty.
 		return err
+	}
+	if !fresh {
+		if schema == SchemaVersion {
+			return nil
+		}
+		// Records of older schemas stay as they are, readable; the file
+		// says it may now hold records of this one, so that an older
+		// autotune refuses it as a whole instead of record by record.
+		return db.update(func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+		})
 	}
 	return db.update(func(tx *bbolt.Tx) error {
 		m, err := tx.CreateBucket(bucketMeta)
@@ -684,9 +698,9 @@ func (db *DB) Measured(w Workload, retryFailed bool) (map[string]bool, error) {
 }
 
 // Find returns the workloads with the given op, shape, dtype and device, in
-// every template version, sorted by Key.
-func (db *DB) Find(op string, shape []int, dtype, device string) ([]Workload, error) {
-	want := Workload{Op: op, Shape: shape, DType: dtype, Device: device}
+// every template version and toolchain, sorted by Key.
+func (db *DB) Find(op string, shape []int, dt dtype.DType, device string) ([]Workload, error) {
+	want := Workload{Op: op, Shape: shape, DType: dt, Device: device}
 	prefix := []byte(want.Key()) // ends with the separator before the template
 	var found []Workload
 	err := db.view(func(tx *bbolt.Tx) error {
@@ -702,7 +716,7 @@ func (db *DB) Find(op string, shape []int, dtype, device string) ([]Workload, er
 			}
 			// A device with spaces can share the prefix of a longer one.
 			want.Template = w.Template
-			if w.equal(want) {
+			if w.SameButToolchain(want) {
 				found = append(found, w)
 			}
 		}

@@ -8,7 +8,8 @@
 // A database is one bbolt file. Its bucket "meta" holds "format" =
 // "autotune-tunedb" and "schema" = SchemaVersion in decimal; Open refuses a
 // file without them, unless the file has no buckets at all, and a schema
-// newer than its own. Bucket "workloads" has one nested bucket per workload,
+// newer than its own. An older schema is read as it is; a writable Open
+// raises the file's to SchemaVersion, since it may then hold newer records. Bucket "workloads" has one nested bucket per workload,
 // named by Workload.Key, which holds "workload", the Workload as JSON, and a
 // nested bucket "records" with one record per key:
 //
@@ -61,10 +62,11 @@
 // # JSON Lines
 //
 // Export writes and Import reads one Record per line, a JSON object with
-// these members in this order (schema 1):
+// these members in this order (schema 2):
 //
-//	schema      integer  SchemaVersion of the record; Import refuses others
-//	workload    object   op, shape (array of integers ≥ 1), dtype, device, template; see Workload
+//	schema      integer  SchemaVersion of the record or older; Import refuses newer ones
+//	workload    object   op, shape (array of integers ≥ 1), dtype, device, template, toolchain
+//	                     (omitted when unknown, as in every record of schema 1); see Workload
 //	config      object   one member per knob in knob order: an integer, enum name or boolean
 //	status      string   ok, invalid, build_error, runtime_error, crash, timeout or wrong_answer
 //	error       string   why it failed; omitted when empty

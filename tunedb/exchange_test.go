@@ -35,7 +35,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("export has %d lines, want %d", n, len(fixture(t)))
 	}
 	// Workloads by key (gemm first), then storage order.
-	if !bytes.HasPrefix(first, []byte(`{"schema":1,"workload":{"op":"gemm"`)) {
+	if !bytes.HasPrefix(first, []byte(`{"schema":2,"workload":{"op":"gemm"`)) {
 		t.Errorf("export starts with %.60s", first)
 	}
 
@@ -78,8 +78,9 @@ func TestImportLines(t *testing.T) {
 		{"truncated", good[:len(good)/2], "tunedb: import line 1: unexpected EOF", 0},
 		{"two records on a line", good + good, "tunedb: import line 1: data after the record", 0},
 		{"unknown field", strings.Replace(good, `"tool"`, `"tool2"`, 1), `tunedb: import line 1: json: unknown field "tool2"`, 0},
-		{"newer schema", strings.Replace(good, `"schema":1`, `"schema":2`, 1), "tunedb: import line 1: record schema 2 is newer than this autotune's (1): upgrade autotune", 0},
-		{"no schema", strings.Replace(good, `"schema":1,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
+		{"newer schema", strings.Replace(good, `"schema":2`, `"schema":3`, 1), "tunedb: import line 1: record schema 3 is newer than this autotune's (2): upgrade autotune", 0},
+		{"no schema", strings.Replace(good, `"schema":2,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
+		{"schema 1", strings.Replace(good, `"schema":2`, `"schema":1`, 1), "", 1},
 		{"bad status", other + "\n" + strings.Replace(good, `"status":"timeout"`, `"status":"meh"`, 1), `tunedb: import line 2: unknown status "meh"`, 0},
 		{"bad config", strings.Replace(good, `"mc":128`, `"mc":"12 8"`, 1), "tunedb: import line 1: schedule: config JSON: knob mc", 0},
 		{"no time", strings.Replace(good, `"time":"2025-03-01T12:00:11Z",`, ``, 1), "tunedb: import line 1: time is not set", 0},

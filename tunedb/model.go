@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // bucketModels holds saved cost models, created on the first save so that
@@ -12,13 +14,23 @@ import (
 var bucketModels = []byte("models")
 
 // ModelKey names a saved cost model. One model serves every shape of an op
-// on a device, for one template version (whose knobs fix the feature
-// layout).
+// of one dtype on a device, for one template version (whose knobs fix the
+// feature layout).
 type ModelKey struct {
 	Op, Device, Template string
+	DType                dtype.DType // "" is dtype.Default
 }
 
-func (k ModelKey) bytes() []byte { return []byte(k.Op + " " + k.Template + " " + k.Device) }
+// bytes is the stored key. Models of the default dtype keep the key they
+// had before keys named a dtype, so that they still load; others append
+// the dtype after a NUL, which no device fingerprint contains.
+func (k ModelKey) bytes() []byte {
+	key := k.Op + " " + k.Template + " " + k.Device
+	if k.DType != "" && k.DType != dtype.Default {
+		key += "\x00" + string(k.DType)
+	}
+	return []byte(key)
+}
 
 // SaveModel stores a serialised cost model under k, replacing any earlier
 // one. Models are derived data: export leaves them out, and a tuner can

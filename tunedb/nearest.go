@@ -58,3 +58,43 @@ func Nearest(w Workload, candidates []Workload, n int) []Workload {
 	}
 	return out
 }
+
+// PreferToolchain returns one summary of each group of sums that differ
+// only in their workload's toolchain, in the order the groups first
+// appear: the one of toolchain tc when it has a best record, else, of those
+// with one, the one whose best was measured last (another toolchain's, or
+// an unknown one's: "" is every record written before schema 2), else the
+// first. A kernel's speed depends on the toolchain that built it, so a
+// caller that knows its toolchain (tc != "") must say so when the summary
+// it gets is of another one: Workload.Toolchain != tc.
+func PreferToolchain(sums []Summary, tc string) []Summary {
+	var out []Summary
+	group := map[string]int{} // key without the toolchain → index in out
+	for _, s := range sums {
+		w := s.Workload
+		w.Toolchain = ""
+		i, ok := group[w.Key()]
+		if !ok {
+			group[w.Key()] = len(out)
+			out = append(out, s)
+			continue
+		}
+		if better(s, out[i], tc) {
+			out[i] = s
+		}
+	}
+	return out
+}
+
+// better reports whether a is to be preferred to b for toolchain tc.
+func better(a, b Summary, tc string) bool {
+	switch {
+	case a.Best == nil:
+		return false
+	case b.Best == nil:
+		return true
+	case tc != "" && (a.Workload.Toolchain == tc) != (b.Workload.Toolchain == tc):
+		return a.Workload.Toolchain == tc
+	}
+	return a.Best.Time.After(b.Best.Time)
+}

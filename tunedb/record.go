@@ -15,22 +15,32 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
 // SchemaVersion is the version of Record, of the export format and of the
-// database layout. Bump it when any of them changes.
-const SchemaVersion = 1
+// database layout. Bump it when any of them changes; every older version
+// stays readable.
+//
+// Version 2 added Workload.Toolchain; a record of version 1 has none, and
+// reads as of an unknown toolchain ("").
+const SchemaVersion = 2
 
-// Workload identifies what was tuned. Records of different template versions
-// or devices never mix.
+// Workload identifies what was tuned. Records of different template versions,
+// devices, dtypes or toolchains never mix.
 type Workload struct {
-	Op       string `json:"op"`       // "softmax"
-	Shape    []int  `json:"shape"`    // [4096, 1024]
-	DType    string `json:"dtype"`    // "f32"
-	Device   string `json:"device"`   // device fingerprint, e.g. "cpu/Intel(R) Xeon(R) .../sse4.2+avx2+fma+avx512/2c"
-	Template string `json:"template"` // template version hash; changes when the template's code or knob space changes
+	Op       string      `json:"op"`       // "softmax"
+	Shape    []int       `json:"shape"`    // [4096, 1024]
+	DType    dtype.DType `json:"dtype"`    // "f32"
+	Device   string      `json:"device"`   // device fingerprint, e.g. "cpu/Intel(R) Xeon(R) .../sse4.2+avx2+fma+avx512/2c"
+	Template string      `json:"template"` // template version hash; changes when the template's code or knob space changes
+	// Toolchain names what built the kernels besides the template, since
+	// it changes their speed too: "go1.26.0" (the Go that built CPU
+	// candidates), "nvrtc12.4" (CUDA). "" is unknown: records written
+	// before workloads named a toolchain, or a measurer that cannot say.
+	Toolchain string `json:"toolchain,omitempty"`
 }
 
 // Key returns the database key of w: op, shape, dtype, device and template
@@ -38,12 +48,26 @@ type Workload struct {
 //
 //	softmax 4096x1024 f32 cpu/Intel(R) Xeon(R) Gold 6130/avx2+fma/2c 3f2a9c1d
 //
-// Only the device may contain spaces (see Validate), so the first three
-// fields and the last one are delimited without doubt and two valid workloads
-// share a key only when they are equal. The order puts the template last so
-// that the versions of one workload sort together.
+// then, when w names a toolchain, a tab and the toolchain. Only the device
+// may contain spaces, and no field a tab (see Validate), so the first three
+// fields and the template are delimited without doubt and two valid
+// workloads share a key only when they are equal. The order puts the
+// template and toolchain last so that the versions of one workload sort
+// together, and a workload of unknown toolchain (every one written before
+// schema 2) keeps the key it always had.
 func (w Workload) Key() string {
-	return strings.Join([]string{w.Op, w.ShapeString(), w.DType, w.Device, w.Template}, " ")
+	k := strings.Join([]string{w.Op, w.ShapeString(), string(w.DType), w.Device, w.Template}, " ")
+	if w.Toolchain != "" {
+		k += "\t" + w.Toolchain
+	}
+	return k
+}
+
+// SameButToolchain reports whether w and o are the same workload built by
+// any toolchain: equal in everything but Toolchain.
+func (w Workload) SameButToolchain(o Workload) bool {
+	o.Toolchain = w.Toolchain
+	return w.equal(o)
 }
 
 // ShapeString returns the dimensions joined by "x", e.g. "4096x1024".
@@ -57,8 +81,8 @@ func (w Workload) ShapeString() string {
 
 // Validate reports whether w can be stored: op, dtype, device and template
 // are non-empty UTF-8 without control characters, op, dtype and template have
-// no spaces (Key relies on it), and the shape has at least one dimension, each
-// at least 1.
+// no spaces (Key relies on it), the toolchain is empty or such a word too,
+// and the shape has at least one dimension, each at least 1.
 func (w Workload) Validate() error {
 	if err := w.check(); err != nil {
 		return fmt.Errorf("tunedb: invalid workload: %w", err)
@@ -72,7 +96,7 @@ func (w Workload) check() error {
 		spaces    bool
 	}{
 		{"op", w.Op, false},
-		{"dtype", w.DType, false},
+		{"dtype", string(w.DType), false},
 		{"device", w.Device, true},
 		{"template", w.Template, false},
 	}
@@ -92,6 +116,11 @@ func (w Workload) check() error {
 			return fmt.Errorf("%s %q contains a space or control character", f.name, f.val)
 		}
 	}
+	if w.Toolchain != "" {
+		if !utf8.ValidString(w.Toolchain) || strings.ContainsFunc(w.Toolchain, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) {
+			return fmt.Errorf("toolchain %q is not UTF-8 without spaces or control characters", w.Toolchain)
+		}
+	}
 	if len(w.Shape) == 0 {
 		return errors.New("shape has no dimensions")
 	}
@@ -105,7 +134,7 @@ func (w Workload) check() error {
 
 func (w Workload) equal(o Workload) bool {
 	return w.Op == o.Op && slices.Equal(w.Shape, o.Shape) && w.DType == o.DType &&
-		w.Device == o.Device && w.Template == o.Template
+		w.Device == o.Device && w.Template == o.Template && w.Toolchain == o.Toolchain
 }
 
 // Status is the outcome of measuring one config: measure.Status, whose

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ var benchCommand = command{
 	name:    "bench",
 	summary: "compare the tuned kernel with baselines, side by side",
 	help: `
-Usage: autotune bench --op OP --shape SHAPE [--device DEV] [flags]
+Usage: autotune bench --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
 the op's baselines (below), an FMA peak (independent fused multiply-adds
@@ -201,10 +202,11 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	best, ok, err := db.Best(tune.Workload(tmpl, w.shape, w.target))
+	tc := tune.LocalToolchain(context.Background(), tmpl.Backend)
+	best, ok, err := bestOfToolchain(db, w, tmpl, tc)
 	var others []tunedb.Workload
 	if err == nil && !ok {
-		others, err = db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+		others, err = db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	}
 	db.Close() // the bench takes seconds; let tuners write meanwhile
 	switch {
@@ -216,6 +218,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	case !ok:
 		return fmt.Errorf("no tuned config for %s in %s; run autotune tune first", describeWorkload(w), db.Path())
 	}
+	warnToolchain(std, &best, tc)
 
 	ctx, caught, stop := signalContext()
 	defer stop()
@@ -241,7 +244,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d)\n",
 		describeWorkload(w), strings.Join(names, ", "), o.samples, o.minTime, o.seed)
 	res, err := measurecpu.New(&measurecpu.Options{Seed: o.seed}).Bench(ctx, measurecpu.BenchBatch{
-		Template: tmpl, Shape: w.shape, Target: w.target, Config: best.Config,
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Config: best.Config,
 		MinSamples: o.samples, MinTime: o.minTime,
 	})
 	if sig := caught(); sig != nil {
@@ -251,7 +254,7 @@ func runBench(c *command, std *stdio, args []string) error {
 		return err
 	}
 
-	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: tune.DType,
+	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: string(w.dtype),
 		Template: tmpl.Version, Machine: machine(w.target), Seed: o.seed, Notes: notes}
 	tuned := res[0].MedianNS
 	for _, r := range res {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -16,11 +17,17 @@ var bestCommand = command{
 	name:    "best",
 	summary: "print the best stored config of a workload",
 	help: `
-Usage: autotune best --op OP --shape SHAPE [--device DEV] [--db PATH] [--fallback] [--json]
+Usage: autotune best --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [--db PATH] [--fallback] [--json]
 
 Prints the fastest correct config recorded for a workload on a device, with
 its median time and spread, for the op's current template version: records
 of older versions measured other code and are not used.
+
+Records measured with this machine's toolchain (the Go version that builds
+CPU kernels, NVRTC's for CUDA) come first. When a shape has records of
+other toolchains only (or of an unknown one: databases written before
+records named it), best answers with them and says so on stderr, and the
+"measured" line (and the toolchain member) names it.
 
 With --fallback, a shape that was not tuned gets the answer a program's
 run-time lookup (package lookup) gets: the winner of the nearest tuned
@@ -43,6 +50,8 @@ type bestJSON struct {
 	DType    string `json:"dtype"`
 	Device   string `json:"device"`
 	Template string `json:"template"`
+	// Toolchain built the kernel that answered; "" when unknown.
+	Toolchain string `json:"toolchain,omitempty"`
 	// Rule is lookup's rule with --fallback: exact, nearest or default;
 	// TunedShape the shape whose winner answered.
 	Rule       string     `json:"rule,omitempty"`
@@ -86,27 +95,33 @@ func runBest(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	tmpl, ok := w.template()
+	if !ok {
+		return fmt.Errorf("no %s template for op %s yet: nothing to look up for %s", kernels.BackendOf(w.target), w.op.Name, describeWorkload(w))
+	}
+	if err := tmpl.CheckDType(w.dtype); err != nil {
+		return usagef("%s template: %v", tmpl.Backend, err)
+	}
 	db, err := openDB(path, readDB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	tmpl, ok := w.template()
-	if !ok {
-		return fmt.Errorf("no %s template for op %s yet: nothing to look up for %s", kernels.BackendOf(w.target), w.op.Name, describeWorkload(w))
-	}
 	table, err := lookup.New(db)
 	if err != nil {
 		return err
 	}
-	answer, err := table.Best(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	tc := tune.LocalToolchain(context.Background(), tmpl.Backend)
+	answer, err := table.Prefer(tc).Best(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	if err != nil {
 		return err
 	}
 	if answer.Rule != lookup.Exact && !*fallback {
 		return noBest(db, w, tmpl, answer)
 	}
-	out := bestJSON{Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version}
+	warnToolchain(std, answer.Record, tc)
+	out := bestJSON{Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version,
+		Toolchain: answer.Toolchain()}
 	if *fallback {
 		out.Rule, out.TunedShape = string(answer.Rule), answer.Shape
 	}
@@ -135,16 +150,62 @@ func runBest(c *command, std *stdio, args []string) error {
 			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, r.MedianNS))
 		}
 		fmt.Fprintln(tw)
-		fmt.Fprintf(tw, "measured\t%s by autotune %s\n", r.Time.Format(time.RFC3339), r.Tool)
+		fmt.Fprintf(tw, "measured\t%s by autotune %s, toolchain %s\n", r.Time.Format(time.RFC3339), r.Tool, toolchainName(r.Workload.Toolchain))
 	}
 	fmt.Fprintf(tw, "template\t%s\n", tmpl.Version)
 	return tw.Flush()
 }
 
+// warnToolchain says on stderr that r, the record that answers, was
+// measured with another toolchain than tc, this machine's: its speed may
+// not be this toolchain's, so it is never the best silently.
+func warnToolchain(std *stdio, r *tunedb.Record, tc string) {
+	if r == nil || tc == "" || r.Workload.Toolchain == tc {
+		return
+	}
+	fmt.Fprintf(std.errs, "autotune: warning: %s %s was measured with toolchain %s, not %s (this machine's); tune again to rank with this one\n",
+		r.Workload.Op, r.Workload.ShapeString(), toolchainName(r.Workload.Toolchain), tc)
+}
+
+// bestOfToolchain returns the best record of w for tmpl in db, of
+// toolchain tc when it has one, else of the toolchain measured last
+// (tunedb.PreferToolchain); ok is false when there is none.
+func bestOfToolchain(db *tunedb.DB, w workload, tmpl kernels.Template, tc string) (best tunedb.Record, ok bool, err error) {
+	found, err := db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
+	if err != nil {
+		return best, false, err
+	}
+	var sums []tunedb.Summary
+	for _, x := range found {
+		if x.Template != tmpl.Version {
+			continue
+		}
+		r, ok, err := db.Best(x)
+		if err != nil {
+			return best, false, err
+		}
+		if ok {
+			sums = append(sums, tunedb.Summary{Workload: x, Best: &r})
+		}
+	}
+	if sums = tunedb.PreferToolchain(sums, tc); len(sums) == 0 {
+		return best, false, nil
+	}
+	return *sums[0].Best, true, nil
+}
+
+// toolchainName is a workload's toolchain for people: "unknown" for "".
+func toolchainName(tc string) string {
+	if tc == "" {
+		return "unknown"
+	}
+	return tc
+}
+
 // noBest is best's error for a shape without a record of the current
 // template: it says why, and what --fallback would answer.
 func noBest(db *tunedb.DB, w workload, tmpl kernels.Template, answer lookup.Answer) error {
-	others, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	others, err := db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	if err != nil {
 		return err
 	}
@@ -162,5 +223,5 @@ func noBest(db *tunedb.DB, w workload, tmpl kernels.Template, answer lookup.Answ
 }
 
 func describeWorkload(w workload) string {
-	return fmt.Sprintf("%s %s %s on %s", w.op.Name, kernels.FormatShape(w.shape), tune.DType, w.target.Fingerprint())
+	return fmt.Sprintf("%s %s %s on %s", w.op.Name, kernels.FormatShape(w.shape), w.dtype, w.target.Fingerprint())
 }

@@ -20,13 +20,14 @@ var checkCommand = command{
 	name:    "check",
 	summary: "check generated kernels against the reference, without timing (no GPU needed)",
 	help: `
-Usage: autotune check --op OP --shape SHAPE --device DEV [--configs N] [--seed S] [--json]
+Usage: autotune check --op OP --shape SHAPE --device DEV [--dtype DTYPE] [--configs N] [--seed S] [--json]
 
 Checks the code the op's template generates for one workload, config by
 config: the first valid config and N more drawn at random with the seed.
-Inputs are seeded random values (never zeros), the output is poisoned with
-NaN, and the result is compared with the op's float64 reference within its
-tolerance; the first wrong element is printed with what it should be.
+Inputs are seeded random values (never zeros) rounded to --dtype, the
+output is poisoned with NaN, and the result is compared with the op's
+float64 reference, computed from the rounded inputs, within its tolerance
+for the dtype; the first wrong element is printed with what it should be.
 
 On a CUDA device (sm_XX) no GPU is used. Each kernel is
   - compiled to PTX for that architecture with clang (Debian: apt-get
@@ -109,7 +110,7 @@ func runCheck(c *command, std *stdio, args []string) error {
 		}
 	}
 	if w.target.IsCUDA() {
-		ch := &emu.Checker{Seed: o.seed, NoPTX: o.noPTX, NoEmu: o.noEmu, Timeout: o.timeout}
+		ch := &emu.Checker{Seed: o.seed, DType: w.dtype, NoPTX: o.noPTX, NoEmu: o.noEmu, Timeout: o.timeout}
 		_, err = ch.Check(ctx, tmpl, w.shape, w.target, cfgs, func(i int, r emu.Report) {
 			ptx, em := r.PTX, r.Emu
 			show(i, checkResult{Config: r.Config, PTX: &ptx, Emu: &em})
@@ -184,7 +185,7 @@ func pickConfigs(space *schedule.Space, seed uint64, n int) ([]schedule.Config, 
 func checkCPU(ctx context.Context, tmpl kernels.Template, w workload, o checkOptions, cfgs []schedule.Config, show func(int, checkResult)) error {
 	m := cpu.New(&cpu.Options{Seed: o.seed, Warmup: 1, MinSamples: 1, MinTime: time.Nanosecond,
 		MinSampleTime: time.Nanosecond, SlowSamples: 1, Timeout: o.timeout})
-	res, err := m.Measure(ctx, measure.Batch{Template: tmpl, Shape: w.shape, Target: w.target, Configs: cfgs})
+	res, err := m.Measure(ctx, measure.Batch{Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Configs: cfgs})
 	for i, r := range res {
 		oc := emu.Outcome{OK: r.Status == measure.StatusOK}
 		if !oc.OK {

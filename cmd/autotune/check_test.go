@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cuda/emu"
 	"github.com/autotune-dev/autotune/schedule"
@@ -44,7 +45,7 @@ func registerCopyOp() {
 				out[i] = float64(v)
 			}
 		},
-		Tolerance: func([]int) (float64, float64) { return 0, 0 },
+		Tolerance: func([]int, dtype.DType) (float64, float64) { return 0, 0 },
 		FLOPs:     func([]int) float64 { return 0 },
 		Bytes:     func(s []int) float64 { return float64(8 * s[0]) },
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/cuda"
 	"github.com/autotune-dev/autotune/measure/cuda/emu"
@@ -217,17 +218,18 @@ func noArgs(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// workloadFlags are the flags that name a workload: --op, --shape, --device,
-// and a bool flag for every variant of an op (kernels.Op.Variants), such as
-// --causal, which turns --op attention into attention_causal.
+// workloadFlags are the flags that name a workload: --op, --shape, --dtype,
+// --device, and a bool flag for every variant of an op (kernels.Op.Variants),
+// such as --causal, which turns --op attention into attention_causal.
 type workloadFlags struct {
-	op, shape, device string
-	variants          map[string]*bool
+	op, shape, dtype, device string
+	variants                 map[string]*bool
 }
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
 	fs.StringVar(&w.shape, "shape", "", "shape: "+shapeForms()+" (required)")
+	dtypeFlag(fs, &w.dtype)
 	fs.StringVar(&w.device, "device", "auto", "target: auto, cpu or a CUDA architecture such as sm_86 (see 'autotune list')")
 	w.variants = map[string]*bool{}
 	for _, v := range kernels.VariantFlags() {
@@ -238,6 +240,24 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 // lookupDevice resolves a --device flag, "auto" and the local GPU's
 // architecture through the CUDA driver (device.Resolve).
 func lookupDevice(name string) (device.Target, error) { return device.Resolve(name, cuda.Probe) }
+
+// dtypeFlag registers --dtype.
+func dtypeFlag(fs *flag.FlagSet, dt *string) {
+	fs.StringVar(dt, "dtype", string(dtype.Default), "element type: "+dtype.List(dtype.Known()))
+}
+
+// parseDType reads --dtype for op: an unknown dtype, or one op has no
+// kernels of, is a usage error.
+func parseDType(s string, op kernels.Op) (dtype.DType, error) {
+	dt, err := dtype.Parse(s)
+	if err != nil {
+		return "", usagef("--dtype: %v", err)
+	}
+	if err := op.CheckDType(dt); err != nil {
+		return "", usagef("%v", err)
+	}
+	return dt, nil
+}
 
 // shapeForms says how each op's shape is written, ops of one form together:
 // "RxC for softmax, MxNxK for gemm, gemm_bias, ...".
@@ -258,10 +278,11 @@ func shapeForms() string {
 	return strings.Join(parts, "; ")
 }
 
-// workload is a validated --op/--shape/--device triple.
+// workload is a validated --op/--shape/--dtype/--device.
 type workload struct {
 	op     kernels.Op
 	shape  []int
+	dtype  dtype.DType
 	target device.Target
 }
 
@@ -287,11 +308,15 @@ func (w *workloadFlags) resolve() (workload, error) {
 	if err != nil {
 		return workload{}, usagef("%v", err)
 	}
+	dt, err := parseDType(w.dtype, op)
+	if err != nil {
+		return workload{}, err
+	}
 	target, err := lookupDevice(w.device)
 	if err != nil {
 		return workload{}, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
 	}
-	return workload{op: op, shape: shape, target: target}, nil
+	return workload{op: op, shape: shape, dtype: dt, target: target}, nil
 }
 
 // template returns the template of w's op on the backend of w's target.

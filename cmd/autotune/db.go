@@ -16,7 +16,6 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
-	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -59,14 +58,16 @@ func dbSubcommands() []command {
 Usage: autotune db ls [--db PATH] [--json]
 
 Lists every workload in the tuning database with its record counts by
-status and its best median time.
+status and its best median time. TOOLCHAIN is what built its kernels (the
+Go version for the CPU, NVRTC's for CUDA), "unknown" for records written
+before records named it: records of two toolchains are two workloads.
 
 Examples:
   autotune db ls
   autotune db ls --db team.db --json
 `},
 		{name: "show", run: runDBShow, help: `
-Usage: autotune db show --op OP --shape SHAPE [--device DEV] [--top N] [--db PATH] [--json]
+Usage: autotune db show --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [--top N] [--db PATH] [--json]
 
 Shows the records of one workload (every template version), successful
 ones fastest first, then the failures.
@@ -306,7 +307,7 @@ func runDBList(c *command, std *stdio, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPE\tDEVICE\tTEMPLATE\tRECORDS\tOK\tFAILED\tBEST\tBEST CONFIG")
+	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPE\tDEVICE\tTEMPLATE\tTOOLCHAIN\tRECORDS\tOK\tFAILED\tBEST\tBEST CONFIG")
 	for _, s := range sums {
 		w := s.Workload
 		best, cfg := "-", "-"
@@ -314,8 +315,8 @@ func runDBList(c *command, std *stdio, args []string) error {
 			best, cfg = tunedb.FormatNS(s.Best.MedianNS), s.Best.Config.String()
 		}
 		ok := s.ByStatus[tunedb.StatusOK]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
-			shortHash(w.Template), s.Records, ok, s.Records-ok, best, cfg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", w.Op, w.ShapeString(), w.DType, w.Device,
+			shortHash(w.Template), toolchainName(w.Toolchain), s.Records, ok, s.Records-ok, best, cfg)
 	}
 	return tw.Flush()
 }
@@ -343,7 +344,7 @@ func runDBShow(c *command, std *stdio, args []string) error {
 		return err
 	}
 	defer db.Close()
-	wls, err := db.Find(w.op.Name, w.shape, tune.DType, w.target.Fingerprint())
+	wls, err := db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,11 +186,12 @@ func TestCheckAndSalvage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := strings.Index(string(b), `{"schema":1,`)
+	head := fmt.Sprintf(`{"schema":%d`, tunedb.SchemaVersion)
+	i := strings.Index(string(b), head+",")
 	if i < 0 {
 		t.Fatal("no record found in the file")
 	}
-	b[i+len(`{"schema":1`)] = ';'
+	b[i+len(head)] = ';'
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"go/token"
 	"os"
 	"strings"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/gen"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -16,7 +19,7 @@ var genCommand = command{
 	name:    "gen",
 	summary: "write a Go package of the tuned kernels",
 	help: `
-Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--ops OPS] [--variants N]
+Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--dtype DTYPE] [--ops OPS] [--variants N]
 
 Writes a Go package of the kernels tuned on a device into DIR: for every
 tuned workload of the ops, its winner specialised to its shape; for every
@@ -35,7 +38,14 @@ file is kept. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
 
 --device is cpu (this machine) or a CPU fingerprint as 'autotune db ls'
 shows it, to generate from records of another machine. --log reads the
-records from a JSON Lines export instead of a database.
+records from a JSON Lines export instead of a database. --dtype is the
+element type of the kernels (generated packages hold f32 kernels only,
+for now).
+
+Of the records of a shape, those measured with the Go toolchain that
+runs here ('go env GOVERSION') are used; when a shape has only records of
+other toolchains (or of an unknown one: databases written before records
+named it), gen uses them and says so on stderr.
 
 Examples:
   autotune gen --out ./fastkernels --pkg fastkernels
@@ -47,13 +57,14 @@ Examples:
 
 func runGen(c *command, std *stdio, args []string) error {
 	fs := newFlags(c, std)
-	var path, logPath, out, pkg, dev, opsList string
+	var path, logPath, out, pkg, dev, opsList, dt string
 	dbFlag(fs, &path)
 	fs.StringVar(&logPath, "log", "", "read the records from this JSON Lines export instead of a database")
 	fs.StringVar(&out, "out", "", "directory of the generated package (required)")
 	fs.StringVar(&pkg, "pkg", "", "name of the generated package (required)")
 	fs.StringVar(&dev, "device", "cpu", "cpu (this machine) or a CPU fingerprint")
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
+	dtypeFlag(fs, &dt)
 	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,14 +97,23 @@ func runGen(c *command, std *stdio, args []string) error {
 	default:
 		return usagef("--device %q: want cpu or a CPU fingerprint (cpu/MODEL/ISA/Nc): generated packages hold CPU kernels", dev)
 	}
+	var err error
+	if o.DType, err = dtype.Parse(dt); err != nil {
+		return usagef("--dtype: %v", err)
+	}
 	if opsList != "" {
 		o.Ops = strings.Split(opsList, ",")
-		for _, op := range o.Ops {
-			if _, err := kernels.Lookup(op); err != nil {
+		for _, name := range o.Ops {
+			op, err := kernels.Lookup(name)
+			if err != nil {
 				return usagef("--ops: %v", err)
+			}
+			if err := op.CheckDType(o.DType); err != nil {
+				return usagef("%v", err)
 			}
 		}
 	}
+	o.Toolchain, o.Log = tune.LocalToolchain(context.Background(), kernels.CPU), std.errs
 	o.Command = "autotune gen " + shellJoin(args)
 	var src gen.Source
 	if logPath != "" {

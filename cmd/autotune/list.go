@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/device"
@@ -31,6 +32,7 @@ type listOp struct {
 	Name     string   `json:"name"`
 	Shape    string   `json:"shape"`
 	Summary  string   `json:"summary"`
+	DTypes   []string `json:"dtypes"` // element types the op has kernels of
 	Template bool     `json:"template"`
 	KnobsFor string   `json:"knobs_for_shape,omitempty"` // knob values depend on the shape
 	Knobs    []string `json:"knobs"`
@@ -94,6 +96,9 @@ func runList(c *command, std *stdio, args []string) error {
 	var ops []listOp
 	for _, op := range kernels.Ops() {
 		lo := listOp{Name: op.Name, Shape: op.ShapeForm(), Summary: op.Summary, Knobs: []string{}}
+		for _, dt := range op.DTypesOrDefault() {
+			lo.DTypes = append(lo.DTypes, string(dt))
+		}
 		if tmpl, ok := kernels.TemplateFor(op.Name, kernels.CPU); ok {
 			// Knob values depend on the shape and target: show the example's on this CPU.
 			shape, err := op.ParseShape(op.Example)
@@ -123,16 +128,16 @@ func runList(c *command, std *stdio, args []string) error {
 	}
 
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OP\tSHAPE\tDESCRIPTION")
+	fmt.Fprintln(tw, "OP\tSHAPE\tDTYPES\tDESCRIPTION")
 	for _, op := range ops {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", op.Name, op.Shape, op.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", op.Name, op.Shape, strings.Join(op.DTypes, ","), op.Summary)
 		if !op.Template {
-			fmt.Fprintf(tw, "\t\tno template yet: cannot be tuned\n")
+			fmt.Fprintf(tw, "\t\t\tno template yet: cannot be tuned\n")
 			continue
 		}
-		fmt.Fprintf(tw, "\t\tknobs (values for %s on this CPU):\n", op.KnobsFor)
+		fmt.Fprintf(tw, "\t\t\tknobs (values for %s on this CPU):\n", op.KnobsFor)
 		for _, k := range op.Knobs {
-			fmt.Fprintf(tw, "\t\t  %s\n", k)
+			fmt.Fprintf(tw, "\t\t\t  %s\n", k)
 		}
 	}
 	fmt.Fprintln(tw)

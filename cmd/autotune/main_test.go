@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,10 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(copyOpEnv) != "" { // autotune with a planted op: see TestCheckReportsFailures
 		registerCopyOp()
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if os.Getenv(dtypeOpEnv) != "" { // autotune with an op of another dtype: see TestDTypeFlag
+		registerDTypeOp()
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	dir, err := os.MkdirTemp("", "autotune-cmd-test-")
@@ -174,6 +179,9 @@ func TestList(t *testing.T) {
 		_, tunable := kernels.TemplateFor(op.Name, kernels.CPU)
 		if op.Template != tunable || tunable != (len(op.Knobs) > 0) {
 			t.Errorf("list --json: %s has template %v and knobs %v", op.Name, op.Template, op.Knobs)
+		}
+		if !slices.Contains(op.DTypes, "f32") {
+			t.Errorf("list --json: %s has dtypes %v, want f32 among them", op.Name, op.DTypes)
 		}
 	}
 	for _, d := range got.Devices {

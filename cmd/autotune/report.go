@@ -11,7 +11,6 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/report"
-	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -19,7 +18,7 @@ var reportCommand = command{
 	name:    "report",
 	summary: "write an HTML report of the tuning database: curves, time, roofline, top configs, cost model",
 	help: `
-Usage: autotune report [--op OP --shape SHAPE | --all] [--device DEV] [--out FILE.html] [--db PATH]
+Usage: autotune report [--op OP --shape SHAPE [--dtype DTYPE] | --all] [--device DEV] [--out FILE.html] [--db PATH]
 
 Writes one self-contained HTML page (no scripts, fonts or images from
 elsewhere; the charts are inline SVG) about the workloads of the tuning
@@ -81,7 +80,7 @@ func runReport(c *command, std *stdio, args []string) error {
 		}
 		fp := w.target.Fingerprint()
 		keep = func(x tunedb.Workload) bool {
-			return x.Op == w.op.Name && slices.Equal(x.Shape, w.shape) && x.DType == tune.DType && x.Device == fp
+			return x.Op == w.op.Name && slices.Equal(x.Shape, w.shape) && x.DType == w.dtype && x.Device == fp
 		}
 	case set["device"]:
 		target, err := lookupDevice(wf.device)

@@ -118,6 +118,7 @@ Examples:
 // simulateOptions are the flags of simulate.
 type simulateOptions struct {
 	op, shape, device string
+	dtype             string
 	db, records       string
 	prior             string
 	suite, heldOut    string
@@ -135,6 +136,7 @@ type simulateOptions struct {
 func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.op, "op", "", "operator: "+strings.Join(kernels.Names(), ", ")+" (required)")
 	fs.StringVar(&o.shape, "shape", "", "shape of the recorded workload, e.g. 1024x1024 (required)")
+	dtypeFlag(fs, &o.dtype)
 	fs.StringVar(&o.device, "device", "", "the recording machine, by name or fingerprint, when the records hold several (default: the only one)")
 	fs.StringVar(&o.db, "db", "", "tuning database holding the recording")
 	fs.StringVar(&o.records, "records", "", "JSON Lines exports holding the recording, separated by commas (instead of --db)")
@@ -221,10 +223,14 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if o.heldOut != "" {
 		return usagef("--held-out goes with --suite")
 	}
-	wf := workloadFlags{op: o.op, shape: o.shape, device: "auto"}
+	wf := workloadFlags{op: o.op, shape: o.shape, dtype: o.dtype, device: "auto"}
 	w, err := wf.resolve()
 	if err != nil {
 		return err
+	}
+	if w.dtype != tune.DType {
+		// Recordings are found by op and shape; none of another dtype exists yet.
+		return usagef("--dtype %s: simulate replays %s recordings only, for now", w.dtype, tune.DType)
 	}
 	switch {
 	case o.db != "" && o.records != "":
@@ -507,7 +513,7 @@ type simRunJSON struct {
 func newSimulateJSON(r lab.SimReport) simulateJSON {
 	w := r.Workload
 	out := simulateJSON{
-		Op: w.Op, Shape: w.Shape, DType: w.DType, Device: w.Device, Template: w.Template,
+		Op: w.Op, Shape: w.Shape, DType: string(w.DType), Device: w.Device, Template: w.Template,
 		Recorded: r.Recorded, SpaceSize: r.SpaceSize, Outside: r.Outside, BestNS: r.BestNS,
 		Seeds: r.Seeds, Budget: r.Budget, Batch: r.BatchSize, Prior: r.Prior, PriorShapes: r.PriorShape,
 		ModelTauAt64: finite(r.ModelTauAt64), TauSource: r.TauSource,

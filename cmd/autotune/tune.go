@@ -19,7 +19,7 @@ var tuneCommand = command{
 	name:    "tune",
 	summary: "tune a workload (or a tasks file's) and record every measurement",
 	help: `
-Usage: autotune tune --op OP --shape SHAPE [--device DEV] [flags]
+Usage: autotune tune --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flags]
        autotune tune --tasks FILE [--scheduler gradient|round-robin|ansor] [flags]
        autotune --op OP --shape SHAPE [--device DEV] [flags]
 
@@ -36,6 +36,13 @@ SIGHUP commits what was measured, prints the summary and exits 130, 143 or
 process holds the database, the tuner says it is waiting; after 30 s it
 keeps the batch in DB.pending.jsonl beside the database and goes on, and a
 later batch (or the next command that writes to the database) stores it.
+
+--dtype is the element type of the workload (f32, the default, is the only
+one yet; an op that has no kernels of a dtype refuses it). Records name the
+toolchain that built the candidates ('go env GOVERSION' of the go command,
+or NVRTC's version for CUDA): a run with another toolchain measures anew,
+seeded with the old toolchain's winners, since a compiler changes a
+kernel's speed.
 
 The default search is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
@@ -263,10 +270,14 @@ func runTune(c *command, std *stdio, args []string) error {
 	// status says which signal it was. A second Ctrl-C kills.
 	ctx, caught, stop := signalContext()
 	defer stop()
+	toolchain, err := tune.ToolchainOf(ctx, measurer)
+	if err != nil {
+		return err
+	}
 	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
-	fmt.Fprintf(std.errs, "tuning %s with %s search (seed %d) into %s\n", describeWorkload(w), o.strategy, o.seed, db.Path())
+	fmt.Fprintf(std.errs, "tuning %s, built by %s, with %s search (seed %d) into %s\n", describeWorkload(w), toolchainName(toolchain), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
-		Template: tmpl, Shape: w.shape, Target: w.target,
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
 		Space:    tmpl.Space(w.shape, w.target),
 		Measurer: measurer,
 		Store:    db, Observer: progress,
@@ -280,7 +291,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if o.json {
-		err = writeJSON(std, tuneJSON(w, tmpl, o, s))
+		err = writeJSON(std, tuneJSON(w, tmpl, toolchain, o, s))
 	} else {
 		printSummary(std, w, tmpl, s)
 	}
@@ -309,6 +320,10 @@ func tunable(w workload, what string) (kernels.Template, error) {
 		return kernels.Template{}, fmt.Errorf("no %s template for op %s yet: cannot %s %s %s on %s",
 			backend, w.op.Name, what, w.op.Name, kernels.FormatShape(w.shape), w.target)
 	}
+	// A template may have fewer dtypes than its op.
+	if err := tmpl.CheckDType(w.dtype); err != nil {
+		return kernels.Template{}, usagef("%s template: %v", backend, err)
+	}
 	ins, out := tmpl.Args(w.shape)
 	total := out
 	for _, n := range ins {
@@ -333,6 +348,7 @@ type summaryJSON struct {
 	DType       string                `json:"dtype"`
 	Device      string                `json:"device"`
 	Template    string                `json:"template"`
+	Toolchain   string                `json:"toolchain,omitempty"` // what built the candidates; omitted when unknown
 	Strategy    string                `json:"strategy"`
 	Seed        uint64                `json:"seed"`
 	Trials      int                   `json:"trials"`
@@ -351,9 +367,9 @@ type summaryJSON struct {
 	Tied        bool                  `json:"tied"`              // the two leaders' p20–p80 ranges overlap
 }
 
-func tuneJSON(w workload, tmpl kernels.Template, o tuneOptions, s tune.Summary) summaryJSON {
+func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions, s tune.Summary) summaryJSON {
 	out := summaryJSON{
-		Op: w.op.Name, Shape: w.shape, DType: tune.DType, Device: w.target.Name, Template: tmpl.Version,
+		Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version, Toolchain: toolchain,
 		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
 		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, GainStop: s.GainStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),

@@ -47,8 +47,12 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 	if len(first.Leaders) != 3 {
 		t.Errorf("first run re-measured %d leaders, want 3", len(first.Leaders))
 	}
-	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" {
+	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" || first.DType != "f32" {
 		t.Errorf("first run describes the wrong workload: %+v", first)
+	}
+	// The records name the go command's toolchain, which best finds again.
+	if !strings.HasPrefix(first.Toolchain, "go") && !strings.HasPrefix(first.Toolchain, "devel") {
+		t.Errorf("first run names toolchain %q, want the go command's version", first.Toolchain)
 	}
 	second := tuneOnce()
 	if second.Trials != 6 || second.Resumed != 6 {
@@ -59,6 +63,9 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 	var best bestJSON
 	if err := json.Unmarshal([]byte(stdout), &best); code != 0 || err != nil {
 		t.Fatalf("best: exit %d, %v\n%s", code, err, stdout)
+	}
+	if best.Toolchain != first.Toolchain {
+		t.Errorf("best names toolchain %q, tune %q", best.Toolchain, first.Toolchain)
 	}
 	if !best.Best.Config.Equal(second.Best.Config) || best.Best.MedianNS != second.Best.MedianNS {
 		t.Errorf("best shows %s (%v ns), tune found %s (%v ns)", best.Best.Config, best.Best.MedianNS,

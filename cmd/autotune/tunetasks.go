@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/tasks"
@@ -40,7 +41,7 @@ func readTasks(path, device string) ([]taskWorkload, error) {
 	var out []taskWorkload
 	for i, s := range specs {
 		causal := s.Causal
-		wf := workloadFlags{op: s.Op, shape: s.Shape, device: device, variants: map[string]*bool{"causal": &causal}}
+		wf := workloadFlags{op: s.Op, shape: s.Shape, dtype: string(s.DType), device: device, variants: map[string]*bool{"causal": &causal}}
 		w, err := wf.resolve()
 		if err != nil {
 			return nil, usagef("%s: task %d: %v", path, i+1, strings.ReplaceAll(err.Error(), "--", ""))
@@ -63,6 +64,9 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 	if _, err := tasks.Lookup(o.scheduler); err != nil {
 		return usagef("--scheduler: %s", strings.TrimPrefix(err.Error(), "tasks: "))
 	}
+	if o.dtype != string(dtype.Default) {
+		return usagef("--dtype applies to one workload; a tasks file names each task's dtype")
+	}
 	tws, err := readTasks(o.tasks, o.device)
 	if err != nil {
 		return err
@@ -74,8 +78,12 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 			return err
 		}
 		defer release()
+		toolchain, err := tune.ToolchainOf(context.Background(), measurer)
+		if err != nil {
+			return err
+		}
 		ts.Tasks = append(ts.Tasks, tune.Task{
-			Template: tw.tmpl, Shape: tw.w.shape, Target: tw.w.target,
+			Template: tw.tmpl, Shape: tw.w.shape, DType: tw.w.dtype, Target: tw.w.target, Toolchain: toolchain,
 			Space: tw.tmpl.Space(tw.w.shape, tw.w.target), Measurer: measurer,
 			Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 			Seed: o.seed, BatchSize: o.batch, Tool: version, RetryFailed: o.retry,

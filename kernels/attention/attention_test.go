@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -215,14 +216,14 @@ func TestCounts(t *testing.T) {
 func TestTolerance(t *testing.T) {
 	prevS, prevD := 0.0, 0.0
 	for _, s := range []int{1, 64, 1000, 100000} {
-		rel, abs := Template.Tolerance([]int{1, 1, s, 64})
+		rel, abs := Template.Tolerance([]int{1, 1, s, 64}, dtype.F32)
 		if abs <= prevS || abs > 5e-3 || rel <= 0 || rel > 1e-6 {
 			t.Errorf("Tolerance(S=%d) = %g, %g: want abs growing with S, below 5e-3", s, rel, abs)
 		}
 		prevS = abs
 	}
 	for _, d := range []int{1, 64, 128, 1024} {
-		_, abs := Template.Tolerance([]int{1, 1, 1024, d})
+		_, abs := Template.Tolerance([]int{1, 1, 1024, d}, dtype.F32)
 		if abs <= prevD {
 			t.Errorf("Tolerance(D=%d) abs = %g: want it growing with D", d, abs)
 		}

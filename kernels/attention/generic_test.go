@@ -12,6 +12,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -205,7 +206,7 @@ func TestGenericKernels(t *testing.T) {
 					j.tmpl.Reference(shape, ins[key+"/"+kind], want)
 					wants[j.tmpl] = want
 				}
-				rel, abs := j.tmpl.Tolerance(shape)
+				rel, abs := j.tmpl.Tolerance(shape, dtype.F32)
 				run.Next(t, j.name, got)
 				if c := kerneltest.Compare(got, want, rel, abs); c.Bad > 0 {
 					what := ""

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -199,7 +200,7 @@ func TestKernels(t *testing.T) {
 			d := g.shape[3]
 			want := make([]float64, n)
 			tm.Reference(g.shape, g.ins, want)
-			rel, abs := tm.Tolerance(g.shape)
+			rel, abs := tm.Tolerance(g.shape, dtype.F32)
 			got := make([]float32, n)
 			worst, worstCfg, count := 0.0, "", 0
 			for _, kr := range ks {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -150,9 +151,9 @@ const (
 //	σ   = 8·2^-24·D·inputBound² / √D
 //
 // about 6.1e-4 for S = 1024, D = 64; see the package doc.
-func tolerance(shape []int) (rel, abs float64) {
+func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, _, s, d := checkShape(shape)
 	sigma := 8 * eps32 * float64(d) * inputBound * inputBound / math.Sqrt(float64(d))
 	weight := sigma + argError + expError
-	return 4 * eps32, inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
+	return 4*eps32 + kernels.OutputRounding(dt), inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -76,8 +77,8 @@ func TestEpilogueCounts(t *testing.T) {
 			t.Errorf("%s: Bytes = %g, want 4·(MK+KN+N+MN)", tt.tmpl.Op.Name, got)
 		}
 		for _, s := range [][]int{{7, 9, 1}, {7, 9, 1024}} {
-			r1, a1 := tt.tmpl.Tolerance(s)
-			r2, a2 := Template.Tolerance(s)
+			r1, a1 := tt.tmpl.Tolerance(s, dtype.F32)
+			r2, a2 := Template.Tolerance(s, dtype.F32)
 			if r1 != r2 || a1 != a2 {
 				t.Errorf("%s: Tolerance(%v) = %g, %g, want gemm's %g, %g", tt.tmpl.Op.Name, s, r1, a1, r2, a2)
 			}

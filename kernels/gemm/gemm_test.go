@@ -8,6 +8,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -210,7 +211,7 @@ func TestCounts(t *testing.T) {
 func TestTolerance(t *testing.T) {
 	prevRel, prevAbs := 0.0, 0.0
 	for _, k := range []int{1, 33, 259, 1024, 100000} {
-		rel, abs := Template.Tolerance([]int{7, 9, k})
+		rel, abs := Template.Tolerance([]int{7, 9, k}, dtype.F32)
 		if rel <= prevRel || abs <= prevAbs || rel > 1e-3 {
 			t.Errorf("Tolerance(7x9x%d) = %g, %g: want both growing with K, rel below 1e-3", k, rel, abs)
 		}

@@ -1,6 +1,9 @@
 package gemm
 
-import "github.com/autotune-dev/autotune/kernels"
+import (
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
+)
 
 // largeBound bounds the inputs of the large set: 256 times inputBound, so
 // that products reach 2^20 and sums of K of them, of random signs, cancel
@@ -15,7 +18,7 @@ var inputs = []kernels.InputSet{
 	withTolerance(kernels.Uniform("large", 0.125*256, largeBound), toleranceFor(largeBound)),
 }
 
-func withTolerance(s kernels.InputSet, tol func(shape []int) (rel, abs float64)) kernels.InputSet {
+func withTolerance(s kernels.InputSet, tol func(shape []int, dt dtype.DType) (rel, abs float64)) kernels.InputSet {
 	s.Tolerance = tol
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -199,7 +200,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 					tmpl.Reference(shape, [][]float32{in.a, in.b, in.bias}, want)
 					wants[tmpl] = want
 				}
-				rel, abs := tmpl.Tolerance(shape)
+				rel, abs := tmpl.Tolerance(shape, dtype.F32)
 				count++
 				run.Next(t, kr.name, got)
 				c := kerneltest.Compare(got, want, rel, abs)
@@ -211,7 +212,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 					worst, worstCfg = c.Worst, kr.String()
 				}
 			}
-			rel, abs := Template.Tolerance(shape)
+			rel, abs := Template.Tolerance(shape, dtype.F32)
 			t.Logf("%d kernels; largest error %.3f of the tolerance (rel %.2g, abs %.2g), by %s", count, worst, rel, abs, worstCfg)
 		})
 	}

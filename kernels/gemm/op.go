@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -122,13 +123,15 @@ const (
 
 // tolerance is rel = 4·2^-24·(1+√K) and abs = 8·2^-24·K·inputBound², about
 // 7.6e-6 and 7.8e-3 at K = 1024.
-func tolerance(shape []int) (rel, abs float64) { return toleranceFor(inputBound)(shape) }
+func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
+	return toleranceFor(inputBound)(shape, dt)
+}
 
 // toleranceFor is tolerance for inputs of magnitude at most bound.
-func toleranceFor(bound float64) func(shape []int) (rel, abs float64) {
-	return func(shape []int) (rel, abs float64) {
+func toleranceFor(bound float64) func(shape []int, dt dtype.DType) (rel, abs float64) {
+	return func(shape []int, dt dtype.DType) (rel, abs float64) {
 		_, _, k := checkShape(shape)
-		return 4 * eps32 * (1 + math.Sqrt(float64(k))), 8 * eps32 * float64(k) * bound * bound
+		return 4*eps32*(1+math.Sqrt(float64(k))) + kernels.OutputRounding(dt), 8 * eps32 * float64(k) * bound * bound
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -82,9 +83,9 @@ func CheckBaseline(t *testing.T, tmpl *kernels.Template, name string, shapes [][
 		got, want := make([]float32, n), make([]float64, n)
 		r.Next(t, j.kernel, got)
 		tmpl.Reference(j.shape, j.ins, want)
-		rel, abs := tmpl.Tolerance(j.shape)
+		rel, abs := tmpl.Tolerance(j.shape, dtype.F32)
 		if j.set.Tolerance != nil {
-			rel, abs = j.set.Tolerance(j.shape)
+			rel, abs = j.set.Tolerance(j.shape, dtype.F32)
 		}
 		if c := CompareNaN(got, want, rel, abs); c.Bad > 0 {
 			t.Errorf("%s %s on %v, inputs %s: %d of %d outputs wrong; first [%d]: got %g, want %g (rel %.2g, abs %.2g)",

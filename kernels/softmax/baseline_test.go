@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -81,7 +82,7 @@ func TestNaiveBaseline(t *testing.T) {
 		run.Next(t, j.name, got)
 		want := make([]float64, len(j.in))
 		Template.Reference(j.shape, [][]float32{j.in}, want)
-		rel, abs := Template.Tolerance(j.shape)
+		rel, abs := Template.Tolerance(j.shape, dtype.F32)
 		if c := kerneltest.CompareNaN(got, want, rel, abs); c.Bad > 0 {
 			t.Errorf("%s on %v %s: %d of %d outputs wrong; first [%d]: got %g, want %g",
 				naive.Name, j.shape, j.kind, c.Bad, len(got), c.First, got[c.First], want[c.First])

@@ -11,6 +11,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -179,7 +180,7 @@ func TestGenericKernels(t *testing.T) {
 			in := inputs[key+"/"+kind]
 			want := make([]float64, len(in))
 			Template.Reference(shape, [][]float32{in}, want)
-			rel, abs := Template.Tolerance(shape)
+			rel, abs := Template.Tolerance(shape, dtype.F32)
 			got := make([]float32, len(in))
 			for _, j := range jobsOf[key] {
 				run.Next(t, j.name, got)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -142,7 +143,7 @@ func TestKernels(t *testing.T) {
 			in := inputs[filepath.Join(dir, fmt.Sprintf("in_%s_%s.bin", kernels.FormatShape(g.shape), g.kind))]
 			want := make([]float64, len(in))
 			Template.Reference(g.shape, [][]float32{in}, want)
-			rel, abs := Template.Tolerance(g.shape)
+			rel, abs := Template.Tolerance(g.shape, dtype.F32)
 			got := make([]float32, len(in))
 			worst, worstCfg := 0.0, ""
 			for _, k := range g.ks {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -92,7 +93,7 @@ const (
 
 // tolerance is rel = argError + expError + roundingErr + 2^-24·√cols·4 and abs
 // = 1e-37, about 1.5e-5 for 1023 columns and 4e-5 for 100000.
-func tolerance(shape []int) (rel, abs float64) {
+func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, cols := checkShape(shape)
-	return argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)), absTol
+	return argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)) + kernels.OutputRounding(dt), absTol
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -184,7 +185,7 @@ func TestCounts(t *testing.T) {
 func TestTolerance(t *testing.T) {
 	prev := 0.0
 	for _, cols := range []int{1, 17, 1023, 100000} {
-		rel, abs := Template.Tolerance([]int{7, cols})
+		rel, abs := Template.Tolerance([]int{7, cols}, dtype.F32)
 		if rel <= prev || rel > 1e-4 || abs <= 0 || abs > 1e-30 {
 			t.Errorf("Tolerance(7x%d) = %g, %g: want rel growing with cols, below 1e-4, abs tiny", cols, rel, abs)
 		}

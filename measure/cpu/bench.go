@@ -15,6 +15,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu/peak"
@@ -55,6 +56,7 @@ const benchStepTimeout = time.Minute
 type BenchBatch struct {
 	Template kernels.Template
 	Shape    []int
+	DType    dtype.DType // "" means dtype.Default
 	Target   device.Target
 	Config   schedule.Config // the tuned config, a valid point of Template.Space(Shape, Target)
 
@@ -186,7 +188,7 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 	if err != nil {
 		return nil, err
 	}
-	d, err := m.cache.get(ctx, b.Template, b.Shape, m.opts.Seed)
+	d, err := m.cache.get(ctx, b.Template, b.Shape, b.DType, m.opts.Seed)
 	if err == nil {
 		err = d.write(dir)
 	}
@@ -222,7 +224,7 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	entries := []benchEntry{{
 		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes, flops: flops,
 		emit: func(f *jen.File) []byte {
-			return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), Config: b.Config, Arch: kernels.AMD64})
+			return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: b.DType, Config: b.Config, Arch: kernels.AMD64})
 		},
 	}}
 	seen := map[string]bool{BenchTuned: true, BenchFloor: true, BenchPeak: true}

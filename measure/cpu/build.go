@@ -118,7 +118,7 @@ func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	ins, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
 	src, msg = emitPackage(pkgName(id), func(f *jen.File) {
 		asm = b.batch.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(b.batch.Shape),
-			Config: b.batch.Configs[id], Arch: kernels.AMD64})
+			DType: b.batch.DType, Config: b.batch.Configs[id], Arch: kernels.AMD64})
 		assertSignature(f, len(ins))
 	})
 	if msg != "" {

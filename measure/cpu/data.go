@@ -1,11 +1,13 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/harness"
@@ -31,9 +33,9 @@ type dataCache struct {
 // last one's. A float64 reference can take many seconds (12 s for a 2048³
 // GEMM), so get gives up when ctx is done, leaving the computation to finish
 // in the background for a later call, rather than keep a Ctrl-C waiting.
-func (c *dataCache) get(ctx context.Context, t kernels.Template, shape []int, seed uint64) (*data, error) {
+func (c *dataCache) get(ctx context.Context, t kernels.Template, shape []int, dt dtype.DType, seed uint64) (*data, error) {
 	done := make(chan *data, 1)
-	go func() { done <- c.load(t, shape, seed) }()
+	go func() { done <- c.load(t, shape, dt, seed) }()
 	select {
 	case d := <-done:
 		return d, nil
@@ -42,26 +44,27 @@ func (c *dataCache) get(ctx context.Context, t kernels.Template, shape []int, se
 	}
 }
 
-func (c *dataCache) load(t kernels.Template, shape []int, seed uint64) *data {
+func (c *dataCache) load(t kernels.Template, shape []int, dt dtype.DType, seed uint64) *data {
 	var sets []string
 	for _, s := range t.InputSets() {
 		sets = append(sets, s.Name)
 	}
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d\x00%q", t.Op.Name, t.Version, shape, seed, sets)
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s\x00%d\x00%q", t.Op.Name, t.Version, shape, dt, seed, sets)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.data == nil || c.key != key {
-		c.key, c.data = key, newData(t, shape, seed)
+		c.key, c.data = key, newData(t, shape, dt, seed)
 	}
 	return c.data
 }
 
-// newData draws the template's input sets for shape from seed and
-// computes their references.
-func newData(t kernels.Template, shape []int, seed uint64) *data {
+// newData draws the template's input sets for shape and dtype dt from
+// seed and computes their references.
+func newData(t kernels.Template, shape []int, dt dtype.DType, seed uint64) *data {
+	dt = cmp.Or(dt, dtype.Default)
 	ins, out := t.Args(slices.Clone(shape))
-	d := &data{work: harness.Workload{Inputs: ins, Output: out}}
-	for _, s := range measure.Inputs(t.Op, shape, seed) {
+	d := &data{work: harness.Workload{DType: string(dt), Inputs: ins, Output: out}}
+	for _, s := range measure.Inputs(t.Op, shape, dt, seed) {
 		info := harness.SetInfo{Name: s.Name, Rel: s.Rel, Abs: s.Abs}
 		d.work.Sets = append(d.work.Sets, info)
 		d.sets = append(d.sets, harness.Set{SetInfo: info, Ins: s.Ins, Want: s.Want})

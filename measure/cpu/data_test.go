@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
@@ -15,7 +16,7 @@ import (
 func TestInputsDeterministic(t *testing.T) {
 	tmpl := testTemplate()
 	shape := []int{1000}
-	a, b, c := newData(tmpl, shape, 7), newData(tmpl, shape, 7), newData(tmpl, shape, 8)
+	a, b, c := newData(tmpl, shape, dtype.F32, 7), newData(tmpl, shape, dtype.F32, 7), newData(tmpl, shape, dtype.F32, 8)
 	if !slices.Equal(a.sets[0].Ins[0], b.sets[0].Ins[0]) || !slices.Equal(a.sets[0].Want, b.sets[0].Want) {
 		t.Error("the same seed gave different inputs")
 	}
@@ -47,19 +48,19 @@ func TestInputsDeterministic(t *testing.T) {
 func TestDataCache(t *testing.T) {
 	var c dataCache
 	tmpl := testTemplate()
-	d1 := c.load(tmpl, []int{10}, 1)
-	if c.load(tmpl, []int{10}, 1) != d1 {
+	d1 := c.load(tmpl, []int{10}, dtype.F32, 1)
+	if c.load(tmpl, []int{10}, dtype.F32, 1) != d1 {
 		t.Error("same workload: data recomputed")
 	}
-	if d := c.load(tmpl, []int{11}, 1); d == d1 || len(d.sets[0].Want) != 11 {
+	if d := c.load(tmpl, []int{11}, dtype.F32, 1); d == d1 || len(d.sets[0].Want) != 11 {
 		t.Error("another shape: data not recomputed")
 	}
-	if d := c.load(tmpl, []int{11}, 2); slices.Equal(d.sets[0].Ins[0], newData(tmpl, []int{11}, 1).sets[0].Ins[0]) {
+	if d := c.load(tmpl, []int{11}, dtype.F32, 2); slices.Equal(d.sets[0].Ins[0], newData(tmpl, []int{11}, dtype.F32, 1).sets[0].Ins[0]) {
 		t.Error("another seed: data not recomputed")
 	}
-	d2 := c.load(tmpl, []int{11}, 2)
+	d2 := c.load(tmpl, []int{11}, dtype.F32, 2)
 	tmpl.Inputs = kernels.DefaultInputs[:1]
-	if d := c.load(tmpl, []int{11}, 2); d == d2 || len(d.sets) != 1 {
+	if d := c.load(tmpl, []int{11}, dtype.F32, 2); d == d2 || len(d.sets) != 1 {
 		t.Error("other input sets: data not recomputed")
 	}
 }
@@ -77,21 +78,21 @@ func TestDataCacheCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
-	if _, err := c.get(ctx, tmpl, []int{10}, 1); !errors.Is(err, context.Canceled) {
+	if _, err := c.get(ctx, tmpl, []int{10}, dtype.F32, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("get with a cancelled context: %v", err)
 	}
 	if time.Since(start) > time.Second {
 		t.Errorf("get waited %v for a reference after its context was cancelled", time.Since(start))
 	}
 	close(release)
-	if d, err := c.get(context.Background(), tmpl, []int{10}, 1); err != nil || len(d.sets[0].Want) != 10 {
+	if d, err := c.get(context.Background(), tmpl, []int{10}, dtype.F32, 1); err != nil || len(d.sets[0].Want) != 10 {
 		t.Errorf("get after the reference finished: %v", err)
 	}
 }
 
 // The files hold exactly what the harness reads back.
 func TestDataWrite(t *testing.T) {
-	d := newData(testTemplate(), []int{5}, 3)
+	d := newData(testTemplate(), []int{5}, dtype.F32, 3)
 	dir := t.TempDir()
 	if err := d.write(dir); err != nil {
 		t.Fatal(err)

@@ -93,7 +93,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		res: res, finished: finished, own: make([]time.Duration, len(res)),
 		onStart: m.onStart, onFinish: func(r measure.Result) { report(b, r) },
 	}
-	d, err := m.cache.get(ctx, b.Template, b.Shape, m.opts.Seed)
+	d, err := m.cache.get(ctx, b.Template, b.Shape, b.DType, m.opts.Seed)
 	if err == nil {
 		err = d.write(dir)
 	}

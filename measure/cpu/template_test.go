@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -50,7 +51,7 @@ func testTemplate() kernels.Template {
 					out[i] = 2*float64(x) + 1
 				}
 			},
-			Tolerance: func([]int) (rel, abs float64) { return 1e-6, 1e-6 },
+			Tolerance: func([]int, dtype.DType) (rel, abs float64) { return 1e-6, 1e-6 },
 			FLOPs:     func(shape []int) float64 { return 2 * float64(shape[0]) },
 			Bytes:     func(shape []int) float64 { return 8 * float64(shape[0]) },
 		},

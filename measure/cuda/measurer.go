@@ -3,6 +3,7 @@ package cuda
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
@@ -66,9 +68,10 @@ func (o *Options) withDefaults() Options {
 // worker process at a time. Batches measured at the same time would
 // disturb each other's timings; Measure serialises them.
 type Measurer struct {
-	opts   Options
-	target device.Target
-	gpu    string // "NVIDIA H100 80GB HBM3 (sm_90), driver 13.0, NVRTC 13.0"
+	opts      Options
+	target    device.Target
+	gpu       string // "NVIDIA H100 80GB HBM3 (sm_90), driver 13.0, NVRTC 13.0"
+	toolchain string // see Toolchain
 
 	mu    sync.Mutex
 	key   string
@@ -123,12 +126,20 @@ func New(opts *Options, target device.Target) (*Measurer, error) {
 	dv, _ := d.Version()
 	nvv, _ := nv.Version()
 	m.gpu = fmt.Sprintf("%s (%s), driver CUDA %s, NVRTC %s", name, target.GPU.Arch, dv, nvv)
+	if nvv != "" {
+		m.toolchain = "nvrtc" + nvv
+	}
 	m.start = m.startChild
 	return m, nil
 }
 
 // GPU describes the device and the libraries, for logs.
 func (m *Measurer) GPU() string { return m.gpu }
+
+// Toolchain names the compiler of the candidates as the tuning database's
+// workload key does: "nvrtc" and NVRTC's version, "nvrtc13.0", or "" when
+// NVRTC did not say.
+func (m *Measurer) Toolchain(context.Context) (string, error) { return m.toolchain, nil }
 
 // Measure emits, compiles and runs b's configs and returns one Result per
 // config, in order (see the package doc). The error is non-nil only when
@@ -161,7 +172,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 				continue
 			}
 		}
-		k, err := emit(b.Template, name, b.Shape, c)
+		k, err := emit(b.Template, kernels.Kernel{Name: name, Shape: b.Shape, DType: b.DType, Config: c})
 		if err != nil {
 			res[i].Status, res[i].Error, finished[i] = measure.StatusBuildError, err.Error(), true
 			report(b, res[i])
@@ -202,13 +213,13 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 }
 
 // emit calls the template's emitter, turning a panic into an error.
-func emit(t kernels.Template, name string, shape []int, c schedule.Config) (k kernels.CUDAKernel, err error) {
+func emit(t kernels.Template, k kernels.Kernel) (_ kernels.CUDAKernel, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("emitting CUDA: %v", r)
 		}
 	}()
-	return t.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: c}), nil
+	return t.CUDA.EmitCUDA(k), nil
 }
 
 // report passes a final result to the batch's Finished hook, if any.
@@ -220,12 +231,13 @@ func report(b measure.Batch, r measure.Result) {
 
 // data makes m.work and m.sets those of b's workload, reusing the last.
 func (m *Measurer) data(b measure.Batch) {
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, m.opts.Seed)
+	dt := cmp.Or(b.DType, dtype.Default)
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, dt, m.opts.Seed)
 	if key != m.key {
 		m.key = key
 		ins, out := b.Template.Args(b.Shape)
-		m.work, m.sets = harness.Workload{Inputs: ins, Output: out}, nil
-		for _, set := range measure.Inputs(b.Template.Op, b.Shape, m.opts.Seed) {
+		m.work, m.sets = harness.Workload{Inputs: ins, Output: out, DType: string(dt)}, nil
+		for _, set := range measure.Inputs(b.Template.Op, b.Shape, dt, m.opts.Seed) {
 			info := harness.SetInfo{Name: set.Name, Rel: set.Rel, Abs: set.Abs}
 			m.work.Sets = append(m.work.Sets, info)
 			m.sets = append(m.sets, harness.Set{SetInfo: info, Ins: set.Ins, Want: set.Want})

@@ -11,6 +11,12 @@ import (
 
 // A Workload describes the data a parent writes for a harness.
 type Workload struct {
+	// DType is the element type of the kernel's inputs and output, as
+	// package dtype writes it: "f32". The files hold every value as a
+	// float32 whatever the dtype, already rounded to it by the parent,
+	// because that is how kernels take them; Read fills in "f32" when a
+	// file names none.
+	DType  string    `json:"dtype"`
 	Inputs []int     `json:"inputs"` // element counts of the kernel's inputs, in argument order
 	Output int       `json:"output"` // element count of its output
 	Sets   []SetInfo `json:"sets"`   // the input sets, the first the one kernels are timed on
@@ -30,6 +36,10 @@ type Set struct {
 	Ins  [][]float32
 	Want []float64
 }
+
+// DefaultDType is the dtype of a workload file that names none; it is
+// dtype.Default, which this package cannot import (see the package doc).
+const DefaultDType = "f32"
 
 // Names of the files in a data directory: workload.json, and per set i the
 // directory set<i> with in0.f32, in1.f32, … and want.f64, little-endian.
@@ -91,6 +101,9 @@ func Read(dir string) (Workload, []Set, error) {
 	}
 	if len(w.Sets) == 0 {
 		return w, nil, fmt.Errorf("%s: no input sets", workloadFile)
+	}
+	if w.DType == "" {
+		w.DType = DefaultDType
 	}
 	sets := make([]Set, len(w.Sets))
 	for s := range sets {

@@ -76,6 +76,19 @@ func TestData(t *testing.T) {
 	if !slices.Equal(gw.Inputs, w.Inputs) || gw.Output != w.Output || !slices.Equal(gw.Sets, w.Sets) {
 		t.Errorf("workload %+v, want %+v", gw, w)
 	}
+	// A workload file that names no dtype (a parent before files named
+	// one) is f32; one that names it keeps it.
+	if gw.DType != DefaultDType {
+		t.Errorf("dtype of a workload that names none: %q, want %q", gw.DType, DefaultDType)
+	}
+	named := w
+	named.DType = "x16"
+	if err := Write(dir, named, sets); err != nil {
+		t.Fatal(err)
+	}
+	if gw, _, err := Read(dir); err != nil || gw.DType != "x16" {
+		t.Errorf("Read of a workload of dtype x16 = %q, %v", gw.DType, err)
+	}
 	for s := range sets {
 		if got[s].SetInfo != sets[s].SetInfo || Changed(got[s].Ins, sets[s].Ins) != "" || Check(float32s(got[s].Want), sets[s].Want, 0, 0) != "" {
 			t.Errorf("set %d: %+v, want %+v", s, got[s], sets[s])

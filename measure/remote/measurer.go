@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure"
 )
 
@@ -24,8 +26,9 @@ type Options struct {
 	// while the server does not answer; 0 means one minute. A batch whose
 	// workers are alive but slow waits as long as they take.
 	Stall time.Duration
-	// DType is the element type the jobs name; "" means f32.
-	DType string
+	// DType is the element type the jobs of a batch that names none
+	// (measure.Batch.DType) name; "" means dtype.Default.
+	DType dtype.DType
 }
 
 // A Measurer measures each batch on the workers of the batch's target
@@ -37,7 +40,7 @@ type Measurer struct {
 	js    jetstream.JetStream
 	kv    jetstream.KeyValue
 	stall time.Duration
-	dtype string
+	dtype dtype.DType
 }
 
 // New returns a Measurer that sends batches through nc, creating the
@@ -59,7 +62,7 @@ func New(ctx context.Context, nc *nats.Conn, o *Options) (*Measurer, error) {
 		m.stall = time.Minute
 	}
 	if m.dtype == "" {
-		m.dtype = "f32"
+		m.dtype = dtype.Default
 	}
 	return m, nil
 }
@@ -170,7 +173,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	for i, cfg := range b.Configs {
 		j := job{
 			Format: Format, ID: jobID(batch, i), Batch: batch, Index: i, Of: len(b.Configs),
-			Op: b.Template.Op.Name, Shape: b.Shape, DType: m.dtype, Device: fp,
+			Op: b.Template.Op.Name, Shape: b.Shape, DType: cmp.Or(b.DType, m.dtype), Device: fp,
 			Template: b.Template.Version, Config: cfg.String(), BestNS: int64(b.Best),
 		}
 		var err error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure"
 )
 
@@ -58,18 +59,18 @@ func consumerName(fingerprint string) string { return "workers-" + Hash(fingerpr
 
 // A job is one config of a batch to measure.
 type job struct {
-	Format   int    `json:"format"`
-	ID       string `json:"id"`    // batch "." index; the results' message ID
-	Batch    string `json:"batch"` // the results subject's last token
-	Index    int    `json:"index"` // of the config in its batch
-	Of       int    `json:"of"`    // configs in the batch; 0 (a tuner before it was sent) means unknown
-	Op       string `json:"op"`
-	Shape    []int  `json:"shape"`
-	DType    string `json:"dtype"`
-	Device   string `json:"device"` // fingerprint
-	Template string `json:"template"`
-	Config   string `json:"config"` // schedule.Config.String
-	BestNS   int64  `json:"best_ns,omitempty"`
+	Format   int         `json:"format"`
+	ID       string      `json:"id"`    // batch "." index; the results' message ID
+	Batch    string      `json:"batch"` // the results subject's last token
+	Index    int         `json:"index"` // of the config in its batch
+	Of       int         `json:"of"`    // configs in the batch; 0 (a tuner before it was sent) means unknown
+	Op       string      `json:"op"`
+	Shape    []int       `json:"shape"`
+	DType    dtype.DType `json:"dtype"`
+	Device   string      `json:"device"` // fingerprint
+	Template string      `json:"template"`
+	Config   string      `json:"config"` // schedule.Config.String
+	BestNS   int64       `json:"best_ns,omitempty"`
 }
 
 // A result is a job's measurement, published by the worker that ran it.

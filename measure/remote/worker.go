@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
@@ -290,6 +291,7 @@ type task struct {
 func (w *Worker) serve(ctx context.Context, msgs []jetstream.Msg) {
 	type key struct {
 		op, shape, template string
+		dtype               dtype.DType
 		best                int64
 	}
 	groups := map[key][]task{}
@@ -299,7 +301,7 @@ func (w *Worker) serve(ctx context.Context, msgs []jetstream.Msg) {
 		if !ok {
 			continue
 		}
-		k := key{t.job.Op, fmt.Sprint(t.job.Shape), t.job.Template, t.job.BestNS}
+		k := key{t.job.Op, fmt.Sprint(t.job.Shape), t.job.Template, t.job.DType, t.job.BestNS}
 		if groups[k] == nil {
 			order = append(order, k)
 		}
@@ -346,6 +348,15 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg) (task, bool) {
 	if tmpl.Version != j.Template {
 		return fail("worker %s on %s has template %s of %s, the job wants %s: update autotune there", w.id, w.o.Host, tmpl.Version, j.Op, j.Template)
 	}
+	// A tuner before jobs named a dtype sent f32.
+	dt, err := dtype.Parse(string(j.DType))
+	if err != nil {
+		return fail("worker %s on %s: %v: update autotune there", w.id, w.o.Host, err)
+	}
+	if err := tmpl.CheckDType(dt); err != nil {
+		return fail("worker %s on %s: %v", w.id, w.o.Host, err)
+	}
+	j.DType = dt
 	cfg, err := schedule.ParseConfig(j.Config)
 	if err != nil {
 		return fail("config %q: %v", j.Config, err)
@@ -405,7 +416,7 @@ func (w *Worker) measure(ctx context.Context, ts []task) {
 		}
 	}()
 	b := measure.Batch{
-		Template: tmpl, Shape: ts[0].job.Shape, Target: w.o.Target,
+		Template: tmpl, Shape: ts[0].job.Shape, DType: ts[0].job.DType, Target: w.o.Target,
 		Best: time.Duration(ts[0].job.BestNS),
 		Finished: func(r measure.Result) {
 			if t, ok := take(r.Config.String()); ok {

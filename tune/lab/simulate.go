@@ -113,7 +113,7 @@ type Recording struct {
 // Records of other template versions are an error when no such ones
 // exist: their configs would not correspond to the template's.
 func FindRecording(recs []tunedb.Record, tmpl kernels.Template, shape []int, fingerprint string) (Recording, error) {
-	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + tune.DType
+	name := tmpl.Op.Name + " " + kernels.FormatShape(shape) + " " + string(tune.DType)
 	var matching []tunedb.Record
 	var versions []string
 	for _, r := range recs {

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/harness"
@@ -35,6 +37,9 @@ type Checker struct {
 	Timeout time.Duration
 	// Seed fixes the inputs (measure.NewData) and the shuffled orders.
 	Seed uint64
+	// DType is the element type of the inputs and output; "" means
+	// dtype.Default.
+	DType dtype.DType
 	// Orders to run; default Orders.
 	Orders []Order
 }
@@ -114,8 +119,9 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 	if err := c.setup(); err != nil {
 		return nil, err
 	}
-	ins, want := measure.NewData(tmpl.Op, shape, c.Seed)
-	rel, abs := tmpl.Tolerance(shape)
+	dt := cmp.Or(c.DType, dtype.Default)
+	ins, want := measure.NewData(tmpl.Op, shape, dt, c.Seed)
+	rel, abs := tmpl.Tolerance(shape, dt)
 	space := tmpl.Space(shape, target)
 	name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
 
@@ -128,7 +134,7 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 		if err := space.Check(cfg); err != nil {
 			r.PTX = Outcome{Error: "invalid config: " + err.Error()}
 			r.Emu = r.PTX
-		} else if k, err := emit(tmpl, name, shape, cfg); err != nil {
+		} else if k, err := emit(tmpl, kernels.Kernel{Name: name, Shape: shape, DType: dt, Config: cfg}); err != nil {
 			r.PTX = Outcome{Error: err.Error()}
 			r.Emu = r.PTX
 		} else {
@@ -148,13 +154,13 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 }
 
 // emit calls the template's emitter, turning a panic into an error.
-func emit(t kernels.Template, name string, shape []int, cfg schedule.Config) (k kernels.CUDAKernel, err error) {
+func emit(t kernels.Template, k kernels.Kernel) (_ kernels.CUDAKernel, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("emitting CUDA: %v", r)
 		}
 	}()
-	return t.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: cfg}), nil
+	return t.CUDA.EmitCUDA(k), nil
 }
 
 // PTX compiles k to PTX for arch with clang.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/measure"
@@ -395,8 +396,8 @@ func TestSoftmaxPlantedBug(t *testing.T) {
 	}
 	k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
 	k.Source = strings.Replace(k.Source, "reinterpret_cast<float *>(y + head)[k] =", "if (k != nvec - 1) reinterpret_cast<float *>(y + head)[k] =", 1)
-	ins, want := measure.NewData(softmax.Op, shape, 1)
-	rel, abs := softmax.Op.Tolerance(shape)
+	ins, want := measure.NewData(softmax.Op, shape, dtype.F32, 1)
+	rel, abs := softmax.Op.Tolerance(shape, dtype.F32)
 	o, err := c.Emulate(context.Background(), k, "sm_80", ins, want, rel, abs)
 	if err != nil {
 		t.Fatal(err)
