@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		registerCopyOp()
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if os.Getenv(ownOpEnv) != "" { // autotune with an op of the test's own: see TestOwnOpEndToEnd
+		registerOwnOp()
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv(dtypeOpEnv) != "" { // autotune with an op of another dtype: see TestDTypeFlag
 		registerDTypeOp()
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

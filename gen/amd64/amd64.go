@@ -3,7 +3,6 @@ package amd64
 import (
 	_ "embed"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -91,24 +90,31 @@ type Forms struct {
 // form is cfg with vec=1 when that is a valid config for a CPU without
 // vectors, else the template's default there.
 func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target device.Target) (Forms, error) {
+	// What a config needs is what the template's own space says: the
+	// lowest level whose space has it (a 16-lane vector, or assembly of
+	// AVX-512 instructions, is valid from AVX-512 on), so that a template
+	// without a vector knob needs nothing.
+	at := func(l Level) device.Target {
+		cpu := *target.CPU
+		cpu.ISA = l.ISA()
+		return device.Target{Name: target.Name, CPU: &cpu}
+	}
 	f := Forms{Needs: AVX512 + 1}
 	for l := Scalar; l <= AVX512; l++ {
-		if !slices.ContainsFunc(kernels.VectorConstraints(l.ISA()), func(c schedule.Constraint) bool { return !c.OK(cfg) }) {
+		if tmpl.Space(shape, at(l)).Valid(cfg) {
 			f.Needs = l
 			break
 		}
 	}
 	if f.Needs > AVX512 {
-		return Forms{}, fmt.Errorf("amd64: config %s needs a CPU this generator does not know", cfg)
+		return Forms{}, fmt.Errorf("amd64: %s config %s is valid at %s on no CPU this generator knows", tmpl.Op.Name, cfg, kernels.FormatShape(shape))
 	}
 	if f.Needs == Scalar {
 		f.Scalar = cfg
 		return f, nil
 	}
 	f.Plain = hasAsm(tmpl, cfg)
-	scalarCPU := *target.CPU
-	scalarCPU.ISA = Scalar.ISA()
-	scalarTarget := device.Target{Name: target.Name, CPU: &scalarCPU}
+	scalarTarget := at(Scalar)
 	if c, ok := withScalarVec(cfg); ok {
 		space := tmpl.Space(shape, scalarTarget)
 		if c, err := space.Parse(c.String()); err == nil && space.Valid(c) {
