@@ -37,6 +37,8 @@ func init() {
 	}
 	kernels.Register(RMSTemplate)
 	kernels.Register(LayerTemplate)
+	kernels.Register(RMSCUDATemplate)
+	kernels.Register(LayerCUDATemplate)
 }
 
 func (k kind) op() kernels.Op {
