@@ -1,7 +1,6 @@
 package norm
 
 import (
-
 	"github.com/autotune-dev/autotune/codegen/cuda"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
@@ -267,4 +266,3 @@ func (e *cudaEmitter) write(dev func(string) string) {
 	e.Line("y[v] = o;")
 	e.Close()
 }
-

@@ -108,4 +108,3 @@ func TestCUDAConstraints(t *testing.T) {
 	}
 	kerneltest.CheckConstraint(t, rms.cudaSpace([]int{8, 8}, device.Host()), "tpr=32,rows_per_block=1,vec=1", "needs_cuda_target")
 }
-
