@@ -1011,6 +1011,739 @@ func TestGemmBiasReLU(t *testing.T) {
 	o.checkAllocs(t)
 	o.checkLoadTuning(t, 2, []int{1, 1, 1})
 }
+func referenceLayerNorm(shape []int, ins [][]float32, out []float64) {
+	rows, cols := shape[0], shape[1]
+	x, gamma := ins[0], ins[1]
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = (float64(v)-mean)*inv*float64(gamma[i]) + float64(ins[2][i])
+		}
+	}
+}
+func fillLayerNorm0(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm1(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e+17 + 1.5e+18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm2(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e-19 + 1.5000000000000001e-18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm3(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.125 + 3.875*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		if row%2 == 0 {
+			base = func() float32 {
+				v := float32(1e+17 + 9e+17*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+		for c := range cols {
+			x[row*cols+c] = base
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm4(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.5 + 0.5*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		for c := range cols {
+			x[row*cols+c] = base + func() float32 {
+				v := float32(1e-05 + 9e-05*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+
+// layerNormTest checks layernorm.
+func layerNormTest() opTest {
+	return opTest{
+		cases: []testCase{
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     0,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     1,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     2,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     3,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     4,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     0,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     1,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     2,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     3,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     4,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+		},
+		fns: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range layerNormFns {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], a[3], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		lens: func(s []int) []int {
+			return []int{1 * s[0] * s[1], 1 * s[0] * s[1], 1 * s[1], 1 * s[1]}
+		},
+		op: layerNormOp,
+		public: func(a [][]float32, s []int) {
+			LayerNorm(a[0], a[1], a[2], a[3], s[0], s[1])
+		},
+		reference: referenceLayerNorm,
+		scalar: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range layerNormScalar {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], a[3], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		sets: []inputSet{
+			{"uniform", fillLayerNorm0},
+			{"large", fillLayerNorm1},
+			{"tiny", fillLayerNorm2},
+			{"constant", fillLayerNorm3},
+			{"lowvar", fillLayerNorm4},
+		},
+	}
+}
+
+// TestLayerNorm checks every kernel of layernorm against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.
+func TestLayerNorm(t *testing.T) {
+	o := layerNormTest()
+	o.check(t)
+	o.checkLengths(t, []string{"y", "x", "gamma", "beta"})
+	o.checkAllocs(t)
+	o.checkLoadTuning(t, 0, []int{1, 1})
+}
+func referenceRMSNorm(shape []int, ins [][]float32, out []float64) {
+	rows, cols := shape[0], shape[1]
+	x, gamma := ins[0], ins[1]
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = (float64(v) - mean) * inv * float64(gamma[i])
+		}
+	}
+}
+func fillRMSNorm0(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm1(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e+17 + 1.5e+18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm2(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e-19 + 1.5000000000000001e-18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm3(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.125 + 3.875*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		if row%2 == 0 {
+			base = func() float32 {
+				v := float32(1e+17 + 9e+17*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+		for c := range cols {
+			x[row*cols+c] = base
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm4(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(1e-05 + 9e-05*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+
+// rMSNormTest checks rmsnorm.
+func rMSNormTest() opTest {
+	return opTest{
+		cases: []testCase{
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{1, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     0,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     1,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     2,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     3,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.1601508626423927e-06,
+				set:     4,
+				shape:   []int{2, 3},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     0,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     1,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     2,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     3,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.3834895223932254e-06,
+				set:     4,
+				shape:   []int{7, 13},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{3, 1},
+				variant: "default",
+			},
+		},
+		fns: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range rMSNormFns {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		lens: func(s []int) []int {
+			return []int{1 * s[0] * s[1], 1 * s[0] * s[1], 1 * s[1]}
+		},
+		op: rMSNormOp,
+		public: func(a [][]float32, s []int) {
+			RMSNorm(a[0], a[1], a[2], s[0], s[1])
+		},
+		reference: referenceRMSNorm,
+		scalar: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range rMSNormScalar {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		sets: []inputSet{
+			{"uniform", fillRMSNorm0},
+			{"large", fillRMSNorm1},
+			{"tiny", fillRMSNorm2},
+			{"constant", fillRMSNorm3},
+			{"lowvar", fillRMSNorm4},
+		},
+	}
+}
+
+// TestRMSNorm checks every kernel of rmsnorm against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.
+func TestRMSNorm(t *testing.T) {
+	o := rMSNormTest()
+	o.check(t)
+	o.checkLengths(t, []string{"y", "x", "gamma"})
+	o.checkAllocs(t)
+	o.checkLoadTuning(t, 0, []int{1, 1})
+}
 func referenceSoftmax(shape []int, ins [][]float32, out []float64) {
 	rows, cols := shape[0], shape[1]
 	for r := range rows {
@@ -2049,6 +2782,18 @@ func BenchmarkDispatch(b *testing.B) {
 		shape := []int{129, 769, 769}
 		for b.Loop() {
 			gemmBiasReLUOp.pick(shape)
+		}
+	})
+	b.Run("layernorm", func(b *testing.B) {
+		shape := []int{3, 1}
+		for b.Loop() {
+			layerNormOp.pick(shape)
+		}
+	})
+	b.Run("rmsnorm", func(b *testing.B) {
+		shape := []int{3, 1}
+		for b.Loop() {
+			rMSNormOp.pick(shape)
 		}
 	})
 	b.Run("softmax", func(b *testing.B) {
