@@ -51,7 +51,7 @@ func emitGo(k kind, f *jen.File, name string, shape []int, cfg schedule.Config) 
 	kn := newKernel(k, name, shape, cfg)
 	kn.emitEntry(f)
 	if kn.threads > 1 {
-		kn.emitChunks(f)
+		f.Add(kn.split().ChunksFunc())
 	}
 	kn.emitRows(f)
 	if !kn.v.Scalar() {
@@ -73,11 +73,6 @@ func (k kernel) slices() []jen.Code {
 	return s
 }
 
-// call returns fn(y, x, gamma[, beta], extra...).
-func (k kernel) call(fn string, extra ...jen.Code) *jen.Statement {
-	return jen.Id(fn).Call(append(k.slices(), extra...)...)
-}
-
 // what is the sentence of the doc comments that says what the kernel
 // computes.
 func (k kernel) what() string {
@@ -95,7 +90,7 @@ func (k kernel) what() string {
 
 // emitEntry emits the exported function: it checks the slices once, then
 // runs the rows on the calling goroutine alone or splits them into chunks
-// among threads goroutines, the caller being one of them.
+// among threads goroutines, the caller being one of them (split).
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
 	switch k.v.Lanes() {
@@ -124,32 +119,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		check = append(check, jen.Id("beta").Index(jen.Empty(), cols))
 	}
 	body = append(body, jen.List(k.slices()...).Op("=").List(check...).Comment("one bounds check, here rather than in a goroutine"))
-	var dims []jen.Code
-	if k.generic {
-		dims = []jen.Code{rows, cols}
-	}
-	switch {
-	case k.threads == 1 && k.generic:
-		body = append(body, k.call(k.rowsFn(), cols, jen.Lit(0), rows))
-	case k.threads == 1:
-		body = append(body, k.call(k.rowsFn(), jen.Lit(0), rows))
-	default:
-		workers := jen.Lit(k.threads)
-		if k.generic {
-			body = append(body, jen.Id("workers").Op(":=").Min(jen.Lit(k.threads), jen.Parens(jen.Add(rows).Op("+").Lit(k.chunk-1)).Op("/").Lit(k.chunk)).
-				Comment("no goroutine without a chunk"))
-			workers = jen.Id("workers")
-		}
-		t := jen.Id("t")
-		body = append(body,
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Add(workers), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.v.Goroutine(k.call(k.chunksFn(), append(dims, t)...))),
-			),
-			k.call(k.chunksFn(), append(dims, jen.Lit(0))...),
-			jen.Id("wg").Dot("Wait").Call(),
-		)
-	}
+	body = append(body, k.split().Run()...)
 	params := []jen.Code{jen.List(k.slices()...).Index().Float32()}
 	if k.generic {
 		params = append(params, jen.List(rows, cols).Int())
@@ -157,31 +127,15 @@ func (k kernel) emitEntry(f *jen.File) {
 	f.Func().Id(k.name).Params(params...).Block(body...)
 }
 
-// emitChunks emits the share of goroutine t: chunks t, t+threads, … of
-// rows_per_chunk rows each, dealt round-robin so that no goroutine waits
-// for another and neighbouring chunks run at the same time.
-func (k kernel) emitChunks(f *jen.File) {
-	lo := jen.Id("lo")
-	f.Add(golang.Comment(fmt.Sprintf("%s computes goroutine t's share of the rows: chunks t, t+%d, … of %d rows.",
-		k.chunksFn(), k.threads, k.chunk)))
-	params := []jen.Code{jen.List(k.slices()...).Index().Float32()}
-	var pre []jen.Code
-	var cols []jen.Code
-	if k.generic {
-		params = append(params, jen.List(jen.Id("rows"), jen.Id("cols"), jen.Id("t")).Int())
-		cols = []jen.Code{jen.Id("cols")}
-	} else {
-		params = append(params, jen.Id("t").Int())
-		pre = []jen.Code{jen.Const().Id("rows").Op("=").Lit(k.rows)}
+// split returns how the kernel deals its rows to goroutines: chunks t,
+// t+threads, … of rows_per_chunk rows to goroutine t, the caller being
+// goroutine 0 (golang.RowSplit, shared with softmax).
+func (k kernel) split() golang.RowSplit {
+	return golang.RowSplit{
+		Threads: k.threads, Chunk: k.chunk, Rows: k.rows,
+		Slices: k.slices(), RowsFn: k.rowsFn(), ChunksFn: k.chunksFn(),
+		Goroutine: k.v.Goroutine,
 	}
-	f.Func().Id(k.chunksFn()).Params(params...).Block(append(pre,
-		jen.For(
-			jen.Add(lo).Op(":=").Id("t").Op("*").Lit(k.chunk),
-			jen.Add(lo).Op("<").Id("rows"),
-			jen.Add(lo).Op("+=").Lit(k.threads*k.chunk),
-		).Block(
-			k.call(k.rowsFn(), append(cols, lo, jen.Id("min").Call(jen.Add(lo).Op("+").Lit(k.chunk), jen.Id("rows")))...),
-		))...)
 }
 
 // hasTail reports whether rows end in a partial vector, whose elements
