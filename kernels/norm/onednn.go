@@ -32,6 +32,9 @@ var onednnBaselines = []kernels.Baseline{{
 		"through cgo, created once for the shape, on oneDNN's own threads (all cores unless OMP_NUM_THREADS says otherwise)",
 	EmitGo: emitOneDNN,
 	Cgo:    true,
+	// Its float32 statistics (E[x²]−E[x]², a sum of squares that
+	// overflows) are wrong on these sets; TestOneDNN shows it.
+	KnownWrong: []string{"large", "constant", "lowvar"},
 }}
 
 // emitOneDNN emits the kernel called name: C in the cgo preamble that
