@@ -52,6 +52,34 @@
 // Inputs beyond about 1.8e19 square to +Inf in float32 and take the same
 // path; x − x[0] itself overflows only beyond 1.7e38.
 //
+// # CUDA
+//
+// A warp (tpr=32) or a block (tpr up to 1024, then one row per block)
+// per row, float, float2 or float4 loads (vec must divide C), float32
+// statistics reduced by warp shuffles and, across a row's warps, through
+// shared memory. A row whose float32 sum of squares is not finite takes
+// two more sweeps: the largest magnitude mx, then Σ(x/mx)², so that
+// 1/σ = 1/(mx·√(Σ(x/mx)²/C + eps/mx²)) needs no float64. The branch has
+// barriers of its own, hence a row of several warps owns its block
+// (multiwarp_rows_alone). autotune check runs the first input set only;
+// TestCUDAEmulated runs every set in the emulator.
+//
+// # Baselines
+//
+// naive is plain Go with float64 statistics, one goroutine. onednn
+// (build tag onednn) is oneDNN 2's layer normalization primitive, for
+// LayerNorm only: oneDNN 2 has no RMSNorm. It is wrong on the large,
+// constant and lowvar inputs (its float32 statistics), which its
+// KnownWrong says, so that bench still times it on the uniform inputs.
+//
+// # Shared code
+//
+// The loops over a row (Sweep, SweepN), the reductions (Tree,
+// HorizontalFunc) and the dealing of rows to goroutines (RowSplit) are
+// codegen/golang's, shared with softmax. What could still be shared: the
+// accumulator helpers (accs, declAccs), which softmax has in the same
+// form.
+//
 // # Tolerance
 //
 // A kernel's output is wrong where |got−want| > abs + rel·|want|, with
