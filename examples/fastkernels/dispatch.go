@@ -224,10 +224,22 @@ func init() {
 
 // layerNormOp is the dispatch state of layernorm (template layernorm-norm-1-e1b034bd2a55).
 var layerNormOp = &opState{
-	def:  0,
+	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "LayerNorm",
 	kernels: []kernel{
+		{
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "layerNorm128x768Scalar",
+			shape:  []int{128, 768},
+		},
+		{
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "layerNormG1Scalar",
+			shape:  nil,
+		},
 		{
 			config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1",
 			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"twopass\",\"threads\":1,\"rows_per_chunk\":1}",
@@ -241,20 +253,36 @@ var layerNormOp = &opState{
 
 // layerNormScalar are the scalar forms of layerNormOp.kernels, which every build has; layerNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
 var layerNormScalar = [...]func(y, x, gamma, beta []float32, rows, cols int){
+	layerNorm128x768ScalarCall,
+	layerNormG1Scalar,
 	layerNormDefaultScalar,
 }
 var layerNormFns = layerNormScalar
 
 func init() {
-	layerNormOp.setTable([]entry{})
+	layerNormOp.setTable([]entry{
+		newEntry([]int{128, 768}, 0, 1, false),
+	})
 }
 
 // rMSNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-1-293cd8fcdb25).
 var rMSNormOp = &opState{
-	def:  0,
+	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "RMSNorm",
 	kernels: []kernel{
+		{
+			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "rMSNorm64x4096Scalar",
+			shape:  []int{64, 4096},
+		},
+		{
+			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "rMSNormG1Scalar",
+			shape:  nil,
+		},
 		{
 			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1",
 			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1}",
@@ -268,12 +296,16 @@ var rMSNormOp = &opState{
 
 // rMSNormScalar are the scalar forms of rMSNormOp.kernels, which every build has; rMSNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
 var rMSNormScalar = [...]func(y, x, gamma []float32, rows, cols int){
+	rMSNorm64x4096ScalarCall,
+	rMSNormG1Scalar,
 	rMSNormDefaultScalar,
 }
 var rMSNormFns = rMSNormScalar
 
 func init() {
-	rMSNormOp.setTable([]entry{})
+	rMSNormOp.setTable([]entry{
+		newEntry([]int{64, 4096}, 0, 1, false),
+	})
 }
 
 // softmaxOp is the dispatch state of softmax (template softmax-3-46f1bc08beac).

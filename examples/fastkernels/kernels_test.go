@@ -1179,164 +1179,244 @@ func layerNormTest() opTest {
 	return opTest{
 		cases: []testCase{
 			{
-				abs:     2.1457672119140625e-06,
+				abs:     8.514598112369069e-06,
 				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     0,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     1,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     2,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     3,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     4,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     1,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     2,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     3,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.3203017252847854e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     0,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.3203017252847854e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     1,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.3203017252847854e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     2,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.3203017252847854e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     3,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.3203017252847854e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     4,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.7669790447864508e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     0,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.7669790447864508e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     1,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.7669790447864508e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     2,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.7669790447864508e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     3,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.7669790447864508e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     4,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     1,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     2,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     3,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 128x768",
 			},
 			{
 				abs:     2.1457672119140625e-06,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     0,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     1,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     2,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     3,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     4,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
 			},
 		},
 		fns: func() []func([][]float32, []int) {
@@ -1381,7 +1461,7 @@ func TestLayerNorm(t *testing.T) {
 	o.check(t)
 	o.checkLengths(t, []string{"y", "x", "gamma", "beta"})
 	o.checkAllocs(t)
-	o.checkLoadTuning(t, 0, []int{1, 1})
+	o.checkLoadTuning(t, 2, []int{1, 1})
 }
 func referenceRMSNorm(shape []int, ins [][]float32, out []float64) {
 	rows, cols := shape[0], shape[1]
@@ -1542,162 +1622,242 @@ func rMSNormTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     0,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     1,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     2,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     3,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     4,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     1,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     2,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     3,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     0,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     1,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     2,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     3,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     4,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     0,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     1,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     2,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     3,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     4,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     1,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     2,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     3,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     0,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     1,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     2,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     3,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     4,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
 			},
 		},
 		fns: func() []func([][]float32, []int) {
@@ -1742,7 +1902,7 @@ func TestRMSNorm(t *testing.T) {
 	o.check(t)
 	o.checkLengths(t, []string{"y", "x", "gamma"})
 	o.checkAllocs(t)
-	o.checkLoadTuning(t, 0, []int{1, 1})
+	o.checkLoadTuning(t, 2, []int{1, 1})
 }
 func referenceSoftmax(shape []int, ins [][]float32, out []float64) {
 	rows, cols := shape[0], shape[1]
@@ -2652,6 +2812,164 @@ func naiveGemmBiasReLU129_769_769(c, a, b, bias []float32) {
 	}
 }
 
+// BenchmarkLayerNorm_128x768 times layernorm 128x768 through dispatch (exact).
+func BenchmarkLayerNorm_128x768(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 98304)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 98304)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 768)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 768)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{128, 768}
+	run := layerNormTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// naiveLayerNorm128_768 writes to y the layernorm of each row of the 128×768 row-major matrix x,
+// with plain Go (naiveLayerNorm128_768Norm); autotune bench compares tuned kernels with it.
+func naiveLayerNorm128_768(y, x, gamma, beta []float32) {
+	naiveLayerNorm128_768Norm(y, x, gamma, beta, 128, 768)
+}
+
+// naiveLayerNorm128_768Norm normalises each row of the rows×cols matrix x into y.
+func naiveLayerNorm128_768Norm(y, x, gamma, beta []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = float32((float64(v)-mean)*inv*float64(gamma[i]) + float64(beta[i]))
+		}
+	}
+}
+
+// naiveLayerNorm129_769 writes to y the layernorm of each row of the 129×769 row-major matrix x,
+// with plain Go (naiveLayerNorm129_769Norm); autotune bench compares tuned kernels with it.
+func naiveLayerNorm129_769(y, x, gamma, beta []float32) {
+	naiveLayerNorm129_769Norm(y, x, gamma, beta, 129, 769)
+}
+
+// naiveLayerNorm129_769Norm normalises each row of the rows×cols matrix x into y.
+func naiveLayerNorm129_769Norm(y, x, gamma, beta []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = float32((float64(v)-mean)*inv*float64(gamma[i]) + float64(beta[i]))
+		}
+	}
+}
+
+// BenchmarkRMSNorm_64x4096 times rmsnorm 64x4096 through dispatch (exact).
+func BenchmarkRMSNorm_64x4096(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 4096)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{64, 4096}
+	run := rMSNormTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// naiveRMSNorm64_4096 writes to y the rmsnorm of each row of the 64×4096 row-major matrix x, with
+// plain Go (naiveRMSNorm64_4096Norm); autotune bench compares tuned kernels with it.
+func naiveRMSNorm64_4096(y, x, gamma []float32) {
+	naiveRMSNorm64_4096Norm(y, x, gamma, 64, 4096)
+}
+
+// naiveRMSNorm64_4096Norm normalises each row of the rows×cols matrix x into y.
+func naiveRMSNorm64_4096Norm(y, x, gamma []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = float32((float64(v) - mean) * inv * float64(gamma[i]))
+		}
+	}
+}
+
+// naiveRMSNorm65_4097 writes to y the rmsnorm of each row of the 65×4097 row-major matrix x, with
+// plain Go (naiveRMSNorm65_4097Norm); autotune bench compares tuned kernels with it.
+func naiveRMSNorm65_4097(y, x, gamma []float32) {
+	naiveRMSNorm65_4097Norm(y, x, gamma, 65, 4097)
+}
+
+// naiveRMSNorm65_4097Norm normalises each row of the rows×cols matrix x into y.
+func naiveRMSNorm65_4097Norm(y, x, gamma []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = float32((float64(v) - mean) * inv * float64(gamma[i]))
+		}
+	}
+}
+
 // BenchmarkSoftmax_64x4096 times softmax 64x4096 through dispatch (exact).
 func BenchmarkSoftmax_64x4096(b *testing.B) {
 	args := [][]float32{func() []float32 {
@@ -2785,13 +3103,13 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 	})
 	b.Run("layernorm", func(b *testing.B) {
-		shape := []int{3, 1}
+		shape := []int{129, 769}
 		for b.Loop() {
 			layerNormOp.pick(shape)
 		}
 	})
 	b.Run("rmsnorm", func(b *testing.B) {
-		shape := []int{3, 1}
+		shape := []int{65, 4097}
 		for b.Loop() {
 			rMSNormOp.pick(shape)
 		}
@@ -3142,6 +3460,170 @@ func BenchmarkSideBySide(b *testing.B) {
 				}},
 				{"plain Go", func() {
 					naiveGemmBiasReLU129_769_769(args2[0], args2[1], args2[2], args2[3])
+				}},
+			})
+		})
+	})
+	b.Run("layernorm", func(b *testing.B) {
+		o := layerNormTest()
+		args := [][]float32{func() []float32 {
+			x := make([]float32, 98304)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 98304)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 768)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 768)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("tuned/128x768", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{o.op.kernels[0].name + " (exact)", func() {
+					o.fns[0](args, []int{128, 768})
+				}},
+				{o.op.kernels[1].name + " (generic, same config)", func() {
+					o.fns[1](args, []int{128, 768})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args, []int{128, 768})
+				}},
+				{"layerNorm128x768Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{128, 768})
+				}},
+				{"plain Go", func() {
+					naiveLayerNorm128_768(args[0], args[1], args[2], args[3])
+				}},
+			})
+		})
+		args2 := [][]float32{func() []float32 {
+			x := make([]float32, 99201)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 99201)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 769)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 769)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("untuned/129x769", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{"dispatch (nearest 128x768)", func() {
+					o.public(args2, []int{129, 769})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args2, []int{129, 769})
+				}},
+				{"layerNormG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{129, 769})
+				}},
+				{"plain Go", func() {
+					naiveLayerNorm129_769(args2[0], args2[1], args2[2], args2[3])
+				}},
+			})
+		})
+	})
+	b.Run("rmsnorm", func(b *testing.B) {
+		o := rMSNormTest()
+		args := [][]float32{func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 4096)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("tuned/64x4096", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{o.op.kernels[0].name + " (exact)", func() {
+					o.fns[0](args, []int{64, 4096})
+				}},
+				{o.op.kernels[1].name + " (generic, same config)", func() {
+					o.fns[1](args, []int{64, 4096})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args, []int{64, 4096})
+				}},
+				{"rMSNorm64x4096Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{64, 4096})
+				}},
+				{"plain Go", func() {
+					naiveRMSNorm64_4096(args[0], args[1], args[2])
+				}},
+			})
+		})
+		args2 := [][]float32{func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 4097)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("untuned/65x4097", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{"dispatch (nearest 64x4096)", func() {
+					o.public(args2, []int{65, 4097})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args2, []int{65, 4097})
+				}},
+				{"rMSNormG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{65, 4097})
+				}},
+				{"plain Go", func() {
+					naiveRMSNorm65_4097(args2[0], args2[1], args2[2])
 				}},
 			})
 		})

@@ -123,6 +123,21 @@ var genericSchedules = []string{
 	"unroll=2,threads=4,rows_per_chunk=64",
 }
 
+// schedules returns genericSchedules, or with AUTOTUNE_EXHAUSTIVE=1 every
+// unroll crossed with five threadings.
+func schedules() []string {
+	if !exhaustive {
+		return genericSchedules
+	}
+	var out []string
+	for _, u := range unrolls {
+		for _, th := range [][2]int{{1, 1}, {2, 1}, {2, 16}, {3, 4}, {4, 64}} {
+			out = append(out, fmt.Sprintf("unroll=%d,threads=%d,rows_per_chunk=%d", u, th[0], th[1]))
+		}
+	}
+	return out
+}
+
 // TestGenericKernels emits the shape-generic kernel of each config once
 // and, for every generic shape, a wrapper with the driver's signature that
 // calls it with that shape; it checks every (config, shape) as
@@ -139,7 +154,7 @@ func TestGenericKernels(t *testing.T) {
 					if tmpl.Op.Name != LayerOp.Name && algo != algos[0] {
 						continue
 					}
-					for _, s := range genericSchedules {
+					for _, s := range schedules() {
 						text := fmt.Sprintf("vec=%d,%s", vec, s)
 						if tmpl.Op.Name == LayerOp.Name {
 							text += ",algo=" + algo
