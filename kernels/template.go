@@ -251,6 +251,14 @@ type Baseline struct {
 	// shape, or "" to run it: a baseline far too slow for large shapes.
 	Skip func(shape []int) string
 
+	// KnownWrong names the op's input sets (InputSet.Name) on which the
+	// baseline is known to be wrong, a library that does not handle them
+	// (oneDNN's layer normalization on rows near 1e18): autotune bench
+	// does not check it on them, and says so in its line, instead of
+	// refusing to time it. The first set, the one bench times, must not
+	// be among them. Nil checks every set.
+	KnownWrong []string
+
 	// Note, when set, returns a line about this process's environment
 	// that keeps the baseline from its best speed (a variable that makes
 	// a library choose slower code), or "" when there is none; autotune

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,7 +23,7 @@ import (
 var benchCommand = command{
 	name:    "bench",
 	summary: "compare the tuned kernel with baselines, side by side",
-	help: `
+	help: strings.Replace(`
 Usage: autotune bench --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flags]
 
 Runs the best tuned kernel of a workload from the tuning database next to
@@ -77,6 +78,7 @@ attention_causal too, masked):
              onednn    oneDNN's batched matmul for Q·Kᵀ/√D over all heads
                        (causal: the mask added by a post-op), its softmax in
                        place, its batched matmul for the weights times V
+@other baselines@
   The attention baselines are left out where the S×S scores they hold
   would take more than 1 GiB (S > 16384 for a head; onednn holds those of
   all heads).
@@ -104,7 +106,7 @@ Examples:
   autotune bench --op attention --shape 1x8x1024x64
   autotune bench --op attention --causal --shape 1x8x1024x64
   autotune bench --op gemm --shape 1024x1024x1024 --report bench.html
-`,
+`, "@other baselines@\n", otherBaselines("softmax", "gemm", "attention"), 1),
 	run: runBench,
 }
 
@@ -395,4 +397,49 @@ func formatBytes(n uint64) string {
 		x, u = x/(1<<10), u+1
 	}
 	return fmt.Sprintf("%.3g %ciB", x, units[u])
+}
+
+// otherBaselines returns the lines of bench --help's list of baselines
+// for the ops the help text does not describe by hand (described, by
+// their base names), from the registry: each op with a CPU template and
+// baselines, each baseline with its name and its doc, wrapped.
+func otherBaselines(described ...string) string {
+	var b strings.Builder
+	for _, op := range kernels.Names() {
+		base, _, _ := strings.Cut(op, "_")
+		tmpl, ok := kernels.TemplateFor(op, kernels.CPU)
+		if !ok || len(tmpl.Baselines) == 0 || slices.Contains(described, base) || base != op {
+			continue
+		}
+		for i, bl := range tmpl.Baselines {
+			name := ""
+			if i == 0 {
+				name = op
+			}
+			lines := wrapWords(bl.Doc, 49)
+			fmt.Fprintf(&b, "  %-10s %-9s %s\n", name, bl.Name, lines[0])
+			for _, l := range lines[1:] {
+				fmt.Fprintf(&b, "%23s%s\n", "", l)
+			}
+		}
+	}
+	return b.String()
+}
+
+// wrapWords splits s into lines of at most width bytes where it can,
+// breaking at spaces.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }

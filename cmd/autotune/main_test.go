@@ -78,7 +78,7 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--causal"}, "--causal applies to --op attention only, not softmax"},
 		{[]string{"bench", "--op", "gemm", "--shape", "4x4x4", "--causal"}, "--causal applies to --op attention only, not gemm"},
-		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: attention, attention_causal, gemm, gemm_bias, gemm_bias_relu, softmax)`},
+		{[]string{"--op", "conv", "--shape", "4x4"}, `unknown op "conv" (known: ` + strings.Join(kernels.Names(), ", ") + ")"},
 		{[]string{"--op", "softmax", "--shape", "4x4", "--device", "sm_99"}, `unknown device "sm_99" (known: auto, cpu, sm_70`},
 		{[]string{"--shape", "4x4"}, "--op is required"},
 		{[]string{"--op", "softmax"}, "--shape is required (RxC for softmax"},

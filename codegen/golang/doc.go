@@ -22,6 +22,10 @@
 // one partial vector (LoadPart, StorePart) instead of a scalar tail, which
 // measured 1.25× slower for softmax rows of 1023 floats.
 //
+// RowSplit writes how a row-wise kernel (softmax, the norms) deals its
+// rows to goroutines: chunks of rows round-robin, the caller one of the
+// goroutines, and no more goroutines than chunks in shape-generic code.
+//
 // Exp writes e^x in float32 for x ≤ 0, the range softmax and attention
 // need. Go keeps vector constants in registers only when they are declared
 // outside loops (it does not hoist them, and it allocates 15 vector

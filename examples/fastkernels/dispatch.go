@@ -222,6 +222,92 @@ func init() {
 	})
 }
 
+// layerNormOp is the dispatch state of layernorm (template layernorm-norm-1-e1b034bd2a55).
+var layerNormOp = &opState{
+	def:  2,
+	dims: []string{"rows", "cols"},
+	fn:   "LayerNorm",
+	kernels: []kernel{
+		{
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "layerNorm128x768Scalar",
+			shape:  []int{128, 768},
+		},
+		{
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "layerNormG1Scalar",
+			shape:  nil,
+		},
+		{
+			config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"twopass\",\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "layerNormDefaultScalar",
+			shape:  nil,
+		},
+	},
+	name:     "layernorm",
+	template: "layernorm-norm-1-e1b034bd2a55",
+}
+
+// layerNormScalar are the scalar forms of layerNormOp.kernels, which every build has; layerNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
+var layerNormScalar = [...]func(y, x, gamma, beta []float32, rows, cols int){
+	layerNorm128x768ScalarCall,
+	layerNormG1Scalar,
+	layerNormDefaultScalar,
+}
+var layerNormFns = layerNormScalar
+
+func init() {
+	layerNormOp.setTable([]entry{
+		newEntry([]int{128, 768}, 0, 1, false),
+	})
+}
+
+// rMSNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-1-293cd8fcdb25).
+var rMSNormOp = &opState{
+	def:  2,
+	dims: []string{"rows", "cols"},
+	fn:   "RMSNorm",
+	kernels: []kernel{
+		{
+			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "rMSNorm64x4096Scalar",
+			shape:  []int{64, 4096},
+		},
+		{
+			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "rMSNormG1Scalar",
+			shape:  nil,
+		},
+		{
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1}",
+			name:   "rMSNormDefaultScalar",
+			shape:  nil,
+		},
+	},
+	name:     "rmsnorm",
+	template: "rmsnorm-norm-1-293cd8fcdb25",
+}
+
+// rMSNormScalar are the scalar forms of rMSNormOp.kernels, which every build has; rMSNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
+var rMSNormScalar = [...]func(y, x, gamma []float32, rows, cols int){
+	rMSNorm64x4096ScalarCall,
+	rMSNormG1Scalar,
+	rMSNormDefaultScalar,
+}
+var rMSNormFns = rMSNormScalar
+
+func init() {
+	rMSNormOp.setTable([]entry{
+		newEntry([]int{64, 4096}, 0, 1, false),
+	})
+}
+
 // softmaxOp is the dispatch state of softmax (template softmax-3-46f1bc08beac).
 var softmaxOp = &opState{
 	def:  3,
@@ -280,6 +366,8 @@ var ops = map[string]*opState{
 	"gemm":             gemmOp,
 	"gemm_bias":        gemmBiasOp,
 	"gemm_bias_relu":   gemmBiasReLUOp,
+	"layernorm":        layerNormOp,
+	"rmsnorm":          rMSNormOp,
 	"softmax":          softmaxOp,
 }
 
@@ -358,6 +446,38 @@ func GemmBiasReLU(c, a, b, bias []float32, m, n, k int) {
 	shape := [3]int{m, n, k}
 	i, _, _ := gemmBiasReLUOp.pick(shape[:])
 	gemmBiasReLUFns[i](c, a, b, bias, m, n, k)
+}
+
+// LayerNorm computes layernorm: LayerNorm of each row of an R×C matrix, scaled by gamma and
+// shifted by beta (eps 1e-05).
+//
+// It panics unless every extent is at least 1 and len(y) = rows·cols, len(x) = rows·cols,
+// len(gamma) = cols, len(beta) = cols. See the package doc for which kernel runs.
+func LayerNorm(y, x, gamma, beta []float32, rows, cols int) {
+	checkDim("LayerNorm", "rows", rows)
+	checkDim("LayerNorm", "cols", cols)
+	checkLen("LayerNorm", "y", len(y), rows*cols, "rows·cols")
+	checkLen("LayerNorm", "x", len(x), rows*cols, "rows·cols")
+	checkLen("LayerNorm", "gamma", len(gamma), cols, "cols")
+	checkLen("LayerNorm", "beta", len(beta), cols, "cols")
+	shape := [2]int{rows, cols}
+	i, _, _ := layerNormOp.pick(shape[:])
+	layerNormFns[i](y, x, gamma, beta, rows, cols)
+}
+
+// RMSNorm computes rmsnorm: RMSNorm of each row of an R×C matrix, scaled by gamma (eps 1e-06).
+//
+// It panics unless every extent is at least 1 and len(y) = rows·cols, len(x) = rows·cols,
+// len(gamma) = cols. See the package doc for which kernel runs.
+func RMSNorm(y, x, gamma []float32, rows, cols int) {
+	checkDim("RMSNorm", "rows", rows)
+	checkDim("RMSNorm", "cols", cols)
+	checkLen("RMSNorm", "y", len(y), rows*cols, "rows·cols")
+	checkLen("RMSNorm", "x", len(x), rows*cols, "rows·cols")
+	checkLen("RMSNorm", "gamma", len(gamma), cols, "cols")
+	shape := [2]int{rows, cols}
+	i, _, _ := rMSNormOp.pick(shape[:])
+	rMSNormFns[i](y, x, gamma, rows, cols)
 }
 
 // Softmax computes softmax: row-wise softmax over the last axis of an R×C matrix.

@@ -9,6 +9,8 @@ Functions:
 	Gemm(c, a, b []float32, m, n, k int)
 	GemmBias(c, a, b, bias []float32, m, n, k int)
 	GemmBiasReLU(c, a, b, bias []float32, m, n, k int)
+	LayerNorm(y, x, gamma, beta []float32, rows, cols int)
+	RMSNorm(y, x, gamma []float32, rows, cols int)
 	Softmax(dst, src []float32, rows, cols int)
 
 Arguments are row-major float32 arrays, the output first. Each function panics when an extent is below 1 or when a slice's length is not what the extents give, with a message naming the argument and both lengths (as gonum does for dimension errors): a wrong length is a bug in the caller.
@@ -35,7 +37,7 @@ A vector kernel returns with the upper halves of the vector registers cleared (V
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-25 03:16 UTC.
+Tuned: the latest winning record is of 2026-11-27 08:15 UTC.
 
 Templates:
 
@@ -44,6 +46,8 @@ Templates:
 	gemm               gemm-4-e6c1c2df8a23
 	gemm_bias          gemm-bias-4-9455ec63a3f9
 	gemm_bias_relu     gemm-bias-relu-4-e36356c6375a
+	layernorm          layernorm-norm-1-e1b034bd2a55
+	rmsnorm            rmsnorm-norm-1-293cd8fcdb25
 	softmax            softmax-3-46f1bc08beac
 
 Workloads, with the median of the winner as autotune measured it:
@@ -53,6 +57,8 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
+	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
+	rmsnorm           64x4096      34.3 µs  vec=16,unroll=2,threads=1,rows_per_chunk=1
 	softmax           64x4096      56.4 µs  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax           512x1024     115 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 
@@ -73,6 +79,12 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768 (also plain), gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	gemm_bias_relu generic: gemmBiasReLUG1 (also plain), gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m
+	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
+	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
+	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
+	rmsnorm exact 64x4096: rMSNorm64x4096, rMSNorm64x4096Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
+	rmsnorm generic: rMSNormG1, rMSNormG1Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
+	rmsnorm default: rMSNormDefault, rMSNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1)  vec=16,unroll=4,threads=1,rows_per_chunk=1
 	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true

@@ -1011,6 +1011,899 @@ func TestGemmBiasReLU(t *testing.T) {
 	o.checkAllocs(t)
 	o.checkLoadTuning(t, 2, []int{1, 1, 1})
 }
+func referenceLayerNorm(shape []int, ins [][]float32, out []float64) {
+	rows, cols := shape[0], shape[1]
+	x, gamma := ins[0], ins[1]
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = (float64(v)-mean)*inv*float64(gamma[i]) + float64(ins[2][i])
+		}
+	}
+}
+func fillLayerNorm0(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm1(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e+17 + 1.5e+18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm2(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e-19 + 1.5000000000000001e-18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm3(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.125 + 3.875*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		if row%2 == 0 {
+			base = func() float32 {
+				v := float32(1e+17 + 9e+17*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+		for c := range cols {
+			x[row*cols+c] = base
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillLayerNorm4(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.5 + 0.5*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		for c := range cols {
+			x[row*cols+c] = base + func() float32 {
+				v := float32(1e-05 + 9e-05*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+
+// layerNormTest checks layernorm.
+func layerNormTest() opTest {
+	return opTest{
+		cases: []testCase{
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     0,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     1,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     2,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     3,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     4,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     0,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     1,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     2,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     3,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     4,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     0,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     1,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     2,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     3,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     4,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     0,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     1,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     2,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     3,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     4,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+		},
+		fns: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range layerNormFns {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], a[3], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		lens: func(s []int) []int {
+			return []int{1 * s[0] * s[1], 1 * s[0] * s[1], 1 * s[1], 1 * s[1]}
+		},
+		op: layerNormOp,
+		public: func(a [][]float32, s []int) {
+			LayerNorm(a[0], a[1], a[2], a[3], s[0], s[1])
+		},
+		reference: referenceLayerNorm,
+		scalar: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range layerNormScalar {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], a[3], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		sets: []inputSet{
+			{"uniform", fillLayerNorm0},
+			{"large", fillLayerNorm1},
+			{"tiny", fillLayerNorm2},
+			{"constant", fillLayerNorm3},
+			{"lowvar", fillLayerNorm4},
+		},
+	}
+}
+
+// TestLayerNorm checks every kernel of layernorm against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.
+func TestLayerNorm(t *testing.T) {
+	o := layerNormTest()
+	o.check(t)
+	o.checkLengths(t, []string{"y", "x", "gamma", "beta"})
+	o.checkAllocs(t)
+	o.checkLoadTuning(t, 2, []int{1, 1})
+}
+func referenceRMSNorm(shape []int, ins [][]float32, out []float64) {
+	rows, cols := shape[0], shape[1]
+	x, gamma := ins[0], ins[1]
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = (float64(v) - mean) * inv * float64(gamma[i])
+		}
+	}
+}
+func fillRMSNorm0(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm1(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e+17 + 1.5e+18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm2(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(5e-19 + 1.5000000000000001e-18*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm3(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		base := func() float32 {
+			v := float32(0.125 + 3.875*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		if row%2 == 0 {
+			base = func() float32 {
+				v := float32(1e+17 + 9e+17*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+		for c := range cols {
+			x[row*cols+c] = base
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+func fillRMSNorm4(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(1e-05 + 9e-05*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			in[i] = func() float32 {
+				v := float32(0.5 + 1.5*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+}
+
+// rMSNormTest checks rmsnorm.
+func rMSNormTest() opTest {
+	return opTest{
+		cases: []testCase{
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     0,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     1,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     2,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     3,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     4,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     0,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     1,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     2,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     3,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     4,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     0,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     1,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     2,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     3,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     4,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     0,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     1,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     2,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     3,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     4,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     0,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     1,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     2,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     3,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     4,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+		},
+		fns: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range rMSNormFns {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		lens: func(s []int) []int {
+			return []int{1 * s[0] * s[1], 1 * s[0] * s[1], 1 * s[1]}
+		},
+		op: rMSNormOp,
+		public: func(a [][]float32, s []int) {
+			RMSNorm(a[0], a[1], a[2], s[0], s[1])
+		},
+		reference: referenceRMSNorm,
+		scalar: func() []func([][]float32, []int) {
+			var out []func([][]float32, []int)
+			for _, fn := range rMSNormScalar {
+				out = append(out, func(a [][]float32, s []int) {
+					fn(a[0], a[1], a[2], s[0], s[1])
+				})
+			}
+			return out
+		}(),
+		sets: []inputSet{
+			{"uniform", fillRMSNorm0},
+			{"large", fillRMSNorm1},
+			{"tiny", fillRMSNorm2},
+			{"constant", fillRMSNorm3},
+			{"lowvar", fillRMSNorm4},
+		},
+	}
+}
+
+// TestRMSNorm checks every kernel of rmsnorm against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.
+func TestRMSNorm(t *testing.T) {
+	o := rMSNormTest()
+	o.check(t)
+	o.checkLengths(t, []string{"y", "x", "gamma"})
+	o.checkAllocs(t)
+	o.checkLoadTuning(t, 2, []int{1, 1})
+}
 func referenceSoftmax(shape []int, ins [][]float32, out []float64) {
 	rows, cols := shape[0], shape[1]
 	for r := range rows {
@@ -1919,6 +2812,164 @@ func naiveGemmBiasReLU129_769_769(c, a, b, bias []float32) {
 	}
 }
 
+// BenchmarkLayerNorm_128x768 times layernorm 128x768 through dispatch (exact).
+func BenchmarkLayerNorm_128x768(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 98304)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 98304)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 768)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 768)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{128, 768}
+	run := layerNormTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// naiveLayerNorm128_768 writes to y the layernorm of each row of the 128×768 row-major matrix x,
+// with plain Go (naiveLayerNorm128_768Norm); autotune bench compares tuned kernels with it.
+func naiveLayerNorm128_768(y, x, gamma, beta []float32) {
+	naiveLayerNorm128_768Norm(y, x, gamma, beta, 128, 768)
+}
+
+// naiveLayerNorm128_768Norm normalises each row of the rows×cols matrix x into y.
+func naiveLayerNorm128_768Norm(y, x, gamma, beta []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = float32((float64(v)-mean)*inv*float64(gamma[i]) + float64(beta[i]))
+		}
+	}
+}
+
+// naiveLayerNorm129_769 writes to y the layernorm of each row of the 129×769 row-major matrix x,
+// with plain Go (naiveLayerNorm129_769Norm); autotune bench compares tuned kernels with it.
+func naiveLayerNorm129_769(y, x, gamma, beta []float32) {
+	naiveLayerNorm129_769Norm(y, x, gamma, beta, 129, 769)
+}
+
+// naiveLayerNorm129_769Norm normalises each row of the rows×cols matrix x into y.
+func naiveLayerNorm129_769Norm(y, x, gamma, beta []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		for _, v := range s {
+			mean += float64(v)
+		}
+		mean /= float64(cols)
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-05)
+		for i, v := range s {
+			d[i] = float32((float64(v)-mean)*inv*float64(gamma[i]) + float64(beta[i]))
+		}
+	}
+}
+
+// BenchmarkRMSNorm_64x4096 times rmsnorm 64x4096 through dispatch (exact).
+func BenchmarkRMSNorm_64x4096(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 4096)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{64, 4096}
+	run := rMSNormTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// naiveRMSNorm64_4096 writes to y the rmsnorm of each row of the 64×4096 row-major matrix x, with
+// plain Go (naiveRMSNorm64_4096Norm); autotune bench compares tuned kernels with it.
+func naiveRMSNorm64_4096(y, x, gamma []float32) {
+	naiveRMSNorm64_4096Norm(y, x, gamma, 64, 4096)
+}
+
+// naiveRMSNorm64_4096Norm normalises each row of the rows×cols matrix x into y.
+func naiveRMSNorm64_4096Norm(y, x, gamma []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = float32((float64(v) - mean) * inv * float64(gamma[i]))
+		}
+	}
+}
+
+// naiveRMSNorm65_4097 writes to y the rmsnorm of each row of the 65×4097 row-major matrix x, with
+// plain Go (naiveRMSNorm65_4097Norm); autotune bench compares tuned kernels with it.
+func naiveRMSNorm65_4097(y, x, gamma []float32) {
+	naiveRMSNorm65_4097Norm(y, x, gamma, 65, 4097)
+}
+
+// naiveRMSNorm65_4097Norm normalises each row of the rows×cols matrix x into y.
+func naiveRMSNorm65_4097Norm(y, x, gamma []float32, rows, cols int) {
+	for r := range rows {
+		s, d := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		mean := 0.0
+		ss := 0.0
+		for _, v := range s {
+			ss += (float64(v) - mean) * (float64(v) - mean)
+		}
+		inv := 1 / math.Sqrt(ss/float64(cols)+1e-06)
+		for i, v := range s {
+			d[i] = float32((float64(v) - mean) * inv * float64(gamma[i]))
+		}
+	}
+}
+
 // BenchmarkSoftmax_64x4096 times softmax 64x4096 through dispatch (exact).
 func BenchmarkSoftmax_64x4096(b *testing.B) {
 	args := [][]float32{func() []float32 {
@@ -2049,6 +3100,18 @@ func BenchmarkDispatch(b *testing.B) {
 		shape := []int{129, 769, 769}
 		for b.Loop() {
 			gemmBiasReLUOp.pick(shape)
+		}
+	})
+	b.Run("layernorm", func(b *testing.B) {
+		shape := []int{129, 769}
+		for b.Loop() {
+			layerNormOp.pick(shape)
+		}
+	})
+	b.Run("rmsnorm", func(b *testing.B) {
+		shape := []int{65, 4097}
+		for b.Loop() {
+			rMSNormOp.pick(shape)
 		}
 	})
 	b.Run("softmax", func(b *testing.B) {
@@ -2397,6 +3460,170 @@ func BenchmarkSideBySide(b *testing.B) {
 				}},
 				{"plain Go", func() {
 					naiveGemmBiasReLU129_769_769(args2[0], args2[1], args2[2], args2[3])
+				}},
+			})
+		})
+	})
+	b.Run("layernorm", func(b *testing.B) {
+		o := layerNormTest()
+		args := [][]float32{func() []float32 {
+			x := make([]float32, 98304)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 98304)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 768)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 768)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("tuned/128x768", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{o.op.kernels[0].name + " (exact)", func() {
+					o.fns[0](args, []int{128, 768})
+				}},
+				{o.op.kernels[1].name + " (generic, same config)", func() {
+					o.fns[1](args, []int{128, 768})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args, []int{128, 768})
+				}},
+				{"layerNorm128x768Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{128, 768})
+				}},
+				{"plain Go", func() {
+					naiveLayerNorm128_768(args[0], args[1], args[2], args[3])
+				}},
+			})
+		})
+		args2 := [][]float32{func() []float32 {
+			x := make([]float32, 99201)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 99201)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 769)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 769)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("untuned/129x769", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{"dispatch (nearest 128x768)", func() {
+					o.public(args2, []int{129, 769})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args2, []int{129, 769})
+				}},
+				{"layerNormG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{129, 769})
+				}},
+				{"plain Go", func() {
+					naiveLayerNorm129_769(args2[0], args2[1], args2[2], args2[3])
+				}},
+			})
+		})
+	})
+	b.Run("rmsnorm", func(b *testing.B) {
+		o := rMSNormTest()
+		args := [][]float32{func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 4096)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("tuned/64x4096", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{o.op.kernels[0].name + " (exact)", func() {
+					o.fns[0](args, []int{64, 4096})
+				}},
+				{o.op.kernels[1].name + " (generic, same config)", func() {
+					o.fns[1](args, []int{64, 4096})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args, []int{64, 4096})
+				}},
+				{"rMSNorm64x4096Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{64, 4096})
+				}},
+				{"plain Go", func() {
+					naiveRMSNorm64_4096(args[0], args[1], args[2])
+				}},
+			})
+		})
+		args2 := [][]float32{func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 4097)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("untuned/65x4097", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{"dispatch (nearest 64x4096)", func() {
+					o.public(args2, []int{65, 4097})
+				}},
+				{o.op.kernels[2].name + " (default)", func() {
+					o.fns[2](args2, []int{65, 4097})
+				}},
+				{"rMSNormG1Scalar (scalar form)", func() {
+					o.scalar[1](args2, []int{65, 4097})
+				}},
+				{"plain Go", func() {
+					naiveRMSNorm65_4097(args2[0], args2[1], args2[2])
 				}},
 			})
 		})

@@ -6,5 +6,6 @@ package all
 import (
 	_ "github.com/autotune-dev/autotune/kernels/attention"
 	_ "github.com/autotune-dev/autotune/kernels/gemm"
+	_ "github.com/autotune-dev/autotune/kernels/norm"
 	_ "github.com/autotune-dev/autotune/kernels/softmax"
 )

@@ -161,19 +161,7 @@ func (k kernel) emitEntry(f *jen.File) {
 			jen.Add(src).Index(jen.Empty(), jen.Id("rows").Op("*").Id("cols")),
 		).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	if k.threads == 1 {
-		body = append(body, jen.Id(k.rowsFn()).Call(dst, src, jen.Lit(0), jen.Id("rows")))
-	} else {
-		t := jen.Id("t")
-		body = append(body,
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.goroutine(jen.Id(k.chunksFn()).Call(dst, src, t))),
-			),
-			jen.Id(k.chunksFn()).Call(dst, src, jen.Lit(0)),
-			jen.Id("wg").Dot("Wait").Call(),
-		)
-	}
+	body = append(body, k.split().Run()...)
 	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Float32()).Block(body...)
 }
 
@@ -193,59 +181,24 @@ func (k kernel) emitGenericEntry(f *jen.File, need string) {
 			jen.Add(src).Index(jen.Empty(), jen.Add(rows).Op("*").Add(cols)),
 		).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	if k.threads == 1 {
-		body = append(body, jen.Id(k.rowsFn()).Call(dst, src, cols, jen.Lit(0), rows))
-	} else {
-		t := jen.Id("t")
-		body = append(body,
-			jen.Id("workers").Op(":=").Min(jen.Lit(k.threads), jen.Parens(jen.Add(rows).Op("+").Lit(k.chunk-1)).Op("/").Lit(k.chunk)).
-				Comment("no goroutine without a chunk"),
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.goroutine(jen.Id(k.chunksFn()).Call(dst, src, rows, cols, t))),
-			),
-			jen.Id(k.chunksFn()).Call(dst, src, rows, cols, jen.Lit(0)),
-			jen.Id("wg").Dot("Wait").Call(),
-		)
-	}
+	body = append(body, k.split().Run()...)
 	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Float32(), jen.List(rows, cols).Int()).Block(body...)
 }
 
-// emitChunks emits the share of goroutine t: chunks t, t+threads, … of
-// rows_per_chunk rows each, dealt round-robin so that no goroutine waits for
-// another and neighbouring chunks run at the same time.
-func (k kernel) emitChunks(f *jen.File) {
-	lo := jen.Id("lo")
-	first := jen.Id("t").Op("*").Lit(k.chunk)
-	what := fmt.Sprintf("chunks t, t+%d, t+%d, … of %d rows", k.threads, 2*k.threads, k.chunk)
-	if k.chunk == 1 {
-		first = jen.Id("t")
-		what = fmt.Sprintf("rows t, t+%d, t+%d, …", k.threads, 2*k.threads)
+// split returns how the kernel deals its rows to goroutines: chunks t,
+// t+threads, … of rows_per_chunk rows to goroutine t, the caller being
+// goroutine 0 (golang.RowSplit, which the norms share).
+func (k kernel) split() golang.RowSplit {
+	return golang.RowSplit{
+		Threads: k.threads, Chunk: k.chunk, Rows: k.rows,
+		Slices: []jen.Code{jen.Id("dst"), jen.Id("src")},
+		RowsFn: k.rowsFn(), ChunksFn: k.chunksFn(),
+		Goroutine: k.goroutine,
 	}
-	f.Add(golang.Comment(fmt.Sprintf("%s computes goroutine t's share of the rows: %s.", k.chunksFn(), what)))
-	if k.generic {
-		f.Func().Id(k.chunksFn()).Params(jen.List(jen.Id("dst"), jen.Id("src")).Index().Float32(), jen.List(jen.Id("rows"), jen.Id("cols"), jen.Id("t")).Int()).Block(
-			jen.For(
-				jen.Add(lo).Op(":=").Add(first),
-				jen.Add(lo).Op("<").Id("rows"),
-				jen.Add(lo).Op("+=").Lit(k.threads*k.chunk),
-			).Block(
-				jen.Id(k.rowsFn()).Call(jen.Id("dst"), jen.Id("src"), jen.Id("cols"), lo, jen.Id("min").Call(jen.Add(lo).Op("+").Lit(k.chunk), jen.Id("rows"))),
-			),
-		)
-		return
-	}
-	f.Func().Id(k.chunksFn()).Params(jen.List(jen.Id("dst"), jen.Id("src")).Index().Float32(), jen.Id("t").Int()).Block(
-		jen.Const().Id("rows").Op("=").Lit(k.rows),
-		jen.For(
-			jen.Add(lo).Op(":=").Add(first),
-			jen.Add(lo).Op("<").Id("rows"),
-			jen.Add(lo).Op("+=").Lit(k.threads*k.chunk),
-		).Block(
-			jen.Id(k.rowsFn()).Call(jen.Id("dst"), jen.Id("src"), lo, jen.Id("min").Call(jen.Add(lo).Op("+").Lit(k.chunk), jen.Id("rows"))),
-		),
-	)
 }
+
+// emitChunks emits the share of goroutine t (golang.RowSplit.ChunksFunc).
+func (k kernel) emitChunks(f *jen.File) { f.Add(k.split().ChunksFunc()) }
 
 // emitRows emits the function that computes rows [lo, hi). The constants
 // of the inner loops are declared before the row loop: inside a loop Go

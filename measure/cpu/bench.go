@@ -106,6 +106,7 @@ type benchEntry struct {
 	name, doc string
 	pkg       string // its package in the bench module
 	checked   bool
+	skip      []int // input sets the check leaves out (kernels.Baseline.KnownWrong)
 	bytes     float64
 	flops     float64
 	requires  []string // modules the package imports (kernels.Baseline.Requires)
@@ -239,8 +240,12 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		if bl.Skipped(slices.Clone(shape)) != "" {
 			continue
 		}
+		skip, doc, err := knownWrong(b.Template, bl)
+		if err != nil {
+			return nil, err
+		}
 		entries = append(entries, benchEntry{
-			name: bl.Name, doc: bl.Doc, pkg: fmt.Sprintf("base%d", i), checked: true, bytes: bytes, flops: flops,
+			name: bl.Name, doc: doc, pkg: fmt.Sprintf("base%d", i), checked: true, skip: skip, bytes: bytes, flops: flops,
 			requires: bl.Requires, cgo: bl.Cgo,
 			emit: func(f *jen.File) []byte { bl.EmitGo(f, kernelName, slices.Clone(shape)); return nil },
 		})
@@ -314,7 +319,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	inputs, _ := b.Template.Args(slices.Clone(b.Shape))
 	var rows []tableRow
 	for i, e := range entries {
-		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, pkg: e.pkg, inputs: len(inputs), fn: e.fn})
+		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, skip: e.skip, pkg: e.pkg, inputs: len(inputs), fn: e.fn})
 		if e.emit == nil {
 			continue
 		}
@@ -493,4 +498,23 @@ func harnessGODEBUG() string {
 func firstLine(s string) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return first
+}
+
+// knownWrong returns the indices of the input sets of t that baseline bl
+// is not checked on (kernels.Baseline.KnownWrong) and its doc, which then
+// says so. It fails on a name that is not a set of t, or on the first
+// set, the one bench times.
+func knownWrong(t kernels.Template, bl kernels.Baseline) (skip []int, doc string, err error) {
+	if len(bl.KnownWrong) == 0 {
+		return nil, bl.Doc, nil
+	}
+	sets := t.InputSets()
+	for _, name := range bl.KnownWrong {
+		i := slices.IndexFunc(sets, func(s kernels.InputSet) bool { return s.Name == name })
+		if i <= 0 {
+			return nil, "", fmt.Errorf("cpu: bench: baseline %s of %s: known wrong on %q, which is not an input set other than the first", bl.Name, t.Op.Name, name)
+		}
+		skip = append(skip, i)
+	}
+	return skip, fmt.Sprintf("%s; not checked on the inputs %s, where it is wrong", bl.Doc, strings.Join(bl.KnownWrong, ", ")), nil
 }

@@ -90,6 +90,7 @@ type tableRow struct {
 	id     int
 	name   string
 	verify bool
+	skip   []int // input sets verify leaves out
 	pkg    string
 	inputs int
 	fn     jen.Code
@@ -119,6 +120,13 @@ func renderTable(rows []tableRow) ([]byte, error) {
 		}
 		if r.verify {
 			d[jen.Id("Verify")] = jen.True()
+		}
+		if len(r.skip) > 0 {
+			skip := make([]jen.Code, len(r.skip))
+			for i, s := range r.skip {
+				skip[i] = jen.Lit(s)
+			}
+			d[jen.Id("Skip")] = jen.Index().Int().Values(skip...)
 		}
 		entries = append(entries, jen.Values(d))
 	}

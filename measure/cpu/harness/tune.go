@@ -36,7 +36,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 			r = crash(p, stack[:runtime.Stack(stack, false)])
 		}
 	}()
-	if msg := d.check(fn); msg != "" {
+	if msg := d.check(fn, nil); msg != "" {
 		return harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
 	}
 

@@ -1,0 +1,119 @@
+package norm
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// revision is bumped by hand whenever the emitted code changes in a way
+// the knob space does not show; Version hashes it with the space.
+const revision = "norm-1"
+
+// genericRevision is the revision of the shape-generic code, bumped by
+// hand when that code changes; it is not part of Version, since the tuner
+// measures specialised kernels only.
+const genericRevision = "norm-generic-1"
+
+// RMSTemplate and LayerTemplate are the CPU templates of the two ops: the
+// rows in generated Go with archsimd vectors. They differ only in the op
+// and in LayerNorm's algo knob; this file is the one place that binds the
+// emitters (emit.go) to the fields of kernels.Template.
+var (
+	RMSTemplate   = rms.cpuTemplate()
+	LayerTemplate = layer.cpuTemplate()
+)
+
+func (k kind) cpuTemplate() kernels.Template {
+	return kernels.Template{
+		Op:      k.op(),
+		Backend: kernels.CPU,
+		Version: k.version(),
+		Space:   k.space,
+		Default: k.defaultConfig,
+		// The rows call no assembly, so one function serves: specialised
+		// when k.Shape is set, shape-generic when it is nil.
+		Go: kernels.GoFunc(func(f *jen.File, kn kernels.Kernel) []byte {
+			kn.Want(kernels.AMD64.ISA, dtype.F32)
+			emitGo(k, f, kn.Name, kn.Shape, kn.Config)
+			return nil
+		}),
+		Baselines: k.baselines(),
+	}
+}
+
+// Knob values, in the order mutation walks.
+var (
+	vecs       = []int{1, 8, 16}
+	unrolls    = []int{1, 2, 4, 8}
+	algos      = []string{"twopass", "onepass"}
+	chunkSizes = []int{1, 4, 16, 64}
+)
+
+// space returns the knobs for shape on target: see the package doc.
+func (k kind) space(shape []int, target device.Target) *schedule.Space {
+	rows, _ := checkShape(shape)
+	cpu := target.CPU
+	if cpu == nil {
+		cpu = &device.CPU{Cores: 1}
+	}
+	var chunks []int
+	for _, c := range chunkSizes {
+		if c == 1 || c <= rows {
+			chunks = append(chunks, c)
+		}
+	}
+	constraints := append(kernels.VectorConstraints(cpu.ISA), []schedule.Constraint{
+		// One thread walks the rows in order; chunk sizes would all be
+		// the same kernel.
+		{Name: "rows_per_chunk_needs_threads", OK: func(c schedule.Config) bool {
+			return c.Int("threads") > 1 || c.Int("rows_per_chunk") == 1
+		}},
+		{Name: "threads_at_most_chunks", OK: func(c schedule.Config) bool {
+			chunk := c.Int("rows_per_chunk")
+			return c.Int("threads") <= (rows+chunk-1)/chunk
+		}},
+	}...)
+	if target.CPU == nil {
+		constraints = append(constraints, schedule.Constraint{
+			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
+	}
+	knobs := []schedule.Knob{
+		schedule.Choice("vec", vecs...),
+		schedule.Choice("unroll", unrolls...),
+	}
+	if k.layer {
+		knobs = append(knobs, schedule.Enum("algo", algos...))
+	}
+	knobs = append(knobs,
+		schedule.Choice("threads", kernels.ThreadCounts(cpu)...),
+		schedule.Choice("rows_per_chunk", chunks...),
+	)
+	return schedule.NewSpace(knobs, constraints...)
+}
+
+// version hashes revision with the space of 4096x4096 on a fixed reference
+// CPU with AVX-512 and 4 cores, so that it is the same on every machine.
+func (k kind) version() string {
+	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+	return kernels.Version(k.name+"-"+revision, k.space([]int{4096, 4096}, ref))
+}
+
+// defaultConfig is the widest vectors the target has, unrolled by 4, the
+// two-pass variance, on one goroutine: valid on every shape.
+func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
+	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", kernels.WidestVector(target))
+	if k.layer {
+		text += ",algo=twopass"
+	}
+	c, err := k.space(shape, target).Parse(text)
+	if err != nil {
+		panic(err) // the knobs are ours: a bug
+	}
+	return c
+}

@@ -1,0 +1,268 @@
+package norm
+
+import (
+	"github.com/autotune-dev/autotune/codegen/cuda"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// cudaRevision is bumped by hand whenever the emitted CUDA changes in a
+// way the knob space does not show.
+const cudaRevision = "norm-cuda-1"
+
+// RMSCUDATemplate and LayerCUDATemplate are the CUDA templates of the two
+// ops: a warp or a block per row, float32 statistics reduced with warp
+// shuffles and, across warps, through shared memory.
+var (
+	RMSCUDATemplate   = rms.cudaTemplate()
+	LayerCUDATemplate = layer.cudaTemplate()
+)
+
+func (k kind) cudaTemplate() kernels.Template {
+	return kernels.Template{
+		Op:      k.op(),
+		Backend: kernels.CUDA,
+		Version: k.cudaVersion(),
+		Space:   k.cudaSpace,
+		CUDA: kernels.CUDAFunc(func(kn kernels.Kernel) kernels.CUDAKernel {
+			return emitCUDA(k, kn.Name, kn.Shape, kn.Config)
+		}),
+	}
+}
+
+// CUDA knob values, in the order mutation walks.
+var (
+	cudaThreadsPerRow = []int{32, 64, 128, 256, 512, 1024}
+	cudaRowsPerBlock  = []int{1, 2, 4, 8}
+	cudaVecs          = []int{1, 2, 4}
+)
+
+// cudaSpace returns the knobs for shape on target:
+//
+//	tpr             32 … 1024  threads per row, a warp or more
+//	rows_per_block  1, 2, 4, 8 (those ≤ rows)
+//	vec             1, 2, 4    float, float2, float4 loads
+//	algo            LayerNorm's, as on the CPU
+//
+// A row of several warps has its block to itself
+// (multiwarp_rows_alone): the rare rows whose sum of squares overflows
+// float32 take a branch with barriers of its own, and a block's threads
+// must all meet every barrier. vec must divide cols, so that every row
+// starts on a vector boundary.
+func (k kind) cudaSpace(shape []int, target device.Target) *schedule.Space {
+	rows, cols := checkShape(shape)
+	var rpbs []int
+	for _, r := range cudaRowsPerBlock {
+		if r == 1 || r <= rows {
+			rpbs = append(rpbs, r)
+		}
+	}
+	constraints := []schedule.Constraint{
+		{Name: "vec_divides_cols", OK: func(c schedule.Config) bool { return cols%c.Int("vec") == 0 }},
+		// Threads beyond the row's vectors would only idle; a warp is
+		// the least a row gets.
+		{Name: "threads_at_most_vectors", OK: func(c schedule.Config) bool {
+			return c.Int("tpr") == 32 || c.Int("tpr") <= cols/c.Int("vec")
+		}},
+		{Name: "multiwarp_rows_alone", OK: func(c schedule.Config) bool {
+			return c.Int("tpr") == 32 || c.Int("rows_per_block") == 1
+		}},
+	}
+	if gpu := target.GPU; gpu == nil {
+		constraints = append(constraints, schedule.Constraint{
+			Name: "needs_cuda_target", OK: func(schedule.Config) bool { return false }})
+	} else {
+		constraints = append(constraints, schedule.Constraint{Name: "threads_per_block", OK: func(c schedule.Config) bool {
+			return c.Int("tpr")*c.Int("rows_per_block") <= gpu.MaxThreadsPerBlock
+		}})
+	}
+	knobs := []schedule.Knob{
+		schedule.Choice("tpr", cudaThreadsPerRow...),
+		schedule.Choice("rows_per_block", rpbs...),
+		schedule.Choice("vec", cudaVecs...),
+	}
+	if k.layer {
+		knobs = append(knobs, schedule.Enum("algo", algos...))
+	}
+	return schedule.NewSpace(knobs, constraints...)
+}
+
+// cudaVersion hashes cudaRevision with the space of 4096x4096 on sm_90.
+func (k kind) cudaVersion() string {
+	ref, err := device.Lookup("sm_90")
+	if err != nil {
+		panic(err)
+	}
+	return kernels.Version(k.name+"-"+cudaRevision, k.cudaSpace([]int{4096, 4096}, ref))
+}
+
+// cudaEmitter writes one kernel.
+type cudaEmitter struct {
+	kind
+	cuda.Writer
+	rows, cols    int
+	tpr, rpb, vec int
+	onepass       bool
+	warps         int // warps per row
+}
+
+// emitCUDA writes the kernel of cfg for shape: each row's threads sweep
+// it in vectors of vec floats, reduce the sums by warp shuffles (and
+// across the row's warps through shared memory), and write y in a last
+// sweep. A row whose float32 sum of squares is not finite (inputs near
+// 1e18) computes it again scaled by its largest magnitude: two more
+// sweeps, for those rows only.
+func emitCUDA(k kind, name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
+	rows, cols := checkShape(shape)
+	e := &cudaEmitter{kind: k, rows: rows, cols: cols,
+		tpr: cfg.Int("tpr"), rpb: cfg.Int("rows_per_block"), vec: cfg.Int("vec"),
+		onepass: k.layer && cfg.Str("algo") == "onepass"}
+	e.warps = e.tpr / 32
+	e.kernel(name, cfg)
+	return kernels.CUDAKernel{
+		Source: e.String(),
+		Entry:  name,
+		Grid:   [3]int{(rows + e.rpb - 1) / e.rpb, 1, 1},
+		Block:  [3]int{e.tpr * e.rpb, 1, 1},
+	}
+}
+
+func (e *cudaEmitter) vecType() string {
+	return map[int]string{1: "float", 2: "float2", 4: "float4"}[e.vec]
+}
+
+// lanes are the components of a vector value named q.
+func (e *cudaEmitter) lanes(q string) []string {
+	if e.vec == 1 {
+		return []string{q}
+	}
+	return []string{q + ".x", q + ".y", q + ".z", q + ".w"}[:e.vec]
+}
+
+func (e *cudaEmitter) kernel(name string, cfg schedule.Config) {
+	e.Line("// Code generated by autotune. DO NOT EDIT.")
+	e.Line("// template %s, %s %dx%d float32", e.cudaVersion(), e.kind.name, e.rows, e.cols)
+	e.Line("// config %s", cfg)
+	e.Line("// launch: grid %d, block %d", (e.rows+e.rpb-1)/e.rpb, e.tpr*e.rpb)
+	e.Line("")
+	params := "float *__restrict__ out, const float *__restrict__ in, const float *__restrict__ gamma"
+	if e.layer {
+		params += ", const float *__restrict__ beta"
+	}
+	e.Open(`extern "C" __global__ void __launch_bounds__(%d) %s(%s)`, e.tpr*e.rpb, name, params)
+	e.Line("constexpr int R = %d, C = %d, TPR = %d, RPB = %d, NV = C / %d;", e.rows, e.cols, e.tpr, e.rpb, e.vec)
+	e.Line("constexpr float eps = %gf, n = (float)C;", e.eps)
+	e.Line("const int t = threadIdx.x %% TPR, rib = threadIdx.x / TPR;")
+	e.Line("const int row = blockIdx.x * RPB + rib;")
+	e.Line("// Rows past R are only in blocks of one-warp rows, which meet no barrier.")
+	e.Line("if (row >= R) return;")
+	e.Line("const %s *x = reinterpret_cast<const %s *>(in + (unsigned long long)row * C);", e.vecType(), e.vecType())
+	e.Line("%s *y = reinterpret_cast<%s *>(out + (unsigned long long)row * C);", e.vecType(), e.vecType())
+	e.Line("const %s *g = reinterpret_cast<const %s *>(gamma);", e.vecType(), e.vecType())
+	if e.layer {
+		e.Line("const %s *b = reinterpret_cast<const %s *>(beta);", e.vecType(), e.vecType())
+	}
+	if e.warps > 1 {
+		e.Line("__shared__ float red[%d];", e.warps)
+		e.Line("const int warp = t / 32, lane = t %% 32;")
+	}
+	// dev is each element's deviation: x itself for RMSNorm, x-k-m for
+	// LayerNorm (k = x[0], see the package doc).
+	dev := func(l string) string { return l }
+	if e.layer {
+		e.Line("const float k = in[(unsigned long long)row * C];")
+		dev = func(l string) string { return "(" + l + " - k - m)" }
+		if e.onepass {
+			e.Line("float s = 0.f, ss = 0.f;")
+			e.sweep(func(l string) { e.Line("{ const float d = %s - k; s += d; ss = fmaf(d, d, ss); }", l) })
+			e.reduce("s", "+")
+			e.reduce("ss", "+")
+			e.Line("const float m = s / n;")
+			e.Line("float inv = 1.f / sqrtf(fmaxf(ss / n - m * m, 0.f) + eps);")
+		} else {
+			e.Line("float s = 0.f;")
+			e.sweep(func(l string) { e.Line("s += %s - k;", l) })
+			e.reduce("s", "+")
+			e.Line("const float m = s / n;")
+			e.Line("float ss = 0.f;")
+			e.sweep(func(l string) { e.Line("{ const float d = %s; ss = fmaf(d, d, ss); }", dev(l)) })
+			e.reduce("ss", "+")
+			e.Line("float inv = 1.f / sqrtf(ss / n + eps);")
+		}
+	} else {
+		e.Line("float ss = 0.f;")
+		e.sweep(func(l string) { e.Line("ss = fmaf(%[1]s, %[1]s, ss);", l) })
+		e.reduce("ss", "+")
+		e.Line("float inv = 1.f / sqrtf(ss / n + eps);")
+	}
+	e.Open("if (!(ss <= 3.402823466e38f))")
+	e.Line("// The squares overflowed float32: again, scaled by the largest magnitude mx.")
+	e.Line("float mx = 0.f;")
+	e.sweep(func(l string) { e.Line("mx = fmaxf(mx, fabsf(%s));", dev(l)) })
+	e.reduce("mx", "max")
+	e.Line("const float sc = 1.f / mx;")
+	e.Line("float s2 = 0.f;")
+	e.sweep(func(l string) { e.Line("{ const float u = %s * sc; s2 = fmaf(u, u, s2); }", dev(l)) })
+	e.reduce("s2", "+")
+	e.Line("// eps/mx² is 0 where mx² overflows, and negligible wherever this runs.")
+	e.Line("inv = 1.f / (mx * sqrtf(s2 / n + eps / (mx * mx)));")
+	e.Close()
+	e.write(dev)
+	e.Close()
+}
+
+// sweep emits the loop over this thread's vectors of the row, body
+// getting the name of each float.
+func (e *cudaEmitter) sweep(body func(l string)) {
+	e.Open("for (int v = t; v < NV; v += TPR)")
+	e.Line("const %s q = x[v];", e.vecType())
+	for _, l := range e.lanes("q") {
+		body(l)
+	}
+	e.Close()
+}
+
+// reduce emits the reduction of v over the row's threads: shuffles within
+// each warp, then, for rows of several warps, through red, which a
+// barrier first frees from the previous reduction. Every thread combines
+// the warps' values in the same order, so all hold the same result.
+func (e *cudaEmitter) reduce(v, op string) {
+	combine := func(a, b string) string {
+		if op == "max" {
+			return "fmaxf(" + a + ", " + b + ")"
+		}
+		return a + " + " + b
+	}
+	e.Line("#pragma unroll")
+	e.Line("for (int o = 16; o > 0; o >>= 1) %s = %s;", v, combine(v, "__shfl_xor_sync(0xffffffffu, "+v+", o)"))
+	if e.warps == 1 {
+		return
+	}
+	e.Line("__syncthreads();")
+	e.Line("if (lane == 0) red[warp] = %s;", v)
+	e.Line("__syncthreads();")
+	e.Line("%s = red[0];", v)
+	e.Line("#pragma unroll")
+	e.Line("for (int w = 1; w < %d; ++w) %s = %s;", e.warps, v, combine(v, "red[w]"))
+}
+
+// write emits the last sweep: y = dev·inv·gamma (+ beta).
+func (e *cudaEmitter) write(dev func(string) string) {
+	e.Open("for (int v = t; v < NV; v += TPR)")
+	e.Line("const %s q = x[v], gv = g[v];", e.vecType())
+	if e.layer {
+		e.Line("const %s bv = b[v];", e.vecType())
+	}
+	e.Line("%s o;", e.vecType())
+	outs, qs, gs, bs := e.lanes("o"), e.lanes("q"), e.lanes("gv"), e.lanes("bv")
+	for i := range outs {
+		if e.layer {
+			e.Line("%s = fmaf(%s * inv, %s, %s);", outs[i], dev(qs[i]), gs[i], bs[i])
+		} else {
+			e.Line("%s = %s * inv * %s;", outs[i], qs[i], gs[i])
+		}
+	}
+	e.Line("y[v] = o;")
+	e.Close()
+}

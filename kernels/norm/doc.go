@@ -1,0 +1,89 @@
+// Package norm is the ops and templates of the row normalisations of
+// transformer layers, over the rows of a row-major R×C matrix x:
+//
+//	rmsnorm    y = x / √(mean(x²) + 1e-6) · gamma                  (Llama's eps)
+//	layernorm  y = (x − mean) / √(var + 1e-5) · gamma + beta       (PyTorch's default eps)
+//
+// with gamma and beta vectors of C elements and the population variance.
+// Kernels are called as fn(y, x, gamma) and fn(y, x, gamma, beta). The two
+// ops share everything but a few lines: a kind (op.go) says which one a
+// function serves, and one emitter per backend writes both. op.go holds
+// the float64 references, the tolerances and the work counts; inputs.go
+// the input sets; cpu.go the CPU templates (RMSTemplate, LayerTemplate),
+// whose Go the emitter in emit.go writes; cuda.go the CUDA templates;
+// baseline.go the baselines. init registers all of them in package
+// kernels, and nothing outside this package names the ops.
+//
+// # CPU knobs
+//
+//	vec             1, 8, 16      scalar Go, archsimd.Float32x8, archsimd.Float32x16
+//	unroll          1, 2, 4, 8    independent accumulators (vectors per loop iteration)
+//	algo            twopass       LayerNorm: the mean, then the sum of squared deviations
+//	                onepass       LayerNorm: Σt and Σt² in one sweep, var = E[t²]−E[t]²
+//	threads         1 … cores     goroutines, the caller included
+//	rows_per_chunk  1, 4, 16, 64  (those ≤ rows) rows dealt round-robin to threads
+//
+// Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
+// rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target.
+// The unroll is capped at the vectors a row holds when a specialised
+// kernel is emitted. The elements of a partial vector at a row's end are
+// handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
+// in the padding lanes of LayerNorm's sums.
+//
+// # Numerics
+//
+// Vector lanes accumulate in float32, each cols/vec terms, which keeps
+// the rounding error of the sums near √cols units; scalar kernels sum in
+// float64. LayerNorm works on t = x − x[0] throughout: the mean of t is
+// small where the row's spread is small against its mean, so that a
+// variance far below eps (rows of 0.7 ± 1e-4, the lowvar inputs) is not
+// lost to float32 rounding of the mean, the one-pass E[t²]−E[t]² cancels
+// no more than the spread warrants, and a constant row gives t = 0, hence
+// exactly y = beta.
+//
+// Inputs near 1e18 (the large inputs) square to 1e36, and a float32 sum
+// of more than about 85 of them overflows. Rather than pay for it on every
+// row (a max-abs pass to scale by, or float64 accumulators, which halve
+// the lanes), a vector kernel checks the float32 sum once per row and,
+// where it is not finite, computes that row's statistics again in float64
+// (the ...Slow function of each kernel) before writing it: normal rows pay
+// one compare, hostile ones a scalar pass. Inputs near 1e-18 square to
+// 1e-36, still normal in float32, and eps dominates the sum then anyway.
+// Inputs beyond about 1.8e19 square to +Inf in float32 and take the same
+// path; x − x[0] itself overflows only beyond 1.7e38.
+//
+// # CUDA
+//
+// A warp (tpr=32) or a block (tpr up to 1024, then one row per block)
+// per row, float, float2 or float4 loads (vec must divide C), float32
+// statistics reduced by warp shuffles and, across a row's warps, through
+// shared memory. A row whose float32 sum of squares is not finite takes
+// two more sweeps: the largest magnitude mx, then Σ(x/mx)², so that
+// 1/σ = 1/(mx·√(Σ(x/mx)²/C + eps/mx²)) needs no float64. The branch has
+// barriers of its own, hence a row of several warps owns its block
+// (multiwarp_rows_alone). autotune check runs the first input set only;
+// TestCUDAEmulated runs every set in the emulator.
+//
+// # Baselines
+//
+// naive is plain Go with float64 statistics, one goroutine. onednn
+// (build tag onednn) is oneDNN 2's layer normalization primitive, for
+// LayerNorm only: oneDNN 2 has no RMSNorm. It is wrong on the large,
+// constant and lowvar inputs (its float32 statistics), which its
+// KnownWrong says, so that bench still times it on the uniform inputs.
+//
+// # Shared code
+//
+// The loops over a row (Sweep, SweepN), the reductions (Tree,
+// HorizontalFunc) and the dealing of rows to goroutines (RowSplit) are
+// codegen/golang's, shared with softmax. What could still be shared: the
+// accumulator helpers (accs, declAccs), which softmax has in the same
+// form.
+//
+// # Tolerance
+//
+// A kernel's output is wrong where |got−want| > abs + rel·|want|, with
+// rel = (16 + 2√C)·2⁻²⁴; RMSNorm's abs is 1e-37, LayerNorm's 2·rel since
+// γ·z + β cancels. The tests log the largest error per shape and input
+// set as a fraction of the tolerance.
+package norm

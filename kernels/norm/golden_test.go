@@ -1,0 +1,64 @@
+package norm
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
+)
+
+// refCPU is a fixed CPU with AVX-512 and 2 cores, so that the golden
+// configs are valid whatever the host.
+var refCPU = device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: 2,
+	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+
+// The configs whose generated code is checked in: the fast path of each
+// op, a partial vector, AVX2, scalar code and both LayerNorm algorithms.
+var (
+	rmsGoldens = []kerneltest.Golden{
+		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16"},
+		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1"},
+		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1"},
+	}
+	layerGoldens = []kerneltest.Golden{
+		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16"},
+		{Name: "layer_onepass_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=4,algo=onepass,threads=1,rows_per_chunk=1"},
+		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1"},
+	}
+	genericGoldens = []kerneltest.Golden{
+		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4"},
+	}
+	genericLayerGoldens = []kerneltest.Golden{
+		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4"},
+	}
+)
+
+// TestGolden compares the generated code of the golden configs with
+// testdata/*.golden; go test -update rewrites them, and refuses code that
+// changed while revision did not (kerneltest.CheckGolden).
+func TestGolden(t *testing.T) {
+	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: revision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens})
+}
+
+// TestGoldenGeneric is TestGolden for the shape-generic code.
+func TestGoldenGeneric(t *testing.T) {
+	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: genericRevision, FuncPrefix: "RMSNormGeneric", Goldens: genericGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: genericRevision, FuncPrefix: "LayerNormGeneric", Goldens: genericLayerGoldens, Generic: true})
+}
+
+// TestCUDAGolden checks the generated CUDA of a warp per row with float4
+// loads and several rows a block, and of a block of 8 warps per row.
+func TestCUDAGolden(t *testing.T) {
+	sm90, err := device.Lookup("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_golden.sum"), "cuda.go", cudaRevision, RMSCUDATemplate,
+		kerneltest.CUDAGolden{Name: "rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4"})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_layer_golden.sum"), "cuda.go", cudaRevision, LayerCUDATemplate,
+		kerneltest.CUDAGolden{Name: "layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass"})
+}

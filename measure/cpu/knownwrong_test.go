@@ -1,0 +1,28 @@
+package cpu
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/autotune-dev/autotune/kernels"
+)
+
+// TestKnownWrong checks which input sets a baseline's check leaves out
+// (kernels.Baseline.KnownWrong), that its doc says so, and that the timed
+// set or an unknown name is refused.
+func TestKnownWrong(t *testing.T) {
+	tmpl := kernels.Template{Op: kernels.Op{Name: "op", Inputs: []kernels.InputSet{{Name: "a"}, {Name: "b"}, {Name: "c"}}}}
+	skip, doc, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", Doc: "a library", KnownWrong: []string{"c", "b"}})
+	if err != nil || !slices.Equal(skip, []int{2, 1}) || !strings.Contains(doc, "not checked on the inputs c, b") {
+		t.Errorf("skip %v, doc %q, err %v; want [2 1], a doc that names c and b, no error", skip, doc, err)
+	}
+	if skip, doc, err := knownWrong(tmpl, kernels.Baseline{Doc: "plain"}); err != nil || skip != nil || doc != "plain" {
+		t.Errorf("no KnownWrong: skip %v, doc %q, err %v", skip, doc, err)
+	}
+	for _, bad := range []string{"a", "d"} {
+		if _, _, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", KnownWrong: []string{bad}}); err == nil {
+			t.Errorf("KnownWrong %q accepted", bad)
+		}
+	}
+}
