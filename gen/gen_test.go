@@ -277,3 +277,13 @@ func TestPlanToolchain(t *testing.T) {
 		t.Error("a plan of bf16: no error")
 	}
 }
+
+func TestUnexported(t *testing.T) {
+	for in, want := range map[string]string{
+		"Softmax": "softmax", "RMSNorm": "rmsNorm", "GEMM": "gemm", "GemmBiasReLU": "gemmBiasReLU", "X": "x", "AttentionCausal": "attentionCausal",
+	} {
+		if got := unexported(in); got != want {
+			t.Errorf("unexported(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
@@ -195,7 +196,7 @@ func newPlan(src Source, o Options) (*plan, error) {
 	for _, op := range ops {
 		tmpl, _ := kernels.TemplateFor(op.Name, kernels.CPU)
 		api := op.GoAPI()
-		op := &opPlan{op: op, tmpl: tmpl, api: api, ident: strings.ToLower(api.Func[:1]) + api.Func[1:], dtype: o.DType}
+		op := &opPlan{op: op, tmpl: tmpl, api: api, ident: unexported(api.Func), dtype: o.DType}
 		var mine []tunedb.Summary
 		for _, s := range sums {
 			w := s.Workload
@@ -331,6 +332,21 @@ func (p *plan) tunedShapeOf(op *opPlan, cfg schedule.Config) []int {
 		}
 	}
 	return shape
+}
+
+// unexported returns the Go name s with its leading initialism in lower
+// case, as Go spells names: "Softmax" is "softmax", "RMSNorm" "rmsNorm",
+// "GEMM" "gemm".
+func unexported(s string) string {
+	r := []rune(s)
+	n := 0
+	for n < len(r) && unicode.IsUpper(r[n]) {
+		n++
+	}
+	if n > 1 && n < len(r) {
+		n-- // the last capital starts the next word: RMS|Norm
+	}
+	return strings.ToLower(string(r[:n])) + string(r[n:])
 }
 
 func isIdent(s string) bool {

@@ -265,8 +265,8 @@ func init() {
 	})
 }
 
-// rMSNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-1-293cd8fcdb25).
-var rMSNormOp = &opState{
+// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-1-293cd8fcdb25).
+var rmsNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "RMSNorm",
@@ -274,19 +274,19 @@ var rMSNormOp = &opState{
 		{
 			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
 			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
-			name:   "rMSNorm64x4096Scalar",
+			name:   "rmsNorm64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
 			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
 			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
-			name:   "rMSNormG1Scalar",
+			name:   "rmsNormG1Scalar",
 			shape:  nil,
 		},
 		{
 			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1",
 			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1}",
-			name:   "rMSNormDefaultScalar",
+			name:   "rmsNormDefaultScalar",
 			shape:  nil,
 		},
 	},
@@ -294,16 +294,16 @@ var rMSNormOp = &opState{
 	template: "rmsnorm-norm-1-293cd8fcdb25",
 }
 
-// rMSNormScalar are the scalar forms of rMSNormOp.kernels, which every build has; rMSNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
-var rMSNormScalar = [...]func(y, x, gamma []float32, rows, cols int){
-	rMSNorm64x4096ScalarCall,
-	rMSNormG1Scalar,
-	rMSNormDefaultScalar,
+// rmsNormScalar are the scalar forms of rmsNormOp.kernels, which every build has; rmsNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
+var rmsNormScalar = [...]func(y, x, gamma []float32, rows, cols int){
+	rmsNorm64x4096ScalarCall,
+	rmsNormG1Scalar,
+	rmsNormDefaultScalar,
 }
-var rMSNormFns = rMSNormScalar
+var rmsNormFns = rmsNormScalar
 
 func init() {
-	rMSNormOp.setTable([]entry{
+	rmsNormOp.setTable([]entry{
 		newEntry([]int{64, 4096}, 0, 1, false),
 	})
 }
@@ -367,7 +367,7 @@ var ops = map[string]*opState{
 	"gemm_bias":        gemmBiasOp,
 	"gemm_bias_relu":   gemmBiasReLUOp,
 	"layernorm":        layerNormOp,
-	"rmsnorm":          rMSNormOp,
+	"rmsnorm":          rmsNormOp,
 	"softmax":          softmaxOp,
 }
 
@@ -476,8 +476,8 @@ func RMSNorm(y, x, gamma []float32, rows, cols int) {
 	checkLen("RMSNorm", "x", len(x), rows*cols, "rows·cols")
 	checkLen("RMSNorm", "gamma", len(gamma), cols, "cols")
 	shape := [2]int{rows, cols}
-	i, _, _ := rMSNormOp.pick(shape[:])
-	rMSNormFns[i](y, x, gamma, rows, cols)
+	i, _, _ := rmsNormOp.pick(shape[:])
+	rmsNormFns[i](y, x, gamma, rows, cols)
 }
 
 // Softmax computes softmax: row-wise softmax over the last axis of an R×C matrix.

@@ -82,9 +82,9 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
-	rmsnorm exact 64x4096: rMSNorm64x4096, rMSNorm64x4096Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
-	rmsnorm generic: rMSNormG1, rMSNormG1Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
-	rmsnorm default: rMSNormDefault, rMSNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1)  vec=16,unroll=4,threads=1,rows_per_chunk=1
+	rmsnorm exact 64x4096: rmsNorm64x4096, rmsNorm64x4096Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
+	rmsnorm generic: rmsNormG1, rmsNormG1Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
+	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1)  vec=16,unroll=4,threads=1,rows_per_chunk=1
 	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true

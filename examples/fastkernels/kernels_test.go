@@ -1615,8 +1615,8 @@ func fillRMSNorm4(shape []int, r *rand.Rand, ins [][]float32) {
 	}
 }
 
-// rMSNormTest checks rmsnorm.
-func rMSNormTest() opTest {
+// rmsNormTest checks rmsnorm.
+func rmsNormTest() opTest {
 	return opTest{
 		cases: []testCase{
 			{
@@ -1862,7 +1862,7 @@ func rMSNormTest() opTest {
 		},
 		fns: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
-			for _, fn := range rMSNormFns {
+			for _, fn := range rmsNormFns {
 				out = append(out, func(a [][]float32, s []int) {
 					fn(a[0], a[1], a[2], s[0], s[1])
 				})
@@ -1872,14 +1872,14 @@ func rMSNormTest() opTest {
 		lens: func(s []int) []int {
 			return []int{1 * s[0] * s[1], 1 * s[0] * s[1], 1 * s[1]}
 		},
-		op: rMSNormOp,
+		op: rmsNormOp,
 		public: func(a [][]float32, s []int) {
 			RMSNorm(a[0], a[1], a[2], s[0], s[1])
 		},
 		reference: referenceRMSNorm,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
-			for _, fn := range rMSNormScalar {
+			for _, fn := range rmsNormScalar {
 				out = append(out, func(a [][]float32, s []int) {
 					fn(a[0], a[1], a[2], s[0], s[1])
 				})
@@ -1898,7 +1898,7 @@ func rMSNormTest() opTest {
 
 // TestRMSNorm checks every kernel of rmsnorm against the float64 reference, the exported function's length checks, dispatch's allocations and LoadTuning.
 func TestRMSNorm(t *testing.T) {
-	o := rMSNormTest()
+	o := rmsNormTest()
 	o.check(t)
 	o.checkLengths(t, []string{"y", "x", "gamma"})
 	o.checkAllocs(t)
@@ -2920,7 +2920,7 @@ func BenchmarkRMSNorm_64x4096(b *testing.B) {
 		return x
 	}()}
 	shape := []int{64, 4096}
-	run := rMSNormTest().public
+	run := rmsNormTest().public
 	for b.Loop() {
 		run(args, shape)
 	}
@@ -3111,7 +3111,7 @@ func BenchmarkDispatch(b *testing.B) {
 	b.Run("rmsnorm", func(b *testing.B) {
 		shape := []int{65, 4097}
 		for b.Loop() {
-			rMSNormOp.pick(shape)
+			rmsNormOp.pick(shape)
 		}
 	})
 	b.Run("softmax", func(b *testing.B) {
@@ -3553,7 +3553,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		})
 	})
 	b.Run("rmsnorm", func(b *testing.B) {
-		o := rMSNormTest()
+		o := rmsNormTest()
 		args := [][]float32{func() []float32 {
 			x := make([]float32, 262144)
 			for j := range x {
@@ -3584,7 +3584,7 @@ func BenchmarkSideBySide(b *testing.B) {
 				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args, []int{64, 4096})
 				}},
-				{"rMSNorm64x4096Scalar (scalar form)", func() {
+				{"rmsNorm64x4096Scalar (scalar form)", func() {
 					o.scalar[0](args, []int{64, 4096})
 				}},
 				{"plain Go", func() {
@@ -3619,7 +3619,7 @@ func BenchmarkSideBySide(b *testing.B) {
 				{o.op.kernels[2].name + " (default)", func() {
 					o.fns[2](args2, []int{65, 4097})
 				}},
-				{"rMSNormG1Scalar (scalar form)", func() {
+				{"rmsNormG1Scalar (scalar form)", func() {
 					o.scalar[1](args2, []int{65, 4097})
 				}},
 				{"plain Go", func() {
