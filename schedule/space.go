@@ -245,6 +245,23 @@ func (s *Space) violated(c Config) string {
 	return ""
 }
 
+// Violated returns the names of every constraint c fails, in declaration
+// order: none for a valid point. It returns an error when c is not a
+// point of the space.
+func (s *Space) Violated(c Config) ([]string, error) {
+	c, err := s.Canonical(c)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, con := range s.constraints {
+		if !con.OK(c) {
+			names = append(names, con.Name)
+		}
+	}
+	return names, nil
+}
+
 // Valid reports whether Check(c) is nil.
 func (s *Space) Valid(c Config) bool { return s.Check(c) == nil }
 

@@ -303,3 +303,24 @@ func FuzzSpaceParse(f *testing.F) {
 		_ = s.Features(c)
 	})
 }
+
+// Violated names every constraint a point fails, not only the first.
+func TestViolated(t *testing.T) {
+	s := NewSpace([]Knob{Choice("a", 1, 2, 3)},
+		Constraint{Name: "a_odd", OK: func(c Config) bool { return c.Int("a")%2 == 1 }},
+		Constraint{Name: "a_small", OK: func(c Config) bool { return c.Int("a") < 2 }})
+	for text, want := range map[string]string{"a=1": "", "a=2": "a_odd a_small", "a=3": "a_small"} {
+		c, err := s.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Violated(c)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("Violated(%s) = %q, %v; want %q", text, got, err, want)
+		}
+	}
+	other := NewSpace([]Knob{Choice("b", 1)})
+	if _, err := s.Violated(other.At(0)); err == nil {
+		t.Error("a point of another space has no error")
+	}
+}

@@ -91,23 +91,27 @@ type Forms struct {
 // vectors, else the template's default there.
 func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target device.Target) (Forms, error) {
 	// What a config needs is what the template's own space says: the
-	// lowest level whose space has it (a 16-lane vector, or assembly of
-	// AVX-512 instructions, is valid from AVX-512 on), so that a template
-	// without a vector knob needs nothing.
+	// lowest level whose space rejects it for no more reasons than the
+	// widest level's does (a 16-lane vector, or assembly of AVX-512
+	// instructions, is rejected below AVX-512), so that a template without
+	// a vector knob needs nothing. Reasons every level shares (a target
+	// read from a fingerprint has no cache sizes, which some spaces
+	// constrain blocks by) are not the ISA's.
 	at := func(l Level) device.Target {
 		cpu := *target.CPU
 		cpu.ISA = l.ISA()
 		return device.Target{Name: target.Name, CPU: &cpu}
 	}
-	f := Forms{Needs: AVX512 + 1}
-	for l := Scalar; l <= AVX512; l++ {
-		if tmpl.Space(shape, at(l)).Valid(cfg) {
+	widest, err := tmpl.Space(shape, at(AVX512)).Violated(cfg)
+	if err != nil {
+		return Forms{}, fmt.Errorf("amd64: %s: %w", tmpl.Op.Name, err)
+	}
+	f := Forms{Needs: AVX512}
+	for l := Scalar; l < AVX512; l++ {
+		if v, err := tmpl.Space(shape, at(l)).Violated(cfg); err == nil && len(v) == len(widest) {
 			f.Needs = l
 			break
 		}
-	}
-	if f.Needs > AVX512 {
-		return Forms{}, fmt.Errorf("amd64: %s config %s is valid at %s on no CPU this generator knows", tmpl.Op.Name, cfg, kernels.FormatShape(shape))
 	}
 	if f.Needs == Scalar {
 		f.Scalar = cfg
