@@ -12,13 +12,30 @@ import (
 )
 
 // revision is bumped by hand whenever the emitted code changes in a way
-// the knob space does not show; Version hashes it with the space.
-const revision = "norm-1"
+// the knob space does not show; Version hashes it with the space. Each op
+// has its own, so that a change to one leaves the other's tuning records
+// valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
+// assembly rows, code and store).
+const (
+	revision    = "norm-1"
+	rmsRevision = "norm-2"
+)
 
 // genericRevision is the revision of the shape-generic code, bumped by
-// hand when that code changes; it is not part of Version, since the tuner
-// measures specialised kernels only.
-const genericRevision = "norm-generic-1"
+// hand when that code changes (rmsGenericRevision for RMSNorm); it is not
+// part of Version, since the tuner measures specialised kernels only.
+const (
+	genericRevision    = "norm-generic-1"
+	rmsGenericRevision = "norm-generic-2"
+)
+
+// rev is k's revision.
+func (k kind) rev() string {
+	if k.layer {
+		return revision
+	}
+	return rmsRevision
+}
 
 // RMSTemplate and LayerTemplate are the CPU templates of the two ops: the
 // rows in generated Go with archsimd vectors. They differ only in the op
@@ -31,21 +48,33 @@ var (
 
 func (k kind) cpuTemplate() kernels.Template {
 	return kernels.Template{
-		Op:      k.op(),
-		Backend: kernels.CPU,
-		Version: k.version(),
-		Space:   k.space,
-		Default: k.defaultConfig,
-		// The rows call no assembly, so one function serves: specialised
-		// when k.Shape is set, shape-generic when it is nil.
-		Go: kernels.GoFunc(func(f *jen.File, kn kernels.Kernel) []byte {
-			kn.Want(kernels.AMD64.ISA, dtype.F32)
-			emitGo(k, f, kn.Name, kn.Shape, kn.Config)
-			return nil
-		}),
+		Op:        k.op(),
+		Backend:   kernels.CPU,
+		Version:   k.version(),
+		Space:     k.space,
+		Default:   k.defaultConfig,
+		Go:        goEmitter{k},
 		Baselines: k.baselines(),
 	}
 }
+
+// goEmitter is the emitter of both CPU templates: specialised when
+// kn.Shape is set, shape-generic when it is nil, and for RMSNorm's
+// code=asm configs the plain form (kn.Arch.Plain) and the assembly
+// (asm.go).
+type goEmitter struct{ kind }
+
+func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
+	kn.Want(kernels.AMD64.ISA, dtype.F32)
+	if kn.Arch.Plain && !e.Asm(kn.Config) {
+		panic(fmt.Sprintf("norm: no plain form of %s %s: its rows are not assembly", e.name, kn.Config))
+	}
+	emitGo(e.kind, f, kn.Name, kn.Shape, kn.Config, kn.Arch.Plain)
+	return emitAsm(e.kind, kn.Name, kn.Shape, kn.Config)
+}
+
+// Asm reports whether cfg's rows are assembly: RMSNorm's code=asm.
+func (e goEmitter) Asm(cfg schedule.Config) bool { return !e.layer && cfg.Str("code") == "asm" }
 
 // Knob values, in the order mutation walks.
 var (
@@ -53,6 +82,8 @@ var (
 	unrolls    = []int{1, 2, 4, 8}
 	algos      = []string{"twopass", "onepass"}
 	chunkSizes = []int{1, 4, 16, 64}
+	codes      = []string{"go", "asm"}
+	stores     = []string{"cached", "stream"}
 )
 
 // space returns the knobs for shape on target: see the package doc.
@@ -94,6 +125,17 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("threads", kernels.ThreadCounts(cpu)...),
 		schedule.Choice("rows_per_chunk", chunks...),
 	)
+	if !k.layer {
+		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...))
+		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
+		constraints = append(constraints,
+			// The assembly (asm.go) is AVX-512's: 16 lanes, whose
+			// constraint (vec16_needs_avx512) it inherits.
+			schedule.Constraint{Name: "asm_needs_vec16", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") == asmLanes }},
+			// archsimd has no non-temporal store.
+			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
+		)
+	}
 	return schedule.NewSpace(knobs, constraints...)
 }
 
@@ -101,15 +143,18 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 // CPU with AVX-512 and 4 cores, so that it is the same on every machine.
 func (k kind) version() string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
-	return kernels.Version(k.name+"-"+revision, k.space([]int{4096, 4096}, ref))
+	return kernels.Version(k.name+"-"+k.rev(), k.space([]int{4096, 4096}, ref))
 }
 
 // defaultConfig is the widest vectors the target has, unrolled by 4, the
-// two-pass variance, on one goroutine: valid on every shape.
+// two-pass variance, on one goroutine, in archsimd Go: valid on every
+// shape.
 func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", kernels.WidestVector(target))
 	if k.layer {
 		text += ",algo=twopass"
+	} else {
+		text += ",code=go,store=cached"
 	}
 	c, err := k.space(shape, target).Parse(text)
 	if err != nil {

@@ -14,12 +14,19 @@ var refCPU = device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: 2
 	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 
 // The configs whose generated code is checked in: the fast path of each
-// op, a partial vector, AVX2, scalar code and both LayerNorm algorithms.
+// op, a partial vector, AVX2, scalar code, both LayerNorm algorithms, and
+// RMSNorm's assembly, with its plain form.
 var (
 	rmsGoldens = []kerneltest.Golden{
-		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16"},
-		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1"},
-		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1"},
+		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=go,store=cached"},
+		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached"},
+		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached"},
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream"},
+		{Name: "rms_asm_tail", Shape: "3x17", Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached"},
+	}
+	// rmsPlainGoldens are the plain forms of the assembly goldens.
+	rmsPlainGoldens = []kerneltest.Golden{
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream"},
 	}
 	layerGoldens = []kerneltest.Golden{
 		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16"},
@@ -27,7 +34,8 @@ var (
 		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1"},
 	}
 	genericGoldens = []kerneltest.Golden{
-		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4"},
+		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=go,store=cached"},
+		{Name: "generic_rms_asm_stream", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=stream"},
 	}
 	genericLayerGoldens = []kerneltest.Golden{
 		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4"},
@@ -39,14 +47,15 @@ var (
 // changed while revision did not (kerneltest.CheckGolden).
 func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: revision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
-		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens})
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FilePrefix: "plain_", FuncPrefix: "RMSNorm", Goldens: rmsPlainGoldens, Plain: true})
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic code.
 func TestGoldenGeneric(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: genericRevision, FuncPrefix: "RMSNormGeneric", Goldens: genericGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsGenericRevision, FuncPrefix: "RMSNormGeneric", Goldens: genericGoldens, Generic: true},
 		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: genericRevision, FuncPrefix: "LayerNormGeneric", Goldens: genericLayerGoldens, Generic: true})
 }
 
