@@ -103,6 +103,9 @@ func (k kernel) asmSweeps() string {
 	if k.stream {
 		s += ", stored with non-temporal stores where y is 64-byte aligned"
 	}
+	if k.prefetch {
+		s += "; the output sweep fetches the next row of x"
+	}
 	return s
 }
 
@@ -223,7 +226,11 @@ func (k kernel) asmFile() []byte {
 				mul = fmt.Sprintf("VMULPS.Z %s, %s, %s, %s", at("BX", u), x, km, x)
 				store = fmt.Sprintf("VMOVUPS %s, %s, %s", x, km, at("DI", u))
 			}
-			return []string{load("SI", u, masked, km, x), fmt.Sprintf("VMULPS Z%d, %s, %s", regInv, x, x), mul, store}
+			body := []string{load("SI", u, masked, km, x), fmt.Sprintf("VMULPS Z%d, %s, %s", regInv, x, x), mul, store}
+			if k.prefetch && !masked {
+				body = append(body, fmt.Sprintf("PREFETCHT0 %s", at("DX", u)))
+			}
+			return body
 		}
 	}
 
@@ -305,9 +312,15 @@ func (k kernel) asmFile() []byte {
 			w("%s", l)
 		}
 		w("MOVQ AX, CX")
+		if k.prefetch {
+			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
+		}
 		sweep("out", "R12", "R13", "K3", out("K3", "VMOVNTPS"))
 	} else {
 		w("XORQ CX, CX")
+		if k.prefetch {
+			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
+		}
 		sweep("out", "R10", "R11", "K1", out("K1", "VMOVUPS"))
 	}
 	w("ADDQ R9, SI")

@@ -15,10 +15,10 @@ import (
 // the knob space does not show; Version hashes it with the space. Each op
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
-// assembly rows, code and store).
+// assembly rows, code and store; norm-3 prefetch).
 const (
 	revision    = "norm-1"
-	rmsRevision = "norm-2"
+	rmsRevision = "norm-3"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
@@ -26,7 +26,7 @@ const (
 // part of Version, since the tuner measures specialised kernels only.
 const (
 	genericRevision    = "norm-generic-1"
-	rmsGenericRevision = "norm-generic-2"
+	rmsGenericRevision = "norm-generic-3"
 )
 
 // rev is k's revision.
@@ -126,14 +126,15 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("rows_per_chunk", chunks...),
 	)
 	if !k.layer {
-		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...))
+		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"))
 		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 		constraints = append(constraints,
 			// The assembly (asm.go) is AVX-512's: 16 lanes, whose
 			// constraint (vec16_needs_avx512) it inherits.
 			schedule.Constraint{Name: "asm_needs_vec16", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") == asmLanes }},
-			// archsimd has no non-temporal store.
+			// archsimd has neither non-temporal stores nor prefetches.
 			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
+			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
 		)
 	}
 	return schedule.NewSpace(knobs, constraints...)
@@ -154,7 +155,7 @@ func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	if k.layer {
 		text += ",algo=twopass"
 	} else {
-		text += ",code=go,store=cached"
+		text += ",code=go,store=cached,prefetch=false"
 	}
 	c, err := k.space(shape, target).Parse(text)
 	if err != nil {

@@ -27,10 +27,12 @@
 //	                asm           RMSNorm: the rows in Go assembly on AVX-512 (asm.go)
 //	store           cached        RMSNorm: y written through the cache
 //	                stream        RMSNorm, asm: y's 64-byte aligned middle with VMOVNTPS
+//	prefetch        false, true   RMSNorm, asm: the output sweep fetches the next row of x
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
 // rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target;
-// for RMSNorm asm_needs_vec16 (hence AVX-512) and stream_needs_asm.
+// for RMSNorm asm_needs_vec16 (hence AVX-512), stream_needs_asm and
+// prefetch_needs_asm.
 // The unroll is capped at the vectors a row holds when a specialised
 // kernel is emitted. The elements of a partial vector at a row's end are
 // handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
@@ -51,7 +53,9 @@
 // masked store up to the first 64-byte boundary of y, streams the whole
 // vectors from there, and ends with a masked store of the rest; one
 // SFENCE at the end of a call orders the streamed stores before the
-// caller's. A row whose float32 sum overflows is summed again in float64,
+// caller's. With prefetch, the output sweep, which reads x from L1 and
+// writes y, fetches the next row of x, a PREFETCHT0 per line, so that the
+// next sum of squares does not wait on memory. A row whose float32 sum overflows is summed again in float64,
 // an element at a time, inside the assembly. The Go around the assembly
 // calls it 65536 elements (or one row) at a time, since a goroutine
 // cannot be preempted in assembly; the plain form (kernels.AMD64Plain)

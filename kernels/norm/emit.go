@@ -26,6 +26,8 @@ type kernel struct {
 	// asm: RMSNorm's rows in assembly (code=asm, asm.go); stream: its
 	// output sweep stores with VMOVNTPS (store=stream)
 	asm, stream bool
+	// prefetch: the assembly's output sweep fetches the next row of x
+	prefetch bool
 	// plain: the plain form of a code=asm kernel, whose Go does not
 	// import archsimd
 	plain bool
@@ -34,13 +36,14 @@ type kernel struct {
 func newKernel(k kind, name string, shape []int, cfg schedule.Config) kernel {
 	kn := kernel{
 		kind: k, name: name, cfg: cfg,
-		v:       golang.Float32(cfg.Int("vec")),
-		unroll:  cfg.Int("unroll"),
-		threads: cfg.Int("threads"),
-		chunk:   cfg.Int("rows_per_chunk"),
-		onepass: k.layer && cfg.Str("algo") == "onepass",
-		asm:     !k.layer && cfg.Str("code") == "asm",
-		stream:  !k.layer && cfg.Str("store") == "stream",
+		v:        golang.Float32(cfg.Int("vec")),
+		unroll:   cfg.Int("unroll"),
+		threads:  cfg.Int("threads"),
+		chunk:    cfg.Int("rows_per_chunk"),
+		onepass:  k.layer && cfg.Str("algo") == "onepass",
+		asm:      !k.layer && cfg.Str("code") == "asm",
+		stream:   !k.layer && cfg.Str("store") == "stream",
+		prefetch: !k.layer && cfg.Bool("prefetch"),
 	}
 	if shape == nil {
 		kn.generic = true

@@ -38,8 +38,9 @@ type job struct {
 	cfg   schedule.Config
 }
 
-// codeForms are RMSNorm's code and store knobs, crossed with the grid.
-var codeForms = []string{"code=go,store=cached", "code=asm,store=cached", "code=asm,store=stream"}
+// codeForms are RMSNorm's code, store and prefetch knobs, crossed with
+// the grid.
+var codeForms = []string{"code=go,store=cached,prefetch=false", "code=asm,store=cached,prefetch=false", "code=asm,store=stream,prefetch=true"}
 
 // grid returns the valid configs on target for shape of vec × unroll ×
 // algo (LayerNorm) or code and store (RMSNorm) × threadings; short keeps
@@ -288,7 +289,7 @@ func TestStreamAlignment(t *testing.T) {
 	var jobs []job
 	for _, shape := range shapes {
 		sp := tmpl.Space(shape, twoCores())
-		cfg, err := sp.Parse("vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream")
+		cfg, err := sp.Parse("vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true")
 		if err != nil {
 			t.Fatal(err)
 		}
