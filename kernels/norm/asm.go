@@ -12,12 +12,26 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// With code=asm RMSNorm's rows are Go assembly on AVX-512 (see the
-// package doc): the Go function of the rows checks the slices and calls
-// it a block of rows at a time.
+// With code=asm RMSNorm's rows are Go assembly on AVX-512, or on AVX2
+// and FMA (see the package doc): the Go function of the rows checks the
+// slices and calls it a block of rows at a time.
 
-// asmLanes is the vector width of the assembly: AVX-512's Z registers.
-const asmLanes = 16
+// asmLanes is the vector width of the assembly on AVX-512's Z registers,
+// asmLanesAVX2 on AVX2's Y registers, of which there are 16: the unroll's
+// accumulators and vectors of x take at most 8 (asmMaxUnrollAVX2).
+const (
+	asmLanes         = 16
+	asmLanesAVX2     = 8
+	asmMaxUnrollAVX2 = 4
+)
+
+// asmISA names the instructions k's assembly needs, for comments.
+func (k kernel) asmISA() string {
+	if k.v.Lanes() == asmLanesAVX2 {
+		return "AVX2 and FMA"
+	}
+	return "AVX-512"
+}
 
 // asmBlock is the most elements of x one call of the assembly covers,
 // unless one row is longer (a call covers at least a whole row): a
@@ -92,7 +106,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		what = "rows rows of cols elements"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to y the RMSNorm of %s of x in %s. "+
-		"It is Go assembly on AVX-512, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), what, k.asmSweeps())))
+		"It is Go assembly on %s, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), what, k.asmSweeps(), k.asmISA())))
 	f.Comment("//go:noescape")
 	f.Func().Id(k.asmFn()).Params(decl...)
 }
@@ -101,7 +115,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 func (k kernel) asmSweeps() string {
 	s := "two sweeps: the sum of squares, in float64 where its float32 sum overflows; y = x·(1/rms)·gamma"
 	if k.stream {
-		s += ", stored with non-temporal stores where y is 64-byte aligned"
+		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.v.Lanes())
 	}
 	if k.prefetch {
 		s += "; the output sweep fetches the next row of x"
@@ -109,36 +123,61 @@ func (k kernel) asmSweeps() string {
 	return s
 }
 
-// asmFile returns the .s file of k: one function, a loop over rows.
+// asmFile returns the .s file of k: one function, a loop over rows, on
+// Z registers (16 lanes, AVX-512) or Y registers (8 lanes, AVX2 and FMA).
 //
 // Registers: DI, SI the rows of y and x, BX gamma, R8 the rows left, CX
 // the byte offset in the row, AX and DX scratch; R9 the bytes of a row,
-// R10 of its whole groups of unroll vectors, R11 of its whole vectors,
-// K1 the mask of the partial vector at a row's end (all clear when there
-// is none). With store=stream, the output sweep starts where the row of y
-// reaches a 64-byte boundary: the elements before it are one masked
-// vector (K2), R12 and R13 end its groups and vectors, and K3 masks its
-// partial vector.
+// R10 of its whole groups of unroll vectors, R11 of its whole vectors.
+// The partial vector at a row's end has a mask: K1 (all clear when there
+// is none), or with 8 lanes Y9, whose lanes in the row are all ones
+// (VMASKMOVPS). With store=stream, the output sweep starts where the row
+// of y reaches a boundary of a vector's size: the elements before it are
+// one masked vector (K2, Y10), R12 and R13 end its groups and vectors,
+// and K3 (Y11) masks its partial vector.
 func (k kernel) asmFile() []byte {
-	if k.v.Lanes() != asmLanes || k.layer {
+	lanes := k.v.Lanes()
+	if k.layer || (lanes != asmLanes && lanes != asmLanesAVX2) || (lanes == asmLanesAVX2 && k.unroll > asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("norm: no assembly for %s %s", k.kind.name, k.cfg))
 	}
+	zmm := lanes == asmLanes
+	vb := 4 * lanes // bytes of a vector
 	var b strings.Builder
 	b.WriteString(goasm.Header)
 	w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
 	label := func(l string) { fmt.Fprintf(&b, "%s:\n", l) }
-	z := func(n int) string { return fmt.Sprintf("Z%d", n) }
-	at := func(base string, u int) string { return fmt.Sprintf("%d(%s)(CX*1)", 64*u, base) }
-	// mask sets the mask register km to the low bits of the element
-	// count in reg, which is less than 16; it clobbers CX and DX.
-	mask := func(reg, km string) {
-		if reg != "CX" {
-			w("MOVQ %s, CX", reg)
+	// The vector registers of the accumulators (from 0), of x and of
+	// 1/rms; with 8 lanes also the masks (rowMask, headMask, tailMask),
+	// the scratch of building one, and gamma's partial vector.
+	xBase, inv := regX, regInv
+	rowMask, headMask, tailMask := "K1", "K2", "K3"
+	if !zmm {
+		xBase, inv = 4, 8
+		rowMask, headMask, tailMask = "Y9", "Y10", "Y11"
+	}
+	vr := func(n int) string {
+		if zmm {
+			return fmt.Sprintf("Z%d", n)
 		}
-		w("MOVL $1, DX")
-		w("SHLL CX, DX")
-		w("DECL DX")
-		w("KMOVW DX, %s", km)
+		return fmt.Sprintf("Y%d", n)
+	}
+	at := func(base string, u int) string { return fmt.Sprintf("%d(%s)(CX*1)", vb*u, base) }
+	// mask sets the mask km to the lanes below the element count in CX,
+	// which is less than lanes; it clobbers CX and DX (and Y12, Y13).
+	mask := func(km string) {
+		if zmm {
+			w("MOVL $1, DX")
+			w("SHLL CX, DX")
+			w("DECL DX")
+			w("KMOVW DX, %s", km)
+			return
+		}
+		w("MOVQ $0x0706050403020100, DX")
+		w("VMOVQ DX, X12")
+		w("VPMOVSXBD X12, Y12 // 0, 1, …, 7")
+		w("VMOVD CX, X13")
+		w("VPBROADCASTD X13, Y13")
+		w("VPCMPGTD Y12, Y13, %s", km)
 	}
 
 	args, frame := "y, x, gamma, rows", 32
@@ -152,7 +191,7 @@ func (k kernel) asmFile() []byte {
 	w("MOVQ x+8(FP), SI")
 	w("MOVQ gamma+16(FP), BX")
 	w("MOVQ rows+24(FP), R8")
-	group := 64 * k.unroll
+	group := vb * k.unroll
 	if k.generic {
 		w("MOVQ cols+32(FP), R9")
 		w("SHLQ $2, R9")
@@ -160,13 +199,13 @@ func (k kernel) asmFile() []byte {
 		w("MOVQ $%d, R9", 4*k.cols)
 	}
 	w("MOVQ R9, R11")
-	w("ANDQ $-64, R11")
+	w("ANDQ $-%d, R11", vb)
 	w("MOVQ R9, R10")
 	w("ANDQ $-%d, R10", group)
 	w("MOVQ R9, CX")
 	w("SUBQ R11, CX")
 	w("SHRQ $2, CX // elements in the partial vector")
-	mask("CX", "K1")
+	mask(rowMask)
 	w("TESTQ R8, R8")
 	w("JZ done")
 
@@ -197,11 +236,16 @@ func (k kernel) asmFile() []byte {
 		for _, l := range body(0, false) {
 			w("%s", l)
 		}
-		w("ADDQ $64, CX")
+		w("ADDQ $%d, CX", vb)
 		w("JMP %s_vec", name)
 		label(name + "_tail")
-		w("KORTESTW %s, %s", km, km)
-		w("JZ %s_end", name)
+		if zmm {
+			w("KORTESTW %s, %s", km, km)
+			w("JZ %s_end", name)
+		} else {
+			w("CMPQ CX, R9 // no partial vector")
+			w("JGE %s_end", name)
+		}
 		for _, l := range body(0, true) {
 			w("%s", l)
 		}
@@ -210,23 +254,36 @@ func (k kernel) asmFile() []byte {
 	// load returns the instruction that sets x to the vector u of row
 	// base, zero in the lanes km masks off.
 	load := func(base string, u int, masked bool, km, x string) string {
-		if masked {
+		switch {
+		case !masked:
+			return fmt.Sprintf("VMOVUPS %s, %s", at(base, u), x)
+		case zmm:
 			return fmt.Sprintf("VMOVUPS.Z %s, %s, %s", at(base, u), km, x)
+		default:
+			return fmt.Sprintf("VMASKMOVPS %s, %s, %s", at(base, u), km, x)
 		}
-		return fmt.Sprintf("VMOVUPS %s, %s", at(base, u), x)
 	}
 	// out returns the body of an output sweep: y = x·(1/rms)·gamma,
 	// stored with op.
 	out := func(km, op string) func(u int, masked bool) []string {
 		return func(u int, masked bool) []string {
-			x := z(regX + u)
-			mul := fmt.Sprintf("VMULPS %s, %s, %s", at("BX", u), x, x)
-			store := fmt.Sprintf("%s %s, %s", op, x, at("DI", u))
-			if masked {
-				mul = fmt.Sprintf("VMULPS.Z %s, %s, %s, %s", at("BX", u), x, km, x)
-				store = fmt.Sprintf("VMOVUPS %s, %s, %s", x, km, at("DI", u))
+			x := vr(xBase + u)
+			body := []string{load("SI", u, masked, km, x), fmt.Sprintf("VMULPS %s, %s, %s", vr(inv), x, x)}
+			switch {
+			case !masked:
+				body = append(body,
+					fmt.Sprintf("VMULPS %s, %s, %s", at("BX", u), x, x),
+					fmt.Sprintf("%s %s, %s", op, x, at("DI", u)))
+			case zmm:
+				body = append(body,
+					fmt.Sprintf("VMULPS.Z %s, %s, %s, %s", at("BX", u), x, km, x),
+					fmt.Sprintf("VMOVUPS %s, %s, %s", x, km, at("DI", u)))
+			default:
+				body = append(body,
+					fmt.Sprintf("VMASKMOVPS %s, %s, Y14", at("BX", u), km),
+					"VMULPS Y14, "+x+", "+x,
+					fmt.Sprintf("VMASKMOVPS %s, %s, %s", x, km, at("DI", u)))
 			}
-			body := []string{load("SI", u, masked, km, x), fmt.Sprintf("VMULPS Z%d, %s, %s", regInv, x, x), mul, store}
 			if k.prefetch && !masked {
 				body = append(body, fmt.Sprintf("PREFETCHT0 %s", at("DX", u)))
 			}
@@ -237,20 +294,26 @@ func (k kernel) asmFile() []byte {
 	label("row")
 	// The sum of squares, in float32 lanes.
 	for u := range k.unroll {
-		w("VPXORD Z%d, Z%d, Z%d", u, u, u)
+		if zmm {
+			w("VPXORD Z%d, Z%d, Z%d", u, u, u)
+		} else {
+			w("VXORPS Y%d, Y%d, Y%d", u, u, u)
+		}
 	}
 	w("XORQ CX, CX")
-	sweep("sum", "R10", "R11", "K1", func(u int, masked bool) []string {
-		x := z(regX + u)
-		return []string{load("SI", u, masked, "K1", x), fmt.Sprintf("VFMADD231PS %s, %s, Z%d", x, x, u)}
+	sweep("sum", "R10", "R11", rowMask, func(u int, masked bool) []string {
+		x := vr(xBase + u)
+		return []string{load("SI", u, masked, rowMask, x), fmt.Sprintf("VFMADD231PS %s, %s, %s", x, x, vr(u))}
 	})
 	for step := 1; step < k.unroll; step *= 2 {
 		for u := 0; u+step < k.unroll; u += 2 * step {
-			w("VADDPS Z%d, Z%d, Z%d", u+step, u, u)
+			w("VADDPS %s, %s, %s", vr(u+step), vr(u), vr(u))
 		}
 	}
-	w("VEXTRACTF64X4 $1, Z0, Y1")
-	w("VADDPS Y1, Y0, Y0")
+	if zmm {
+		w("VEXTRACTF64X4 $1, Z0, Y1")
+		w("VADDPS Y1, Y0, Y0")
+	}
 	w("VEXTRACTF128 $1, Y0, X1")
 	w("VADDPS X1, X0, X0")
 	w("VPERMILPS $0x4e, X0, X1")
@@ -282,19 +345,19 @@ func (k kernel) asmFile() []byte {
 	w("VMOVQ AX, X1")
 	w("VDIVSD X0, X1, X0")
 	w("VCVTSD2SS X0, X0, X0")
-	w("VBROADCASTSS X0, Z%d", regInv)
+	w("VBROADCASTSS X0, %s", vr(inv))
 
 	// y = x·(1/rms)·gamma.
 	if k.stream {
 		w("MOVQ DI, AX")
 		w("NEGQ AX")
-		w("ANDQ $63, AX")
+		w("ANDQ $%d, AX", vb-1)
 		w("CMPQ AX, R9")
-		w("CMOVQGT R9, AX // AX: the bytes of y before its first 64-byte boundary in the row")
+		w("CMOVQGT R9, AX // AX: the bytes of y before its first %d-byte boundary in the row", vb)
 		w("MOVQ R9, R13")
 		w("SUBQ AX, R13")
 		w("MOVQ R13, CX")
-		w("ANDQ $-64, R13")
+		w("ANDQ $-%d, R13", vb)
 		if k.unroll > 1 {
 			w("MOVQ CX, R12")
 			w("ANDQ $-%d, R12", group)
@@ -302,26 +365,26 @@ func (k kernel) asmFile() []byte {
 		}
 		w("SUBQ R13, CX")
 		w("SHRQ $2, CX")
-		mask("CX", "K3")
+		mask(tailMask)
 		w("ADDQ AX, R13")
 		w("MOVQ AX, CX")
 		w("SHRQ $2, CX")
-		mask("CX", "K2")
+		mask(headMask)
 		w("XORQ CX, CX")
-		for _, l := range out("K2", "")(0, true) {
+		for _, l := range out(headMask, "")(0, true) {
 			w("%s", l)
 		}
 		w("MOVQ AX, CX")
 		if k.prefetch {
 			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
 		}
-		sweep("out", "R12", "R13", "K3", out("K3", "VMOVNTPS"))
+		sweep("out", "R12", "R13", tailMask, out(tailMask, "VMOVNTPS"))
 	} else {
 		w("XORQ CX, CX")
 		if k.prefetch {
 			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
 		}
-		sweep("out", "R10", "R11", "K1", out("K1", "VMOVUPS"))
+		sweep("out", "R10", "R11", rowMask, out(rowMask, "VMOVUPS"))
 	}
 	w("ADDQ R9, SI")
 	w("ADDQ R9, DI")

@@ -15,10 +15,11 @@ import (
 // the knob space does not show; Version hashes it with the space. Each op
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
-// assembly rows, code and store; norm-3 prefetch).
+// assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
+// AVX2).
 const (
 	revision    = "norm-1"
-	rmsRevision = "norm-3"
+	rmsRevision = "norm-4"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
@@ -26,7 +27,7 @@ const (
 // part of Version, since the tuner measures specialised kernels only.
 const (
 	genericRevision    = "norm-generic-1"
-	rmsGenericRevision = "norm-generic-3"
+	rmsGenericRevision = "norm-generic-4"
 )
 
 // rev is k's revision.
@@ -129,9 +130,13 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"))
 		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 		constraints = append(constraints,
-			// The assembly (asm.go) is AVX-512's: 16 lanes, whose
-			// constraint (vec16_needs_avx512) it inherits.
-			schedule.Constraint{Name: "asm_needs_vec16", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") == asmLanes }},
+			// The assembly (asm.go) is AVX-512's, 16 lanes, or AVX2's, 8
+			// lanes with at most 4 vectors in flight; it inherits their
+			// constraints (vec16_needs_avx512, vec8_needs_avx2_fma).
+			schedule.Constraint{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") > 1 }},
+			schedule.Constraint{Name: "asm_vec8_unroll_at_most_4", OK: func(c schedule.Config) bool {
+				return goCode(c) || c.Int("vec") != asmLanesAVX2 || c.Int("unroll") <= asmMaxUnrollAVX2
+			}},
 			// archsimd has neither non-temporal stores nor prefetches.
 			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
 			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},

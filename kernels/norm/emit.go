@@ -117,6 +117,9 @@ func (k kernel) emitEntry(f *jen.File) {
 	}
 	if k.plain {
 		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
+		if k.v.Lanes() == asmLanesAVX2 {
+			need = " It calls Go assembly on AVX2 and FMA and needs them; its Go does not use archsimd."
+		}
 	}
 	form := ""
 	if k.generic {

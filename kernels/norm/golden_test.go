@@ -22,6 +22,7 @@ var (
 		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
 		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
 		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true"},
+		{Name: "rms_asm8_stream", Shape: "5x100", Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true"},
 		{Name: "rms_asm_tail", Shape: "3x17", Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false"},
 	}
 	// rmsPlainGoldens are the plain forms of the assembly goldens.

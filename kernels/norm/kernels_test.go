@@ -288,31 +288,37 @@ func TestStreamAlignment(t *testing.T) {
 	m := kerneltest.NewModule(t)
 	var jobs []job
 	for _, shape := range shapes {
-		sp := tmpl.Space(shape, twoCores())
-		cfg, err := sp.Parse("vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true")
-		if err != nil {
-			t.Fatal(err)
+		for _, vec := range []int{8, 16} {
+			sp := tmpl.Space(shape, twoCores())
+			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true", vec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sp.Check(cfg); err != nil {
+				t.Logf("skipping %s: %v", cfg, err) // no AVX-512, or no AVX2
+				continue
+			}
+			name := fmt.Sprintf("S%d", len(jobs))
+			m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}))
+			ins, out := tmpl.Args(shape)
+			for off := range 16 {
+				wrapper := fmt.Sprintf("%s_%d", name, off)
+				buf, y := jen.Id("buf"), jen.Id("y")
+				m.File(shape).Func().Id(wrapper).Params(jen.List(y, jen.Id("x"), jen.Id("gamma")).Index().Float32()).Block(
+					jen.Add(buf).Op(":=").Make(jen.Index().Float32(), jen.Lit(out+16)),
+					jen.Comment(fmt.Sprintf("buf[off:] starts %d floats past a 64-byte boundary", off)),
+					jen.Id("off").Op(":=").Lit(off+16).Op("-").Int().Call(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(buf).Index(jen.Lit(0)))).Op("%").Lit(64).Op("/").Lit(4)),
+					jen.Id("off").Op("%=").Lit(16),
+					jen.Id(name).Call(jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out)), jen.Id("x"), jen.Id("gamma")),
+					jen.Copy(y, jen.Add(buf).Index(jen.Id("off"), jen.Empty())),
+				)
+				m.Add(kerneltest.Kernel{Name: wrapper, Config: cfg.String(), Ins: ins, Out: out})
+				jobs = append(jobs, job{wrapper, shape, cfg})
+			}
 		}
-		if err := sp.Check(cfg); err != nil {
-			t.Skipf("skipping %s: %v", cfg, err) // no AVX-512
-		}
-		name := fmt.Sprintf("S%d", len(jobs))
-		m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}))
-		ins, out := tmpl.Args(shape)
-		for off := range 16 {
-			wrapper := fmt.Sprintf("%s_%d", name, off)
-			buf, y := jen.Id("buf"), jen.Id("y")
-			m.File(shape).Func().Id(wrapper).Params(jen.List(y, jen.Id("x"), jen.Id("gamma")).Index().Float32()).Block(
-				jen.Add(buf).Op(":=").Make(jen.Index().Float32(), jen.Lit(out+16)),
-				jen.Comment(fmt.Sprintf("buf[off:] starts %d floats past a 64-byte boundary", off)),
-				jen.Id("off").Op(":=").Lit(off+16).Op("-").Int().Call(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(buf).Index(jen.Lit(0)))).Op("%").Lit(64).Op("/").Lit(4)),
-				jen.Id("off").Op("%=").Lit(16),
-				jen.Id(name).Call(jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out)), jen.Id("x"), jen.Id("gamma")),
-				jen.Copy(y, jen.Add(buf).Index(jen.Id("off"), jen.Empty())),
-			)
-			m.Add(kerneltest.Kernel{Name: wrapper, Config: cfg.String(), Ins: ins, Out: out})
-			jobs = append(jobs, job{wrapper, shape, cfg})
-		}
+	}
+	if len(jobs) == 0 {
+		t.Skip("no vectors for the assembly on this CPU")
 	}
 	dir, bin := m.Build()
 	check(t, tmpl, dir, bin, jobs, shapes)
