@@ -39,9 +39,11 @@ func (k kind) rev() string {
 }
 
 // RMSTemplate and LayerTemplate are the CPU templates of the two ops: the
-// rows in generated Go with archsimd vectors. They differ only in the op
-// and in LayerNorm's algo knob; this file is the one place that binds the
-// emitters (emit.go) to the fields of kernels.Template.
+// rows in generated Go with archsimd vectors, or RMSNorm's in Go assembly
+// (code=asm). They differ only in the op, in LayerNorm's algo knob and in
+// RMSNorm's code, store and prefetch knobs; this file is the one place
+// that binds the emitters (emit.go, asm.go) to the fields of
+// kernels.Template.
 var (
 	RMSTemplate   = rms.cpuTemplate()
 	LayerTemplate = layer.cpuTemplate()

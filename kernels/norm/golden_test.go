@@ -2,9 +2,14 @@ package norm
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
 
@@ -71,4 +76,37 @@ func TestCUDAGolden(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4"})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_layer_golden.sum"), "cuda.go", cudaRevision, LayerCUDATemplate,
 		kerneltest.CUDAGolden{Name: "layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass"})
+}
+
+// TestPlainForm checks that the plain forms of RMSNorm's code=asm configs
+// (kernels.AMD64Plain), specialised and generic, of 8 and 16 lanes, with
+// and without goroutines, do not import archsimd, so that they build
+// without GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what
+// they compute.
+func TestPlainForm(t *testing.T) {
+	for _, g := range append(append([]kerneltest.Golden{}, rmsGoldens...), genericGoldens...) {
+		shape, err := RMSOp.ParseShape(g.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := RMSTemplate.Space(shape, refCPU).Parse(g.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !RMSTemplate.Go.Asm(cfg) {
+			continue
+		}
+		if strings.HasPrefix(g.Name, "generic") {
+			shape = nil
+		}
+		f := jen.NewFile("k")
+		RMSTemplate.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
+		src := f.GoString()
+		if strings.Contains(src, golang.ArchSIMD) {
+			t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
+		}
+		if !strings.Contains(src, "func KAsm(") {
+			t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+		}
+	}
 }
