@@ -265,33 +265,33 @@ func init() {
 	})
 }
 
-// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-1-293cd8fcdb25).
+// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-4-17dd5f09b31f).
 var rmsNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "RMSNorm",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false}",
 			name:   "rmsNorm64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
-			config: "vec=16,unroll=2,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":2,\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false}",
 			name:   "rmsNormG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false}",
 			name:   "rmsNormDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "rmsnorm",
-	template: "rmsnorm-norm-1-293cd8fcdb25",
+	template: "rmsnorm-norm-4-17dd5f09b31f",
 }
 
 // rmsNormScalar are the scalar forms of rmsNormOp.kernels, which every build has; rmsNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

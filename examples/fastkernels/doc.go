@@ -37,7 +37,7 @@ A vector kernel returns with the upper halves of the vector registers cleared (V
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-27 08:15 UTC.
+Tuned: the latest winning record is of 2026-11-27 08:52 UTC.
 
 Templates:
 
@@ -47,7 +47,7 @@ Templates:
 	gemm_bias          gemm-bias-4-9455ec63a3f9
 	gemm_bias_relu     gemm-bias-relu-4-e36356c6375a
 	layernorm          layernorm-norm-1-e1b034bd2a55
-	rmsnorm            rmsnorm-norm-1-293cd8fcdb25
+	rmsnorm            rmsnorm-norm-4-17dd5f09b31f
 	softmax            softmax-3-46f1bc08beac
 
 Workloads, with the median of the winner as autotune measured it:
@@ -58,7 +58,7 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n
 	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
-	rmsnorm           64x4096      34.3 µs  vec=16,unroll=2,threads=1,rows_per_chunk=1
+	rmsnorm           64x4096      33.5 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
 	softmax           64x4096      56.4 µs  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax           512x1024     115 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 
@@ -82,9 +82,9 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
-	rmsnorm exact 64x4096: rmsNorm64x4096, rmsNorm64x4096Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
-	rmsnorm generic: rmsNormG1, rmsNormG1Scalar (vec=1,unroll=2,threads=1,rows_per_chunk=1)  vec=16,unroll=2,threads=1,rows_per_chunk=1
-	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1)  vec=16,unroll=4,threads=1,rows_per_chunk=1
+	rmsnorm exact 64x4096: rmsNorm64x4096 (also plain), rmsNorm64x4096Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
+	rmsnorm generic: rmsNormG1 (also plain), rmsNormG1Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
+	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false
 	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
 	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true

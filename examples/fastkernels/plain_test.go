@@ -23,6 +23,8 @@ func TestPlainForms(t *testing.T) {
 		{gemmOp, 3, "gemmG2", cpuHas.avx512},
 		{gemmBiasReLUOp, 0, "gemmBiasReLU128x768x768", cpuHas.avx512},
 		{gemmBiasReLUOp, 1, "gemmBiasReLUG1", cpuHas.avx512},
+		{rmsNormOp, 0, "rmsNorm64x4096", cpuHas.avx512},
+		{rmsNormOp, 1, "rmsNormG1", cpuHas.avx512},
 		{softmaxOp, 0, "softmax64x4096", cpuHas.avx512},
 		{softmaxOp, 1, "softmax512x1024", cpuHas.avx512},
 		{softmaxOp, 2, "softmaxG1", cpuHas.avx512},

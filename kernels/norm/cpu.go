@@ -12,18 +12,38 @@ import (
 )
 
 // revision is bumped by hand whenever the emitted code changes in a way
-// the knob space does not show; Version hashes it with the space.
-const revision = "norm-1"
+// the knob space does not show; Version hashes it with the space. Each op
+// has its own, so that a change to one leaves the other's tuning records
+// valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
+// assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
+// AVX2).
+const (
+	revision    = "norm-1"
+	rmsRevision = "norm-4"
+)
 
 // genericRevision is the revision of the shape-generic code, bumped by
-// hand when that code changes; it is not part of Version, since the tuner
-// measures specialised kernels only.
-const genericRevision = "norm-generic-1"
+// hand when that code changes (rmsGenericRevision for RMSNorm); it is not
+// part of Version, since the tuner measures specialised kernels only.
+const (
+	genericRevision    = "norm-generic-1"
+	rmsGenericRevision = "norm-generic-4"
+)
+
+// rev is k's revision.
+func (k kind) rev() string {
+	if k.layer {
+		return revision
+	}
+	return rmsRevision
+}
 
 // RMSTemplate and LayerTemplate are the CPU templates of the two ops: the
-// rows in generated Go with archsimd vectors. They differ only in the op
-// and in LayerNorm's algo knob; this file is the one place that binds the
-// emitters (emit.go) to the fields of kernels.Template.
+// rows in generated Go with archsimd vectors, or RMSNorm's in Go assembly
+// (code=asm). They differ only in the op, in LayerNorm's algo knob and in
+// RMSNorm's code, store and prefetch knobs; this file is the one place
+// that binds the emitters (emit.go, asm.go) to the fields of
+// kernels.Template.
 var (
 	RMSTemplate   = rms.cpuTemplate()
 	LayerTemplate = layer.cpuTemplate()
@@ -31,21 +51,33 @@ var (
 
 func (k kind) cpuTemplate() kernels.Template {
 	return kernels.Template{
-		Op:      k.op(),
-		Backend: kernels.CPU,
-		Version: k.version(),
-		Space:   k.space,
-		Default: k.defaultConfig,
-		// The rows call no assembly, so one function serves: specialised
-		// when k.Shape is set, shape-generic when it is nil.
-		Go: kernels.GoFunc(func(f *jen.File, kn kernels.Kernel) []byte {
-			kn.Want(kernels.AMD64.ISA, dtype.F32)
-			emitGo(k, f, kn.Name, kn.Shape, kn.Config)
-			return nil
-		}),
+		Op:        k.op(),
+		Backend:   kernels.CPU,
+		Version:   k.version(),
+		Space:     k.space,
+		Default:   k.defaultConfig,
+		Go:        goEmitter{k},
 		Baselines: k.baselines(),
 	}
 }
+
+// goEmitter is the emitter of both CPU templates: specialised when
+// kn.Shape is set, shape-generic when it is nil, and for RMSNorm's
+// code=asm configs the plain form (kn.Arch.Plain) and the assembly
+// (asm.go).
+type goEmitter struct{ kind }
+
+func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
+	kn.Want(kernels.AMD64.ISA, dtype.F32)
+	if kn.Arch.Plain && !e.Asm(kn.Config) {
+		panic(fmt.Sprintf("norm: no plain form of %s %s: its rows are not assembly", e.name, kn.Config))
+	}
+	emitGo(e.kind, f, kn.Name, kn.Shape, kn.Config, kn.Arch.Plain)
+	return emitAsm(e.kind, kn.Name, kn.Shape, kn.Config)
+}
+
+// Asm reports whether cfg's rows are assembly: RMSNorm's code=asm.
+func (e goEmitter) Asm(cfg schedule.Config) bool { return !e.layer && cfg.Str("code") == "asm" }
 
 // Knob values, in the order mutation walks.
 var (
@@ -53,6 +85,8 @@ var (
 	unrolls    = []int{1, 2, 4, 8}
 	algos      = []string{"twopass", "onepass"}
 	chunkSizes = []int{1, 4, 16, 64}
+	codes      = []string{"go", "asm"}
+	stores     = []string{"cached", "stream"}
 )
 
 // space returns the knobs for shape on target: see the package doc.
@@ -94,6 +128,22 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("threads", kernels.ThreadCounts(cpu)...),
 		schedule.Choice("rows_per_chunk", chunks...),
 	)
+	if !k.layer {
+		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"))
+		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
+		constraints = append(constraints,
+			// The assembly (asm.go) is AVX-512's, 16 lanes, or AVX2's, 8
+			// lanes with at most 4 vectors in flight; it inherits their
+			// constraints (vec16_needs_avx512, vec8_needs_avx2_fma).
+			schedule.Constraint{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") > 1 }},
+			schedule.Constraint{Name: "asm_vec8_unroll_at_most_4", OK: func(c schedule.Config) bool {
+				return goCode(c) || c.Int("vec") != asmLanesAVX2 || c.Int("unroll") <= asmMaxUnrollAVX2
+			}},
+			// archsimd has neither non-temporal stores nor prefetches.
+			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
+			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
+		)
+	}
 	return schedule.NewSpace(knobs, constraints...)
 }
 
@@ -101,15 +151,18 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 // CPU with AVX-512 and 4 cores, so that it is the same on every machine.
 func (k kind) version() string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
-	return kernels.Version(k.name+"-"+revision, k.space([]int{4096, 4096}, ref))
+	return kernels.Version(k.name+"-"+k.rev(), k.space([]int{4096, 4096}, ref))
 }
 
 // defaultConfig is the widest vectors the target has, unrolled by 4, the
-// two-pass variance, on one goroutine: valid on every shape.
+// two-pass variance, on one goroutine, in archsimd Go: valid on every
+// shape.
 func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", kernels.WidestVector(target))
 	if k.layer {
 		text += ",algo=twopass"
+	} else {
+		text += ",code=go,store=cached,prefetch=false"
 	}
 	c, err := k.space(shape, target).Parse(text)
 	if err != nil {

@@ -10,7 +10,8 @@
 // function serves, and one emitter per backend writes both. op.go holds
 // the float64 references, the tolerances and the work counts; inputs.go
 // the input sets; cpu.go the CPU templates (RMSTemplate, LayerTemplate),
-// whose Go the emitter in emit.go writes; cuda.go the CUDA templates;
+// whose Go the emitter in emit.go writes, and asm.go RMSNorm's rows in
+// Go assembly; cuda.go the CUDA templates;
 // baseline.go the baselines. init registers all of them in package
 // kernels, and nothing outside this package names the ops.
 //
@@ -22,13 +23,45 @@
 //	                onepass       LayerNorm: Σt and Σt² in one sweep, var = E[t²]−E[t]²
 //	threads         1 … cores     goroutines, the caller included
 //	rows_per_chunk  1, 4, 16, 64  (those ≤ rows) rows dealt round-robin to threads
+//	code            go            RMSNorm: the rows in archsimd Go
+//	                asm           RMSNorm: the rows in Go assembly (asm.go), on AVX-512 with vec=16, AVX2 and FMA with vec=8
+//	store           cached        RMSNorm: y written through the cache
+//	                stream        RMSNorm, asm: y's aligned middle with VMOVNTPS
+//	prefetch        false, true   RMSNorm, asm: the output sweep fetches the next row of x
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
-// rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target.
+// rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target;
+// for RMSNorm asm_needs_vectors, asm_vec8_unroll_at_most_4 (AVX2 has 16
+// vector registers), stream_needs_asm and prefetch_needs_asm.
 // The unroll is capped at the vectors a row holds when a specialised
 // kernel is emitted. The elements of a partial vector at a row's end are
 // handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
 // in the padding lanes of LayerNorm's sums.
+//
+// # Assembly
+//
+// Measured on rmsnorm 4096×4096 (docs/benchmarks.md), the archsimd rows
+// ran at 2.2–2.4× the time of Go's copy, which streams large copies past
+// the cache: an archsimd store of y first reads its line for ownership,
+// and even an archsimd copy is 1.3–1.45× Go's. code=asm writes RMSNorm's
+// two sweeps in Go assembly: the sum of squares with unroll vector
+// accumulators (a masked load for the partial vector, whose zero lanes
+// add nothing), the overflow check and 1/√(sum/n+eps) in float64 as the
+// Go rows compute it, then y = x·(1/rms)·gamma; on Z registers (vec=16)
+// or, with AVX2, on Y registers (vec=8), whose partial vectors take
+// VMASKMOVPS. store=stream writes y with VMOVNTPS, which needs addresses
+// aligned to the vector (64 or 32 bytes) while a row of a Go []float32 is
+// only 4-byte aligned: each row's output starts with one masked store up
+// to the first such boundary of y, streams the whole
+// vectors from there, and ends with a masked store of the rest; one
+// SFENCE at the end of a call orders the streamed stores before the
+// caller's. With prefetch, the output sweep, which reads x from L1 and
+// writes y, fetches the next row of x, a PREFETCHT0 per vector, so that the
+// next sum of squares does not wait on memory. A row whose float32 sum overflows is summed again in float64,
+// an element at a time, inside the assembly. The Go around the assembly
+// calls it 65536 elements (or one row) at a time, since a goroutine
+// cannot be preempted in assembly; the plain form (kernels.AMD64Plain)
+// is that Go without archsimd.
 //
 // # Numerics
 //

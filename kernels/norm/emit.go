@@ -23,16 +23,27 @@ type kernel struct {
 	onepass    bool // LayerNorm's algo=onepass
 	threads    int
 	chunk      int
+	// asm: RMSNorm's rows in assembly (code=asm, asm.go); stream: its
+	// output sweep stores with VMOVNTPS (store=stream)
+	asm, stream bool
+	// prefetch: the assembly's output sweep fetches the next row of x
+	prefetch bool
+	// plain: the plain form of a code=asm kernel, whose Go does not
+	// import archsimd
+	plain bool
 }
 
 func newKernel(k kind, name string, shape []int, cfg schedule.Config) kernel {
 	kn := kernel{
 		kind: k, name: name, cfg: cfg,
-		v:       golang.Float32(cfg.Int("vec")),
-		unroll:  cfg.Int("unroll"),
-		threads: cfg.Int("threads"),
-		chunk:   cfg.Int("rows_per_chunk"),
-		onepass: k.layer && cfg.Str("algo") == "onepass",
+		v:        golang.Float32(cfg.Int("vec")),
+		unroll:   cfg.Int("unroll"),
+		threads:  cfg.Int("threads"),
+		chunk:    cfg.Int("rows_per_chunk"),
+		onepass:  k.layer && cfg.Str("algo") == "onepass",
+		asm:      !k.layer && cfg.Str("code") == "asm",
+		stream:   !k.layer && cfg.Str("store") == "stream",
+		prefetch: !k.layer && cfg.Bool("prefetch"),
 	}
 	if shape == nil {
 		kn.generic = true
@@ -45,13 +56,18 @@ func newKernel(k kind, name string, shape []int, cfg schedule.Config) kernel {
 }
 
 // emitGo is the one Go emitter of both ops: the kernel of cfg for shape,
-// or for every shape when shape is nil (the shape-generic form). The
-// Template fields (cpu.go) wrap it.
-func emitGo(k kind, f *jen.File, name string, shape []int, cfg schedule.Config) {
+// or for every shape when shape is nil (the shape-generic form), in its
+// plain form when plain. The Template fields (cpu.go) wrap it.
+func emitGo(k kind, f *jen.File, name string, shape []int, cfg schedule.Config, plain bool) {
 	kn := newKernel(k, name, shape, cfg)
+	kn.plain = plain
 	kn.emitEntry(f)
 	if kn.threads > 1 {
 		f.Add(kn.split().ChunksFunc())
+	}
+	if kn.asm {
+		kn.emitAsmRows(f)
+		return
 	}
 	kn.emitRows(f)
 	if !kn.v.Scalar() {
@@ -99,6 +115,12 @@ func (k kernel) emitEntry(f *jen.File) {
 	case 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
+	if k.plain {
+		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
+		if k.v.Lanes() == asmLanesAVX2 {
+			need = " It calls Go assembly on AVX2 and FMA and needs them; its Go does not use archsimd."
+		}
+	}
 	form := ""
 	if k.generic {
 		form = ", shape-generic,"
@@ -134,8 +156,19 @@ func (k kernel) split() golang.RowSplit {
 	return golang.RowSplit{
 		Threads: k.threads, Chunk: k.chunk, Rows: k.rows,
 		Slices: k.slices(), RowsFn: k.rowsFn(), ChunksFn: k.chunksFn(),
-		Goroutine: k.v.Goroutine,
+		Goroutine: k.goroutine,
 	}
+}
+
+// goroutine returns the function a goroutine of the kernel runs: body,
+// then, for vector Go, the clearing of the upper halves of the vector
+// registers (golang.F32.Goroutine). The plain form's rows are assembly
+// that ends in VZEROUPPER, and clearing them takes archsimd.
+func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
+	if k.plain {
+		return jen.Func().Params().Block(body...)
+	}
+	return k.v.Goroutine(body...)
 }
 
 // hasTail reports whether rows end in a partial vector, whose elements

@@ -2,9 +2,14 @@ package norm
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
 
@@ -14,12 +19,20 @@ var refCPU = device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: 2
 	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
 
 // The configs whose generated code is checked in: the fast path of each
-// op, a partial vector, AVX2, scalar code and both LayerNorm algorithms.
+// op, a partial vector, AVX2, scalar code, both LayerNorm algorithms, and
+// RMSNorm's assembly, with its plain form.
 var (
 	rmsGoldens = []kerneltest.Golden{
-		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16"},
-		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1"},
-		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1"},
+		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=go,store=cached,prefetch=false"},
+		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
+		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true"},
+		{Name: "rms_asm8_stream", Shape: "5x100", Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true"},
+		{Name: "rms_asm_tail", Shape: "3x17", Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false"},
+	}
+	// rmsPlainGoldens are the plain forms of the assembly goldens.
+	rmsPlainGoldens = []kerneltest.Golden{
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true"},
 	}
 	layerGoldens = []kerneltest.Golden{
 		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16"},
@@ -27,7 +40,8 @@ var (
 		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1"},
 	}
 	genericGoldens = []kerneltest.Golden{
-		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4"},
+		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=go,store=cached,prefetch=false"},
+		{Name: "generic_rms_asm_stream", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=stream,prefetch=true"},
 	}
 	genericLayerGoldens = []kerneltest.Golden{
 		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4"},
@@ -39,14 +53,15 @@ var (
 // changed while revision did not (kerneltest.CheckGolden).
 func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: revision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
-		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens})
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FilePrefix: "plain_", FuncPrefix: "RMSNorm", Goldens: rmsPlainGoldens, Plain: true})
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic code.
 func TestGoldenGeneric(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
-		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: genericRevision, FuncPrefix: "RMSNormGeneric", Goldens: genericGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsGenericRevision, FuncPrefix: "RMSNormGeneric", Goldens: genericGoldens, Generic: true},
 		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: genericRevision, FuncPrefix: "LayerNormGeneric", Goldens: genericLayerGoldens, Generic: true})
 }
 
@@ -61,4 +76,37 @@ func TestCUDAGolden(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4"})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_layer_golden.sum"), "cuda.go", cudaRevision, LayerCUDATemplate,
 		kerneltest.CUDAGolden{Name: "layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass"})
+}
+
+// TestPlainForm checks that the plain forms of RMSNorm's code=asm configs
+// (kernels.AMD64Plain), specialised and generic, of 8 and 16 lanes, with
+// and without goroutines, do not import archsimd, so that they build
+// without GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what
+// they compute.
+func TestPlainForm(t *testing.T) {
+	for _, g := range append(append([]kerneltest.Golden{}, rmsGoldens...), genericGoldens...) {
+		shape, err := RMSOp.ParseShape(g.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := RMSTemplate.Space(shape, refCPU).Parse(g.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !RMSTemplate.Go.Asm(cfg) {
+			continue
+		}
+		if strings.HasPrefix(g.Name, "generic") {
+			shape = nil
+		}
+		f := jen.NewFile("k")
+		RMSTemplate.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
+		src := f.GoString()
+		if strings.Contains(src, golang.ArchSIMD) {
+			t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
+		}
+		if !strings.Contains(src, "func KAsm(") {
+			t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+		}
+	}
 }

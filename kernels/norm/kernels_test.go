@@ -38,8 +38,13 @@ type job struct {
 	cfg   schedule.Config
 }
 
+// codeForms are RMSNorm's code, store and prefetch knobs, crossed with
+// the grid.
+var codeForms = []string{"code=go,store=cached,prefetch=false", "code=asm,store=cached,prefetch=false", "code=asm,store=stream,prefetch=true"}
+
 // grid returns the valid configs on target for shape of vec × unroll ×
-// algo × threadings; short keeps fewer unrolls and threadings.
+// algo (LayerNorm) or code and store (RMSNorm) × threadings; short keeps
+// fewer unrolls and threadings.
 func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Target) []schedule.Config {
 	sp := tmpl.Space(shape, target)
 	us, threads := []int{1, 4}, [][2]int{{1, 1}, {2, 1}, {2, 16}}
@@ -52,17 +57,24 @@ func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Targe
 			for _, algo := range algos {
 				for _, th := range threads {
 					text := fmt.Sprintf("vec=%d,unroll=%d,threads=%d,rows_per_chunk=%d", vec, u, th[0], th[1])
-					if tmpl.Op.Name == LayerOp.Name {
-						text += ",algo=" + algo
-					} else if algo != algos[0] {
-						continue
+					texts := []string{text + ",algo=" + algo}
+					if tmpl.Op.Name != LayerOp.Name {
+						if algo != algos[0] {
+							continue
+						}
+						texts = nil
+						for _, form := range codeForms {
+							texts = append(texts, text+","+form)
+						}
 					}
-					cfg, err := sp.Parse(text)
-					if err != nil {
-						continue // a chunk size or thread count the shape or host does not offer
-					}
-					if sp.Valid(cfg) {
-						out = append(out, cfg)
+					for _, text := range texts {
+						cfg, err := sp.Parse(text)
+						if err != nil {
+							continue // a chunk size or thread count the shape or host does not offer
+						}
+						if sp.Valid(cfg) {
+							out = append(out, cfg)
+						}
 					}
 				}
 			}
@@ -84,9 +96,10 @@ func twoCores() device.Target {
 }
 
 // TestKernels generates every config of the grid for every test shape,
-// builds and vets them in one module, and checks each against the float64
-// reference on every input set of the op (large, tiny, constant and
-// low-variance rows included), the output poisoned with NaN beforehand.
+// and the plain form of each config with assembly, builds and vets them
+// in one module, and checks each against the float64 reference on every
+// input set of the op (large, tiny, constant and low-variance rows
+// included), the output poisoned with NaN beforehand.
 func TestKernels(t *testing.T) {
 	for _, tmpl := range templates {
 		t.Run(tmpl.Op.Name, func(t *testing.T) {
@@ -94,11 +107,17 @@ func TestKernels(t *testing.T) {
 			var jobs []job
 			for _, shape := range testShapes {
 				for _, cfg := range grid(t, tmpl, shape, twoCores()) {
-					name := fmt.Sprintf("K%d", len(jobs))
-					tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64})
-					ins, out := tmpl.Args(shape)
-					m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
-					jobs = append(jobs, job{name, shape, cfg})
+					arches := []kernels.Arch{kernels.AMD64}
+					if tmpl.Go.Asm(cfg) {
+						arches = append(arches, kernels.AMD64Plain)
+					}
+					for _, arch := range arches {
+						name := fmt.Sprintf("K%d", len(jobs))
+						m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: arch}))
+						ins, out := tmpl.Args(shape)
+						m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
+						jobs = append(jobs, job{name, shape, cfg})
+					}
 				}
 			}
 			start := time.Now()
@@ -116,7 +135,7 @@ func TestKernels(t *testing.T) {
 var genericShapes = [][]int{{1, 1}, {1, 5}, {3, 8}, {2, 15}, {17, 16}, {5, 17}, {3, 31}, {131, 33}, {64, 100}, {2, 257}, {9, 1023}}
 
 // genericSchedules are crossed with every vec the host has (and both
-// algorithms of LayerNorm).
+// algorithms of LayerNorm, or RMSNorm's code forms).
 var genericSchedules = []string{
 	"unroll=1,threads=1,rows_per_chunk=1",
 	"unroll=4,threads=2,rows_per_chunk=16",
@@ -151,37 +170,40 @@ func TestGenericKernels(t *testing.T) {
 			var jobs []job
 			n := 0
 			for _, vec := range vecs {
-				for _, algo := range algos {
-					if tmpl.Op.Name != LayerOp.Name && algo != algos[0] {
-						continue
-					}
+				forms := []string{"algo=twopass", "algo=onepass"}
+				if tmpl.Op.Name != LayerOp.Name {
+					forms = codeForms
+				}
+				for _, form := range forms {
 					for _, s := range schedules() {
-						text := fmt.Sprintf("vec=%d,%s", vec, s)
-						if tmpl.Op.Name == LayerOp.Name {
-							text += ",algo=" + algo
-						}
-						cfg, err := sp.Parse(text)
+						cfg, err := sp.Parse(fmt.Sprintf("vec=%d,%s,%s", vec, s, form))
 						if err != nil {
 							t.Fatal(err)
 						}
 						if err := sp.Check(cfg); err != nil {
-							t.Logf("skipping %s: %v", cfg, err) // a vector width the host lacks
+							t.Logf("skipping %s: %v", cfg, err) // a vector width the host lacks, or assembly of 8 lanes
 							continue
 						}
-						generic := fmt.Sprintf("G%d", n)
-						n++
-						tmpl.Go.EmitGo(m.File(genericShapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: kernels.AMD64})
-						for _, shape := range genericShapes {
-							name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
-							ins, out := tmpl.Args(shape)
-							params := []jen.Code{jen.Id("y")}
-							for i := range ins {
-								params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
+						arches := []kernels.Arch{kernels.AMD64}
+						if tmpl.Go.Asm(cfg) {
+							arches = append(arches, kernels.AMD64Plain)
+						}
+						for _, arch := range arches {
+							generic := fmt.Sprintf("G%d", n)
+							n++
+							m.Asm(genericShapes[0], tmpl.Go.EmitGo(m.File(genericShapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: arch}))
+							for _, shape := range genericShapes {
+								name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
+								ins, out := tmpl.Args(shape)
+								params := []jen.Code{jen.Id("y")}
+								for i := range ins {
+									params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
+								}
+								m.File(shape).Func().Id(name).Params(jen.List(params...).Index().Float32()).Block(
+									jen.Id(generic).Call(append(params, jen.Lit(shape[0]), jen.Lit(shape[1]))...))
+								m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
+								jobs = append(jobs, job{name, shape, cfg})
 							}
-							m.File(shape).Func().Id(name).Params(jen.List(params...).Index().Float32()).Block(
-								jen.Id(generic).Call(append(params, jen.Lit(shape[0]), jen.Lit(shape[1]))...))
-							m.Add(kerneltest.Kernel{Name: name, Config: cfg.String(), Ins: ins, Out: out})
-							jobs = append(jobs, job{name, shape, cfg})
 						}
 					}
 				}
@@ -253,4 +275,51 @@ func check(t *testing.T, tmpl *kernels.Template, dir, bin string, jobs []job, sh
 		t.Logf("%v %s: %d kernels; largest error %.2f of the tolerance, by %s", g.shape, g.set.Name, len(g.jobs), worst, worstCfg)
 	}
 	run.Wait(t)
+}
+
+// TestStreamAlignment runs RMSNorm's store=stream assembly with y at each
+// of the 16 offsets of a float32 from a 64-byte boundary: the kernel
+// streams only the 64-byte aligned middle of each row of y, so every
+// offset takes another split of a row into head, middle and tail. The
+// wrappers write into a buffer at the offset and copy y out of it.
+func TestStreamAlignment(t *testing.T) {
+	tmpl := &RMSTemplate
+	shapes := [][]int{{3, 17}, {2, 100}, {5, 48}, {1, 4099}}
+	m := kerneltest.NewModule(t)
+	var jobs []job
+	for _, shape := range shapes {
+		for _, vec := range []int{8, 16} {
+			sp := tmpl.Space(shape, twoCores())
+			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true", vec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sp.Check(cfg); err != nil {
+				t.Logf("skipping %s: %v", cfg, err) // no AVX-512, or no AVX2
+				continue
+			}
+			name := fmt.Sprintf("S%d", len(jobs))
+			m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}))
+			ins, out := tmpl.Args(shape)
+			for off := range 16 {
+				wrapper := fmt.Sprintf("%s_%d", name, off)
+				buf, y := jen.Id("buf"), jen.Id("y")
+				m.File(shape).Func().Id(wrapper).Params(jen.List(y, jen.Id("x"), jen.Id("gamma")).Index().Float32()).Block(
+					jen.Add(buf).Op(":=").Make(jen.Index().Float32(), jen.Lit(out+16)),
+					jen.Comment(fmt.Sprintf("buf[off:] starts %d floats past a 64-byte boundary", off)),
+					jen.Id("off").Op(":=").Lit(off+16).Op("-").Int().Call(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(buf).Index(jen.Lit(0)))).Op("%").Lit(64).Op("/").Lit(4)),
+					jen.Id("off").Op("%=").Lit(16),
+					jen.Id(name).Call(jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out)), jen.Id("x"), jen.Id("gamma")),
+					jen.Copy(y, jen.Add(buf).Index(jen.Id("off"), jen.Empty())),
+				)
+				m.Add(kerneltest.Kernel{Name: wrapper, Config: cfg.String(), Ins: ins, Out: out})
+				jobs = append(jobs, job{wrapper, shape, cfg})
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		t.Skip("no vectors for the assembly on this CPU")
+	}
+	dir, bin := m.Build()
+	check(t, tmpl, dir, bin, jobs, shapes)
 }
