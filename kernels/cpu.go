@@ -19,6 +19,23 @@ func VectorConstraints(isa device.ISA) []schedule.Constraint {
 	}
 }
 
+// RowChunkConstraints are the constraints of a CPU template that deals
+// rows of a rows-long workload to its "threads" goroutines in chunks of
+// "rows_per_chunk" (codegen/golang.RowSplit): one thread walks the rows in
+// order, so chunk sizes would all be the same kernel; and a goroutine
+// without a chunk would have nothing to do.
+func RowChunkConstraints(rows int) []schedule.Constraint {
+	return []schedule.Constraint{
+		{Name: "rows_per_chunk_needs_threads", OK: func(c schedule.Config) bool {
+			return c.Int("threads") > 1 || c.Int("rows_per_chunk") == 1
+		}},
+		{Name: "threads_at_most_chunks", OK: func(c schedule.Config) bool {
+			chunk := c.Int("rows_per_chunk")
+			return c.Int("threads") <= (rows+chunk-1)/chunk
+		}},
+	}
+}
+
 // ThreadCounts are the values of a "threads" knob: 1 to the CPU's cores
 // (at least 1, also for a CPU that does not say).
 func ThreadCounts(cpu *device.CPU) []int {

@@ -102,17 +102,7 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 			chunks = append(chunks, c)
 		}
 	}
-	constraints := append(kernels.VectorConstraints(cpu.ISA), []schedule.Constraint{
-		// One thread walks the rows in order; chunk sizes would all be
-		// the same kernel.
-		{Name: "rows_per_chunk_needs_threads", OK: func(c schedule.Config) bool {
-			return c.Int("threads") > 1 || c.Int("rows_per_chunk") == 1
-		}},
-		{Name: "threads_at_most_chunks", OK: func(c schedule.Config) bool {
-			chunk := c.Int("rows_per_chunk")
-			return c.Int("threads") <= (rows+chunk-1)/chunk
-		}},
-	}...)
+	constraints := append(kernels.VectorConstraints(cpu.ISA), kernels.RowChunkConstraints(rows)...)
 	if target.CPU == nil {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
