@@ -9,10 +9,13 @@ import (
 // tuning database: "f32".
 type DType string
 
-// The element types autotune knows. Half precision (bf16, f16) follows in
-// its own change; each op says which of these it supports.
+// The element types autotune knows; each op says which of these it
+// supports. Kernels store bf16 and f16 as their 16 bits (see Encode) and
+// accumulate in float32.
 const (
-	F32 DType = "f32" // IEEE 754 binary32
+	F32  DType = "f32"  // IEEE 754 binary32
+	BF16 DType = "bf16" // bfloat16: binary32's exponent, 8 significant bits
+	F16  DType = "f16"  // IEEE 754 binary16: 11 significant bits, at most 65504
 )
 
 // Default is the dtype of a workload that names none, and of every record
@@ -20,7 +23,7 @@ const (
 const Default = F32
 
 // known lists every DType in the order help texts show them.
-var known = []DType{F32}
+var known = []DType{F32, BF16, F16}
 
 // Known returns every DType autotune knows.
 func Known() []DType { return append([]DType(nil), known...) }
@@ -43,6 +46,8 @@ func (d DType) Size() int {
 	switch d {
 	case F32:
 		return 4
+	case BF16, F16:
+		return 2
 	}
 	return 0
 }
@@ -54,14 +59,23 @@ func (d DType) Epsilon() float64 {
 	switch d {
 	case F32:
 		return 0x1p-24
+	case BF16:
+		return 0x1p-8
+	case F16:
+		return 0x1p-11
 	}
 	return 0
 }
 
 // Round returns x rounded to d, as a float32 holds it: the value an input
 // of dtype d has once stored, from which references are computed. For f32
-// it is x.
-func (d DType) Round(x float32) float32 { return x }
+// (and an unknown dtype) it is x.
+func (d DType) Round(x float32) float32 {
+	if d.Size() != 2 {
+		return x
+	}
+	return d.Decode(d.Encode(x))
+}
 
 // String returns d as written on the command line.
 func (d DType) String() string { return string(d) }

@@ -13,9 +13,12 @@ func TestParse(t *testing.T) {
 	}{
 		{"f32", F32, ""},
 		{"", Default, ""},
-		{"F32", "", `unknown dtype "F32" (known: f32)`},
+		{"F32", "", `unknown dtype "F32" (known: f32, bf16, f16)`},
 		{"float32", "", "unknown dtype"},
 		{"bf16 ", "", "unknown dtype"},
+		{"bf16", BF16, ""},
+		{"f16", F16, ""},
+		{"fp16", "", "unknown dtype"},
 	} {
 		got, err := Parse(tt.in)
 		if tt.err != "" {

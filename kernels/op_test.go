@@ -106,7 +106,7 @@ func TestRates(t *testing.T) {
 }
 
 func TestOpDTypes(t *testing.T) {
-	const bf16 = dtype.DType("bf16") // not known yet: an op may still name it
+	const bf16 = dtype.BF16
 	for _, tt := range []struct {
 		name   string
 		dtypes []dtype.DType

@@ -90,12 +90,12 @@ func TestDTypeFlag(t *testing.T) {
 	}
 	for _, c := range commands {
 		t.Run(c.name+"/unknown", func(t *testing.T) {
-			args := append(append([]string(nil), c.args...), workload("softmax", "8x8", "bf16")...)
+			args := append(append([]string(nil), c.args...), workload("softmax", "8x8", "f64")...)
 			if c.name == "simulate" {
 				args = slicesWithout(args, "--device", "cpu")
 			}
 			code, stdout, stderr := run(t, "", args...)
-			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `--dtype: unknown dtype "bf16" (known: f32)`) {
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `--dtype: unknown dtype "f64" (known: f32, bf16, f16)`) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the known dtypes", code, stdout, stderr)
 			}
 		})
@@ -205,11 +205,11 @@ func TestToolchainRecords(t *testing.T) {
 func TestTasksDType(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tasks.json")
-	if err := os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "8x8", "dtype": "bf16"}]`), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "8x8", "dtype": "f64"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "", "tune", "--tasks", file, "--db", filepath.Join(dir, "t.db"), "--device", "cpu", "--trials", "1")
-	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `task 1: dtype: unknown dtype "bf16"`) {
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `task 1: dtype: unknown dtype "f64"`) {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming the task and its dtype", code, stderr)
 	}
 }
