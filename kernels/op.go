@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -21,7 +22,8 @@ import (
 //
 // Every kernel, whatever the op and backend, is called as fn(out, in0, in1,
 // ...): the output first, then the inputs in the order Args gives, all
-// float32 slices holding values of the workload's dtype (DTypes).
+// slices of the workload's dtype (DTypes): []float32 for f32, []uint16
+// holding the 16 bits of bf16 or f16 (GoElem).
 type Op struct {
 	Name    string
 	Dims    []string // dimension letters in shape order, e.g. {"M", "N", "K"}
@@ -125,16 +127,26 @@ func (op Op) mustExample() []int {
 	return shape
 }
 
-// Rates returns the throughput of one call on shape that takes ns
-// nanoseconds: GB/s from Bytes and GFLOP/s from FLOPs (bytes and FLOPs per
-// nanosecond). Both are 0 when ns is not positive, each when the op lacks
-// its count.
-func (op Op) Rates(shape []int, ns float64) (gbps, gflops float64) {
+// BytesOf is Bytes for a workload of dtype dt. Bytes counts float32
+// elements; every argument of a kernel has the workload's dtype, so the
+// bytes scale with its size. It is 0 when the op has no Bytes.
+func (op Op) BytesOf(shape []int, dt dtype.DType) float64 {
+	if op.Bytes == nil {
+		return 0
+	}
+	return op.Bytes(shape) * float64(cmp.Or(dt, dtype.Default).Size()) / 4
+}
+
+// Rates returns the throughput of one call on shape in dtype dt that takes
+// ns nanoseconds: GB/s from BytesOf and GFLOP/s from FLOPs (bytes and
+// FLOPs per nanosecond). Both are 0 when ns is not positive, each when the
+// op lacks its count.
+func (op Op) Rates(shape []int, dt dtype.DType, ns float64) (gbps, gflops float64) {
 	if !(ns > 0) {
 		return 0, 0
 	}
 	if op.Bytes != nil {
-		gbps = op.Bytes(shape) / ns
+		gbps = op.BytesOf(shape, dt) / ns
 	}
 	if op.FLOPs != nil {
 		gflops = op.FLOPs(shape) / ns
@@ -170,6 +182,16 @@ func (op Op) CheckDType(dt dtype.DType) error {
 		return nil
 	}
 	return fmt.Errorf("op %s has no %s kernels (it has: %s)", op.Name, dt, dtype.List(op.DTypesOrDefault()))
+}
+
+// GoElem returns the element type of a Go kernel's slices of dtype dt:
+// float32 for f32, uint16 for bf16 and f16, which Go stores as their 16
+// bits (package dtype converts).
+func GoElem(dt dtype.DType) *jen.Statement {
+	if dt.Size() == 2 {
+		return jen.Uint16()
+	}
+	return jen.Float32()
 }
 
 // OutputRounding is the relative error of storing a float32 result as dt,

@@ -94,13 +94,13 @@ func FuzzParseShape(f *testing.F) {
 
 func TestRates(t *testing.T) {
 	op := Op{FLOPs: func(s []int) float64 { return 2e9 }, Bytes: func(s []int) float64 { return 4e6 }}
-	if gbps, gflops := op.Rates(nil, 1e6); gbps != 4 || gflops != 2000 {
+	if gbps, gflops := op.Rates(nil, dtype.F32, 1e6); gbps != 4 || gflops != 2000 {
 		t.Errorf("Rates at 1 ms = %v GB/s, %v GFLOP/s; want 4, 2000", gbps, gflops)
 	}
-	if gbps, gflops := op.Rates(nil, 0); gbps != 0 || gflops != 0 {
+	if gbps, gflops := op.Rates(nil, dtype.F32, 0); gbps != 0 || gflops != 0 {
 		t.Errorf("Rates at 0 ns = %v, %v; want zeros", gbps, gflops)
 	}
-	if gbps, gflops := (Op{}).Rates(nil, 5); gbps != 0 || gflops != 0 {
+	if gbps, gflops := (Op{}).Rates(nil, dtype.F32, 5); gbps != 0 || gflops != 0 {
 		t.Errorf("Rates without counts = %v, %v; want zeros", gbps, gflops)
 	}
 }

@@ -233,7 +233,9 @@ type Baseline struct {
 	Doc  string // one line for tables and help
 
 	// EmitGo adds to f a function with the given name and the kernel
-	// calling convention, func name(out, in0, ... []float32).
+	// calling convention of f32, func name(out, in0, ... []float32):
+	// baselines are float32, and on a workload of a 16-bit dtype they run
+	// on the same values, decoded (see package measure/cpu's Bench).
 	EmitGo func(f *jen.File, name string, shape []int)
 
 	// Requires lists the modules, beyond the standard library, whose

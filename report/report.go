@@ -151,7 +151,7 @@ func newSection(db Store, s tunedb.Summary, o Options, i int) (*section, error) 
 		sec.BestMedian = tunedb.FormatNS(s.Best.MedianNS)
 		sec.BestP20, sec.BestP80 = tunedb.FormatNS(s.Best.P20NS), tunedb.FormatNS(s.Best.P80NS)
 		if haveCounts {
-			gbps, gflops := tmpl.Rates(w.Shape, s.Best.MedianNS)
+			gbps, gflops := tmpl.Rates(w.Shape, w.DType, s.Best.MedianNS)
 			sec.Rates = fmt.Sprintf("%.3g GB/s, %.3g GFLOP/s", gbps, gflops)
 		}
 	}
@@ -189,15 +189,15 @@ func newSection(db Store, s tunedb.Summary, o Options, i int) (*section, error) 
 	case !ok || !(l.PeakGFLOPs > 0 && l.GBps > 0):
 		sec.RoofNote = "No roofline: the peak and bandwidth of this device are not known here (a report written on the machine that tuned it measures them)."
 	default:
-		_, gflops := tmpl.Rates(w.Shape, s.Best.MedianNS)
-		ai := tmpl.FLOPs(w.Shape) / tmpl.Bytes(w.Shape)
+		_, gflops := tmpl.Rates(w.Shape, w.DType, s.Best.MedianNS)
+		ai := tmpl.FLOPs(w.Shape) / tmpl.BytesOf(w.Shape, w.DType)
 		bound := math.Min(l.PeakGFLOPs, l.GBps*ai)
 		label := fmt.Sprintf("winner: %.3g GFLOP/s at %.3g FLOP/byte, %.0f%% of its roof", gflops, ai, 100*gflops/bound)
 		if sec.Roofline, err = rooflineChart(l, ai, gflops, label); err != nil {
 			return nil, err
 		}
 		sec.RoofNote = fmt.Sprintf("%s. The winner runs at %.0f%% of the FMA peak and moves its minimum bytes at %.0f%% of the bandwidth; at %.3g FLOP/byte it is %s-bound (the ridge is at %.3g).",
-			l.Source, 100*gflops/l.PeakGFLOPs, 100*(tmpl.Bytes(w.Shape)/s.Best.MedianNS)/l.GBps, ai,
+			l.Source, 100*gflops/l.PeakGFLOPs, 100*(tmpl.BytesOf(w.Shape, w.DType)/s.Best.MedianNS)/l.GBps, ai,
 			map[bool]string{true: "memory", false: "compute"}[ai < l.PeakGFLOPs/l.GBps], l.PeakGFLOPs/l.GBps)
 	}
 
@@ -211,7 +211,7 @@ func newSection(db Store, s tunedb.Summary, o Options, i int) (*section, error) 
 			P80: tunedb.FormatNS(r.P80NS), Samples: fmt.Sprint(len(r.SamplesNS)), Config: r.Config.String(),
 			VsBest: fmt.Sprintf("%.2f×", r.MedianNS/top[0].MedianNS)}
 		if haveCounts {
-			gbps, gflops := tmpl.Rates(w.Shape, r.MedianNS)
+			gbps, gflops := tmpl.Rates(w.Shape, w.DType, r.MedianNS)
 			row.GBps, row.GFLOPs = fmt.Sprintf("%.3g", gbps), fmt.Sprintf("%.3g", gflops)
 		}
 		for _, name := range sec.TopKnobs {

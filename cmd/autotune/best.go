@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/lookup"
 	"github.com/autotune-dev/autotune/schedule"
@@ -73,10 +74,10 @@ type bestConfig struct {
 
 // newBestConfig describes a record; with the op's template it adds GB/s
 // and GFLOP/s.
-func newBestConfig(r tunedb.Record, tmpl kernels.Template, shape []int) bestConfig {
+func newBestConfig(r tunedb.Record, tmpl kernels.Template, shape []int, dt dtype.DType) bestConfig {
 	b := bestConfig{Config: r.Config, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
 		Samples: len(r.SamplesNS), Time: r.Time, Tool: r.Tool}
-	b.GBps, b.GFLOPs = tmpl.Rates(shape, r.MedianNS)
+	b.GBps, b.GFLOPs = tmpl.Rates(shape, dt, r.MedianNS)
 	return b
 }
 
@@ -126,7 +127,7 @@ func runBest(c *command, std *stdio, args []string) error {
 		out.Rule, out.TunedShape = string(answer.Rule), answer.Shape
 	}
 	if answer.Record != nil {
-		out.Best = newBestConfig(*answer.Record, tmpl, w.shape)
+		out.Best = newBestConfig(*answer.Record, tmpl, w.shape, w.dtype)
 	} else {
 		out.Best = bestConfig{Config: answer.Config}
 	}
@@ -147,7 +148,7 @@ func runBest(c *command, std *stdio, args []string) error {
 		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s, %d samples)%s", tunedb.FormatNS(r.MedianNS), tunedb.FormatNS(r.P20NS),
 			tunedb.FormatNS(r.P80NS), len(r.SamplesNS), measuredAt)
 		if answer.Rule == lookup.Exact && tmpl.Bytes != nil {
-			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, r.MedianNS))
+			fmt.Fprintf(tw, "  %s", throughput(tmpl, w.shape, w.dtype, r.MedianNS))
 		}
 		fmt.Fprintln(tw)
 		fmt.Fprintf(tw, "measured\t%s by autotune %s, toolchain %s\n", r.Time.Format(time.RFC3339), r.Tool, toolchainName(r.Workload.Toolchain))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/costmodel"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tasks"
@@ -274,7 +275,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	progress := newProgress(std.errs, o.trials, tmpl.Bytes(w.shape))
+	progress := newProgress(std.errs, o.trials, tmpl.BytesOf(w.shape, w.dtype))
 	fmt.Fprintf(std.errs, "tuning %s, built by %s, with %s search (seed %d) into %s\n", describeWorkload(w), toolchainName(toolchain), o.strategy, o.seed, db.Path())
 	s, err := tune.Run(ctx, tune.Task{
 		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
@@ -375,11 +376,11 @@ func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
 	}
 	if s.Best != nil {
-		b := newBestConfig(*s.Best, tmpl, w.shape)
+		b := newBestConfig(*s.Best, tmpl, w.shape, w.dtype)
 		out.Best = &b
 	}
 	for _, r := range s.Leaders {
-		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape))
+		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape, w.dtype))
 	}
 	out.Tied = s.Tied
 	return out
@@ -392,7 +393,7 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 		b := *s.Best
 		fmt.Fprintf(tw, "best\t%s\n", b.Config)
 		fmt.Fprintf(tw, "median\t%s (p20 %s, p80 %s)  %s\n", tunedb.FormatNS(b.MedianNS), tunedb.FormatNS(b.P20NS), tunedb.FormatNS(b.P80NS),
-			throughput(tmpl, w.shape, b.MedianNS))
+			throughput(tmpl, w.shape, w.dtype, b.MedianNS))
 	} else {
 		fmt.Fprintf(tw, "best\tnone: no candidate passed the check\n")
 	}
@@ -439,10 +440,10 @@ func formatFailures(f map[tunedb.Status]int) string {
 }
 
 // throughput is "82.6 GB/s, 10.3 GFLOP/s" for a kernel of the given median.
-func throughput(tmpl kernels.Template, shape []int, medianNS float64) string {
+func throughput(tmpl kernels.Template, shape []int, dt dtype.DType, medianNS float64) string {
 	if medianNS <= 0 {
 		return ""
 	}
-	gbps, gflops := tmpl.Rates(shape, medianNS)
+	gbps, gflops := tmpl.Rates(shape, dt, medianNS)
 	return fmt.Sprintf("%.3g GB/s, %.3g GFLOP/s", gbps, gflops)
 }

@@ -194,7 +194,7 @@ func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary, vs []pl
 		t := taskJSON{Name: tw.spec.Name, Op: tw.w.op.Name, Shape: tw.w.shape, Weight: s.Weights[i],
 			Trials: x.Trials, Batches: s.Batches[i], Resumed: x.Resumed}
 		if x.Best != nil {
-			b := newBestConfig(*x.Best, tw.tmpl, tw.w.shape)
+			b := newBestConfig(*x.Best, tw.tmpl, tw.w.shape, tw.w.dtype)
 			t.Best = &b
 			t.Share = share(s, i)
 		}

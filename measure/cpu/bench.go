@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -25,9 +26,10 @@ import (
 
 // Names of the entries of a bench that are not Template.Baselines.
 const (
-	BenchTuned = "tuned" // the kernel of BenchBatch.Config
-	BenchFloor = "floor" // the memory-copy floor
-	BenchPeak  = "peak"  // the FMA-peak calibration loop
+	BenchTuned    = "tuned"     // the kernel of BenchBatch.Config
+	BenchTunedF32 = "tuned-f32" // the kernel of BenchBatch.ConfigF32
+	BenchFloor    = "floor"     // the memory-copy floor
+	BenchPeak     = "peak"      // the FMA-peak calibration loop
 )
 
 // ThreadsKnob is the knob whose value the floor copies with as many
@@ -59,6 +61,12 @@ type BenchBatch struct {
 	DType    dtype.DType // "" means dtype.Default
 	Target   device.Target
 	Config   schedule.Config // the tuned config, a valid point of Template.Space(Shape, Target)
+
+	// ConfigF32, for a workload of a 16-bit dtype, is the tuned float32
+	// config of the same shape, benched beside it (BenchTunedF32) on the
+	// same values: what half precision gains. The zero Config leaves it
+	// out.
+	ConfigF32 schedule.Config
 
 	// Timing goes on, in rounds of one sample of every entry, until each
 	// entry has MinSamples samples and all samples add up to MinTime.
@@ -115,6 +123,7 @@ type benchEntry struct {
 	// assembly, or nil; emit is nil for the harness's own kernels.
 	emit func(f *jen.File) []byte
 	fn   jen.Code // without emit: the harness's Kernel (the floor, the peak)
+	half bool     // a kernel of the workload's 16-bit dtype (the harness's Kernel16)
 }
 
 // Bench times b's tuned kernel, every one of b.Template.Baselines that is
@@ -214,21 +223,26 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	if b.Template.Go == nil || b.Template.Args == nil || b.Template.Reference == nil || b.Template.Tolerance == nil {
 		return nil, fmt.Errorf("cpu: bench: template %s has no Go emitter, reference or tolerance", b.Template.Op.Name)
 	}
-	bytes, flops := 0.0, 0.0
-	if b.Template.Bytes != nil {
-		bytes = b.Template.Bytes(slices.Clone(b.Shape))
-	}
+	flops := 0.0
 	if b.Template.FLOPs != nil {
 		flops = b.Template.FLOPs(slices.Clone(b.Shape))
 	}
-	shape := b.Shape
-	entries := []benchEntry{{
-		name: BenchTuned, doc: "the tuned kernel, " + b.Config.String(), pkg: "tuned", checked: true, bytes: bytes, flops: flops,
-		emit: func(f *jen.File) []byte {
-			return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: b.DType, Config: b.Config, Arch: kernels.AMD64})
-		},
-	}}
-	seen := map[string]bool{BenchTuned: true, BenchFloor: true, BenchPeak: true}
+	shape, dt := b.Shape, cmp.Or(b.DType, dtype.Default)
+	half := dt.Size() == 2
+	tuned := func(name, pkg, doc string, cfg schedule.Config, dt dtype.DType) benchEntry {
+		return benchEntry{
+			name: name, doc: doc + cfg.String(), pkg: pkg, checked: true, bytes: b.Template.BytesOf(slices.Clone(shape), dt), flops: flops,
+			half: dt.Size() == 2,
+			emit: func(f *jen.File) []byte {
+				return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: dt, Config: cfg, Arch: kernels.AMD64})
+			},
+		}
+	}
+	entries := []benchEntry{tuned(BenchTuned, "tuned", "the tuned kernel, ", b.Config, dt)}
+	if half && b.ConfigF32.Len() > 0 {
+		entries = append(entries, tuned(BenchTunedF32, "tunedf32", "the tuned f32 kernel of the shape, on the same values, ", b.ConfigF32, dtype.F32))
+	}
+	seen := map[string]bool{BenchTuned: true, BenchTunedF32: true, BenchFloor: true, BenchPeak: true}
 	for i, bl := range b.Template.Baselines {
 		switch {
 		case bl.Name == "" || bl.EmitGo == nil:
@@ -237,6 +251,8 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			return nil, fmt.Errorf("cpu: bench: baseline name %q of %s is taken", bl.Name, b.Template.Op.Name)
 		}
 		seen[bl.Name] = true
+		// Baselines are float32 (kernels.Baseline): on a 16-bit workload
+		// they run on the same values, decoded, and move twice the bytes.
 		if bl.Skipped(slices.Clone(shape)) != "" {
 			continue
 		}
@@ -245,7 +261,7 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			return nil, err
 		}
 		entries = append(entries, benchEntry{
-			name: bl.Name, doc: doc, pkg: fmt.Sprintf("base%d", i), checked: true, skip: skip, bytes: bytes, flops: flops,
+			name: bl.Name, doc: doc, pkg: fmt.Sprintf("base%d", i), checked: true, skip: skip, bytes: b.Template.BytesOf(slices.Clone(shape), dtype.F32), flops: flops,
 			requires: bl.Requires, cgo: bl.Cgo,
 			emit: func(f *jen.File) []byte { bl.EmitGo(f, kernelName, slices.Clone(shape)); return nil },
 		})
@@ -265,10 +281,15 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			fn: jen.Id("peakKernel").Call(jen.Lit(lanes), jen.Lit(cores), jen.Lit(peakSteps)),
 		})
 	}
+	floor := "floorKernel"
+	if half {
+		floor = "floorKernel16"
+	}
 	return append(entries, benchEntry{
-		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(4*n), goroutines),
-		bytes: float64(8 * n),
-		fn:    jen.Id("floorKernel").Call(jen.Lit(n), jen.Lit(threads)),
+		name: BenchFloor, doc: fmt.Sprintf("copies the input to the output (%s) with %s", byteSize(dt.Size()*n), goroutines),
+		bytes: float64(2 * dt.Size() * n),
+		fn:    jen.Id(floor).Call(jen.Lit(n), jen.Lit(threads)),
+		half:  half,
 	}), nil
 }
 
@@ -319,7 +340,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 	inputs, _ := b.Template.Args(slices.Clone(b.Shape))
 	var rows []tableRow
 	for i, e := range entries {
-		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, skip: e.skip, pkg: e.pkg, inputs: len(inputs), fn: e.fn})
+		rows = append(rows, tableRow{id: i, name: e.name, verify: e.checked, skip: e.skip, pkg: e.pkg, inputs: len(inputs), fn: e.fn, half: e.half})
 		if e.emit == nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 )
@@ -79,7 +80,7 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 	for len(built) > 0 {
 		rows := make([]tableRow, len(built))
 		for i, id := range built {
-			rows[i] = tableRow{id: id, pkg: pkgName(id), inputs: len(inputs)}
+			rows[i] = tableRow{id: id, pkg: pkgName(id), inputs: len(inputs), half: b.batch.DType.Size() == 2}
 		}
 		table, err := renderTable(rows)
 		if err != nil {
@@ -119,7 +120,7 @@ func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	src, msg = emitPackage(pkgName(id), func(f *jen.File) {
 		asm = b.batch.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(b.batch.Shape),
 			DType: b.batch.DType, Config: b.batch.Configs[id], Arch: kernels.AMD64})
-		assertSignature(f, len(ins))
+		assertSignature(f, len(ins), b.batch.DType)
 	})
 	if msg != "" {
 		return nil, nil, msg
@@ -132,14 +133,14 @@ func (b *builder) emit(id int) (src, asm []byte, msg string) {
 func asmFile(pkg string) string { return pkg + "_amd64.s" }
 
 // assertSignature states the kernel calling convention, func(out, in0, ...
-// []float32), in the candidate's own package: a kernel that breaks it then
-// fails to build there, as a build error of its own, instead of in the
-// harness's table, where no candidate would be blamed and the batch would
-// fail.
-func assertSignature(f *jen.File, inputs int) {
+// []E) with E the element type of dt (kernels.GoElem), in the candidate's
+// own package: a kernel that breaks it then fails to build there, as a
+// build error of its own, instead of in the harness's table, where no
+// candidate would be blamed and the batch would fail.
+func assertSignature(f *jen.File, inputs int, dt dtype.DType) {
 	params := make([]jen.Code, 1+inputs)
 	for i := range params {
-		params[i] = jen.Index().Float32()
+		params[i] = jen.Index().Add(kernels.GoElem(dt))
 	}
 	f.Comment("The kernel calling convention: out, then the inputs.")
 	f.Var().Id("_").Func().Params(params...).Op("=").Id(kernelName)

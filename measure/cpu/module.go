@@ -12,6 +12,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
 
@@ -48,12 +49,15 @@ const modulePrefix = "github.com/autotune-dev/autotune/"
 
 // writeHarness writes the harness program to dir, the root of a module
 // whose path is harnessModule, with copies of the packages it imports in
-// the same directories as in autotune (measure/harness, measure/cpu/peak).
-// Only table.go (renderTable) is missing.
+// the same directories as in autotune (measure/harness, dtype,
+// measure/cpu/peak). Only table.go (renderTable) is missing.
 func writeHarness(dir string) error {
 	files := make(map[string][]byte)
 	for name, src := range harness.Files() {
-		files[path.Join("measure/harness", name)] = src
+		files[path.Join("measure/harness", name)] = harness.Relocate(src, modulePrefix, harnessModule+"/")
+	}
+	for name, src := range dtype.Files() {
+		files[path.Join("dtype", name)] = src // a leaf: it imports nothing of autotune
 	}
 	for _, d := range []struct {
 		fsys     embed.FS
@@ -85,7 +89,8 @@ func writeHarness(dir string) error {
 
 // A tableRow is an entry of the harness's table (its type Entry): a
 // kernel, the function Kernel of package pkg of the module called with
-// inputs inputs, or the expression fn (the floor and the peak).
+// inputs inputs, or the expression fn (the floor and the peak). A half row
+// is a kernel of 16-bit elements (the harness's Fn16).
 type tableRow struct {
 	id     int
 	name   string
@@ -94,6 +99,7 @@ type tableRow struct {
 	pkg    string
 	inputs int
 	fn     jen.Code
+	half   bool
 }
 
 // renderTable returns table.go, which fills the harness's table with rows,
@@ -110,11 +116,19 @@ func renderTable(rows []tableRow) ([]byte, error) {
 				args = append(args, jen.Id("in").Index(jen.Lit(i)))
 			}
 			f.ImportName(harnessModule+"/"+r.pkg, r.pkg)
-			fn = jen.Func().Params(jen.Id("out").Index().Float32(), jen.Id("in").Index().Index().Float32()).Block(
+			elem := jen.Float32()
+			if r.half {
+				elem = jen.Uint16()
+			}
+			fn = jen.Func().Params(jen.Id("out").Index().Add(elem), jen.Id("in").Index().Index().Add(elem)).Block(
 				jen.Qual(harnessModule+"/"+r.pkg, kernelName).Call(args...),
 			)
 		}
-		d := jen.Dict{jen.Id("ID"): jen.Lit(r.id), jen.Id("Fn"): fn}
+		field := "Fn"
+		if r.half {
+			field = "Fn16"
+		}
+		d := jen.Dict{jen.Id("ID"): jen.Lit(r.id), jen.Id(field): fn}
 		if r.name != "" {
 			d[jen.Id("Name")] = jen.Lit(r.name)
 		}

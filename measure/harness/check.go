@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"math"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // Poison fills out with NaN before a checked call, so that an element the
@@ -50,6 +52,28 @@ func Changed(ins, pristine [][]float32) string {
 		for j, v := range in {
 			if math.Float32bits(v) != math.Float32bits(pristine[i][j]) {
 				return fmt.Sprintf("the kernel wrote to input %d: in%d[%d] = %g, was %g", i, i, j, v, pristine[i][j])
+			}
+		}
+	}
+	return ""
+}
+
+// Poison16 fills out with 0xffff before a checked call of a kernel whose
+// output is stored in 16 bits: a NaN in bf16 and in f16 alike.
+func Poison16(out []uint16) {
+	for i := range out {
+		out[i] = 0xffff
+	}
+}
+
+// Changed16 is Changed for inputs stored in 16 bits as dt, whose pristine
+// values (already rounded to dt) are pristine.
+func Changed16(ins [][]uint16, pristine [][]float32, dt dtype.DType) string {
+	for i, in := range ins {
+		for j, h := range in {
+			if was := dt.Encode(pristine[i][j]); h != was {
+				return fmt.Sprintf("the kernel wrote to input %d: in%d[%d] = %g (%#04x), was %g (%#04x)",
+					i, i, j, dt.Decode(h), h, pristine[i][j], was)
 			}
 		}
 	}

@@ -12,10 +12,11 @@ import (
 // A Workload describes the data a parent writes for a harness.
 type Workload struct {
 	// DType is the element type of the kernel's inputs and output, as
-	// package dtype writes it: "f32". The files hold every value as a
-	// float32 whatever the dtype, already rounded to it by the parent,
-	// because that is how kernels take them; Read fills in "f32" when a
-	// file names none.
+	// package dtype writes it: "f32", "bf16". The files hold every value
+	// as a float32 whatever the dtype, already rounded to it by the
+	// parent, so that the harness can hand the same values to a kernel of
+	// the dtype (encoded in 16 bits for bf16 and f16) and to a float32
+	// baseline; Read fills in "f32" when a file names none.
 	DType  string    `json:"dtype"`
 	Inputs []int     `json:"inputs"` // element counts of the kernel's inputs, in argument order
 	Output int       `json:"output"` // element count of its output

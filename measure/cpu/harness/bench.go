@@ -43,17 +43,17 @@ func prepare(d *data, e Entry, minSample time.Duration) (r harness.Event) {
 		}
 	}()
 	if e.Verify {
-		if msg := d.check(e.Fn, e.Skip); msg != "" {
+		if msg := d.check(e, e.Skip); msg != "" {
 			return harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
 		}
 	} else {
-		d.call(e.Fn)
+		d.call(e)
 	}
-	allocBytes, allocs := allocated(d, e.Fn)
+	allocBytes, allocs := allocated(d, e)
 	for reps := 1; ; reps *= 2 {
 		t0 := time.Now()
 		for range reps {
-			d.call(e.Fn)
+			d.call(e)
 		}
 		if time.Since(t0) >= minSample || reps >= maxReps {
 			return harness.Event{Status: harness.StatusOK, Reps: reps, AllocBytes: allocBytes, Allocs: allocs}
@@ -66,7 +66,7 @@ func prepare(d *data, e Entry, minSample time.Duration) (r harness.Event) {
 // collector off, before the memory limit starts a collection anyway.
 const allocHeadroomGiB = 4
 
-// allocated calls fn twice and returns the bytes and the objects that the
+// allocated calls e twice and returns the bytes and the objects that the
 // call that allocated fewer bytes allocated on the heap, on every
 // goroutine, from the runtime's exact counts (ReadMemStats flushes the
 // per-P caches): what a call needs beyond its inputs and output, goroutine
@@ -74,7 +74,7 @@ const allocHeadroomGiB = 4
 // workers, and waiting for it allocates), unless the calls allocate so
 // much that the memory limit starts one. The runtime may still allocate
 // for itself during a call, for a new thread say, but hardly during both.
-func allocated(d *data, fn Kernel) (bytes, objects uint64) {
+func allocated(d *data, e Entry) (bytes, objects uint64) {
 	gc := debug.SetGCPercent(-1) // waits for a cycle in progress
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -82,7 +82,7 @@ func allocated(d *data, fn Kernel) (bytes, objects uint64) {
 	bytes = math.MaxUint64
 	for range 2 {
 		runtime.ReadMemStats(&before)
-		d.call(fn)
+		d.call(e)
 		runtime.ReadMemStats(&after)
 		if n := after.TotalAlloc - before.TotalAlloc; n < bytes {
 			bytes, objects = n, after.Mallocs-before.Mallocs
@@ -104,11 +104,11 @@ func rounds(d *data, reps []int, s settings) {
 		samples := make([]float64, len(table))
 		for j := range table {
 			i := (r + s.warmup + j) % len(table)
-			fn := table[i].Fn
+			e := table[i]
 			clearUpper() // the previous entry's vector code must not slow this one
 			t0 := time.Now()
 			for range reps[i] {
-				d.call(fn)
+				d.call(e)
 			}
 			took := time.Since(t0)
 			samples[i] = float64(took) / float64(reps[i])
@@ -128,11 +128,17 @@ func rounds(d *data, reps []int, s settings) {
 // a kernel that reads its input and writes its output once. Starting the
 // goroutines at each call, as the tuned kernels do, puts their cost in the
 // floor too.
-func floorKernel(n, threads int) Kernel {
+func floorKernel(n, threads int) Kernel { return copyFloor[float32](n, threads) }
+
+// floorKernel16 is floorKernel for a workload stored in 16 bits: the
+// floor of its kernels moves half the bytes of a float32 one.
+func floorKernel16(n, threads int) Kernel16 { return copyFloor[uint16](n, threads) }
+
+func copyFloor[E float32 | uint16](n, threads int) func(out []E, ins [][]E) {
 	if threads <= 1 {
-		return func(out []float32, ins [][]float32) { copy(out[:n], ins[0][:n]) } // allocates nothing
+		return func(out []E, ins [][]E) { copy(out[:n], ins[0][:n]) } // allocates nothing
 	}
-	return func(out []float32, ins [][]float32) {
+	return func(out []E, ins [][]E) {
 		out, in := out[:n], ins[0][:n]
 		var wg sync.WaitGroup
 		for t := 1; t < threads; t++ {

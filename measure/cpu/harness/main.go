@@ -44,19 +44,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
 
-// A Kernel runs a kernel on out and the inputs, in argument order.
+// A Kernel runs a kernel whose elements are float32 on out and the
+// inputs, in argument order.
 type Kernel func(out []float32, ins [][]float32)
 
-// An Entry is a kernel of the build.
+// A Kernel16 runs a kernel whose elements are stored in 16 bits, as the
+// workload's dtype (bf16, f16) encodes them.
+type Kernel16 func(out []uint16, ins [][]uint16)
+
+// An Entry is a kernel of the build: Fn, or Fn16 for a kernel of a 16-bit
+// dtype. A bench of a 16-bit workload may hold both: its float32
+// baselines run on the same values, decoded.
 type Entry struct {
 	ID     int    // tuning: the candidate's index in the batch; bench: the entry's index
 	Name   string // bench: tuned, a baseline's name, peak or floor
 	Verify bool   // bench: check the output against the reference (not the peak and the floor)
 	Skip   []int  // bench: the input sets Verify leaves out (kernels.Baseline.KnownWrong)
 	Fn     Kernel
+	Fn16   Kernel16
 }
 
 // table holds the kernels of this build; the generated table.go fills it.
@@ -159,14 +168,27 @@ func lookup(field string) (Entry, bool) {
 type data struct {
 	w    harness.Workload
 	sets []harness.Set
-	ins  [][]float32 // what kernels get: a copy of a set's inputs
+	ins  [][]float32 // what float32 kernels get: a copy of a set's inputs
 	out  []float32
+
+	// A workload of a 16-bit dtype (half) also has the inputs encoded,
+	// for its kernels of that dtype (Entry.Fn16), and their output, which
+	// a check decodes into out.
+	half  dtype.DType
+	ins16 [][]uint16
+	out16 []uint16
 }
 
 func newData(w harness.Workload, sets []harness.Set) *data {
 	d := &data{w: w, sets: sets, out: make([]float32, w.Output)}
 	for _, n := range w.Inputs {
 		d.ins = append(d.ins, make([]float32, n))
+	}
+	if dt := dtype.DType(w.DType); dt.Size() == 2 {
+		d.half, d.out16 = dt, make([]uint16, w.Output)
+		for _, n := range w.Inputs {
+			d.ins16 = append(d.ins16, make([]uint16, n))
+		}
 	}
 	d.use(0)
 	return d
@@ -176,27 +198,49 @@ func newData(w harness.Workload, sets []harness.Set) *data {
 func (d *data) use(s int) {
 	for i, in := range d.sets[s].Ins {
 		copy(d.ins[i], in)
+		if d.half != "" {
+			for j, v := range in {
+				d.ins16[i][j] = d.half.Encode(v)
+			}
+		}
 	}
 }
 
-// call runs fn once on the kernels' buffers.
-func (d *data) call(fn Kernel) { fn(d.out, d.ins) }
+// call runs e's kernel once on the kernels' buffers.
+func (d *data) call(e Entry) {
+	if e.Fn16 != nil {
+		e.Fn16(d.out16, d.ins16)
+		return
+	}
+	e.Fn(d.out, d.ins)
+}
 
-// check runs fn once on every input set, each time with the output
-// poisoned, and describes the first wrong output or written input, or
-// returns "". It leaves the first set in the buffers.
-func (d *data) check(fn Kernel, skip []int) string {
+// check runs e on every input set, each time with the output poisoned, and
+// describes the first wrong output or written input, or returns "". It
+// leaves the first set in the buffers.
+func (d *data) check(e Entry, skip []int) string {
 	defer d.use(0)
 	for s, set := range d.sets {
 		if slices.Contains(skip, s) {
 			continue
 		}
 		d.use(s)
-		harness.Poison(d.out)
-		d.call(fn)
+		if e.Fn16 != nil {
+			if d.half == "" {
+				return "a kernel of 16-bit elements, but the workload is " + d.w.DType
+			}
+			harness.Poison16(d.out16)
+			d.call(e)
+			for i, h := range d.out16 {
+				d.out[i] = d.half.Decode(h)
+			}
+		} else {
+			harness.Poison(d.out)
+			d.call(e)
+		}
 		msg := harness.Check(d.out, set.Want, set.Rel, set.Abs)
 		if msg == "" {
-			msg = harness.Changed(d.ins, set.Ins)
+			msg = d.written(set.Ins)
 		}
 		if msg != "" {
 			if len(d.sets) > 1 {
@@ -208,10 +252,19 @@ func (d *data) check(fn Kernel, skip []int) string {
 	return ""
 }
 
+// written describes how the kernels changed the inputs in the buffers,
+// which held pristine, or returns "".
+func (d *data) written(pristine [][]float32) string {
+	if msg := harness.Changed(d.ins, pristine); msg != "" || d.half == "" {
+		return msg
+	}
+	return harness.Changed16(d.ins16, pristine, d.half)
+}
+
 // changed describes how the kernels changed the first set's inputs since
 // it was put in the buffers, and puts it back.
 func (d *data) changed() string {
-	msg := harness.Changed(d.ins, d.sets[0].Ins)
+	msg := d.written(d.sets[0].Ins)
 	d.use(0)
 	return msg
 }

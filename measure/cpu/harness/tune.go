@@ -11,7 +11,7 @@ import (
 func tune(d *data, entries []Entry, s settings) {
 	for _, e := range entries {
 		send(harness.Event{ID: e.ID, Event: harness.Start})
-		r := measure(d, e.Fn, s)
+		r := measure(d, e, s)
 		if msg := d.changed(); msg != "" && r.Status == harness.StatusOK {
 			r = harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
 		}
@@ -27,16 +27,16 @@ func tune(d *data, entries []Entry, s settings) {
 	}
 }
 
-// measure checks fn, then times it. A panic is the candidate's crash, not
+// measure checks e, then times it. A panic is the candidate's crash, not
 // the harness's.
-func measure(d *data, fn Kernel, s settings) (r harness.Event) {
+func measure(d *data, e Entry, s settings) (r harness.Event) {
 	defer func() {
 		if p := recover(); p != nil {
 			stack := make([]byte, 2048)
 			r = crash(p, stack[:runtime.Stack(stack, false)])
 		}
 	}()
-	if msg := d.check(fn, nil); msg != "" {
+	if msg := d.check(e, nil); msg != "" {
 		return harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
 	}
 
@@ -47,7 +47,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 	for {
 		t0 := time.Now()
 		for range reps {
-			d.call(fn)
+			d.call(e)
 		}
 		took := time.Since(t0)
 		// Far slower than the best already: a few samples settle its rank.
@@ -62,7 +62,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 			// samples on a loaded machine: confirm with a second timing.
 			t0 = time.Now()
 			for range reps {
-				d.call(fn)
+				d.call(e)
 			}
 			took = min(took, time.Since(t0))
 		}
@@ -72,7 +72,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 		reps *= 2
 	}
 	for range s.warmup * reps {
-		d.call(fn)
+		d.call(e)
 	}
 	samples := make([]float64, 0, s.minSamples)
 	var total time.Duration
@@ -80,7 +80,7 @@ func measure(d *data, fn Kernel, s settings) (r harness.Event) {
 		clearUpper() // as every candidate starts: what ran before it must not slow it
 		t0 := time.Now()
 		for range reps {
-			d.call(fn)
+			d.call(e)
 		}
 		took := time.Since(t0)
 		total += took
