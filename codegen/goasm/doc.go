@@ -22,6 +22,9 @@
 // checks: the Go caller checks the slices, and the generated kernels are
 // checked against a float64 reference like every other.
 //
+// Half is the assembly of golang.Half's conversions between float32 and
+// bf16 or f16, eight elements at a time.
+//
 // Exp is e^x for x ≤ 0 as instructions on registers, for a template that
 // writes the rest of its loop itself (softmax's rows): the operations of
 // codegen/golang's polynomial exp on the same constants

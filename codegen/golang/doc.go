@@ -22,6 +22,11 @@
 // one partial vector (LoadPart, StorePart) instead of a scalar tail, which
 // measured 1.25× slower for softmax rows of 1023 floats.
 //
+// Half writes the conversions between float32 and the 16-bit dtypes (bf16,
+// f16) that kernels storing their elements in 16 bits use, bit for bit
+// those of package dtype, with whole vectors in Go assembly (goasm.Half)
+// where the kernel's level has AVX2.
+//
 // RowSplit writes how a row-wise kernel (softmax, the norms) deals its
 // rows to goroutines: chunks of rows round-robin, the caller one of the
 // goroutines, and no more goroutines than chunks in shape-generic code.
