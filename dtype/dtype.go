@@ -67,6 +67,22 @@ func (d DType) Epsilon() float64 {
 	return 0
 }
 
+// AbsEpsilon is the largest absolute error of storing a value below d's
+// normal range as d: half its smallest subnormal (2^-25 for f16), where
+// Epsilon, a relative bound, no longer holds. It is 0 for an unknown
+// dtype.
+func (d DType) AbsEpsilon() float64 {
+	switch d {
+	case F32:
+		return 0x1p-150
+	case BF16:
+		return 0x1p-134
+	case F16:
+		return 0x1p-25
+	}
+	return 0
+}
+
 // Round returns x rounded to d, as a float32 holds it: the value an input
 // of dtype d has once stored, from which references are computed. For f32
 // (and an unknown dtype) it is x.

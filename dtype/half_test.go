@@ -138,6 +138,9 @@ func TestHalfValues(t *testing.T) {
 		if d.Round(d.Max()) != d.Max() {
 			t.Errorf("%s: Max is not a value of the dtype", d)
 		}
+		if tiny := float32(d.AbsEpsilon()); d.Round(tiny) != 0 || d.Round(3*tiny) != 4*tiny {
+			t.Errorf("%s: AbsEpsilon is not half the smallest subnormal", d)
+		}
 		if got := d.Round(1 + float32(d.Epsilon())/2); got != 1 {
 			t.Errorf("%s: 1 + Epsilon/2 rounds to %g, want 1 (Epsilon is the unit roundoff)", d, got)
 		}

@@ -133,7 +133,7 @@ func (p *plan) testFile() *jen.File {
 		var sets []jen.Code
 		var setIndex []int
 		for i, s := range op.op.InputSets() {
-			if s.EmitFill == nil {
+			if s.EmitFill == nil || !s.For(op.dtype) {
 				continue
 			}
 			name := fmt.Sprintf("fill%s%d", op.api.Func, i)

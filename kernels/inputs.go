@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -31,6 +33,17 @@ type InputSet struct {
 	// Generated packages (autotune gen) check their kernels on the sets
 	// that have one.
 	EmitFill func(f *jen.File, name string)
+
+	// DTypes, when set, are the only dtypes the set is drawn for: a set
+	// of magnitudes a dtype cannot hold (1e18 is Inf in f16, 1e-18 is 0)
+	// names those that can, and the op adds sets fitted to the others.
+	// Nil: every dtype.
+	DTypes []dtype.DType
+}
+
+// For reports whether s is drawn for dt ("" is dtype.Default).
+func (s InputSet) For(dt dtype.DType) bool {
+	return len(s.DTypes) == 0 || slices.Contains(s.DTypes, cmp.Or(dt, dtype.Default))
 }
 
 // InputSets returns op's input sets: op.Inputs, or DefaultInputs.
@@ -39,6 +52,18 @@ func (op Op) InputSets() []InputSet {
 		return DefaultInputs
 	}
 	return op.Inputs
+}
+
+// InputSetsFor returns the input sets of op drawn for dt (InputSet.For),
+// in order: the sets a kernel of dt is checked on.
+func (op Op) InputSetsFor(dt dtype.DType) []InputSet {
+	var sets []InputSet
+	for _, s := range op.InputSets() {
+		if s.For(dt) {
+			sets = append(sets, s)
+		}
+	}
+	return sets
 }
 
 // DefaultInputs are the input sets of an op that declares none:

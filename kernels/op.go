@@ -184,6 +184,17 @@ func (op Op) CheckDType(dt dtype.DType) error {
 	return fmt.Errorf("op %s has no %s kernels (it has: %s)", op.Name, dt, dtype.List(op.DTypesOrDefault()))
 }
 
+// OutputRoundingAbs is the absolute error of storing a float32 result
+// below dt's normal range as dt, which OutputRounding does not bound:
+// half dt's smallest subnormal (2^-25 for f16), 0 for f32. Ops whose
+// outputs can be that small add it to their abs tolerance.
+func OutputRoundingAbs(dt dtype.DType) float64 {
+	if cmp.Or(dt, dtype.Default) == dtype.F32 {
+		return 0
+	}
+	return dt.AbsEpsilon()
+}
+
 // GoElem returns the element type of a Go kernel's slices of dtype dt:
 // float32 for f32, uint16 for bf16 and f16, which Go stores as their 16
 // bits (package dtype converts).

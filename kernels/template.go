@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -276,16 +278,13 @@ func (b Baseline) Skipped(shape []int) string {
 	return b.Skip(shape)
 }
 
-// Want panics unless k asks for code in isa and element type dt (a zero
-// DType is dtype.Default): an emitter calls it first, so that a request
-// for an architecture or element type it does not write fails loudly
-// instead of getting another's code.
-func (k Kernel) Want(isa string, dt dtype.DType) {
-	d := k.DType
-	if d == "" {
-		d = dtype.Default
-	}
-	if k.Arch.ISA != isa || d != dt {
-		panic(fmt.Sprintf("kernels: %s: no %s kernel for %s (the emitter writes %s for %s)", k.Name, d, k.Arch.ISA, dt, isa))
+// Want panics unless k asks for code in isa and one of the element types
+// dts (a zero DType is dtype.Default): an emitter calls it first, so that
+// a request for an architecture or element type it does not write fails
+// loudly instead of getting another's code.
+func (k Kernel) Want(isa string, dts ...dtype.DType) {
+	d := cmp.Or(k.DType, dtype.Default)
+	if k.Arch.ISA != isa || !slices.Contains(dts, d) {
+		panic(fmt.Sprintf("kernels: %s: no %s kernel for %s (the emitter writes %s for %s)", k.Name, d, k.Arch.ISA, dtype.List(dts), isa))
 	}
 }

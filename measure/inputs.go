@@ -29,6 +29,9 @@ func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 	sizes, outLen := t.Args(slices.Clone(shape))
 	var sets []InputSet
 	for i, spec := range t.InputSets() {
+		if !spec.For(dt) {
+			continue // its random stream stays the i-th, so other dtypes' sets draw the same values
+		}
 		set := InputSet{Name: spec.Name, Ins: make([][]float32, len(sizes)), Want: make([]float64, outLen)}
 		for j, n := range sizes {
 			set.Ins[j] = make([]float32, n)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/report"
@@ -210,6 +211,15 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err == nil && !ok {
 		others, err = db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
 	}
+	// A workload of a 16-bit dtype is benched beside the tuned f32 kernel
+	// of its shape, when the database has one: what half precision gains.
+	var f32 tunedb.Record
+	f32OK := false
+	if err == nil && ok && w.dtype.Size() == 2 {
+		wf := w
+		wf.dtype = dtype.F32
+		f32, f32OK, err = bestOfToolchain(db, wf, tmpl, tc)
+	}
 	db.Close() // the bench takes seconds; let tuners write meanwhile
 	switch {
 	case err != nil:
@@ -226,6 +236,12 @@ func runBench(c *command, std *stdio, args []string) error {
 	defer stop()
 	names := []string{measurecpu.BenchTuned}
 	var notes []string
+	switch {
+	case f32OK:
+		names = append(names, measurecpu.BenchTunedF32)
+	case w.dtype.Size() == 2:
+		fmt.Fprintf(std.errs, "leaving out %s: no tuned f32 config of the shape (autotune tune --dtype f32 adds one)\n", measurecpu.BenchTunedF32)
+	}
 	for _, b := range tmpl.Baselines {
 		if why := b.Skipped(w.shape); why != "" {
 			fmt.Fprintf(std.errs, "leaving out %s: %s\n", b.Name, why)
@@ -246,7 +262,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d)\n",
 		describeWorkload(w), strings.Join(names, ", "), o.samples, o.minTime, o.seed)
 	res, err := measurecpu.New(&measurecpu.Options{Seed: o.seed}).Bench(ctx, measurecpu.BenchBatch{
-		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Config: best.Config,
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Config: best.Config, ConfigF32: f32.Config,
 		MinSamples: o.samples, MinTime: o.minTime,
 	})
 	if sig := caught(); sig != nil {

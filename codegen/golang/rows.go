@@ -18,8 +18,11 @@ type RowSplit struct {
 	// Rows is the number of rows of a specialised kernel, 0 for a
 	// shape-generic one, whose entry has rows and cols int arguments.
 	Rows int
-	// Slices are the kernel's slice arguments, passed on in this order.
+	// Slices are the kernel's slice arguments, passed on in this order;
+	// Elem is their element type, float32 when nil (uint16 for a kernel
+	// that stores bf16 or f16).
 	Slices           []jen.Code
+	Elem             jen.Code
 	RowsFn, ChunksFn string
 	// Goroutine wraps the call a new goroutine makes (F32.Goroutine, or a
 	// plain func for code that must not import archsimd).
@@ -78,7 +81,11 @@ func (s RowSplit) ChunksFunc() jen.Code {
 		first = jen.Id("t")
 		what = fmt.Sprintf("rows t, t+%d, t+%d, …", s.Threads, 2*s.Threads)
 	}
-	params := []jen.Code{jen.List(s.Slices...).Index().Float32()}
+	elem := s.Elem
+	if elem == nil {
+		elem = jen.Float32()
+	}
+	params := []jen.Code{jen.List(s.Slices...).Index().Add(elem)}
 	var body, cols []jen.Code
 	if s.generic() {
 		params = append(params, jen.List(jen.Id("rows"), jen.Id("cols"), jen.Id("t")).Int())

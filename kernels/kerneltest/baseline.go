@@ -60,7 +60,7 @@ func CheckBaseline(t *testing.T, tmpl *kernels.Template, name string, shapes [][
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i, shape := range run {
 		lens, _ := tmpl.Args(shape)
-		for _, set := range tmpl.InputSets() {
+		for _, set := range tmpl.InputSetsFor(dtype.F32) { // baselines are float32
 			ins := make([][]float32, len(lens))
 			for j, n := range lens {
 				ins[j] = make([]float32, n)

@@ -20,6 +20,7 @@ import (
 	"github.com/autotune-dev/autotune"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -32,6 +33,7 @@ type Module struct {
 	asm      map[string][]byte // Go assembly per shape, as byShape
 	rows     []jen.Code
 	requires []string
+	halves   map[dtype.DType]bool // the 16-bit dtypes of kernels added, whose conversions table.go holds
 }
 
 // driver is the source of the driver every Module holds.
@@ -47,11 +49,16 @@ type Kernel struct {
 	Ins    []int   // element counts of the inputs (kernels.Template.Args)
 	Out    int     // element count of the output
 	FLOPs  float64 // work of one call, for the bench's GFLOP/s; 0 when unknown
+	// DType is the kernel's element type, "" for float32. The driver
+	// speaks float32; a kernel of bf16 or f16 gets its inputs encoded
+	// (they must hold values of the dtype, dtype.Round), its output
+	// poisoned with NaN bits and decoded, and panics if it wrote an input.
+	DType dtype.DType
 }
 
 // NewModule returns an empty module.
 func NewModule(t testing.TB) *Module {
-	return &Module{t: t, byShape: make(map[string]*jen.File), asm: make(map[string][]byte)}
+	return &Module{t: t, byShape: make(map[string]*jen.File), asm: make(map[string][]byte), halves: make(map[dtype.DType]bool)}
 }
 
 // File returns the file the kernels of shape go in: one file per shape
@@ -89,15 +96,58 @@ func (m *Module) Add(k Kernel) {
 		args = append(args, jen.Id("in").Index(jen.Lit(i)))
 		ins[i] = jen.Lit(n)
 	}
+	call := jen.Id(k.Name).Call(args...)
+	if k.DType.Size() == 2 {
+		m.halves[k.DType] = true
+		call = jen.Id(halfCall(k.DType)).Call(jen.Id("out"), jen.Id("in"),
+			jen.Func().Params(jen.Id("out").Index().Uint16(), jen.Id("in").Index().Index().Uint16()).Block(call))
+	}
 	m.rows = append(m.rows, jen.Values(jen.Dict{
 		jen.Id("Name"):   jen.Lit(k.Name),
 		jen.Id("Config"): jen.Lit(k.Config),
 		jen.Id("Ins"):    jen.Index().Int().Values(ins...),
 		jen.Id("Out"):    jen.Lit(k.Out),
 		jen.Id("FLOPs"):  jen.Lit(k.FLOPs),
-		jen.Id("Fn"): jen.Func().Params(jen.Id("out").Index().Float32(), jen.Id("in").Index().Index().Float32()).Block(
-			jen.Id(k.Name).Call(args...)),
+		jen.Id("Fn"):     jen.Func().Params(jen.Id("out").Index().Float32(), jen.Id("in").Index().Index().Float32()).Block(call),
 	}))
+}
+
+func halfConv(dt dtype.DType) golang.Half {
+	return golang.Half{Prefix: "conv" + strings.ToUpper(string(dt)), DType: dt}
+}
+
+func halfCall(dt dtype.DType) string { return "call" + strings.ToUpper(string(dt)) }
+
+// emitHalfCall adds to f the conversions of dt and the function through
+// which the table calls a kernel of dt (halfCall): it encodes the inputs,
+// poisons the output with 0xffff (NaN in bf16 and f16), runs the kernel,
+// checks the inputs bit for bit and decodes the output.
+func emitHalfCall(f *jen.File, dt dtype.DType) {
+	h := halfConv(dt)
+	h.Emit(f)
+	id := jen.Id
+	encoded := func(dst string) jen.Code {
+		return jen.For(jen.List(id("i"), id("x")).Op(":=").Range().Id("in")).Block(
+			id(dst).Index(id("i")).Op("=").Make(jen.Index().Uint16(), jen.Len(id("x"))),
+			id(h.Encode()).Call(id(dst).Index(id("i")), id("x")),
+		)
+	}
+	f.Comment(halfCall(dt) + " runs a kernel of " + string(dt) + " on float32 inputs and output (see kerneltest.Kernel.DType).")
+	f.Func().Id(halfCall(dt)).Params(id("out").Index().Float32(), id("in").Index().Index().Float32(),
+		id("k").Func().Params(id("out").Index().Uint16(), id("in").Index().Index().Uint16())).Block(
+		jen.List(id("h"), id("again")).Op(":=").List(jen.Make(jen.Index().Index().Uint16(), jen.Len(id("in"))), jen.Make(jen.Index().Index().Uint16(), jen.Len(id("in")))),
+		encoded("h"),
+		id("o").Op(":=").Make(jen.Index().Uint16(), jen.Len(id("out"))),
+		jen.For(id("i").Op(":=").Range().Id("o")).Block(id("o").Index(id("i")).Op("=").Lit(0xffff)),
+		id("k").Call(id("o"), id("h")),
+		encoded("again"),
+		jen.For(id("i").Op(":=").Range().Id("h")).Block(
+			jen.If(jen.Op("!").Qual("slices", "Equal").Call(id("h").Index(id("i")), id("again").Index(id("i")))).Block(
+				jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("the kernel wrote to input %d"), id("i"))),
+			),
+		),
+		id(h.Decode()).Call(id("out"), id("o")),
+	)
 }
 
 // Require adds modules (as in kernels.Baseline.Requires) the kernels
@@ -130,6 +180,11 @@ func (m *Module) Build() (dir, bin string) {
 		files["kernels_"+key+"_amd64.s"] = src
 	}
 	table := golang.NewFile("main")
+	for _, dt := range dtype.Known() {
+		if m.halves[dt] {
+			emitHalfCall(table, dt)
+		}
+	}
 	table.Func().Id("init").Params().Block(
 		jen.Id("table").Op("=").Index().Id("Entry").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, m.rows...))
 	files["table.go"] = render(t, table)

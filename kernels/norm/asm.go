@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -48,13 +49,21 @@ const (
 )
 
 // emitAsm is goEmitter's assembly: that of the kernel of cfg for shape
-// (every shape when nil), or nil for code=go.
-func emitAsm(k kind, name string, shape []int, cfg schedule.Config) []byte {
-	kn := newKernel(k, name, shape, cfg)
-	if !kn.asm {
-		return nil
+// (every shape when nil) in dtype dt, the rows of code=asm and the
+// conversions of a 16-bit kernel of vectors; nil when it has neither.
+func emitAsm(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Config) []byte {
+	kn := newKernel(k, name, shape, dt, cfg)
+	var asm []byte
+	if kn.asm {
+		asm = kn.asmFile()
 	}
-	return kn.asmFile()
+	if h := kn.half; h.Asm {
+		if asm == nil {
+			asm = []byte(goasm.Header)
+		}
+		asm = append(asm, goasm.Half(h.DType, h.AsmDecode(), h.AsmEncode())...)
+	}
+	return asm
 }
 
 func (k kernel) asmFn() string { return k.name + "Asm" }

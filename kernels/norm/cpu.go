@@ -6,7 +6,6 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -68,12 +67,12 @@ func (k kind) cpuTemplate() kernels.Template {
 type goEmitter struct{ kind }
 
 func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
-	kn.Want(kernels.AMD64.ISA, dtype.F32)
+	kn.Want(kernels.AMD64.ISA, dtypes...)
 	if kn.Arch.Plain && !e.Asm(kn.Config) {
 		panic(fmt.Sprintf("norm: no plain form of %s %s: its rows are not assembly", e.name, kn.Config))
 	}
-	emitGo(e.kind, f, kn.Name, kn.Shape, kn.Config, kn.Arch.Plain)
-	return emitAsm(e.kind, kn.Name, kn.Shape, kn.Config)
+	emitGo(e.kind, f, kn.Name, kn.Shape, kn.DType, kn.Config, kn.Arch.Plain)
+	return emitAsm(e.kind, kn.Name, kn.Shape, kn.DType, kn.Config)
 }
 
 // Asm reports whether cfg's rows are assembly: RMSNorm's code=asm.

@@ -3,6 +3,7 @@ package norm
 import (
 	"github.com/autotune-dev/autotune/codegen/cuda"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -21,7 +22,7 @@ var (
 
 func (k kind) cudaTemplate() kernels.Template {
 	return kernels.Template{
-		Op:      k.op(),
+		Op:      k.cudaOp(),
 		Backend: kernels.CUDA,
 		Version: k.cudaVersion(),
 		Space:   k.cudaSpace,
@@ -265,4 +266,12 @@ func (e *cudaEmitter) write(dev func(string) string) {
 	}
 	e.Line("y[v] = o;")
 	e.Close()
+}
+
+// cudaOp is the op as the CUDA template has it: its kernels are float32
+// only.
+func (k kind) cudaOp() kernels.Op {
+	op := k.op()
+	op.DTypes = []dtype.DType{dtype.F32}
+	return op
 }

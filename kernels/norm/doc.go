@@ -85,6 +85,26 @@
 // Inputs beyond about 1.8e19 square to +Inf in float32 and take the same
 // path; x − x[0] itself overflows only beyond 1.7e38.
 //
+// # bf16 and f16
+//
+// The CPU kernels store x, gamma, beta and y as bf16 or f16 too (as their
+// 16 bits, []uint16) and compute in float32 with the float32 rows of the
+// same config: a block of rows (4096 elements, or one row) is decoded
+// into float32 scratch, normalised, and encoded back rounded to nearest
+// even (half.go). The kernel thus moves half of float32's bytes through
+// memory, which is what bounds a norm, and pays for the conversions in
+// the caches: eight elements an instruction in Go assembly when the
+// config has vectors (codegen/goasm.Half), scalar Go otherwise. The
+// scratch comes from a sync.Pool, so a warm call allocates nothing.
+// Converting in registers, inside the rows, is the next step and would be
+// a knob beside this one.
+//
+// f16 cannot hold the large, tiny and constant inputs (1e18 is Inf, 1e-18
+// is 0), so it has its own at the edges of its range: large16 (x up to
+// 6e4, whose squares overflow f16, so a kernel that accumulated in f16
+// would fail), tiny16 (subnormals) and constant16. The CUDA kernels are
+// float32 only.
+//
 // # CUDA
 //
 // A warp (tpr=32) or a block (tpr up to 1024, then one row per block)
@@ -117,6 +137,8 @@
 //
 // A kernel's output is wrong where |got−want| > abs + rel·|want|, with
 // rel = (16 + 2√C)·2⁻²⁴; RMSNorm's abs is 1e-37, LayerNorm's 2·rel since
-// γ·z + β cancels. The tests log the largest error per shape and input
-// set as a fraction of the tolerance.
+// γ·z + β cancels. A 16-bit output adds its rounding: 2⁻⁸ (bf16) or 2⁻¹¹
+// (f16) to rel, and half its smallest subnormal to abs
+// (kernels.OutputRounding, OutputRoundingAbs). The tests log the largest
+// error per shape and input set as a fraction of the tolerance.
 package norm

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -20,6 +21,7 @@ type dist struct {
 	baseLo, baseHi float64
 	constant       bool
 	evenLo, evenHi float64
+	dtypes         []dtype.DType // kernels.InputSet.DTypes: nil for every dtype
 }
 
 // dists are the input sets of an op (kernels.Op.Inputs), the first the one
@@ -37,17 +39,33 @@ type dist struct {
 //	          LayerNorm: x = b_r + d with |b_r| in [0.5, 1] and |d| in
 //	          [1e-5, 1e-4], a variance near 1e-9, far below eps, that
 //	          a kernel computing x-mean naively in float32 gets wrong
+//	          (in f16, which cannot hold b_r + d, the rows are constant)
+//
+// large, tiny and constant are drawn for f32 and bf16 (which has
+// float32's range); f16, which would store them as Inf and 0, has its
+// own, at the edges of its range:
+//
+//	large16     x from ±[1e4, 6e4]: x² overflows f16's 65504, so a kernel
+//	            that sums squares in f16 rather than float32 fails
+//	tiny16      x from ±[6e-8, 6e-6], f16 subnormals: mean(x²) far
+//	            below eps
+//	constant16  constant rows, of magnitudes up to 4 and up to 6e4
 func (k kind) dists() []dist {
 	low := dist{name: "lowvar", lo: 1e-5, hi: 1e-4}
 	if k.layer {
 		low.baseLo, low.baseHi = 0.5, 1
 	}
+	wide := []dtype.DType{dtype.F32, dtype.BF16}
+	f16 := []dtype.DType{dtype.F16}
 	return []dist{
 		{name: "uniform", lo: 0.125, hi: 4},
-		{name: "large", lo: 5e17, hi: 2e18},
-		{name: "tiny", lo: 5e-19, hi: 2e-18},
-		{name: "constant", lo: 0.125, hi: 4, constant: true, evenLo: 1e17, evenHi: 1e18},
+		{name: "large", lo: 5e17, hi: 2e18, dtypes: wide},
+		{name: "tiny", lo: 5e-19, hi: 2e-18, dtypes: wide},
+		{name: "constant", lo: 0.125, hi: 4, constant: true, evenLo: 1e17, evenHi: 1e18, dtypes: wide},
 		low,
+		{name: "large16", lo: 1e4, hi: 6e4, dtypes: f16},
+		{name: "tiny16", lo: 6e-8, hi: 6e-6, dtypes: f16},
+		{name: "constant16", lo: 0.125, hi: 4, constant: true, evenLo: 1e4, evenHi: 6e4, dtypes: f16},
 	}
 }
 
@@ -55,7 +73,7 @@ func (k kind) dists() []dist {
 func (k kind) inputs() []kernels.InputSet {
 	var sets []kernels.InputSet
 	for _, d := range k.dists() {
-		sets = append(sets, kernels.InputSet{Name: d.name, Fill: d.fill, EmitFill: d.emitFill})
+		sets = append(sets, kernels.InputSet{Name: d.name, Fill: d.fill, EmitFill: d.emitFill, DTypes: d.dtypes})
 	}
 	return sets
 }

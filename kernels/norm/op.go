@@ -54,6 +54,7 @@ func (k kind) op() kernels.Op {
 		Inputs:        k.inputs(),
 		FLOPs:         func(shape []int) float64 { return k.flopsPerElement() * elements(shape) },
 		Bytes:         k.bytes,
+		DTypes:        dtypes,
 	}
 	if k.layer {
 		op.Summary = fmt.Sprintf("LayerNorm of each row of an R×C matrix, scaled by gamma and shifted by beta (eps %g)", k.eps)
@@ -61,6 +62,10 @@ func (k kind) op() kernels.Op {
 	}
 	return op
 }
+
+// dtypes are the element types of the CPU kernels; the CUDA template
+// narrows its copy of the op to f32.
+var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
 
 // checkShape panics unless shape is [rows, cols] with both positive: the
 // tuner parses shapes with kernels.Op.ParseShape, so anything else is a
@@ -149,7 +154,7 @@ func (k kind) tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, cols := checkShape(shape)
 	rel = (16+2*math.Sqrt(float64(cols)))*eps32 + kernels.OutputRounding(dt)
 	if k.layer {
-		return rel, 2 * rel
+		return rel, 2*rel + kernels.OutputRoundingAbs(dt)
 	}
-	return rel, 1e-37
+	return rel, 1e-37 + kernels.OutputRoundingAbs(dt)
 }

@@ -256,7 +256,7 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 		if bl.Skipped(slices.Clone(shape)) != "" {
 			continue
 		}
-		skip, doc, err := knownWrong(b.Template, bl)
+		skip, doc, err := knownWrong(b.Template, bl, dt)
 		if err != nil {
 			return nil, err
 		}
@@ -521,15 +521,15 @@ func firstLine(s string) string {
 	return first
 }
 
-// knownWrong returns the indices of the input sets of t that baseline bl
+// knownWrong returns the indices of the input sets of t for dt that baseline bl
 // is not checked on (kernels.Baseline.KnownWrong) and its doc, which then
 // says so. It fails on a name that is not a set of t, or on the first
 // set, the one bench times.
-func knownWrong(t kernels.Template, bl kernels.Baseline) (skip []int, doc string, err error) {
+func knownWrong(t kernels.Template, bl kernels.Baseline, dt dtype.DType) (skip []int, doc string, err error) {
 	if len(bl.KnownWrong) == 0 {
 		return nil, bl.Doc, nil
 	}
-	sets := t.InputSets()
+	sets := t.InputSetsFor(dt)
 	for _, name := range bl.KnownWrong {
 		i := slices.IndexFunc(sets, func(s kernels.InputSet) bool { return s.Name == name })
 		if i <= 0 {

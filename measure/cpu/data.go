@@ -46,7 +46,7 @@ func (c *dataCache) get(ctx context.Context, t kernels.Template, shape []int, dt
 
 func (c *dataCache) load(t kernels.Template, shape []int, dt dtype.DType, seed uint64) *data {
 	var sets []string
-	for _, s := range t.InputSets() {
+	for _, s := range t.InputSetsFor(dt) {
 		sets = append(sets, s.Name)
 	}
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s\x00%d\x00%q", t.Op.Name, t.Version, shape, dt, seed, sets)

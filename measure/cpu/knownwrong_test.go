@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -13,15 +14,15 @@ import (
 // set or an unknown name is refused.
 func TestKnownWrong(t *testing.T) {
 	tmpl := kernels.Template{Op: kernels.Op{Name: "op", Inputs: []kernels.InputSet{{Name: "a"}, {Name: "b"}, {Name: "c"}}}}
-	skip, doc, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", Doc: "a library", KnownWrong: []string{"c", "b"}})
+	skip, doc, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", Doc: "a library", KnownWrong: []string{"c", "b"}}, dtype.F32)
 	if err != nil || !slices.Equal(skip, []int{2, 1}) || !strings.Contains(doc, "not checked on the inputs c, b") {
 		t.Errorf("skip %v, doc %q, err %v; want [2 1], a doc that names c and b, no error", skip, doc, err)
 	}
-	if skip, doc, err := knownWrong(tmpl, kernels.Baseline{Doc: "plain"}); err != nil || skip != nil || doc != "plain" {
+	if skip, doc, err := knownWrong(tmpl, kernels.Baseline{Doc: "plain"}, dtype.F32); err != nil || skip != nil || doc != "plain" {
 		t.Errorf("no KnownWrong: skip %v, doc %q, err %v", skip, doc, err)
 	}
 	for _, bad := range []string{"a", "d"} {
-		if _, _, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", KnownWrong: []string{bad}}); err == nil {
+		if _, _, err := knownWrong(tmpl, kernels.Baseline{Name: "lib", KnownWrong: []string{bad}}, dtype.F32); err == nil {
 			t.Errorf("KnownWrong %q accepted", bad)
 		}
 	}
