@@ -17,7 +17,12 @@
 // (kernels.GoEmitter), asked for a kernels.Kernel in each form.
 //
 // The generated package imports only the standard library (and
-// simd/archsimd under its tag). Its exported functions are named by the
+// simd/archsimd under its tag). Its kernels are of one dtype
+// (Options.DType); a package of bf16 or f16 defines that type (BF16 or
+// F16: the 16 bits in a uint16, with conversions that round to nearest
+// even, half.go), its exported functions take slices of it, and its tests
+// check the kernels on inputs rounded to it through float32 adapters
+// (runHalf). Such a package has no BenchmarkSideBySide yet. Its exported functions are named by the
 // ops (kernels.Op.API) and check their slices' lengths against the
 // extents, which kernels.Op.Args gives as products of extents. Its
 // dispatch (runtime.go.txt, the same in every package) goes exact tuned

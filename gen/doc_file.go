@@ -18,12 +18,16 @@ import (
 func (p *plan) docFile() *jen.File {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("Package %s holds float32 kernels tuned by autotune for one CPU, specialised to the shapes tuned there, ", p.o.Pkg)
+	elems := "float32"
+	if p.half() {
+		elems = fmt.Sprintf("%s (%s, stored in 16 bits and computed in float32)", p.o.DType, p.elemName())
+	}
+	w("Package %s holds %s kernels tuned by autotune for one CPU, specialised to the shapes tuned there, ", p.o.Pkg, elems)
 	w("and shape-generic forms of the best configs, so that every shape is served.\n\n")
 	var fns []string
 	for _, op := range p.ops {
 		if op.parent == "" {
-			sig := strings.Join(op.api.Args, ", ") + " []float32, " + strings.Join(op.api.Dims, ", ") + " int"
+			sig := strings.Join(op.api.Args, ", ") + " []" + p.elemName() + ", " + strings.Join(op.api.Dims, ", ") + " int"
 			for _, v := range op.flags {
 				sig += ", " + v.Flag + " bool"
 			}
@@ -31,7 +35,7 @@ func (p *plan) docFile() *jen.File {
 		}
 	}
 	w("Functions:\n\n%s\n\n", strings.Join(fns, "\n"))
-	w("Arguments are row-major float32 arrays, the output first. Each function panics when an extent is below 1 ")
+	w("Arguments are row-major %s arrays, the output first. Each function panics when an extent is below 1 ", p.elemName())
 	w("or when a slice's length is not what the extents give, with a message naming the argument and both lengths ")
 	w("(as gonum does for dimension errors): a wrong length is a bug in the caller.\n\n")
 	w("# Dispatch\n\n")

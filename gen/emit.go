@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"go/format"
+	"maps"
 	"slices"
 	"strings"
 
@@ -74,6 +75,11 @@ func Generate(src Source, o Options) (map[string][]byte, error) {
 	if err := add("doc.go", p.docFile()); err != nil {
 		return nil, err
 	}
+	if p.half() {
+		if err := add("dtype.go", p.halfFile()); err != nil {
+			return nil, err
+		}
+	}
 	if err := add("dispatch.go", p.dispatchFile()); err != nil {
 		return nil, err
 	}
@@ -95,9 +101,7 @@ func Generate(src Source, o Options) (map[string][]byte, error) {
 				return nil, err
 			}
 		}
-		if kf.asm != nil {
-			files[kf.asmName] = kf.asm
-		}
+		maps.Copy(files, kf.asm)
 	}
 	if p.hasPlain() {
 		for _, tf := range amd64.CPUFiles() {
@@ -153,7 +157,7 @@ func (p *plan) textFile(tag, body string, imports ...string) ([]byte, error) {
 // params returns the parameters of op's kernels in the shape-generic
 // calling convention: the slices, then the extents.
 func params(op *opPlan) []jen.Code {
-	return []jen.Code{jen.List(ids(op.api.Args)...).Index().Float32(), jen.List(ids(op.api.Dims)...).Int()}
+	return []jen.Code{jen.List(ids(op.api.Args)...).Index().Add(op.kernelElem()), jen.List(ids(op.api.Dims)...).Int()}
 }
 
 func ids(names []string) []jen.Code {
@@ -172,17 +176,17 @@ type opFiles struct {
 	scalar *jen.File // the scalar forms, in every build
 	vector *jen.File // the vector forms, under amd64.SIMDTag; nil when there are none
 	plain  *jen.File // the plain forms, under amd64.PlainTag; nil when there are none
-	// asm is the Go assembly of the vector forms, nil when they have none,
-	// in the file asmName: under goexperiment.simd, or in every amd64
-	// build when the plain forms call it too.
-	asm     []byte
-	asmName string
+	// asm is the Go assembly of the vector forms by file name: that of
+	// kernels with plain forms in every amd64 build, which the plain forms
+	// declare too; that of kernels without (a 16-bit kernel's conversions
+	// around archsimd rows) under goexperiment.simd (amd64.AsmFile).
+	asm map[string][]byte
 }
 
 // kernelFiles returns the files of op's kernels.
 func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 	out := opFiles{scalar: p.newFile(""), vector: p.newFile(amd64.SIMDTag), plain: p.newFile(amd64.PlainTag)}
-	var asms [][]byte
+	var asms, simdAsms [][]byte // of kernels with plain forms, and of kernels without
 	var installs, plainInstalls []jen.Code
 	hasVector, hasPlain := false, false
 	for i, v := range op.variants {
@@ -197,10 +201,12 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 		if err := emitKernel(out.vector, op, v.name, v.shape, v.cfg, false, &asms); err != nil {
 			return opFiles{}, err
 		}
-		if (len(asms) > before) != v.Plain {
-			// The assembly is in every amd64 build only when each kernel
-			// that has some has a plain form to declare it.
-			return opFiles{}, fmt.Errorf("gen: %s %s: the template has plain forms, but this kernel's assembly and its plain form disagree", op.op.Name, v.cfg)
+		switch hasAsm := len(asms) > before; {
+		case v.Plain && !hasAsm:
+			return opFiles{}, fmt.Errorf("gen: %s %s: the template says this kernel has assembly, but it emitted none", op.op.Name, v.cfg)
+		case !v.Plain && hasAsm:
+			simdAsms = append(simdAsms, asms[before:]...)
+			asms = asms[:before]
 		}
 		wrap := v.name + "Clear"
 		amd64.EmitClearWrapper(out.vector, wrap, v.name, params(op),
@@ -232,25 +238,36 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 	} else {
 		out.plain = nil
 	}
-	if len(asms) > 0 {
-		var b bytes.Buffer
-		b.WriteString(Header(p.o.Command) + "\n\n")
-		var constraint string
-		out.asmName, constraint = amd64.AsmFile(op.op.Name, hasPlain)
-		if constraint != "" {
-			b.WriteString("//go:build " + constraint + "\n\n")
+	out.asm = map[string][]byte{}
+	for _, set := range []struct {
+		asms  [][]byte
+		plain bool
+	}{{asms, true}, {simdAsms, false}} {
+		if len(set.asms) == 0 {
+			continue
 		}
-		for i, a := range asms {
-			if i > 0 {
-				_, a, _ = bytes.Cut(a, []byte("#include \"textflag.h\"\n"))
-			}
-			a = stripGenerated(a)
-			b.Write(a)
-			b.WriteByte('\n')
-		}
-		out.asm = b.Bytes()
+		name, constraint := amd64.AsmFile(op.op.Name, set.plain)
+		out.asm[name] = p.asmFile(constraint, set.asms)
 	}
 	return out, nil
+}
+
+// asmFile joins the assembly of kernels into one file under constraint
+// (none when empty), with the package's header and one #include.
+func (p *plan) asmFile(constraint string, asms [][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(Header(p.o.Command) + "\n\n")
+	if constraint != "" {
+		b.WriteString("//go:build " + constraint + "\n\n")
+	}
+	for i, a := range asms {
+		if i > 0 {
+			_, a, _ = bytes.Cut(a, []byte("#include \"textflag.h\"\n"))
+		}
+		b.Write(stripGenerated(a))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
 }
 
 // stripGenerated drops the "Code generated" line that codegen/goasm puts
@@ -291,7 +308,7 @@ func emitKernel(f *jen.File, op *opPlan, name string, shape []int, c schedule.Co
 	}
 	if shape != nil {
 		f.Commentf("%s runs %s, whatever the extents, which dispatch checked.", callName(name, shape), name)
-		f.Func().Id(callName(name, shape)).Params(jen.List(ids(op.api.Args)...).Index().Float32(), jen.List(blanks(len(op.api.Dims))...).Int()).Block(
+		f.Func().Id(callName(name, shape)).Params(jen.List(ids(op.api.Args)...).Index().Add(op.kernelElem()), jen.List(blanks(len(op.api.Dims))...).Int()).Block(
 			jen.Id(name).Call(ids(op.api.Args)...))
 	}
 	if asm != nil {
@@ -381,6 +398,8 @@ func (p *plan) dispatchFile() *jen.File {
 	f.Const().Id("pkgName").Op("=").Lit(p.o.Pkg)
 	f.Comment("device is the fingerprint of the CPU the kernels were tuned on; LoadTuning takes logs of it only.")
 	f.Const().Id("device").Op("=").Lit(p.o.Device)
+	f.Comment("dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.")
+	f.Const().Id("dtypeName").Op("=").Lit(string(p.o.DType))
 	opsMap := jen.Dict{}
 	for _, op := range p.ops {
 		opsMap[jen.Lit(op.op.Name)] = jen.Id(op.ident + "Op")
@@ -460,7 +479,7 @@ func (p *plan) emitPublic(f *jen.File, op *opPlan) {
 	if err != nil {
 		panic(err) // checked in Generate
 	}
-	ps := params(op)
+	ps := []jen.Code{jen.List(ids(op.api.Args)...).Index().Add(p.elem()), jen.List(ids(op.api.Dims)...).Int()}
 	for _, v := range op.flags {
 		ps = append(ps, jen.Id(v.Flag).Bool())
 	}
@@ -473,10 +492,16 @@ func (p *plan) emitPublic(f *jen.File, op *opPlan) {
 		body = append(body, jen.Id("checkLen").Call(jen.Lit(op.api.Func), jen.Lit(a), jen.Len(jen.Id(a)), e, jen.Lit(text)))
 	}
 	body = append(body, jen.Id("shape").Op(":=").Index(jen.Lit(len(op.api.Dims))).Int().Values(ids(op.api.Dims)...))
+	args := ids(op.api.Args)
+	if p.half() {
+		for i, a := range args {
+			args[i] = jen.Id(p.bitsFn()).Call(a)
+		}
+	}
 	call := func(o *opPlan) []jen.Code {
 		return []jen.Code{
 			jen.List(jen.Id("i"), jen.Id("_"), jen.Id("_")).Op(":=").Id(o.ident + "Op").Dot("pick").Call(jen.Id("shape").Index(jen.Op(":"))),
-			jen.Id(o.ident + "Fns").Index(jen.Id("i")).Call(append(ids(op.api.Args), ids(op.api.Dims)...)...),
+			jen.Id(o.ident + "Fns").Index(jen.Id("i")).Call(append(args, ids(op.api.Dims)...)...),
 		}
 	}
 	var doc strings.Builder

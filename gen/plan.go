@@ -42,7 +42,8 @@ type Options struct {
 	Command string
 	// DType is the element type of the kernels: records of it are used,
 	// and an op without kernels of it is an error. "" means
-	// dtype.Default; generated packages hold f32 kernels only, for now.
+	// dtype.Default. A package of bf16 or f16 defines its element type
+	// (half.go).
 	DType dtype.DType
 	// Toolchain is the toolchain that builds the package's kernels (the
 	// Go version, as tunedb.Workload.Toolchain names it): of the records
@@ -176,9 +177,6 @@ func newPlan(src Source, o Options) (*plan, error) {
 		target = host // the fingerprint has no cache sizes; the host's spaces need them
 	}
 	o.DType = cmp.Or(o.DType, dtype.Default)
-	if o.DType != dtype.F32 {
-		return nil, fmt.Errorf("gen: generated packages hold f32 kernels only, not %s", o.DType)
-	}
 	ops, err := selectOps(o.Ops)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/gen/amd64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -95,37 +96,92 @@ func (op *opPlan) expect(shape []int) (kernel int, rule string) {
 
 // adapter returns a function literal that calls fn, a kernel of op's
 // generic convention, as the helpers do: args (output first) and a shape.
-func adapter(op *opPlan, fn jen.Code, extra ...jen.Code) jen.Code {
+// In a package of 16-bit kernels it goes through runHalf (halfTestHelper),
+// and public says that fn is the exported function, whose slices are of
+// the package's element type rather than []uint16.
+func (p *plan) adapter(op *opPlan, fn jen.Code, public bool, extra ...jen.Code) jen.Code {
+	a := jen.Id("a")
+	if p.half() {
+		a = jen.Id("h")
+	}
 	var call []jen.Code
 	for i := range op.api.Args {
-		call = append(call, jen.Id("a").Index(jen.Lit(i)))
+		arg := a.Clone().Index(jen.Lit(i))
+		if p.half() && public {
+			arg = jen.Id(p.fromBitsFn()).Call(arg)
+		}
+		call = append(call, arg)
 	}
 	for i := range op.api.Dims {
 		call = append(call, jen.Id("s").Index(jen.Lit(i)))
 	}
 	call = append(call, extra...)
-	return jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("s").Index().Int()).Block(jen.Add(fn).Call(call...))
+	body := jen.Add(fn).Call(call...)
+	if p.half() {
+		body = jen.Id("runHalf").Call(jen.Id("a"), jen.Func().Params(jen.Id("h").Index().Index().Uint16()).Block(body))
+	}
+	return jen.Func().Params(jen.Id("a").Index().Index().Float32(), jen.Id("s").Index().Int()).Block(body)
+}
+
+// publicArgs returns the function op's tests call through the exported
+// function, and the flags that select op.
+func (p *plan) publicArgs(op *opPlan) (fn string, flags []jen.Code) {
+	if op.parent == "" {
+		for range op.flags {
+			flags = append(flags, jen.False())
+		}
+		return op.api.Func, flags
+	}
+	parent := p.opByName(op.parent)
+	for _, v := range parent.flags {
+		flags = append(flags, jen.Lit(v.Flag == op.flag))
+	}
+	return parent.api.Func, flags
 }
 
 // publicCall returns how the tests call op through its exported function.
 func (p *plan) publicCall(op *opPlan) jen.Code {
-	if op.parent == "" {
-		var flags []jen.Code
-		for range op.flags {
-			flags = append(flags, jen.False())
-		}
-		return adapter(op, jen.Id(op.api.Func), flags...)
-	}
-	parent := p.opByName(op.parent)
-	var flags []jen.Code
-	for _, v := range parent.flags {
-		flags = append(flags, jen.Lit(v.Flag == op.flag))
-	}
-	return adapter(op, jen.Id(parent.api.Func), flags...)
+	fn, flags := p.publicArgs(op)
+	return p.adapter(op, jen.Id(fn), true, flags...)
+}
+
+// halfTestHelper adds to f, in a package of 16-bit kernels, runHalf and
+// roundInput: the tests draw and check float32 values, and a kernel of
+// the package gets them encoded, its output poisoned with NaN bits.
+func (p *plan) halfTestHelper(f *jen.File) {
+	c := p.conv()
+	id := jen.Id
+	f.Add(golang.Comment(fmt.Sprintf("runHalf runs k on a, float32 arguments with the output first: "+
+		"the inputs encoded as %s, the output poisoned with 0xffff (a NaN) and decoded into a[0]. "+
+		"It panics if k wrote to an input.", p.o.DType)))
+	f.Func().Id("runHalf").Params(id("a").Index().Index().Float32(), id("k").Func().Params(id("h").Index().Index().Uint16())).Block(
+		id("h").Op(":=").Make(jen.Index().Index().Uint16(), jen.Len(id("a"))),
+		jen.For(jen.List(id("i"), id("x")).Op(":=").Range().Id("a")).Block(
+			id("h").Index(id("i")).Op("=").Make(jen.Index().Uint16(), jen.Len(id("x"))),
+			id(c.Encode()).Call(id("h").Index(id("i")), id("x")),
+		),
+		jen.For(id("i").Op(":=").Range().Id("h").Index(jen.Lit(0))).Block(id("h").Index(jen.Lit(0)).Index(id("i")).Op("=").Lit(0xffff)),
+		id("k").Call(id("h")),
+		jen.For(id("i").Op(":=").Lit(1), id("i").Op("<").Len(id("a")), id("i").Op("++")).Block(
+			id("x").Op(":=").Make(jen.Index().Uint16(), jen.Len(id("a").Index(id("i")))),
+			id(c.Encode()).Call(id("x"), id("a").Index(id("i"))),
+			jen.If(jen.Op("!").Qual("slices", "Equal").Call(id("x"), id("h").Index(id("i")))).Block(
+				jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit("the kernel wrote to argument %d, an input"), id("i")))),
+		),
+		id(c.Decode()).Call(id("a").Index(jen.Lit(0)), id("h").Index(jen.Lit(0))),
+	)
+	f.Commentf("roundInput is x as the kernels' %s holds it: the tests' references are computed from the inputs as stored.", p.o.DType)
+	f.Func().Id("roundInput").Params(id("x").Float32()).Float32().Block(
+		jen.Return(id(c.Prefix + "ToF32").Call(id(c.Prefix + "FromF32").Call(id("x")))))
 }
 
 func (p *plan) testFile() *jen.File {
 	f := p.newFile("")
+	var round jen.Code = jen.Nil()
+	if p.half() {
+		p.halfTestHelper(f)
+		round = jen.Id("roundInput")
+	}
 	for _, op := range p.ops {
 		dims, _ := argDims(op.op)
 		ref := "reference" + op.api.Func
@@ -170,7 +226,7 @@ func (p *plan) testFile() *jen.File {
 			return jen.Func().Params().Index().Func().Params(jen.Index().Index().Float32(), jen.Index().Int()).Block(
 				jen.Var().Id("out").Index().Func().Params(jen.Index().Index().Float32(), jen.Index().Int()),
 				jen.For(jen.List(jen.Id("_"), jen.Id("fn")).Op(":=").Range().Id(list)).Block(
-					jen.Id("out").Op("=").Append(jen.Id("out"), adapter(op, jen.Id("fn")))),
+					jen.Id("out").Op("=").Append(jen.Id("out"), p.adapter(op, jen.Id("fn"), false))),
 				jen.Return(jen.Id("out")),
 			).Call()
 		}
@@ -185,6 +241,7 @@ func (p *plan) testFile() *jen.File {
 			jen.Id("sets"):      jen.Index().Id("inputSet").Custom(multi, sets...),
 			jen.Id("cases"):     jen.Index().Id("testCase").Custom(multi, cases...),
 			jen.Id("reference"): jen.Id(ref),
+			jen.Id("round"):     round,
 		})))
 		name := "Test" + op.api.Func
 		t := jen.Id("t")
@@ -229,13 +286,9 @@ func (p *plan) benchmarks(f *jen.File) {
 			for _, d := range ds {
 				n *= shape[d]
 			}
-			fill := jen.Lit(0.5)
-			if i > 0 {
-				fill = jen.Float32().Call(jen.Id("j").Op("%").Lit(7).Op("+").Lit(1)).Op("/").Lit(8)
-			}
 			out = append(out, jen.Func().Params().Index().Float32().Block(
 				jen.Id("x").Op(":=").Make(jen.Index().Float32(), jen.Lit(n)),
-				jen.For(jen.Id("j").Op(":=").Range().Id("x")).Block(jen.Id("x").Index(jen.Id("j")).Op("=").Add(fill)),
+				jen.For(jen.Id("j").Op(":=").Range().Id("x")).Block(jen.Id("x").Index(jen.Id("j")).Op("=").Add(benchFill(i))),
 				jen.Return(jen.Id("x"))).Call())
 		}
 		return out
@@ -247,6 +300,18 @@ func (p *plan) benchmarks(f *jen.File) {
 		for _, t := range op.tuned {
 			name := fmt.Sprintf("Benchmark%s_%s", op.api.Func, kernels.FormatShape(t.shape))
 			f.Commentf("%s times %s %s through dispatch (%s).", name, op.op.Name, kernels.FormatShape(t.shape), "exact")
+			if p.half() {
+				// The exported function on slices of the package's
+				// element type: the tests' float32 adapters would time
+				// conversions too.
+				fn, flags := p.publicArgs(op)
+				call := append(append(ids(op.api.Args), intLits(t.shape)...), flags...)
+				f.Func().Id(name).Params(bParam).Block(
+					jen.List(ids(op.api.Args)...).Op(":=").List(p.halfArgs(op, t.shape)...),
+					jen.For(b.Clone().Dot("Loop").Call()).Block(jen.Id(fn).Call(call...)),
+				)
+				continue
+			}
 			f.Func().Id(name).Params(bParam).Block(
 				jen.Id("args").Op(":=").Index().Index().Float32().Values(args(op, t.shape)...),
 				jen.Id("shape").Op(":=").Index().Int().Values(intLits(t.shape)...),
@@ -259,8 +324,8 @@ func (p *plan) benchmarks(f *jen.File) {
 			jen.Id("shape").Op(":=").Index().Int().Values(intLits(shape)...),
 			jen.For(b.Clone().Dot("Loop").Call()).Block(jen.Id(op.ident+"Op").Dot("pick").Call(jen.Id("shape"))),
 		)))
-		if len(op.tuned) == 0 {
-			continue
+		if len(op.tuned) == 0 || p.half() {
+			continue // BenchmarkSideBySide calls float32 adapters: f32 packages only
 		}
 		// The first tuned shape: its specialised kernel, the generic
 		// form of the same config, the default, the specialised kernel's
@@ -336,8 +401,39 @@ func (p *plan) benchmarks(f *jen.File) {
 	}
 	f.Comment("BenchmarkDispatch times choosing a kernel at an untuned shape (the nearest rule's scan), per op.")
 	f.Func().Id("BenchmarkDispatch").Params(bParam).Block(dispatch...)
+	if len(sides) == 0 {
+		return
+	}
 	f.Comment("BenchmarkSideBySide times, interleaved in one process, at each op's first tuned shape its specialised kernel, the generic form of the same config, the default, the specialised kernel's scalar form and plain Go; and at that shape with every extent one larger, dispatch (the nearest rule), the default, the scalar form of the kernel dispatch runs and plain Go. It measures on its own; run it with -benchtime 1x -v.")
 	f.Func().Id("BenchmarkSideBySide").Params(bParam).Block(sides...)
+}
+
+// benchFill is element j of argument i of a benchmark: the output 0.5
+// (it is overwritten), the inputs (j mod 7 + 1)/8.
+func benchFill(i int) *jen.Statement {
+	if i == 0 {
+		return jen.Lit(0.5)
+	}
+	return jen.Float32().Call(jen.Id("j").Op("%").Lit(7).Op("+").Lit(1)).Op("/").Lit(8)
+}
+
+// halfArgs returns the arguments of a benchmark of op at shape in a
+// package of 16-bit kernels: slices of its element type, filled as the
+// float32 benchmarks fill theirs.
+func (p *plan) halfArgs(op *opPlan, shape []int) []jen.Code {
+	dims, _ := argDims(op.op)
+	var out []jen.Code
+	for i, ds := range dims {
+		n := 1
+		for _, d := range ds {
+			n *= shape[d]
+		}
+		out = append(out, jen.Func().Params().Index().Add(p.elem()).Block(
+			jen.Id("x").Op(":=").Make(jen.Index().Add(p.elem()), jen.Lit(n)),
+			jen.For(jen.Id("j").Op(":=").Range().Id("x")).Block(jen.Id("x").Index(jen.Id("j")).Op("=").Id("To"+p.elemName()).Call(benchFill(i))),
+			jen.Return(jen.Id("x"))).Call())
+	}
+	return out
 }
 
 // plainTestFile returns the test, in builds of the plain forms, that each kernel with a plain form runs it exactly when the CPU

@@ -8,6 +8,9 @@ const pkgName = "fastkernels"
 // device is the fingerprint of the CPU the kernels were tuned on; LoadTuning takes logs of it only.
 const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 
+// dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.
+const dtypeName = "f32"
+
 // attentionOp is the dispatch state of attention (template attention-4-4bd21fd89bb6).
 var attentionOp = &opState{
 	def:  2,

@@ -39,6 +39,7 @@ type opTest struct {
 	sets      []inputSet
 	cases     []testCase
 	reference func(shape []int, ins [][]float32, out []float64)
+	round     func(x float32) float32 // the inputs as the kernels store them; nil for float32
 }
 
 // check runs every kernel that takes each case's shape, in its scalar and
@@ -54,6 +55,13 @@ func (o opTest) check(t *testing.T) {
 		}
 		set := o.sets[c.set]
 		set.fill(c.shape, r, ins)
+		if o.round != nil {
+			for _, in := range ins {
+				for i, x := range in {
+					in[i] = o.round(x)
+				}
+			}
+		}
 		want := make([]float64, lens[0])
 		o.reference(c.shape, ins, want)
 		out := make([]float32, lens[0])
@@ -122,7 +130,7 @@ func (o opTest) checkLoadTuning(t *testing.T, k int, shape []int) {
 	t.Cleanup(func() { o.op.cur.Store(o.op.base) })
 	before := Variant(o.op.name, shape...)
 	line := func(device, template string) string {
-		w, _ := json.Marshal(map[string]any{"op": o.op.name, "shape": shape, "dtype": "f32", "device": device, "template": template})
+		w, _ := json.Marshal(map[string]any{"op": o.op.name, "shape": shape, "dtype": dtypeName, "device": device, "template": template})
 		return fmt.Sprintf(`{"schema":1,"workload":%s,"config":%s,"status":"ok","samples_ns":[1],"median_ns":1,"build_ns":0,"run_ns":0,"time":"2026-01-02T03:04:05Z","tool":"test"}`+"\n",
 			w, o.op.kernels[k].json)
 	}

@@ -204,6 +204,7 @@ func attentionTest() opTest {
 			Attention(a[0], a[1], a[2], a[3], s[0], s[1], s[2], s[3], false)
 		},
 		reference: referenceAttention,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range attentionScalar {
@@ -425,6 +426,7 @@ func attentionCausalTest() opTest {
 			Attention(a[0], a[1], a[2], a[3], s[0], s[1], s[2], s[3], true)
 		},
 		reference: referenceAttentionCausal,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range attentionCausalScalar {
@@ -640,6 +642,7 @@ func gemmTest() opTest {
 			Gemm(a[0], a[1], a[2], s[0], s[1], s[2])
 		},
 		reference: referenceGemm,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range gemmScalar {
@@ -797,6 +800,7 @@ func gemmBiasTest() opTest {
 			GemmBias(a[0], a[1], a[2], a[3], s[0], s[1], s[2])
 		},
 		reference: referenceGemmBias,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range gemmBiasScalar {
@@ -987,6 +991,7 @@ func gemmBiasReLUTest() opTest {
 			GemmBiasReLU(a[0], a[1], a[2], a[3], s[0], s[1], s[2])
 		},
 		reference: referenceGemmBiasReLU,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range gemmBiasReLUScalar {
@@ -1436,6 +1441,7 @@ func layerNormTest() opTest {
 			LayerNorm(a[0], a[1], a[2], a[3], s[0], s[1])
 		},
 		reference: referenceLayerNorm,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range layerNormScalar {
@@ -1877,6 +1883,7 @@ func rmsNormTest() opTest {
 			RMSNorm(a[0], a[1], a[2], s[0], s[1])
 		},
 		reference: referenceRMSNorm,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range rmsNormScalar {
@@ -2269,6 +2276,7 @@ func softmaxTest() opTest {
 			Softmax(a[0], a[1], s[0], s[1])
 		},
 		reference: referenceSoftmax,
+		round:     nil,
 		scalar: func() []func([][]float32, []int) {
 			var out []func([][]float32, []int)
 			for _, fn := range softmaxScalar {

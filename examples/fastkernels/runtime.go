@@ -241,7 +241,7 @@ func LoadTuning(r io.Reader) error {
 			return fmt.Errorf("%s: LoadTuning: record %d: %v", pkgName, n, err)
 		}
 		o, ok := ops[rec.Workload.Op]
-		if !ok || rec.Workload.DType != "f32" {
+		if !ok || rec.Workload.DType != dtypeName {
 			continue
 		}
 		ours++
@@ -282,7 +282,7 @@ func LoadTuning(r io.Reader) error {
 	}
 	switch {
 	case ours == 0:
-		return fmt.Errorf("%s: LoadTuning: the log has no f32 records of this package's ops", pkgName)
+		return fmt.Errorf("%s: LoadTuning: the log has no %s records of this package's ops", pkgName, dtypeName)
 	case otherDevice == ours:
 		return fmt.Errorf("%s: LoadTuning: the log is for device %s, not %s, which this package was tuned for", pkgName, strings.Join(devices, ", "), device)
 	case otherDevice+otherTemplate == ours:

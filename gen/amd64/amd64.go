@@ -176,9 +176,11 @@ func EmitClearWrapper(f *jen.File, wrap, name string, params []jen.Code, call je
 	f.Func().Id(wrap).Params(params...).Block(call, jen.Qual(golang.ArchSIMD, "ClearAVXUpperBits").Call())
 }
 
-// AsmFile returns the name of op's assembly file and its build
-// constraint (none: the file name's _amd64 suffix is one): in every amd64
-// build when plain forms call it too, else with the experiment only.
+// AsmFile returns the name of an assembly file of op and its build
+// constraint (none: the file name's _amd64 suffix is one): that of
+// kernels whose plain forms call it too is in every amd64 build, that of
+// kernels without plain forms (vector forms only) with the experiment
+// only.
 func AsmFile(op string, plain bool) (name, constraint string) {
 	if plain {
 		return op + "_amd64.s", ""

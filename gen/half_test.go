@@ -1,0 +1,84 @@
+package gen
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// TestGenerateHalf generates packages of bf16 and f16 norms from records
+// with archsimd rows (whose conversions are assembly of the vector form
+// alone), assembly rows (with plain forms) and scalar rows, and runs go
+// vet, the generated tests (which check every kernel against the float64
+// reference on inputs rounded to the dtype) and each benchmark once, with
+// and without GOEXPERIMENT=simd.
+func TestGenerateHalf(t *testing.T) {
+	host := device.Host()
+	vec := kernels.WidestVector(host)
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		t.Run(string(dt), func(t *testing.T) {
+			mem := tunedb.NewMemory()
+			var recs []tunedb.Record
+			add := func(op string, shape []int, text string) {
+				tmpl, _ := kernels.TemplateFor(op, kernels.CPU)
+				sp := tmpl.Space(shape, host)
+				cfg := tmpl.Default(shape, host)
+				if text != "" {
+					var err error
+					if cfg, err = sp.Parse(text); err != nil || !sp.Valid(cfg) {
+						t.Fatalf("%s %v: %s is not valid on the host: %v", op, shape, text, err)
+					}
+				}
+				recs = append(recs, tunedb.Record{Schema: 1,
+					Workload: tunedb.Workload{Op: op, Shape: shape, DType: dt, Device: host.Fingerprint(), Template: tmpl.Version},
+					Config:   cfg, Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
+					Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), Tool: "test"})
+			}
+			add("rmsnorm", []int{64, 100}, "")
+			add("layernorm", []int{64, 100}, "")
+			if vec > 1 {
+				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false", vec))
+				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
+			}
+			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
+			if err := mem.Commit(recs); err != nil {
+				t.Fatal(err)
+			}
+			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm"}, DType: dt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			elem := strings.ToUpper(string(dt))
+			if doc := string(files["doc.go"]); !strings.Contains(doc, "RMSNorm(y, x, gamma []"+elem+", rows, cols int)") {
+				t.Errorf("doc.go does not show RMSNorm on []%s:\n%s", elem, doc)
+			}
+			if files["dtype.go"] == nil || !strings.Contains(string(files["dtype.go"]), "type "+elem+" uint16") {
+				t.Errorf("no type %s in dtype.go", elem)
+			}
+			if vec > 1 && files["layernorm_simd_amd64.s"] == nil {
+				t.Error("no layernorm_simd_amd64.s for the conversions of the archsimd kernels")
+			}
+			mod := t.TempDir()
+			if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module m\n\ngo 1.26\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(mod, "hk")
+			if _, _, err := Write(dir, files); err != nil {
+				t.Fatal(err)
+			}
+			for _, simd := range []bool{false, true} {
+				goCmd(t, mod, simd, "vet", "./hk")
+				goCmd(t, mod, simd, "test", "-count=1", "./hk")
+				goCmd(t, mod, simd, "test", "-count=1", "-run", "^$", "-bench", ".", "-benchtime", "1x", "./hk")
+			}
+		})
+	}
+}
