@@ -25,7 +25,9 @@
 // Half writes the conversions between float32 and the 16-bit dtypes (bf16,
 // f16) that kernels storing their elements in 16 bits use, bit for bit
 // those of package dtype, with whole vectors in Go assembly (goasm.Half)
-// where the kernel's level has AVX2.
+// where the kernel's level has AVX2. HalfRows writes the rows function of
+// a row-wise kernel of bf16 or f16: blocks of rows decoded into float32
+// scratch, computed by the float32 rows, encoded back.
 //
 // RowSplit writes how a row-wise kernel (softmax, the norms) deals its
 // rows to goroutines: chunks of rows round-robin, the caller one of the
