@@ -36,12 +36,14 @@ var (
 
 // genericSchedules are crossed with every vec the host has and both
 // algorithms: every unroll and exp, threads 1 to 4, and chunks of rows
-// larger than some test shapes.
+// larger than some test shapes; with 8 lanes the assembly takes unroll 1
+// and 2 only, each exp at unroll 2.
 var genericSchedules = []string{
 	"unroll=1,exp=poly5,threads=1,rows_per_chunk=1",
 	"unroll=4,exp=poly4,threads=2,rows_per_chunk=16",
 	"unroll=8,exp=f64,threads=3,rows_per_chunk=4",
 	"unroll=2,exp=poly5,threads=4,rows_per_chunk=16",
+	"unroll=2,exp=poly4,threads=1,rows_per_chunk=1",
 }
 
 // genericConfigs returns the configs of the generic test, valid on the

@@ -31,7 +31,8 @@ type genKernel struct {
 
 // testShapes are the shapes every config of the grid is checked on: one
 // element, a partial vector, many rows with a tail, one long row, and (for
-// the assembly) rows of three whole vectors, which cap an unroll of 4 at 3.
+// the assembly) rows of whole vectors, three of 16 lanes, which cap an
+// unroll of 4 at 3, or six of 8 lanes.
 var testShapes = [][]int{{1, 1}, {3, 17}, {4097, 1023}, {1, 100000}, {5, 48}}
 
 // threadings are the (threads, rows_per_chunk) pairs the grid crosses with
@@ -51,8 +52,9 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 		unrolls, threads = []int{1, 4}, [][2]int{{1, 1}, {2, 16}}
 	}
 	// Rows of whole vectors are there for the assembly's unroll; where the
-	// target has no assembly form, they check the Go code instead.
-	asmOn := kernels.WidestVector(target) == asmLanes
+	// target has no assembly form (no vectors), they check the Go code
+	// instead.
+	asmOn := kernels.WidestVector(target) >= asmLanesAVX2
 	var out []schedule.Config
 	for _, vec := range vecs {
 		for _, u := range unrolls {
