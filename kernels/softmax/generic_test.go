@@ -96,7 +96,7 @@ func genericConfigs(t *testing.T) []schedule.Config {
 // genericConfigs once, and for every test shape a wrapper with the
 // driver's signature that calls it with that shape, builds and vets them
 // in one module, and checks every (config, shape) against the float64
-// reference on random and -Inf inputs, the output poisoned with NaN.
+// reference on random, -Inf and tailmax inputs, the output poisoned with NaN.
 func TestGenericKernels(t *testing.T) {
 	var shapes [][]int
 	for _, r := range genericRows {
@@ -163,7 +163,7 @@ func TestGenericKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var jobs strings.Builder
 	inputs := make(map[string][]float32)
-	kinds := []string{"random", "neginf"}
+	kinds := []string{"random", "neginf", "tailmax"}
 	for _, shape := range shapes {
 		key := kernels.FormatShape(shape)
 		for _, kind := range kinds {

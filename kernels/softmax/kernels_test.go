@@ -183,13 +183,17 @@ func runs(k genKernel, kind string) bool {
 }
 
 // inputKinds are the inputs kernels run on; see input.
-var inputKinds = []string{"random", "large", "neginf"}
+var inputKinds = []string{"random", "large", "neginf", "tailmax"}
 
 // input returns a rows×cols matrix of the given kind, with no zeros:
 //
 //	random  normal with standard deviation 4
 //	large   uniform in ±80 in even rows, ±1e4 in odd ones
 //	neginf  random, with an eighth of the entries -Inf and rows 1, 5, 9, … all -Inf
+//	tailmax random, 200 lower in odd rows, with each row's last element 120
+//	        above the row's mean: a maximum in the partial vector that only
+//	        a correct maximum survives (e^(x-m) overflows past it, and
+//	        underflows to 0 in the odd rows with m = 0)
 func input(shape []int, kind string, rng *rand.Rand) []float32 {
 	rows, cols := shape[0], shape[1]
 	xs := make([]float32, rows*cols)
@@ -206,6 +210,13 @@ func input(shape []int, kind string, rng *rand.Rand) []float32 {
 		case "neginf":
 			if r%4 == 1 || rng.IntN(8) == 0 {
 				x = float32(math.Inf(-1))
+			}
+		case "tailmax":
+			if i%cols == cols-1 {
+				x = 120
+			}
+			if r%2 == 1 {
+				x -= 200
 			}
 		}
 		if x == 0 {
