@@ -159,15 +159,18 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 	return kernels.Version(rev, space([]int{4096, 1024}, ref))
 }
 
-// defaultConfig is, with AVX-512, the assembly's three passes with the
-// degree-5 exp, unrolled by 4; otherwise the widest vectors the target has
-// in Go, the online algorithm with the degree-5 exp, unrolled by 4; on one
-// goroutine: fast on every shape, and valid on every one.
+// defaultConfig is, with vectors, the assembly's three passes on the
+// widest the target has with the degree-5 exp, unrolled by 4 on AVX-512
+// and by 2 on AVX2 (the most each takes); without, scalar Go, the online
+// algorithm with the degree-5 exp, unrolled by 4; on one goroutine: fast
+// on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	cfg := fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
-		kernels.WidestVector(target))
-	if kernels.WidestVector(target) == asmLanes {
-		cfg = "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false"
+	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"
+	switch kernels.WidestVector(target) {
+	case asmLanes:
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanes, asmMaxUnroll)
+	case asmLanesAVX2:
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanesAVX2, asmMaxUnrollAVX2)
 	}
 	return parseDefault(space(shape, target), cfg)
 }

@@ -239,13 +239,22 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64",
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1",
-		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
+		"vec=16,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=8,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
+		// AVX2's assembly: every constant of the exp in a register
+		// (unroll 1), or two vectors in flight and the last constants
+		// read from memory (unroll 2).
+		"vec=8,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {
