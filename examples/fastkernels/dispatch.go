@@ -310,10 +310,34 @@ func init() {
 
 // softmaxOp is the dispatch state of softmax (template softmax-4-a370c013cb89).
 var softmaxOp = &opState{
-	def:  0,
+	def:  4,
 	dims: []string{"rows", "cols"},
 	fn:   "Softmax",
 	kernels: []kernel{
+		{
+			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			name:   "softmax64x4096Scalar",
+			shape:  []int{64, 4096},
+		},
+		{
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			name:   "softmax512x1024Scalar",
+			shape:  []int{512, 1024},
+		},
+		{
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			name:   "softmaxG1Scalar",
+			shape:  nil,
+		},
+		{
+			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			name:   "softmaxG2Scalar",
+			shape:  nil,
+		},
 		{
 			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
 			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false}",
@@ -327,12 +351,19 @@ var softmaxOp = &opState{
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
 var softmaxScalar = [...]func(dst, src []float32, rows, cols int){
+	softmax64x4096ScalarCall,
+	softmax512x1024ScalarCall,
+	softmaxG1Scalar,
+	softmaxG2Scalar,
 	softmaxDefaultScalar,
 }
 var softmaxFns = softmaxScalar
 
 func init() {
-	softmaxOp.setTable([]entry{})
+	softmaxOp.setTable([]entry{
+		newEntry([]int{64, 4096}, 0, 3, false),
+		newEntry([]int{512, 1024}, 1, 2, false),
+	})
 }
 
 // ops are the ops of this package by name, for Variant and LoadTuning.

@@ -1998,130 +1998,258 @@ func softmaxTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  0,
+				rel:     2.614241638183594e-05,
+				set:     0,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     2.614241638183594e-05,
+				set:     1,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     2.614241638183594e-05,
+				set:     2,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  0,
+				rel:     2.614241638183594e-05,
+				set:     3,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.851302185058594e-05,
+				set:     0,
+				shape:   []int{512, 1024},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.851302185058594e-05,
+				set:     1,
+				shape:   []int{512, 1024},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.851302185058594e-05,
+				set:     2,
+				shape:   []int{512, 1024},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.851302185058594e-05,
+				set:     3,
+				shape:   []int{512, 1024},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     0,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     1,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     2,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     3,
 				shape:   []int{1, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     0,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     1,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     2,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     3,
 				shape:   []int{2, 3},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     0,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     1,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     2,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     3,
 				shape:   []int{7, 13},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     0,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     1,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     2,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
 			},
 			{
 				abs:     1e-37,
-				kernel:  0,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     3,
 				shape:   []int{3, 1},
-				variant: "default",
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     2.6144278913312204e-05,
+				set:     0,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     2.6144278913312204e-05,
+				set:     1,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     2.6144278913312204e-05,
+				set:     2,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     2.6144278913312204e-05,
+				set:     3,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  2,
+				rel:     1.851674623183352e-05,
+				set:     0,
+				shape:   []int{513, 1025},
+				variant: "nearest 512x1024",
+			},
+			{
+				abs:     1e-37,
+				kernel:  2,
+				rel:     1.851674623183352e-05,
+				set:     1,
+				shape:   []int{513, 1025},
+				variant: "nearest 512x1024",
+			},
+			{
+				abs:     1e-37,
+				kernel:  2,
+				rel:     1.851674623183352e-05,
+				set:     2,
+				shape:   []int{513, 1025},
+				variant: "nearest 512x1024",
+			},
+			{
+				abs:     1e-37,
+				kernel:  2,
+				rel:     1.851674623183352e-05,
+				set:     3,
+				shape:   []int{513, 1025},
+				variant: "nearest 512x1024",
 			},
 		},
 		fns: func() []func([][]float32, []int) {
@@ -2165,7 +2293,7 @@ func TestSoftmax(t *testing.T) {
 	o.check(t)
 	o.checkLengths(t, []string{"dst", "src"})
 	o.checkAllocs(t)
-	o.checkLoadTuning(t, 0, []int{1, 1})
+	o.checkLoadTuning(t, 4, []int{1, 1})
 }
 
 // BenchmarkAttention_1x4x256x64 times attention 1x4x256x64 through dispatch (exact).
@@ -2842,6 +2970,106 @@ func naiveRMSNorm65_4097Norm(y, x, gamma []float32, rows, cols int) {
 	}
 }
 
+// BenchmarkSoftmax_64x4096 times softmax 64x4096 through dispatch (exact).
+func BenchmarkSoftmax_64x4096(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 262144)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{64, 4096}
+	run := softmaxTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// BenchmarkSoftmax_512x1024 times softmax 512x1024 through dispatch (exact).
+func BenchmarkSoftmax_512x1024(b *testing.B) {
+	args := [][]float32{func() []float32 {
+		x := make([]float32, 524288)
+		for j := range x {
+			x[j] = 0.5
+		}
+		return x
+	}(), func() []float32 {
+		x := make([]float32, 524288)
+		for j := range x {
+			x[j] = float32(j%7+1) / 8
+		}
+		return x
+	}()}
+	shape := []int{512, 1024}
+	run := softmaxTest().public
+	for b.Loop() {
+		run(args, shape)
+	}
+}
+
+// naiveSoftmax64_4096 writes to dst the softmax of each row of the 64×4096 row-major matrix src,
+// with plain Go (naiveSoftmax64_4096Softmax); autotune bench compares tuned kernels with it.
+func naiveSoftmax64_4096(dst, src []float32) {
+	naiveSoftmax64_4096Softmax(dst, src, 64, 4096)
+}
+
+// naiveSoftmax64_4096Softmax computes the softmax of each row of the rows×cols matrix src into
+// dst.
+func naiveSoftmax64_4096Softmax(dst, src []float32, rows, cols int) {
+	for r := range rows {
+		s, d := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
+		m := float32(math.Inf(-1))
+		for _, x := range s {
+			m = max(m, x)
+		}
+		var sum float64
+		for i, x := range s {
+			e := math.Exp(float64(x - m))
+			d[i] = float32(e)
+			sum += e
+		}
+		scale := float32(1 / sum)
+		for i := range d {
+			d[i] *= scale
+		}
+	}
+}
+
+// naiveSoftmax65_4097 writes to dst the softmax of each row of the 65×4097 row-major matrix src,
+// with plain Go (naiveSoftmax65_4097Softmax); autotune bench compares tuned kernels with it.
+func naiveSoftmax65_4097(dst, src []float32) {
+	naiveSoftmax65_4097Softmax(dst, src, 65, 4097)
+}
+
+// naiveSoftmax65_4097Softmax computes the softmax of each row of the rows×cols matrix src into
+// dst.
+func naiveSoftmax65_4097Softmax(dst, src []float32, rows, cols int) {
+	for r := range rows {
+		s, d := src[r*cols:(r+1)*cols], dst[r*cols:(r+1)*cols]
+		m := float32(math.Inf(-1))
+		for _, x := range s {
+			m = max(m, x)
+		}
+		var sum float64
+		for i, x := range s {
+			e := math.Exp(float64(x - m))
+			d[i] = float32(e)
+			sum += e
+		}
+		scale := float32(1 / sum)
+		for i := range d {
+			d[i] *= scale
+		}
+	}
+}
+
 // BenchmarkDispatch times choosing a kernel at an untuned shape (the nearest rule's scan), per op.
 func BenchmarkDispatch(b *testing.B) {
 	b.Run("attention", func(b *testing.B) {
@@ -2887,7 +3115,7 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 	})
 	b.Run("softmax", func(b *testing.B) {
-		shape := []int{3, 1}
+		shape := []int{513, 1025}
 		for b.Loop() {
 			softmaxOp.pick(shape)
 		}
@@ -3396,6 +3624,70 @@ func BenchmarkSideBySide(b *testing.B) {
 				}},
 				{"plain Go", func() {
 					naiveRMSNorm65_4097(args2[0], args2[1], args2[2])
+				}},
+			})
+		})
+	})
+	b.Run("softmax", func(b *testing.B) {
+		o := softmaxTest()
+		args := [][]float32{func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 262144)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("tuned/64x4096", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{o.op.kernels[0].name + " (exact)", func() {
+					o.fns[0](args, []int{64, 4096})
+				}},
+				{o.op.kernels[3].name + " (generic, same config)", func() {
+					o.fns[3](args, []int{64, 4096})
+				}},
+				{o.op.kernels[4].name + " (default)", func() {
+					o.fns[4](args, []int{64, 4096})
+				}},
+				{"softmax64x4096Scalar (scalar form)", func() {
+					o.scalar[0](args, []int{64, 4096})
+				}},
+				{"plain Go", func() {
+					naiveSoftmax64_4096(args[0], args[1])
+				}},
+			})
+		})
+		args2 := [][]float32{func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = 0.5
+			}
+			return x
+		}(), func() []float32 {
+			x := make([]float32, 266305)
+			for j := range x {
+				x[j] = float32(j%7+1) / 8
+			}
+			return x
+		}()}
+		b.Run("untuned/65x4097", func(b *testing.B) {
+			sideBySide(b, []contender{
+				{"dispatch (nearest 64x4096)", func() {
+					o.public(args2, []int{65, 4097})
+				}},
+				{o.op.kernels[4].name + " (default)", func() {
+					o.fns[4](args2, []int{65, 4097})
+				}},
+				{"softmaxG2Scalar (scalar form)", func() {
+					o.scalar[3](args2, []int{65, 4097})
+				}},
+				{"plain Go", func() {
+					naiveSoftmax65_4097(args2[0], args2[1])
 				}},
 			})
 		})
