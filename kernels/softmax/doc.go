@@ -74,7 +74,15 @@
 // unroll 2, whose 3 or 4 other constants are vectors in a table of the
 // .s file, read as memory operands of the FMAs (AVX2 has no broadcast
 // operand; the loads take ports the exp leaves idle). Unroll 4 would
-// need 17 registers before any constant. -MaxFloat32 and 1 are built
+// need 17 registers before any constant. Two vectors in flight with
+// constants from memory beat one with every constant in a register: at
+// 4096×1024 on one goroutine of the 2-vCPU Zen 4 with AVX-512 hidden,
+// 17–20% less time at the 20th percentile in two side-by-side runs
+// (TestSpeed, poly4 and poly5); the tuner picked unroll 2 at 4096×1024
+// and 12288×128. There the tuned assembly took 1.2–1.3× the copy floor
+// at 4096×1024 and 1.35–1.65× at 12288×128 (rows of 128 floats, whose
+// two reductions and division per row weigh more), 0.55–0.6× the time of
+// the tuned archsimd Go (docs/benchmarks.md). -MaxFloat32 and 1 are built
 // when needed, 1/sum takes the maximum's register. The partial vector
 // uses VMASKMOVPS (zeros loaded, lanes past the end not written) with a
 // mask read from a table of 8 ones then 8 zeros at 4·(8-t) bytes for t
