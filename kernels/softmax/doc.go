@@ -54,11 +54,12 @@
 //
 // With code=asm the Go function of the rows checks the slices and calls
 // the assembly on blocks of rows, at most 65536 elements (or one row) a
-// call (a goroutine cannot be preempted in assembly). The assembly (asm.go) walks
-// the rows of its block in three passes, like algo=threepass: the maximum;
-// e^(x-m) into dst and its sum; dst·(1/sum). The exp is codegen/goasm's,
-// the same operations on the same constants as the archsimd one, so the
-// two forms give the same e^x bit for bit; its 10 or 11 constants, the
+// call (a goroutine cannot be preempted in assembly). The assembly
+// (asm.go) walks the rows of its block in three passes, like
+// algo=threepass: the maximum; e^(x-m) into dst and its sum;
+// dst·(1/sum). The exp is codegen/goasm's, the same operations on the
+// same constants as the archsimd one, so the two forms give the same e^x
+// bit for bit. On AVX-512 (vec=16) its 10 or 11 constants, the
 // row's maximum and 1/sum stay in Z registers for the whole call, with 4
 // registers per unrolled vector (x, k, the result, an accumulator) below
 // them. A row's partial vector is loaded and stored under the mask K1
@@ -74,22 +75,25 @@
 // unroll 2, whose 3 or 4 other constants are vectors in a table of the
 // .s file, read as memory operands of the FMAs (AVX2 has no broadcast
 // operand; the loads take ports the exp leaves idle). Unroll 4 would
-// need 17 registers before any constant. Two vectors in flight with
-// constants from memory beat one with every constant in a register: at
-// 4096×1024 on one goroutine of the 2-vCPU Zen 4 with AVX-512 hidden,
-// 17–20% less time at the 20th percentile in two side-by-side runs
-// (TestSpeed, poly4 and poly5); the tuner picked unroll 2 at 4096×1024
-// and 12288×128. There the tuned assembly took 1.2–1.3× the copy floor
-// at 4096×1024 and 1.35–1.65× at 12288×128 (rows of 128 floats, whose
-// two reductions and division per row weigh more), 0.55–0.6× the time of
-// the tuned archsimd Go (docs/benchmarks.md). -MaxFloat32 and 1 are built
-// when needed, 1/sum takes the maximum's register. The partial vector
-// uses VMASKMOVPS (zeros loaded, lanes past the end not written) with a
-// mask read from a table of 8 ones then 8 zeros at 4·(8-t) bytes for t
-// elements, since no register stays free for it through the sums: the
-// maximum keeps its accumulator's lanes past the end (VBLENDVPS), and the
-// sum clears them (VANDPS) from e^(0-m). This form is valid wherever
-// vec=8 is, AVX-512 machines included, so the tests run it on both.
+// need 17 registers before any constant. -MaxFloat32 and 1 are built
+// when needed, and 1/sum takes the maximum's register. The partial
+// vector uses VMASKMOVPS (zeros loaded, lanes past the end not written)
+// with a mask read from a table of 8 ones then 8 zeros, at 4·(8-t) bytes
+// for t elements, since no register stays free for it through the sums:
+// the maximum keeps its accumulator's lanes past the end (VBLENDVPS), and
+// the sum clears them (VANDPS) from e^(0-m). This form is valid wherever
+// vec=8 is, AVX-512 machines included, so the tests run it on both; it is
+// the default on AVX2 (unroll 2, poly5), as the AVX-512 form is there.
+//
+// Two vectors in flight with constants from memory beat one with every
+// constant in a register: at 4096×1024 on one goroutine of a 2-vCPU Zen 4
+// with AVX-512 hidden, 17–20% less time at the 20th percentile in two
+// side-by-side runs (TestSpeed, poly4 and poly5), and the tuner picked
+// unroll 2 at 4096×1024 and 12288×128. There the tuned assembly took
+// 1.2–1.3× the time of the copy floor at 4096×1024 and 1.35–1.65× at
+// 12288×128 (rows of 128 floats, whose two reductions and division per
+// row weigh more), and 0.55–0.6× the time of the tuned archsimd Go
+// (docs/benchmarks.md has the runs).
 //
 // Why: the archsimd Go needs more than Go's 15 vector registers (the
 // exp's constants, the maximum and 4 unrolled vectors) and spills, most
