@@ -223,6 +223,7 @@ func (a *asmWriter) mask() string {
 // hasTail reports whether a row may end in a partial vector.
 func (a *asmWriter) hasTail() bool { return a.generic || a.tail != 0 }
 
+// file writes the .s file: the tables, then the function.
 func (a *asmWriter) file() {
 	k := a.kernel
 	a.b.WriteString(goasm.Header)
