@@ -22,8 +22,8 @@ import (
 )
 
 // records returns ok records of the template defaults at a few shapes on
-// the host, as if they had been tuned, and of a config with Go assembly
-// tiles when the host has vectors.
+// the host, as if they had been tuned, and of configs with Go assembly
+// when the host has vectors: tiles, and softmax's rows on AVX2.
 func records(t *testing.T) *tunedb.Memory {
 	t.Helper()
 	host := device.Host()
@@ -39,21 +39,30 @@ func records(t *testing.T) *tunedb.Memory {
 			Config:   tmpl.Default(w.shape, host), Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
 			Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Tool: "test"})
 	}
-	// A config with Go assembly tiles, when the host has vectors, so that
-	// the package has a plain form: gemm_bias_relu with tails in M, N and
-	// K.
+	// Configs with Go assembly, when the host has vectors, so that the
+	// package has plain forms: gemm_bias_relu's tiles with tails in M, N
+	// and K, and softmax's rows on AVX2 (which an AVX-512 host runs too)
+	// with a partial vector.
 	if vec := kernels.WidestVector(host); vec > 1 {
-		tmpl, _ := kernels.TemplateFor("gemm_bias_relu", kernels.CPU)
-		shape := []int{67, 45, 33}
-		sp := tmpl.Space(shape, host)
-		cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m", vec))
-		if err != nil || !sp.Valid(cfg) {
-			t.Fatalf("the assembly config of gemm_bias_relu %v is not valid on the host: %v", shape, err)
+		for _, w := range []struct {
+			op    string
+			shape []int
+			cfg   string
+		}{
+			{"gemm_bias_relu", []int{67, 45, 33}, fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m", vec)},
+			{"softmax", []int{37, 45}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true"},
+		} {
+			tmpl, _ := kernels.TemplateFor(w.op, kernels.CPU)
+			sp := tmpl.Space(w.shape, host)
+			cfg, err := sp.Parse(w.cfg)
+			if err != nil || !sp.Valid(cfg) {
+				t.Fatalf("the assembly config of %s %v is not valid on the host: %v", w.op, w.shape, err)
+			}
+			recs = append(recs, tunedb.Record{Schema: 1,
+				Workload: tunedb.Workload{Op: w.op, Shape: w.shape, DType: "f32", Device: host.Fingerprint(), Template: tmpl.Version},
+				Config:   cfg, Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
+				Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Tool: "test"})
 		}
-		recs = append(recs, tunedb.Record{Schema: 1,
-			Workload: tunedb.Workload{Op: "gemm_bias_relu", Shape: shape, DType: "f32", Device: host.Fingerprint(), Template: tmpl.Version},
-			Config:   cfg, Status: tunedb.StatusOK, SamplesNS: []float64{1000}, MedianNS: 1000,
-			Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Tool: "test"})
 	}
 	if err := mem.Commit(recs); err != nil {
 		t.Fatal(err)
@@ -119,7 +128,7 @@ func TestGenerate(t *testing.T) {
 	// The plain forms build without GOEXPERIMENT=simd, and the assembly
 	// they share with the vector forms is in every amd64 build.
 	if kernels.WidestVector(device.Host()) > 1 {
-		for _, name := range []string{"gemm_bias_relu_plain.go", "gemm_bias_relu_amd64.s", "cpu_amd64.go", "cpu_amd64.s", "plain_test.go"} {
+		for _, name := range []string{"gemm_bias_relu_plain.go", "gemm_bias_relu_amd64.s", "softmax_plain.go", "softmax_amd64.s", "cpu_amd64.go", "cpu_amd64.s", "plain_test.go"} {
 			if files[name] == nil {
 				t.Errorf("no %s", name)
 			}

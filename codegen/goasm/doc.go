@@ -28,9 +28,10 @@
 // Exp is e^x for x ≤ 0 as instructions on registers, for a template that
 // writes the rest of its loop itself (softmax's rows): the operations of
 // codegen/golang's polynomial exp on the same constants
-// (golang.ExpConsts), which stay in registers for the whole loop, so that
-// the two give the same bits (TestExp) and the assembly inherits the
-// error golang measures. On softmax's rows of 1024 floats (a 2-vCPU Zen 4,
+// (golang.ExpConsts), which stay in registers for the whole loop (or, where
+// AVX2's 16 registers are short, the last of them in a table of vectors
+// in memory, Exp.Table), so that the two give the same bits (TestExp) and
+// the assembly inherits the error golang measures. On softmax's rows of 1024 floats (a 2-vCPU Zen 4,
 // L2-resident rows, one goroutine) the archsimd Go, which spills its 10
 // constants and 4 unrolled vectors past Go's 15 vector registers, took
 // 1.11 µs a row, and the same three passes in assembly 0.25 µs. Header

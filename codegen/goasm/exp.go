@@ -3,6 +3,7 @@ package goasm
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 )
@@ -12,15 +13,27 @@ import (
 // same order and on the same constants (golang.ExpConsts), so that the two
 // give the same bits and share its measured error. Its constants live in
 // vector registers from First on, loaded once by Load, so that a loop of
-// exps reads no memory but its arguments.
+// exps reads no memory but its arguments. Where registers are short (AVX2
+// has 16), Table keeps the last constants in memory instead, whole vectors
+// that the instructions read as operands (AVX2 has no broadcast operand).
 type Exp struct {
 	Lanes  int // 8: Y registers (AVX2 and FMA); 16: Z registers (AVX-512)
 	Degree int // 4 or 5
 	First  int // the first of the Regs registers that hold the constants
+	// Table, when set, is the file-local symbol (name<>) of the constants
+	// past the first InRegs, which Data defines; when empty, every
+	// constant is in a register.
+	Table  string
+	InRegs int
 }
 
 // Regs returns the number of vector registers the constants take.
-func (e Exp) Regs() int { return len(golang.ExpConsts(e.Degree)) }
+func (e Exp) Regs() int {
+	if e.Table != "" {
+		return min(e.InRegs, len(golang.ExpConsts(e.Degree)))
+	}
+	return len(golang.ExpConsts(e.Degree))
+}
 
 // reg returns the vector register n at e's width.
 func (e Exp) reg(n int) string { return vreg(e.Lanes, n) }
@@ -33,10 +46,14 @@ func vreg(lanes, n int) string {
 	return fmt.Sprintf("Y%d", n)
 }
 
-// konst returns the register of the constant named name.
+// konst returns the operand of the constant named name: its register, or
+// its vector in Table.
 func (e Exp) konst(name string) string {
 	for i, c := range golang.ExpConsts(e.Degree) {
 		if c.Name == name {
+			if i >= e.Regs() {
+				return fmt.Sprintf("%s+%d(SB)", e.Table, 4*e.Lanes*(i-e.Regs()))
+			}
 			return e.reg(e.First + i)
 		}
 	}
@@ -47,7 +64,7 @@ func (e Exp) konst(name string) string {
 // registers, through AX and the low lanes of each register.
 func (e Exp) Load() []string {
 	var out []string
-	for i, c := range golang.ExpConsts(e.Degree) {
+	for i, c := range golang.ExpConsts(e.Degree)[:e.Regs()] {
 		r := e.First + i
 		out = append(out,
 			fmt.Sprintf("MOVL $0x%08x, AX // %s = %g", math.Float32bits(c.Val), c.Name, c.Val),
@@ -55,6 +72,23 @@ func (e Exp) Load() []string {
 			fmt.Sprintf("VPBROADCASTD X%d, %s", r, e.reg(r)))
 	}
 	return out
+}
+
+// Data returns the definition of Table: the constants not in registers,
+// each repeated in every lane, in the order of golang.ExpConsts; nil when
+// every constant is in a register.
+func (e Exp) Data() []string {
+	consts := golang.ExpConsts(e.Degree)[e.Regs():]
+	if len(consts) == 0 {
+		return nil
+	}
+	var out []string
+	for i, c := range consts {
+		for l := range e.Lanes {
+			out = append(out, fmt.Sprintf("DATA %s+%d(SB)/4, $0x%08x // %s = %g", e.Table, 4*(e.Lanes*i+l), math.Float32bits(c.Val), c.Name, c.Val))
+		}
+	}
+	return append(out, fmt.Sprintf("GLOBL %s(SB), RODATA|NOPTR, $%d", e.Table, 4*e.Lanes*len(consts)))
 }
 
 // Emit returns the instructions that set register p to e^x for register
@@ -69,15 +103,23 @@ func (e Exp) Load() []string {
 //	p = p · (k << 23)             2^n from the exponent bits
 func (e Exp) Emit(x, k, p string) []string {
 	c := func(i int) string { return e.konst(fmt.Sprintf("expC%d", i)) }
+	// mov copies a constant: VMOVAPS, or VMOVUPS from Table, whose
+	// vectors the linker need not align.
+	mov := func(src, dst string) string {
+		if strings.HasSuffix(src, "(SB)") {
+			return fmt.Sprintf("VMOVUPS %s, %s", src, dst)
+		}
+		return fmt.Sprintf("VMOVAPS %s, %s", src, dst)
+	}
 	shift := e.konst("expShift")
 	out := []string{
 		fmt.Sprintf("VMAXPS %s, %s, %s", e.konst("expMin"), x, x),
-		fmt.Sprintf("VMOVAPS %s, %s", shift, k),
+		mov(shift, k),
 		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expLog2e"), x, k),
 		fmt.Sprintf("VSUBPS %s, %s, %s", shift, k, p),
 		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expNegLn2Hi"), p, x),
 		fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expNegLn2Lo"), p, x),
-		fmt.Sprintf("VMOVAPS %s, %s", c(e.Degree-1), p),
+		mov(c(e.Degree-1), p),
 		fmt.Sprintf("VFMADD231PS %s, %s, %s", c(e.Degree), x, p),
 	}
 	for i := e.Degree - 2; i >= 0; i-- {

@@ -20,6 +20,8 @@ import (
 // the same degree, runs both on a sweep of [-100, 0] with -Inf, -88.5,
 // -87.3 and 0 among the points, and requires the same bits: the assembly
 // inherits golang's measured error only if it computes the same thing.
+// Each exp runs with its constants in registers and with all but three of
+// them read from memory (Exp.Table).
 func TestExp(t *testing.T) {
 	isa := device.Host().CPU.ISA
 	if !isa.AVX2 || !isa.FMA {
@@ -34,9 +36,12 @@ func TestExp(t *testing.T) {
 	f := golang.NewFile("main")
 	var names []string
 	for _, l := range lanes {
-		for _, degree := range []int{4, 5} {
+		for _, variant := range []struct {
+			degree int
+			table  bool
+		}{{4, false}, {5, false}, {4, true}, {5, true}} {
+			degree := variant.degree
 			name := fmt.Sprintf("exp%dDeg%d", l, degree)
-			names = append(names, name)
 			// The constants above the three registers of the loop: Y3…
 			// at 8 lanes, Z16… at 16 (as softmax puts them).
 			first := 3
@@ -44,6 +49,14 @@ func TestExp(t *testing.T) {
 				first = 16
 			}
 			e := Exp{Lanes: l, Degree: degree, First: first}
+			if variant.table {
+				name += "Mem"
+				e.Table, e.InRegs = name+"Consts<>", 3
+				for _, d := range e.Data() {
+					fmt.Fprintf(&b, "%s\n", d)
+				}
+			}
+			names = append(names, name)
 			x, k, p := vreg(l, 0), vreg(l, 1), vreg(l, 2)
 			w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
 			fmt.Fprintf(&b, "\n// func %sAsm(dst, src *float32, n int)\nTEXT ·%sAsm(SB), NOSPLIT, $0-24\n", name, name)

@@ -311,15 +311,15 @@ func init() {
 	})
 }
 
-// softmaxOp is the dispatch state of softmax (template softmax-3-46f1bc08beac).
+// softmaxOp is the dispatch state of softmax (template softmax-4-a370c013cb89).
 var softmaxOp = &opState{
-	def:  3,
+	def:  4,
 	dims: []string{"rows", "cols"},
 	fn:   "Softmax",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
 			name:   "softmax64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
@@ -336,6 +336,12 @@ var softmaxOp = &opState{
 			shape:  nil,
 		},
 		{
+			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			name:   "softmaxG2Scalar",
+			shape:  nil,
+		},
+		{
 			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
 			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false}",
 			name:   "softmaxDefaultScalar",
@@ -343,7 +349,7 @@ var softmaxOp = &opState{
 		},
 	},
 	name:     "softmax",
-	template: "softmax-3-46f1bc08beac",
+	template: "softmax-4-a370c013cb89",
 }
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -351,13 +357,14 @@ var softmaxScalar = [...]func(dst, src []float32, rows, cols int){
 	softmax64x4096ScalarCall,
 	softmax512x1024ScalarCall,
 	softmaxG1Scalar,
+	softmaxG2Scalar,
 	softmaxDefaultScalar,
 }
 var softmaxFns = softmaxScalar
 
 func init() {
 	softmaxOp.setTable([]entry{
-		newEntry([]int{64, 4096}, 0, 2, false),
+		newEntry([]int{64, 4096}, 0, 3, false),
 		newEntry([]int{512, 1024}, 1, 2, false),
 	})
 }

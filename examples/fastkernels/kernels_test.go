@@ -2068,7 +2068,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     0,
 				shape:   []int{1, 1},
@@ -2076,7 +2076,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     1,
 				shape:   []int{1, 1},
@@ -2084,7 +2084,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     2,
 				shape:   []int{1, 1},
@@ -2092,7 +2092,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     3,
 				shape:   []int{1, 1},
@@ -2100,7 +2100,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     0,
 				shape:   []int{2, 3},
@@ -2108,7 +2108,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     1,
 				shape:   []int{2, 3},
@@ -2116,7 +2116,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     2,
 				shape:   []int{2, 3},
@@ -2124,7 +2124,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     3,
 				shape:   []int{2, 3},
@@ -2132,7 +2132,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     0,
 				shape:   []int{7, 13},
@@ -2140,7 +2140,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     1,
 				shape:   []int{7, 13},
@@ -2148,7 +2148,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     2,
 				shape:   []int{7, 13},
@@ -2156,7 +2156,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     3,
 				shape:   []int{7, 13},
@@ -2164,7 +2164,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     0,
 				shape:   []int{3, 1},
@@ -2172,7 +2172,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     1,
 				shape:   []int{3, 1},
@@ -2180,7 +2180,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     2,
 				shape:   []int{3, 1},
@@ -2188,7 +2188,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     3,
 				shape:   []int{3, 1},
@@ -2196,7 +2196,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     2.6144278913312204e-05,
 				set:     0,
 				shape:   []int{65, 4097},
@@ -2204,7 +2204,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     2.6144278913312204e-05,
 				set:     1,
 				shape:   []int{65, 4097},
@@ -2212,7 +2212,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     2.6144278913312204e-05,
 				set:     2,
 				shape:   []int{65, 4097},
@@ -2220,7 +2220,7 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
-				kernel:  2,
+				kernel:  3,
 				rel:     2.6144278913312204e-05,
 				set:     3,
 				shape:   []int{65, 4097},
@@ -2301,7 +2301,7 @@ func TestSoftmax(t *testing.T) {
 	o.check(t)
 	o.checkLengths(t, []string{"dst", "src"})
 	o.checkAllocs(t)
-	o.checkLoadTuning(t, 3, []int{1, 1})
+	o.checkLoadTuning(t, 4, []int{1, 1})
 }
 
 // BenchmarkAttention_1x4x256x64 times attention 1x4x256x64 through dispatch (exact).
@@ -3656,11 +3656,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{o.op.kernels[0].name + " (exact)", func() {
 					o.fns[0](args, []int{64, 4096})
 				}},
-				{o.op.kernels[2].name + " (generic, same config)", func() {
-					o.fns[2](args, []int{64, 4096})
-				}},
-				{o.op.kernels[3].name + " (default)", func() {
+				{o.op.kernels[3].name + " (generic, same config)", func() {
 					o.fns[3](args, []int{64, 4096})
+				}},
+				{o.op.kernels[4].name + " (default)", func() {
+					o.fns[4](args, []int{64, 4096})
 				}},
 				{"softmax64x4096Scalar (scalar form)", func() {
 					o.scalar[0](args, []int{64, 4096})
@@ -3688,11 +3688,11 @@ func BenchmarkSideBySide(b *testing.B) {
 				{"dispatch (nearest 64x4096)", func() {
 					o.public(args2, []int{65, 4097})
 				}},
-				{o.op.kernels[3].name + " (default)", func() {
-					o.fns[3](args2, []int{65, 4097})
+				{o.op.kernels[4].name + " (default)", func() {
+					o.fns[4](args2, []int{65, 4097})
 				}},
-				{"softmaxG1Scalar (scalar form)", func() {
-					o.scalar[2](args2, []int{65, 4097})
+				{"softmaxG2Scalar (scalar form)", func() {
+					o.scalar[3](args2, []int{65, 4097})
 				}},
 				{"plain Go", func() {
 					naiveSoftmax65_4097(args2[0], args2[1])

@@ -28,7 +28,8 @@ func TestPlainForms(t *testing.T) {
 		{softmaxOp, 0, "softmax64x4096", cpuHas.avx512},
 		{softmaxOp, 1, "softmax512x1024", cpuHas.avx512},
 		{softmaxOp, 2, "softmaxG1", cpuHas.avx512},
-		{softmaxOp, 3, "softmaxDefault", cpuHas.avx512},
+		{softmaxOp, 3, "softmaxG2", cpuHas.avx512},
+		{softmaxOp, 4, "softmaxDefault", cpuHas.avx512},
 	} {
 		if got := k.op.kernels[k.kernel].name; (got == k.plain) != k.runs {
 			t.Errorf("%s kernel %d runs %s; the CPU runs its plain form %s: %v", k.op.name, k.kernel, got, k.plain, k.runs)

@@ -13,36 +13,67 @@ import (
 )
 
 // With code=asm the three passes over each row are Go assembly on
-// AVX-512 (see the package doc): the Go function of the rows checks the
-// slices and calls it a block of rows at a time.
+// AVX-512, or on AVX2 and FMA (see the package doc): the Go function of
+// the rows checks the slices and calls it a block of rows at a time.
 
-// asmLanes is the vector width of the assembly: AVX-512's Z registers.
-const asmLanes = 16
+// asmLanes is the vector width of the assembly on AVX-512's Z registers,
+// asmLanesAVX2 on AVX2's Y registers. AVX-512 has 32 vector registers,
+// room for four unrolled vectors of four registers (x, k, p, an
+// accumulator) below the exp's constants (asmMaxUnroll); AVX2 has 16,
+// room for two, with the exp's constants that do not fit read from
+// memory (asmMaxUnrollAVX2, asmRegs).
+const (
+	asmLanes         = 16
+	asmMaxUnroll     = 4
+	asmLanesAVX2     = 8
+	asmMaxUnrollAVX2 = 2
+)
 
 // asmBlock is the most elements of src one call of the assembly covers,
 // unless one row is longer (a call covers at least a whole row): a
 // goroutine cannot be preempted inside assembly, so a call is kept to a
-// few tens of microseconds. (The generated comment of the rows' function
-// states the bound without that exception; it is fixed with the next
-// change of the template's code.)
+// few tens of microseconds.
 const asmBlock = 1 << 16
 
-// Vector registers of the assembly: per unrolled vector u < 4, the
-// argument x, the exp's k and its result p, and an accumulator (maxima,
-// then sums); the exp's constants from expFirst on; and the constants of
-// the row.
-const (
-	regK, regP, regAcc = 4, 8, 12
-	expFirst           = 16 // to 26 at most: degree 5 has 11 constants
-	regLowest          = 27 // -MaxFloat32, where running maxima start
-	regOne             = 28
-	regMax             = 30 // the row's maximum, broadcast
-	regScale           = 31 // 1/sum, broadcast
-)
+// asmISA names the instructions k's assembly needs, for comments.
+func (k kernel) asmISA() string {
+	if k.v.Lanes() == asmLanesAVX2 {
+		return "AVX2 and FMA"
+	}
+	return "AVX-512"
+}
 
-// asmMaxUnroll is the largest unroll the assembly takes: four vectors of
-// four registers each (x, k, p, accumulator) below the constants.
-const asmMaxUnroll = 4
+// asmRegs says where the assembly keeps its vectors: per unrolled vector
+// u, the exp's argument x+u, its k+u and its result p+u, and an
+// accumulator acc+u (maxima, then sums); the row's maximum, then 1/sum;
+// the exp's constants. On Z registers -MaxFloat32 and 1 have registers
+// too, and 1/sum one of its own; on Y registers 1/sum takes the
+// maximum's, -MaxFloat32 and 1 are built when needed, and the constants
+// of the exp that do not fit in the registers left are read from memory
+// (goasm.Exp.Table).
+type asmRegs struct {
+	x, k, p, acc int
+	max, scale   int
+	lowest, one  int // Z registers only
+	exp          goasm.Exp
+}
+
+// regs returns k's asmRegs.
+func (k kernel) regs() asmRegs {
+	degree := expDegree[k.cfg.Str("exp")]
+	if k.v.Lanes() == asmLanes {
+		return asmRegs{x: 0, k: 4, p: 8, acc: 12, max: 30, scale: 31, lowest: 27, one: 28,
+			exp: goasm.Exp{Lanes: asmLanes, Degree: degree, First: 16}} // to 26 at most: degree 5 has 11 constants
+	}
+	u := k.unroll
+	first := 4*u + 1
+	r := asmRegs{x: 0, k: u, p: 2 * u, acc: 3 * u, max: 4 * u, scale: 4 * u,
+		exp: goasm.Exp{Lanes: asmLanesAVX2, Degree: degree, First: first}}
+	if r.exp.Regs() > 16-first {
+		r.exp.Table, r.exp.InRegs = k.asmFn()+"Exp<>", 16-first
+	}
+	return r
+}
 
 // emitAsm is goEmitter's assembly: the assembly of the kernel of cfg, or nil
 // for code=go.
@@ -52,7 +83,7 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 		return nil
 	}
 	_, k.cols = checkShape(shape)
-	k.unroll = min(k.unroll, max(1, k.cols/asmLanes)) // as emitGo caps it
+	k.unroll = min(k.unroll, max(1, k.cols/k.v.Lanes())) // as emitGo caps it
 	return k.asmFile()
 }
 
@@ -84,7 +115,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	} else {
 		body = append(body, jen.Const().Defs(
 			id("cols").Op("=").Lit(k.cols),
-			id("block").Op("=").Lit(max(1, asmBlock/k.cols)).Comment(fmt.Sprintf("rows per call: at most %d elements", asmBlock)),
+			id("block").Op("=").Lit(max(1, asmBlock/k.cols)).Comment(fmt.Sprintf("rows per call: at most %d elements, or one row", asmBlock)),
 		))
 	}
 	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), id("n")}
@@ -101,7 +132,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		id("lo").Op("+=").Id("n"),
 	))
 	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 with %s, a block of rows at a time: "+
-		"a goroutine cannot be preempted in assembly, so a call covers at most %d elements.", k.rowsFn(), k.asmFn(), asmBlock)))
+		"a goroutine cannot be preempted in assembly, so a call covers at most %d elements or one row.", k.rowsFn(), k.asmFn(), asmBlock)))
 	ints := []jen.Code{id("lo"), id("hi")}
 	if k.generic {
 		ints = append([]jen.Code{id("cols")}, ints...)
@@ -115,7 +146,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		what = "rows rows of cols elements"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes the softmax of %s from src to dst in %s. "+
-		"It is Go assembly on AVX-512, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), what, k.asmPasses())))
+		"It is Go assembly on %s, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), what, k.asmPasses(), k.asmISA())))
 	f.Comment("//go:noescape")
 	f.Func().Id(k.asmFn()).Params(params...)
 }
@@ -129,22 +160,93 @@ func (k kernel) asmPasses() string {
 	return pass
 }
 
-// asmFile returns the .s file of k: one function, a loop over rows.
+// asmFile returns the .s file of k: one function, a loop over rows, on
+// Z registers (16 lanes, AVX-512) or Y registers (8 lanes, AVX2 and FMA).
 //
-// Registers: DI and SI the rows of dst and src, R8 the rows left, CX the
-// byte offset in the row, AX and DX scratch, K1 the mask of the partial
-// vector at a row's end (all clear when there is none); for a generic
-// kernel R9 the bytes of a row, R10 of its whole groups of unroll vectors,
-// R11 of its whole vectors, which a specialised kernel has as constants.
+// Registers besides the vectors (asmRegs): DI and SI the rows of dst and
+// src, R8 the rows left, CX the byte offset in the row, AX and DX
+// scratch, R12 the next row of src with prefetch; for a generic kernel R9
+// the bytes of a row, R10 of its whole groups of unroll vectors, R11 of
+// its whole vectors, which a specialised kernel has as constants. The
+// partial vector at a row's end has a mask: K1 (all clear when there is
+// none), or on Y registers a vector of a table, 8 ones then 8 zeros, read
+// from the right offset (for a generic kernel R13 points at it), since no
+// register is free to hold it through the sums.
 func (k kernel) asmFile() []byte {
-	if k.v.Lanes() != asmLanes || k.unroll > asmMaxUnroll {
+	lanes := k.v.Lanes()
+	if !(lanes == asmLanes && k.unroll <= asmMaxUnroll || lanes == asmLanesAVX2 && k.unroll <= asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("softmax: no assembly for %s", k.cfg))
 	}
-	var b strings.Builder
-	b.WriteString(goasm.Header)
-	w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
-	label := func(l string) { fmt.Fprintf(&b, "%s:\n", l) }
-	exp := goasm.Exp{Lanes: asmLanes, Degree: expDegree[k.cfg.Str("exp")], First: expFirst}
+	a := &asmWriter{kernel: k, r: k.regs(), zmm: lanes == asmLanes, vb: 4 * lanes}
+	a.file()
+	return []byte(a.b.String())
+}
+
+// asmWriter writes the assembly of one kernel.
+type asmWriter struct {
+	kernel
+	r   asmRegs
+	zmm bool // Z registers, else Y
+	vb  int  // bytes of a vector
+	b   strings.Builder
+	// whole and tail, for a specialised kernel: the whole vectors of a
+	// row, and the elements of its partial vector (0: none).
+	whole, tail int
+}
+
+func (a *asmWriter) w(format string, args ...any) { fmt.Fprintf(&a.b, "\t"+format+"\n", args...) }
+func (a *asmWriter) label(l string)               { fmt.Fprintf(&a.b, "%s:\n", l) }
+
+// v returns vector register n.
+func (a *asmWriter) v(n int) string {
+	if a.zmm {
+		return fmt.Sprintf("Z%d", n)
+	}
+	return fmt.Sprintf("Y%d", n)
+}
+
+// at returns the address of vector u from the offset CX in the row at base.
+func (a *asmWriter) at(base string, u int) string { return fmt.Sprintf("%d(%s)(CX*1)", a.vb*u, base) }
+
+// maskSym is the table of the masks of partial vectors on Y registers.
+func (a *asmWriter) maskSym() string { return a.asmFn() + "Mask<>" }
+
+// mask returns the operand of the mask of the partial vector on Y
+// registers.
+func (a *asmWriter) mask() string {
+	if a.generic {
+		return "(R13)"
+	}
+	return fmt.Sprintf("%s+%d(SB)", a.maskSym(), 4*(asmLanesAVX2-a.tail))
+}
+
+// hasTail reports whether a row may end in a partial vector.
+func (a *asmWriter) hasTail() bool { return a.generic || a.tail != 0 }
+
+// file writes the .s file: the tables, then the function.
+func (a *asmWriter) file() {
+	k := a.kernel
+	a.b.WriteString(goasm.Header)
+	if !a.generic {
+		a.whole, a.tail = k.cols/k.v.Lanes(), k.cols%k.v.Lanes()
+	}
+	if !a.zmm && a.hasTail() {
+		a.b.WriteString("\n")
+		for i := range 2 * asmLanesAVX2 {
+			bits := uint32(0)
+			if i < asmLanesAVX2 {
+				bits = 0xffffffff
+			}
+			fmt.Fprintf(&a.b, "DATA %s+%d(SB)/4, $0x%08x\n", a.maskSym(), 4*i, bits)
+		}
+		fmt.Fprintf(&a.b, "GLOBL %s(SB), RODATA|NOPTR, $%d // the mask of t elements is the vector at 4·(8-t)\n", a.maskSym(), 8*asmLanesAVX2)
+	}
+	if data := a.r.exp.Data(); data != nil {
+		a.b.WriteString("\n")
+		for _, l := range data {
+			fmt.Fprintf(&a.b, "%s\n", l)
+		}
+	}
 
 	args := "dst, src, rows"
 	frame := 24
@@ -152,208 +254,302 @@ func (k kernel) asmFile() []byte {
 		args += ", cols"
 		frame += 8
 	}
-	fmt.Fprintf(&b, "\n// func %s(%s)\n", k.asmFn(), args)
-	fmt.Fprintf(&b, "// The softmax of each row in %s.\n", k.asmPasses())
-	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
-	w("MOVQ dst+0(FP), DI")
-	w("MOVQ src+8(FP), SI")
-	w("MOVQ rows+16(FP), R8")
+	fmt.Fprintf(&a.b, "\n// func %s(%s)\n", k.asmFn(), args)
+	fmt.Fprintf(&a.b, "// The softmax of each row in %s.\n", k.asmPasses())
+	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
+	a.w("MOVQ dst+0(FP), DI")
+	a.w("MOVQ src+8(FP), SI")
+	a.w("MOVQ rows+16(FP), R8")
+	rowBytes := a.setup()
+	a.w("TESTQ R8, R8")
+	a.w("JZ done")
 
-	group := 64 * k.unroll
-	var rowBytes, groupBytes, vecBytes string
-	tail := true // whether a row may end in a partial vector
-	if k.generic {
-		rowBytes, groupBytes, vecBytes = "R9", "R10", "R11"
-		w("MOVQ cols+24(FP), R9")
-		w("MOVQ R9, R11")
-		w("ANDQ $-%d, R11 // elements in whole vectors", asmLanes)
-		w("MOVQ R9, CX")
-		w("SUBQ R11, CX // elements in the partial vector")
-		w("MOVL $1, DX")
-		w("SHLL CX, DX")
-		w("DECL DX")
-		w("KMOVW DX, K1")
-		w("SHLQ $2, R11")
-		w("MOVQ R11, R10")
-		w("ANDQ $-%d, R10", group)
-		w("SHLQ $2, R9")
-	} else {
-		n := k.cols / asmLanes * 64
-		rowBytes, groupBytes, vecBytes = fmt.Sprintf("$%d", 4*k.cols), fmt.Sprintf("$%d", n/group*group), fmt.Sprintf("$%d", n)
-		if t := k.cols % asmLanes; t != 0 {
-			w("MOVL $0x%x, DX // the %d elements of the partial vector", 1<<t-1, t)
-			w("KMOVW DX, K1")
-		} else {
-			tail = false
-		}
-	}
-	for _, l := range exp.Load() {
-		w("%s", l)
-	}
-	for _, c := range []struct {
-		reg  int
-		val  float32
-		what string
-	}{{regLowest, -math.MaxFloat32, "-MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN"}, {regOne, 1, "1"}} {
-		w("MOVL $0x%08x, AX // %s", math.Float32bits(c.val), c.what)
-		w("VMOVD AX, X%d", c.reg)
-		w("VPBROADCASTD X%d, Z%d", c.reg, c.reg)
-	}
-	w("TESTQ R8, R8")
-	w("JZ done")
-
-	z := func(n int) string { return fmt.Sprintf("Z%d", n) }
-	at := func(base string, u int) string { return fmt.Sprintf("%d(%s)(CX*1)", 64*u, base) }
-	// sweep writes the loops of one pass: groups of unroll vectors,
-	// their bodies interleaved step by step so that the unroll's exps
-	// overlap; then single vectors; then the partial vector, whose body
-	// gets masked set.
-	sweep := func(name string, body func(u int, masked bool) []string) {
-		// A specialised kernel leaves out the loops its row length skips.
-		n := k.cols / asmLanes
-		groups, ones := k.generic || n >= k.unroll, k.unroll > 1 && (k.generic || n%k.unroll != 0)
-		w("XORQ CX, CX")
-		if groups {
-			if k.generic {
-				next := name + "_vec"
-				if !ones {
-					next = name + "_tail"
-				}
-				w("CMPQ CX, %s", groupBytes)
-				w("JGE %s", next)
-			}
-			label(name + "_group")
-			bodies := make([][]string, k.unroll)
-			for u := range bodies {
-				bodies[u] = body(u, false)
-			}
-			for i := range bodies[0] {
-				for u := range bodies {
-					w("%s", bodies[u][i])
-				}
-			}
-			w("ADDQ $%d, CX", group)
-			w("CMPQ CX, %s", groupBytes)
-			w("JLT %s_group", name)
-		}
-		if ones {
-			label(name + "_vec")
-			if k.generic {
-				w("CMPQ CX, %s", vecBytes)
-				w("JGE %s_tail", name)
-			}
-			label(name + "_one")
-			for _, l := range body(0, false) {
-				w("%s", l)
-			}
-			w("ADDQ $64, CX")
-			w("CMPQ CX, %s", vecBytes)
-			w("JLT %s_one", name)
-		}
-		if !tail {
-			return
-		}
-		label(name + "_tail")
-		if k.generic {
-			w("KORTESTW K1, K1")
-			w("JZ %s_end", name)
-		}
-		for _, l := range body(0, true) {
-			w("%s", l)
-		}
-		if k.generic {
-			label(name + "_end")
-		}
-	}
-	// reduce folds the accumulators into the low lane of X12 with op,
-	// then broadcasts it to dst.
-	reduce := func(op string, dst int) {
-		for step := 1; step < k.unroll; step *= 2 {
-			for u := 0; u+step < k.unroll; u += 2 * step {
-				w("%s Z%d, Z%d, Z%d", op, regAcc+u+step, regAcc+u, regAcc+u)
-			}
-		}
-		w("VEXTRACTF64X4 $1, Z12, Y13")
-		w("%s Y13, Y12, Y12", op)
-		w("VEXTRACTF128 $1, Y12, X13")
-		w("%s X13, X12, X12", op)
-		w("VPERMILPS $0x4e, X12, X13")
-		w("%s X13, X12, X12", op)
-		w("VPERMILPS $0xb1, X12, X13")
-		w("%s X13, X12, X12", op)
-		w("VBROADCASTSS X12, Z%d", dst)
-	}
-	// load returns the instructions that set x to src's vector u minus
-	// the row's maximum, zero in the lanes masked off.
-	load := func(u int, masked bool, x string) []string {
-		ld := fmt.Sprintf("VMOVUPS %s, %s", at("SI", u), x)
-		if masked {
-			ld = fmt.Sprintf("VMOVUPS.Z %s, K1, %s", at("SI", u), x)
-		}
-		return []string{ld, fmt.Sprintf("VSUBPS Z%d, %s, %s", regMax, x, x)}
-	}
-	store := func(u int, masked bool, p string) string {
-		if masked {
-			return fmt.Sprintf("VMOVUPS %s, K1, %s", p, at("DI", u))
-		}
-		return fmt.Sprintf("VMOVUPS %s, %s", p, at("DI", u))
-	}
-
-	label("row")
+	a.label("row")
 	if k.prefetch {
 		if k.generic {
-			w("LEAQ (SI)(R9*1), R12 // the next row of src, fetched during the sums")
+			a.w("LEAQ (SI)(R9*1), R12 // the next row of src, fetched during the sums")
 		} else {
-			w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", 4*k.cols)
+			a.w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", 4*k.cols)
 		}
 	}
-	// The row's maximum.
-	for u := range k.unroll {
-		w("VMOVAPS Z%d, Z%d", regLowest, regAcc+u)
-	}
-	sweep("max", func(u int, masked bool) []string {
-		acc := z(regAcc + u)
-		if masked {
-			return []string{fmt.Sprintf("VMAXPS %s, %s, K1, %s", at("SI", u), acc, acc)}
-		}
-		return []string{fmt.Sprintf("VMAXPS %s, %s, %s", at("SI", u), acc, acc)}
-	})
-	reduce("VMAXPS", regMax)
+	a.maxPass()
+	a.sumPass()
+	a.scalePass()
+	a.w("ADDQ %s, SI", rowBytes)
+	a.w("ADDQ %s, DI", rowBytes)
+	a.w("DECQ R8")
+	a.w("JNZ row")
+	a.label("done")
+	a.w("VZEROUPPER")
+	a.w("RET")
+}
 
-	// e^(x-m) into dst, and its sum.
-	for u := range k.unroll {
-		w("VPXORD Z%d, Z%d, Z%d", regAcc+u, regAcc+u, regAcc+u)
+// setup writes what is set once per call: the bounds of a generic
+// kernel's row and the mask of its partial vector, the exp's constants,
+// and on Z registers -MaxFloat32 and 1. It returns the operand of the
+// bytes of a row.
+func (a *asmWriter) setup() (rowBytes string) {
+	k := a.kernel
+	switch {
+	case k.generic && a.zmm:
+		a.w("MOVQ cols+24(FP), R9")
+		a.w("MOVQ R9, R11")
+		a.w("ANDQ $-%d, R11 // elements in whole vectors", asmLanes)
+		a.w("MOVQ R9, CX")
+		a.w("SUBQ R11, CX // elements in the partial vector")
+		a.w("MOVL $1, DX")
+		a.w("SHLL CX, DX")
+		a.w("DECL DX")
+		a.w("KMOVW DX, K1")
+		a.w("SHLQ $2, R11")
+		a.w("MOVQ R11, R10")
+		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
+		a.w("SHLQ $2, R9")
+	case k.generic:
+		a.w("MOVQ cols+24(FP), R9")
+		a.w("SHLQ $2, R9")
+		a.w("MOVQ R9, R11")
+		a.w("ANDQ $-%d, R11", a.vb)
+		a.w("MOVQ R9, R10")
+		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
+		a.w("LEAQ %s+%d(SB), R13", a.maskSym(), 4*asmLanesAVX2)
+		a.w("ADDQ R11, R13")
+		a.w("SUBQ R9, R13 // the mask of the partial vector")
+	case a.zmm && a.tail != 0:
+		a.w("MOVL $0x%x, DX // the %d elements of the partial vector", 1<<a.tail-1, a.tail)
+		a.w("KMOVW DX, K1")
 	}
-	sweep("sum", func(u int, masked bool) []string {
-		x, kk, p, acc := z(u), z(regK+u), z(regP+u), z(regAcc+u)
-		out := load(u, masked, x)
-		if k.prefetch && !masked {
-			out = append(out, fmt.Sprintf("PREFETCHT0 %s", at("R12", u)))
+	for _, l := range a.r.exp.Load() {
+		a.w("%s", l)
+	}
+	if a.zmm {
+		for _, c := range []struct {
+			reg  int
+			val  float32
+			what string
+		}{{a.r.lowest, -math.MaxFloat32, "-MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN"}, {a.r.one, 1, "1"}} {
+			a.broadcast(c.val, c.reg, c.what)
 		}
-		out = append(out, exp.Emit(x, kk, p)...)
-		out = append(out, store(u, masked, p))
-		if masked {
-			return append(out, fmt.Sprintf("VADDPS %s, %s, K1, %s", p, acc, acc))
-		}
-		return append(out, fmt.Sprintf("VADDPS %s, %s, %s", p, acc, acc))
-	})
-	reduce("VADDPS", regAcc)
-	w("VDIVPS Z%d, Z%d, Z%d", regAcc, regOne, regScale)
+	}
+	if k.generic {
+		return "R9"
+	}
+	return fmt.Sprintf("$%d", 4*k.cols)
+}
 
-	// dst *= 1/sum.
-	sweep("scale", func(u int, masked bool) []string {
-		x := z(u)
-		if masked {
-			return []string{fmt.Sprintf("VMULPS.Z %s, Z%d, K1, %s", at("DI", u), regScale, x), store(u, true, x)}
+// broadcast writes the instructions that set every lane of vector
+// register reg to val, through AX.
+func (a *asmWriter) broadcast(val float32, reg int, what string) {
+	a.w("MOVL $0x%08x, AX // %s", math.Float32bits(val), what)
+	a.w("VMOVD AX, X%d", reg)
+	a.w("VPBROADCASTD X%d, %s", reg, a.v(reg))
+}
+
+// sweep writes the loops of one pass: groups of unroll vectors, their
+// bodies interleaved step by step so that the unroll's exps overlap; then
+// single vectors; then the partial vector, whose body gets masked set.
+func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
+	k := a.kernel
+	groupBytes, vecBytes := "R10", "R11"
+	if !k.generic {
+		groupBytes = fmt.Sprintf("$%d", a.whole/k.unroll*k.unroll*a.vb)
+		vecBytes = fmt.Sprintf("$%d", a.whole*a.vb)
+	}
+	// A specialised kernel leaves out the loops its row length skips.
+	groups, ones := k.generic || a.whole >= k.unroll, k.unroll > 1 && (k.generic || a.whole%k.unroll != 0)
+	a.w("XORQ CX, CX")
+	if groups {
+		if k.generic {
+			next := name + "_vec"
+			if !ones {
+				next = name + "_tail"
+			}
+			a.w("CMPQ CX, %s", groupBytes)
+			a.w("JGE %s", next)
 		}
-		return []string{fmt.Sprintf("VMULPS %s, Z%d, %s", at("DI", u), regScale, x), store(u, false, x)}
+		a.label(name + "_group")
+		bodies := make([][]string, k.unroll)
+		for u := range bodies {
+			bodies[u] = body(u, false)
+		}
+		for i := range bodies[0] {
+			for u := range bodies {
+				a.w("%s", bodies[u][i])
+			}
+		}
+		a.w("ADDQ $%d, CX", a.vb*k.unroll)
+		a.w("CMPQ CX, %s", groupBytes)
+		a.w("JLT %s_group", name)
+	}
+	if ones {
+		a.label(name + "_vec")
+		if k.generic {
+			a.w("CMPQ CX, %s", vecBytes)
+			a.w("JGE %s_tail", name)
+		}
+		a.label(name + "_one")
+		for _, l := range body(0, false) {
+			a.w("%s", l)
+		}
+		a.w("ADDQ $%d, CX", a.vb)
+		a.w("CMPQ CX, %s", vecBytes)
+		a.w("JLT %s_one", name)
+	}
+	if !a.hasTail() {
+		return
+	}
+	a.label(name + "_tail")
+	if k.generic {
+		if a.zmm {
+			a.w("KORTESTW K1, K1")
+		} else {
+			a.w("CMPQ CX, R9 // no partial vector")
+		}
+		a.w("JZ %s_end", name)
+	}
+	for _, l := range body(0, true) {
+		a.w("%s", l)
+	}
+	if k.generic {
+		a.label(name + "_end")
+	}
+}
+
+// reduce folds the accumulators into the low lane of acc with op, through
+// the register above it.
+func (a *asmWriter) reduce(op string) {
+	acc, tmp := a.r.acc, a.r.acc+1
+	for step := 1; step < a.unroll; step *= 2 {
+		for u := 0; u+step < a.unroll; u += 2 * step {
+			a.w("%s %s, %s, %s", op, a.v(acc+u+step), a.v(acc+u), a.v(acc+u))
+		}
+	}
+	if a.zmm {
+		a.w("VEXTRACTF64X4 $1, Z%d, Y%d", acc, tmp)
+		a.w("%s Y%d, Y%d, Y%d", op, tmp, acc, acc)
+	}
+	a.w("VEXTRACTF128 $1, Y%d, X%d", acc, tmp)
+	a.w("%s X%d, X%d, X%d", op, tmp, acc, acc)
+	a.w("VPERMILPS $0x4e, X%d, X%d", acc, tmp)
+	a.w("%s X%d, X%d, X%d", op, tmp, acc, acc)
+	a.w("VPERMILPS $0xb1, X%d, X%d", acc, tmp)
+	a.w("%s X%d, X%d, X%d", op, tmp, acc, acc)
+}
+
+// maxPass writes the row's maximum, broadcast into r.max. A partial
+// vector on Y registers is loaded with zeros past the row's end, where
+// the maximum keeps the accumulator's lanes (VBLENDVPS).
+func (a *asmWriter) maxPass() {
+	r := a.r
+	if a.zmm {
+		for u := range a.unroll {
+			a.w("VMOVAPS Z%d, Z%d", r.lowest, r.acc+u)
+		}
+	} else {
+		a.broadcast(-math.MaxFloat32, r.acc, "-MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN")
+		for u := 1; u < a.unroll; u++ {
+			a.w("VMOVAPS Y%d, Y%d", r.acc, r.acc+u)
+		}
+	}
+	a.sweep("max", func(u int, masked bool) []string {
+		acc := a.v(r.acc + u)
+		switch {
+		case !masked:
+			return []string{fmt.Sprintf("VMAXPS %s, %s, %s", a.at("SI", u), acc, acc)}
+		case a.zmm:
+			return []string{fmt.Sprintf("VMAXPS %s, %s, K1, %s", a.at("SI", u), acc, acc)}
+		}
+		m, x := a.v(r.k+u), a.v(r.x+u)
+		return []string{
+			fmt.Sprintf("VMOVUPS %s, %s", a.mask(), m),
+			fmt.Sprintf("VMASKMOVPS %s, %s, %s", a.at("SI", u), m, x),
+			fmt.Sprintf("VMAXPS %s, %s, %s", x, acc, x),
+			fmt.Sprintf("VBLENDVPS %s, %s, %s, %s", m, x, acc, acc),
+		}
 	})
-	w("ADDQ %s, SI", rowBytes)
-	w("ADDQ %s, DI", rowBytes)
-	w("DECQ R8")
-	w("JNZ row")
-	label("done")
-	w("VZEROUPPER")
-	w("RET")
-	return []byte(b.String())
+	a.reduce("VMAXPS")
+	a.w("VBROADCASTSS X%d, %s", r.acc, a.v(r.max))
+}
+
+// sumPass writes e^(x-m) into dst, its sum, and 1/sum broadcast into
+// r.scale. A partial vector on Y registers reads the mask twice from
+// memory, into the exp's k before the exp and into x after it, since no
+// register is free to hold it; e^(0-m) past the row's end is cleared
+// before the sum.
+func (a *asmWriter) sumPass() {
+	r := a.r
+	for u := range a.unroll {
+		if a.zmm {
+			a.w("VPXORD Z%d, Z%d, Z%d", r.acc+u, r.acc+u, r.acc+u)
+		} else {
+			a.w("VXORPS Y%d, Y%d, Y%d", r.acc+u, r.acc+u, r.acc+u)
+		}
+	}
+	a.sweep("sum", func(u int, masked bool) []string {
+		x, kk, p, acc := a.v(r.x+u), a.v(r.k+u), a.v(r.p+u), a.v(r.acc+u)
+		sub := fmt.Sprintf("VSUBPS %s, %s, %s", a.v(r.max), x, x)
+		var out []string
+		switch {
+		case !masked:
+			out = []string{fmt.Sprintf("VMOVUPS %s, %s", a.at("SI", u), x), sub}
+			if a.prefetch {
+				out = append(out, fmt.Sprintf("PREFETCHT0 %s", a.at("R12", u)))
+			}
+		case a.zmm:
+			out = []string{fmt.Sprintf("VMOVUPS.Z %s, K1, %s", a.at("SI", u), x), sub}
+		default:
+			out = []string{
+				fmt.Sprintf("VMOVUPS %s, %s", a.mask(), kk),
+				fmt.Sprintf("VMASKMOVPS %s, %s, %s", a.at("SI", u), kk, x),
+				sub,
+			}
+		}
+		out = append(out, r.exp.Emit(x, kk, p)...)
+		switch {
+		case !masked:
+			return append(out,
+				fmt.Sprintf("VMOVUPS %s, %s", p, a.at("DI", u)),
+				fmt.Sprintf("VADDPS %s, %s, %s", p, acc, acc))
+		case a.zmm:
+			return append(out,
+				fmt.Sprintf("VMOVUPS %s, K1, %s", p, a.at("DI", u)),
+				fmt.Sprintf("VADDPS %s, %s, K1, %s", p, acc, acc))
+		}
+		return append(out,
+			fmt.Sprintf("VMOVUPS %s, %s", a.mask(), x),
+			fmt.Sprintf("VMASKMOVPS %s, %s, %s", p, x, a.at("DI", u)),
+			fmt.Sprintf("VANDPS %s, %s, %s", x, p, p),
+			fmt.Sprintf("VADDPS %s, %s, %s", p, acc, acc))
+	})
+	a.reduce("VADDPS")
+	if a.zmm {
+		a.w("VBROADCASTSS X%d, Z%d", r.acc, r.acc)
+		a.w("VDIVPS Z%d, Z%d, Z%d", r.acc, r.one, r.scale)
+		return
+	}
+	a.w("MOVL $0x%08x, AX // 1", math.Float32bits(1))
+	a.w("VMOVD AX, X%d", r.acc+1)
+	a.w("VDIVSS X%d, X%d, X%d", r.acc, r.acc+1, r.acc+1)
+	a.w("VBROADCASTSS X%d, Y%d", r.acc+1, r.scale)
+}
+
+// scalePass writes dst *= 1/sum.
+func (a *asmWriter) scalePass() {
+	r := a.r
+	a.sweep("scale", func(u int, masked bool) []string {
+		x, scale := a.v(r.x+u), a.v(r.scale)
+		switch {
+		case !masked:
+			return []string{fmt.Sprintf("VMULPS %s, %s, %s", a.at("DI", u), scale, x), fmt.Sprintf("VMOVUPS %s, %s", x, a.at("DI", u))}
+		case a.zmm:
+			return []string{fmt.Sprintf("VMULPS.Z %s, %s, K1, %s", a.at("DI", u), scale, x), fmt.Sprintf("VMOVUPS %s, K1, %s", x, a.at("DI", u))}
+		}
+		m := a.v(r.k + u)
+		return []string{
+			fmt.Sprintf("VMOVUPS %s, %s", a.mask(), m),
+			fmt.Sprintf("VMASKMOVPS %s, %s, %s", a.at("DI", u), m, x),
+			fmt.Sprintf("VMULPS %s, %s, %s", scale, x, x),
+			fmt.Sprintf("VMASKMOVPS %s, %s, %s", x, m, a.at("DI", u)),
+		}
+	})
 }

@@ -14,15 +14,15 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-3"
+const revision = "softmax-4"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-3"
+const genericRevision = "softmax-generic-4"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
-// archsimd vectors, or with the rows in Go assembly on AVX-512.
+// archsimd vectors, or with the rows in Go assembly on AVX-512 or AVX2.
 var Template = kernels.Template{
 	Op:        Op,
 	Backend:   kernels.CPU,
@@ -114,12 +114,17 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 	)
 	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 	constraints = append(constraints, []schedule.Constraint{
-		// The assembly (asm.go) is one form: AVX-512 vectors, three
-		// passes, a polynomial exp, at most four vectors in flight.
-		{Name: "asm_needs_vec16", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") == asmLanes }},
+		// The assembly (asm.go) is one form: three passes, a polynomial
+		// exp, on AVX-512 vectors with at most four in flight or on AVX2
+		// vectors with at most two (it inherits vec16_needs_avx512 and
+		// vec8_needs_avx2_fma).
+		{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") > 1 }},
 		{Name: "asm_needs_threepass", OK: func(c schedule.Config) bool { return goCode(c) || c.Str("algo") == "threepass" }},
 		{Name: "asm_needs_poly_exp", OK: func(c schedule.Config) bool { return goCode(c) || c.Str("exp") != "f64" }},
 		{Name: "asm_unroll_at_most_4", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("unroll") <= asmMaxUnroll }},
+		{Name: "asm_vec8_unroll_at_most_2", OK: func(c schedule.Config) bool {
+			return goCode(c) || c.Int("vec") != asmLanesAVX2 || c.Int("unroll") <= asmMaxUnrollAVX2
+		}},
 		// archsimd has no prefetch.
 		{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !c.Bool("prefetch") || !goCode(c) }},
 	}...)
@@ -154,15 +159,18 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 	return kernels.Version(rev, space([]int{4096, 1024}, ref))
 }
 
-// defaultConfig is, with AVX-512, the assembly's three passes with the
-// degree-5 exp, unrolled by 4; otherwise the widest vectors the target has
-// in Go, the online algorithm with the degree-5 exp, unrolled by 4; on one
-// goroutine: fast on every shape, and valid on every one.
+// defaultConfig is, with vectors, the assembly's three passes on the
+// widest the target has with the degree-5 exp, unrolled by 4 on AVX-512
+// and by 2 on AVX2 (the most each takes); without, scalar Go, the online
+// algorithm with the degree-5 exp, unrolled by 4; on one goroutine: fast
+// on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	cfg := fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
-		kernels.WidestVector(target))
-	if kernels.WidestVector(target) == asmLanes {
-		cfg = "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false"
+	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"
+	switch kernels.WidestVector(target) {
+	case asmLanes:
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanes, asmMaxUnroll)
+	case asmLanesAVX2:
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanesAVX2, asmMaxUnrollAVX2)
 	}
 	return parseDefault(space(shape, target), cfg)
 }

@@ -23,17 +23,20 @@
 //	threads         1 … cores   goroutines, the caller included; 1 starts none
 //	rows_per_chunk  1, 4, 16, 64 (those ≤ rows)  rows dealt round-robin to threads
 //	code            go          the rows in archsimd Go
-//	                asm         the rows in Go assembly on AVX-512 (below)
+//	                asm         the rows in Go assembly (below): on AVX-512 with
+//	                            vec=16, on AVX2 and FMA with vec=8
 //	prefetch        false, true asm: the sums fetch the next row of src
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
 // ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
 // chunk sizes would repeat one kernel); threads_at_most_chunks (a goroutine
 // without rows is waste); needs_cpu_target (the template has only CPU
-// emitters, so every point is invalid on a CUDA target); asm_needs_vec16,
-// asm_needs_threepass, asm_needs_poly_exp and asm_unroll_at_most_4 (the
-// assembly is one form: 16 lanes, three passes, a polynomial exp, at most
-// four vectors in flight); prefetch_needs_asm (archsimd has no prefetch).
+// emitters, so every point is invalid on a CUDA target); asm_needs_vectors,
+// asm_needs_threepass, asm_needs_poly_exp, asm_unroll_at_most_4 and
+// asm_vec8_unroll_at_most_2 (the assembly is one form: three passes, a
+// polynomial exp, at most four vectors in flight on AVX-512's 32
+// registers, two on AVX2's 16; it inherits the vector width's ISA
+// constraint); prefetch_needs_asm (archsimd has no prefetch).
 // The unroll is capped at the vectors a row holds when the code is
 // emitted.
 //
@@ -50,12 +53,13 @@
 // # Assembly
 //
 // With code=asm the Go function of the rows checks the slices and calls
-// the assembly on blocks of rows, at most 65536 elements a call (a
-// goroutine cannot be preempted in assembly). The assembly (asm.go) walks
-// the rows of its block in three passes, like algo=threepass: the maximum;
-// e^(x-m) into dst and its sum; dst·(1/sum). The exp is codegen/goasm's,
-// the same operations on the same constants as the archsimd one, so the
-// two forms give the same e^x bit for bit; its 10 or 11 constants, the
+// the assembly on blocks of rows, at most 65536 elements (or one row) a
+// call (a goroutine cannot be preempted in assembly). The assembly
+// (asm.go) walks the rows of its block in three passes, like
+// algo=threepass: the maximum; e^(x-m) into dst and its sum;
+// dst·(1/sum). The exp is codegen/goasm's, the same operations on the
+// same constants as the archsimd one, so the two forms give the same e^x
+// bit for bit. On AVX-512 (vec=16) its 10 or 11 constants, the
 // row's maximum and 1/sum stay in Z registers for the whole call, with 4
 // registers per unrolled vector (x, k, the result, an accumulator) below
 // them. A row's partial vector is loaded and stored under the mask K1
@@ -64,6 +68,32 @@
 // alignment need no scalar code. With prefetch=true each vector of the
 // sums also fetches (PREFETCHT0) the vector at the same place in the next
 // row.
+//
+// With vec=8 the same passes run on AVX2 and FMA's Y registers, of which
+// there are 16: 4 per unrolled vector and the row's maximum leave 11
+// registers to the exp's constants at unroll 1 (all of them) and 7 at
+// unroll 2, whose 3 or 4 other constants are vectors in a table of the
+// .s file, read as memory operands of the FMAs (AVX2 has no broadcast
+// operand; the loads take ports the exp leaves idle). Unroll 4 would
+// need 17 registers before any constant. -MaxFloat32 and 1 are built
+// when needed, and 1/sum takes the maximum's register. The partial
+// vector uses VMASKMOVPS (zeros loaded, lanes past the end not written)
+// with a mask read from a table of 8 ones then 8 zeros, at 4·(8-t) bytes
+// for t elements, since no register stays free for it through the sums:
+// the maximum keeps its accumulator's lanes past the end (VBLENDVPS), and
+// the sum clears them (VANDPS) from e^(0-m). This form is valid wherever
+// vec=8 is, AVX-512 machines included, so the tests run it on both; it is
+// the default on AVX2 (unroll 2, poly5), as the AVX-512 form is there.
+//
+// Two vectors in flight with constants from memory beat one with every
+// constant in a register: at 4096×1024 on one goroutine of a 2-vCPU Zen 4
+// with AVX-512 hidden, 17–20% less time at the 20th percentile in two
+// side-by-side runs (TestSpeed, poly4 and poly5), and the tuner picked
+// unroll 2 at 4096×1024 and 12288×128. There the tuned assembly took
+// 1.2–1.3× the time of the copy floor at 4096×1024 and 1.35–1.65× at
+// 12288×128 (rows of 128 floats, whose two reductions and division per
+// row weigh more), and 0.55–0.6× the time of the tuned archsimd Go
+// (docs/benchmarks.md has the runs).
 //
 // Why: the archsimd Go needs more than Go's 15 vector registers (the
 // exp's constants, the maximum and 4 unrolled vectors) and spills, most
@@ -179,7 +209,8 @@
 // by hand ("softmax-1" to "softmax-2"): the tuning database then stops
 // applying records measured on the old code. TestGolden enforces it:
 // go test -update refuses to rewrite golden files whose code changed unless
-// revision changed too. Revision softmax-3 added code and prefetch; the
+// revision changed too. Revision softmax-3 added code and prefetch,
+// softmax-4 the assembly on AVX2 (vec=8); the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
 // (tune/lab/testdata) still replay: only for replay, never to tune, emit or

@@ -36,12 +36,14 @@ var (
 
 // genericSchedules are crossed with every vec the host has and both
 // algorithms: every unroll and exp, threads 1 to 4, and chunks of rows
-// larger than some test shapes.
+// larger than some test shapes; with 8 lanes the assembly takes unroll 1
+// and 2 only, each exp at unroll 2.
 var genericSchedules = []string{
 	"unroll=1,exp=poly5,threads=1,rows_per_chunk=1",
 	"unroll=4,exp=poly4,threads=2,rows_per_chunk=16",
 	"unroll=8,exp=f64,threads=3,rows_per_chunk=4",
 	"unroll=2,exp=poly5,threads=4,rows_per_chunk=16",
+	"unroll=2,exp=poly4,threads=1,rows_per_chunk=1",
 }
 
 // genericConfigs returns the configs of the generic test, valid on the
@@ -94,7 +96,7 @@ func genericConfigs(t *testing.T) []schedule.Config {
 // genericConfigs once, and for every test shape a wrapper with the
 // driver's signature that calls it with that shape, builds and vets them
 // in one module, and checks every (config, shape) against the float64
-// reference on random and -Inf inputs, the output poisoned with NaN.
+// reference on random, -Inf and tailmax inputs, the output poisoned with NaN.
 func TestGenericKernels(t *testing.T) {
 	var shapes [][]int
 	for _, r := range genericRows {
@@ -161,7 +163,7 @@ func TestGenericKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var jobs strings.Builder
 	inputs := make(map[string][]float32)
-	kinds := []string{"random", "neginf"}
+	kinds := []string{"random", "neginf", "tailmax"}
 	for _, shape := range shapes {
 		key := kernels.FormatShape(shape)
 		for _, kind := range kinds {

@@ -14,7 +14,8 @@ import (
 
 // goldens are the configs whose generated code is checked in: the fast path
 // and one of each kind of code the emitter writes (tails, online, AVX2,
-// exp in float64, scalar, the assembly with and without a partial vector).
+// exp in float64, scalar, the assembly with and without a partial vector,
+// on AVX-512 and on AVX2).
 var goldens = []kerneltest.Golden{
 	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false"},
 	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false"},
@@ -23,6 +24,7 @@ var goldens = []kerneltest.Golden{
 	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
 	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true"},
 	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false"},
+	{Name: "asm_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true"},
 }
 
 // TestGolden compares the generated code of the golden configs with
@@ -39,6 +41,7 @@ func TestGolden(t *testing.T) {
 var genericGoldens = []kerneltest.Golden{
 	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false"},
 	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true"},
+	{Name: "generic_asm_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false"},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic emitter, with
@@ -54,7 +57,7 @@ func TestGoldenGeneric(t *testing.T) {
 // GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what they
 // compute.
 func TestPlainForm(t *testing.T) {
-	for _, g := range []kerneltest.Golden{goldens[5], goldens[6], genericGoldens[1]} {
+	for _, g := range []kerneltest.Golden{goldens[5], goldens[6], goldens[7], genericGoldens[1], genericGoldens[2]} {
 		shape, err := Op.ParseShape(g.Shape)
 		if err != nil {
 			t.Fatal(err)

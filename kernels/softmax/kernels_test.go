@@ -31,7 +31,8 @@ type genKernel struct {
 
 // testShapes are the shapes every config of the grid is checked on: one
 // element, a partial vector, many rows with a tail, one long row, and (for
-// the assembly) rows of three whole vectors, which cap an unroll of 4 at 3.
+// the assembly) rows of whole vectors, three of 16 lanes, which cap an
+// unroll of 4 at 3, or six of 8 lanes.
 var testShapes = [][]int{{1, 1}, {3, 17}, {4097, 1023}, {1, 100000}, {5, 48}}
 
 // threadings are the (threads, rows_per_chunk) pairs the grid crosses with
@@ -51,8 +52,9 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 		unrolls, threads = []int{1, 4}, [][2]int{{1, 1}, {2, 16}}
 	}
 	// Rows of whole vectors are there for the assembly's unroll; where the
-	// target has no assembly form, they check the Go code instead.
-	asmOn := kernels.WidestVector(target) == asmLanes
+	// target has no assembly form (no vectors), they check the Go code
+	// instead.
+	asmOn := kernels.WidestVector(target) >= asmLanesAVX2
 	var out []schedule.Config
 	for _, vec := range vecs {
 		for _, u := range unrolls {
@@ -181,13 +183,17 @@ func runs(k genKernel, kind string) bool {
 }
 
 // inputKinds are the inputs kernels run on; see input.
-var inputKinds = []string{"random", "large", "neginf"}
+var inputKinds = []string{"random", "large", "neginf", "tailmax"}
 
 // input returns a rows×cols matrix of the given kind, with no zeros:
 //
 //	random  normal with standard deviation 4
 //	large   uniform in ±80 in even rows, ±1e4 in odd ones
 //	neginf  random, with an eighth of the entries -Inf and rows 1, 5, 9, … all -Inf
+//	tailmax random, 200 lower in odd rows, with each row's last element 120
+//	        above the row's mean: a maximum in the partial vector that only
+//	        a correct maximum survives (e^(x-m) overflows past it, and
+//	        underflows to 0 in the odd rows with m = 0)
 func input(shape []int, kind string, rng *rand.Rand) []float32 {
 	rows, cols := shape[0], shape[1]
 	xs := make([]float32, rows*cols)
@@ -204,6 +210,13 @@ func input(shape []int, kind string, rng *rand.Rand) []float32 {
 		case "neginf":
 			if r%4 == 1 || rng.IntN(8) == 0 {
 				x = float32(math.Inf(-1))
+			}
+		case "tailmax":
+			if i%cols == cols-1 {
+				x = 120
+			}
+			if r%2 == 1 {
+				x -= 200
 			}
 		}
 		if x == 0 {
@@ -226,13 +239,22 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16",
-		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64",
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1",
-		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16",
-		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64,code=go,prefetch=false",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
+		"vec=16,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false",
+		"vec=8,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
+		// AVX2's assembly: every constant of the exp in a register
+		// (unroll 1), or two vectors in flight and the last constants
+		// read from memory (unroll 2).
+		"vec=8,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {
