@@ -78,7 +78,7 @@ func (k kernel) regs() asmRegs {
 // emitAsm is goEmitter's assembly: the assembly of the kernel of cfg, or nil
 // for code=go.
 func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
-	k := newKernel(name, cfg)
+	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
 	if !k.asm {
 		return nil
 	}
@@ -90,7 +90,7 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 // emitAsmGeneric is goEmitter's assembly of a generic kernel: the same with cols an
 // argument.
 func emitAsmGeneric(name string, cfg schedule.Config) []byte {
-	k := newKernel(name, cfg)
+	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
 	if !k.asm {
 		return nil
 	}

@@ -40,19 +40,20 @@ var Template = kernels.Template{
 type goEmitter struct{}
 
 func (goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
-	k.Want(kernels.AMD64.ISA, dtype.F32)
+	k.Want(kernels.AMD64.ISA, dtype.F32, dtype.BF16, dtype.F16)
 	switch {
 	case k.Arch.Plain:
-		emitPlain(f, k.Name, k.Shape, k.Config)
+		emitPlain(f, k.Name, k.Shape, k.DType, k.Config)
 	case k.Shape == nil:
-		emitGoGeneric(f, k.Name, k.Config)
+		emitGoGeneric(f, k.Name, k.DType, k.Config)
 	default:
-		emitGo(f, k.Name, k.Shape, k.Config)
+		emitGo(f, k.Name, k.Shape, k.DType, k.Config)
 	}
+	half := newKernel(k.Name, k.DType, k.Config).half
 	if k.Shape == nil {
-		return emitAsmGeneric(k.Name, k.Config)
+		return withHalfAsm(emitAsmGeneric(k.Name, k.Config), half)
 	}
-	return emitAsm(k.Name, k.Shape, k.Config)
+	return withHalfAsm(emitAsm(k.Name, k.Shape, k.Config), half)
 }
 
 // Asm reports whether cfg's rows are assembly (code=asm).

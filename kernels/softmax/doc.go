@@ -116,6 +116,17 @@
 // into L2, gained 3–8%) and 9% slower at 4096×1024: a choice for the
 // tuner.
 //
+// # bf16 and f16
+//
+// The CPU kernels store src and dst as bf16 or f16 too (as their 16 bits,
+// []uint16) and compute in float32 with the float32 rows of the same
+// config: a block of rows (4096 elements, or one row) is decoded into
+// float32 scratch, its softmax computed, and encoded back rounded to
+// nearest even (half.go, codegen/golang.HalfRows). Memory sees half of
+// float32's bytes; the conversions run in the caches, eight elements an
+// instruction in Go assembly when the config has vectors. Converting in
+// registers, inside the rows, would be another value of a knob.
+//
 // # CUDA
 //
 // CUDATemplate (cuda.go) emits one CUDA C kernel per config,

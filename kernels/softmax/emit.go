@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -30,11 +31,14 @@ type kernel struct {
 	// generic kernels take rows and cols at run time (emitGoGeneric):
 	// rows and cols above are then 0.
 	generic bool
+	// half: the conversions of a kernel that stores bf16 or f16
+	// (half.go); its DType is "" for float32
+	half golang.Half
 }
 
-func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
+func emitGo(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.Config) {
 	rows, cols := checkShape(shape)
-	k := newKernel(name, cfg)
+	k := newKernel(name, dt, cfg)
 	k.rows, k.cols = rows, cols
 	// Accumulators beyond the vectors a row holds would stay at their
 	// initial values: leave them out.
@@ -46,8 +50,8 @@ func emitGo(f *jen.File, name string, shape []int, cfg schedule.Config) {
 // cols arguments. It keeps every accumulator of the unroll, since no row
 // length is known; rows_per_chunk and threads stay as tuned, and a shape
 // with fewer chunks than threads starts one goroutine per chunk.
-func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
-	k := newKernel(name, cfg)
+func emitGoGeneric(f *jen.File, name string, dt dtype.DType, cfg schedule.Config) {
+	k := newKernel(name, dt, cfg)
 	k.generic = true
 	k.emit(f)
 }
@@ -57,8 +61,8 @@ func emitGoGeneric(f *jen.File, name string, cfg schedule.Config) {
 // builds without GOEXPERIMENT=simd. Only the goroutines differ: the
 // assembly ends in VZEROUPPER, so they need not clear the vector
 // registers' upper halves, which takes archsimd in Go.
-func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config) {
-	k := newKernel(name, cfg)
+func emitPlain(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.Config) {
+	k := newKernel(name, dt, cfg)
 	if !k.asm {
 		panic(fmt.Sprintf("softmax: no plain form of %s: its rows are not assembly", cfg))
 	}
@@ -82,14 +86,22 @@ func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
 	return k.v.Goroutine(body...)
 }
 
-// newKernel returns the kernel of cfg named name, for no shape yet.
-func newKernel(name string, cfg schedule.Config) kernel {
+// newKernel returns the kernel of cfg in dtype dt named name, for no
+// shape yet.
+func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 	v := golang.Float32(cfg.Int("vec"))
 	degree, ok := expDegree[cfg.Str("exp")]
 	if !ok {
 		panic(fmt.Sprintf("softmax: unknown exp %q in %s", cfg.Str("exp"), cfg))
 	}
+	var half golang.Half
+	if dt.Size() == 2 {
+		// Whole vectors convert in assembly at the kernel's own level:
+		// vectors mean AVX2 at least (goasm.Half).
+		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: !v.Scalar()}
+	}
 	return kernel{
+		half: half,
 		name: name, cfg: cfg,
 		v:        v,
 		unroll:   cfg.Int("unroll"),
@@ -108,6 +120,9 @@ func (k kernel) emit(f *jen.File) {
 	k.emitEntry(f)
 	if k.threads > 1 {
 		k.emitChunks(f)
+	}
+	if k.half.DType != "" {
+		k.emitHalfRows(f)
 	}
 	if k.asm {
 		k.emitAsmRows(f)
@@ -145,6 +160,9 @@ func (k kernel) emitEntry(f *jen.File) {
 	if k.plain {
 		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
 	}
+	if dt := k.half.DType; dt != "" {
+		need = fmt.Sprintf(" dst and src hold %s, as their 16 bits; it computes in float32 and rounds dst to nearest even.", dt) + need
+	}
 	if k.generic {
 		k.emitGenericEntry(f, need)
 		return
@@ -162,7 +180,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		).Comment("one bounds check, here rather than in a goroutine"),
 	}
 	body = append(body, k.split().Run()...)
-	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Float32()).Block(body...)
+	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Add(k.elem())).Block(body...)
 }
 
 // emitGenericEntry is emitEntry for a generic kernel: rows and cols are
@@ -182,17 +200,21 @@ func (k kernel) emitGenericEntry(f *jen.File, need string) {
 		).Comment("one bounds check, here rather than in a goroutine"),
 	}
 	body = append(body, k.split().Run()...)
-	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Float32(), jen.List(rows, cols).Int()).Block(body...)
+	f.Func().Id(k.name).Params(jen.List(dst, src).Index().Add(k.elem()), jen.List(rows, cols).Int()).Block(body...)
 }
 
 // split returns how the kernel deals its rows to goroutines: chunks t,
 // t+threads, … of rows_per_chunk rows to goroutine t, the caller being
 // goroutine 0 (golang.RowSplit, which the norms share).
 func (k kernel) split() golang.RowSplit {
+	rowsFn := k.rowsFn()
+	if k.half.DType != "" {
+		rowsFn = k.halfRowsFn()
+	}
 	return golang.RowSplit{
 		Threads: k.threads, Chunk: k.chunk, Rows: k.rows,
-		Slices: []jen.Code{jen.Id("dst"), jen.Id("src")},
-		RowsFn: k.rowsFn(), ChunksFn: k.chunksFn(),
+		Slices: []jen.Code{jen.Id("dst"), jen.Id("src")}, Elem: k.elem(),
+		RowsFn: rowsFn, ChunksFn: k.chunksFn(),
 		Goroutine: k.goroutine,
 	}
 }
