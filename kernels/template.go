@@ -52,6 +52,15 @@ type Template struct {
 	// register tile or whether a block fits a cache. The tuner appends
 	// them to the knobs' own encoding (schedule.Space.Features).
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
+	// Dominated, when set, reports that cfg is certainly slower for shape
+	// on target than other configs of the space, by the template's own
+	// analysis rather than by measurement: a scalar loop where the
+	// target has vectors, say. A search spends its first batch, when it
+	// has no model yet, on the others (search.Prior). Such configs stay
+	// in the space, valid: a model-guided search or a grid still reaches
+	// them. Be conservative: a config that may win somewhere is not
+	// dominated.
+	Dominated func(shape []int, target device.Target, cfg schedule.Config) bool
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
 	// expects to be reasonable everywhere. DefaultConfig falls back to the

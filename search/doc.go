@@ -20,7 +20,11 @@
 // first batch is a space-filling design: a greedy maximin pick among random
 // valid configs, each as far as can be from those picked and measured,
 // which finds good configs sooner and teaches the model more than
-// independent draws (docs/benchmarks.md, the landscape suite).
+// independent draws (docs/benchmarks.md, the landscape suite). The Guide's
+// Prior (the template's Dominated: scalar code where the target has
+// vectors) keeps that design to the configs it does not rule out while
+// there are enough of them; the others stay in the space, and the
+// model-guided batches, mutation, exploration and Grid still propose them.
 //
 // Users choose a strategy by name: Kinds lists them (the default first) with
 // a constructor each, and Lookup finds one, so that the command line's help

@@ -30,6 +30,7 @@ var Template = kernels.Template{
 	Earlier:   []kernels.Template{rev2},
 	Space:     space,
 	Default:   defaultConfig,
+	Dominated: kernels.ScalarExpDominated,
 	Go:        goEmitter{},
 	Baselines: baselines,
 }
