@@ -71,6 +71,12 @@ type Options struct {
 	// clearly slow one (SlowSamples samples). Default 10s.
 	TimingBudget time.Duration
 
+	// Env is added to the environment of the harness processes, after
+	// this process's: the variables that keep a bench's C libraries at an
+	// ISA level, say. A GODEBUG there replaces this process's; the harness
+	// gets asyncpreemptoff=1 added to it either way (harnessGODEBUG).
+	Env []string
+
 	// KeepDir, when set, is a directory under which each batch's throw-away
 	// module (sources, harness, inputs and binary) is created and left for
 	// debugging. By default the module goes to os.TempDir and is removed.

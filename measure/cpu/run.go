@@ -85,7 +85,7 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 		"-"+flagBudget, r.opts.TimingBudget.String(),
 	)
 	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
+	cmd.Env = r.opts.harnessEnv()
 	h, err := startHarness(cmd)
 	if err != nil {
 		return nil, err
