@@ -103,7 +103,9 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		if len(out) >= n-explore {
 			break
 		}
-		if e.seen.add(s.cfg) {
+		// A model that never saw a dominated config cannot tell it is
+		// slow: those are left to the exploring share.
+		if !e.dominated(s.cfg) && e.seen.add(s.cfg) {
 			out = append(out, s.cfg)
 		}
 	}

@@ -173,3 +173,28 @@ func TestEvolutionaryFirstBatchAvoidsDominated(t *testing.T) {
 		})
 	}
 }
+
+// A model ranks a dominated config by the configs like it, never having
+// seen one measured, so the model-ranked batches skip them: even the
+// optimum, when the prior (wrongly here) rules it out, is left to the
+// exploring share.
+func TestEvolutionaryRankedBatchesSkipDominated(t *testing.T) {
+	s := landscapeSpace()
+	dominated := func(c schedule.Config) bool { return c.Int("a") == 16 } // the optimum's a
+	st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 1}, Epsilon: -1,
+		Guide: Guide{Model: oracle{s}, Features: s.Features, Prior: priorFunc(dominated)}})
+	for range 4 {
+		batch, err := st.Next(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs := make([]float64, len(batch))
+		for i, c := range batch {
+			if dominated(c) {
+				t.Errorf("a model-ranked batch proposed %s, which the prior rules out", c)
+			}
+			costs[i] = cost(c)
+		}
+		st.Tell(batch, costs)
+	}
+}

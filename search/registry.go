@@ -15,8 +15,10 @@ type Guide struct {
 	Features func(schedule.Config) []float64
 
 	// Prior, when set, says which configs are dominated before anything
-	// is measured; the first batch, drawn before the model ranks
-	// anything, avoids them while there are enough others.
+	// is measured: the first batch, drawn before the model ranks
+	// anything, avoids them while there are enough others, and the
+	// model-ranked part of later batches skips them (the exploring share
+	// does not).
 	Prior Prior
 
 	// Seeds are proposed first, in order, and then join the population: the
