@@ -161,6 +161,12 @@ func (o Options) checkedTimeout(callNS float64, calls int) (limit time.Duration,
 	if o.Timeout > 0 {
 		return 0, false
 	}
-	est := time.Duration(min(callNS*float64(calls), float64(timeoutCap))) // no overflow
-	return min(timeoutCap, timeoutFloor+timeoutMargin*est), true
+	return min(timeoutCap, timeoutFloor+timeoutMargin*timingEstimate(callNS, calls)), true
+}
+
+// timingEstimate is callNS × calls, what a checked candidate's timing
+// should take, as a Duration of at most timeoutCap (the product of a
+// harness's figures may overflow one).
+func timingEstimate(callNS float64, calls int) time.Duration {
+	return time.Duration(min(callNS*float64(calls), float64(timeoutCap)))
 }

@@ -163,7 +163,7 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 					continue // a fixed Timeout counts from the start
 				}
 				wait, checked = l, time.Now()
-				estimate = time.Duration(e.CallNS * float64(e.Calls))
+				estimate = timingEstimate(e.CallNS, e.Calls)
 			case e.Event == harness.Result:
 				res, ok := result(e)
 				if !ok {
