@@ -201,7 +201,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	level, err := atISA(w.target, o.isa, godebug())
+	level, err := atISA(w.target, o.isa, envGODEBUG())
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,8 @@ func TestBenchEndToEnd(t *testing.T) {
 	if b.Op != "softmax" || len(b.Shape) != 2 || b.Shape[0] != 3 || b.Shape[1] != 17 || b.Device != "cpu" {
 		t.Errorf("bench --json describes the wrong workload: %+v", b)
 	}
-	if host := device.Host(); b.ISA != levelOf(host.CPU.ISA) || (b.ISAEnv != nil) != hidesAVX512(godebug()) {
-		t.Errorf("bench --json says isa %q, isa_env %q; the CPU is at %s here, GODEBUG=%s", b.ISA, b.ISAEnv, levelOf(host.CPU.ISA), godebug())
+	if host := device.Host(); b.ISA != levelOf(host.CPU.ISA) || (b.ISAEnv != nil) != hidesAVX512(envGODEBUG()) {
+		t.Errorf("bench --json says isa %q, isa_env %q; the CPU is at %s here, GODEBUG=%s", b.ISA, b.ISAEnv, levelOf(host.CPU.ISA), envGODEBUG())
 	}
 	var names []string
 	for _, r := range b.Results {

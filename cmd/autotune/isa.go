@@ -44,20 +44,20 @@ type isaLevel struct {
 	env    []string      // for the harness (measurecpu.Options.Env); nil when nothing is limited
 }
 
-// atISA returns the level named by flag for target ("" is the level
+// atISA returns the level named by --isa for target ("" is the level
 // target has, limited as --isa avx2 would be when GODEBUG hides AVX-512
 // from this process). godebug is this process's GODEBUG. A level the
 // CPU lacks, or one named for a GPU, is a usage error.
-func atISA(target device.Target, flag, godebug string) (isaLevel, error) {
+func atISA(target device.Target, name, godebug string) (isaLevel, error) {
 	if target.CPU == nil {
-		if flag != "" {
+		if name != "" {
 			return isaLevel{}, usagef("--isa applies to CPU targets, not %s", target.Name)
 		}
 		return isaLevel{target: target}, nil
 	}
 	isa := target.CPU.ISA
 	has := levelOf(isa)
-	switch flag {
+	switch name {
 	case "":
 		if has == isaAVX2 && hidesAVX512(godebug) {
 			return limitToAVX2(target, godebug), nil
@@ -74,7 +74,7 @@ func atISA(target device.Target, flag, godebug string) (isaLevel, error) {
 		}
 		return limitToAVX2(target, godebug), nil
 	}
-	return isaLevel{}, usagef("--isa: %q is not a level; use %s or %s", flag, isaAVX2, isaAVX512)
+	return isaLevel{}, usagef("--isa: %q is not a level; use %s or %s", name, isaAVX2, isaAVX512)
 }
 
 // limitToAVX2 returns the AVX2 level of target: its CPU without AVX-512,
@@ -129,8 +129,8 @@ func (l isaLevel) describe() string {
 	return fmt.Sprintf("%s, every side limited to it (%s)", l.name, strings.Join(l.env, " "))
 }
 
-// godebug is this process's GODEBUG, for atISA.
-func godebug() string { return os.Getenv("GODEBUG") }
+// envGODEBUG is this process's GODEBUG, for atISA.
+func envGODEBUG() string { return os.Getenv("GODEBUG") }
 
 // tunedAbove explains why a command at the AVX2 level finds no tuned
 // config for w when w was tuned on this CPU with AVX-512 shown: refuse is

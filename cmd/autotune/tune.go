@@ -256,7 +256,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err := checkTuneFlags(o); err != nil {
 		return err
 	}
-	level, err := atISA(w.target, o.isa, godebug())
+	level, err := atISA(w.target, o.isa, envGODEBUG())
 	if err != nil {
 		return err
 	}
