@@ -51,6 +51,14 @@ ANCHORS_TRIALS ?= 40
 ANCHORS_TIME ?= 2m
 ANCHORS_BENCH_FLAGS ?= --samples 10
 ANCHORS_OUT ?= anchors-out
+# ANCHORS_ISA=avx2 compares at AVX2 on an AVX-512 machine: best and tune run
+# with GODEBUG=cpu.avx512f=off (so they look up and tune AVX2 configs), and
+# bench with --isa avx2, which limits the Go kernels, oneDNN, OpenBLAS and
+# libxsmm alike. avx512 makes bench refuse a CPU without it; empty (the
+# default) is the CPU's own level.
+ANCHORS_ISA ?=
+anchors_env := $(if $(filter avx2,$(ANCHORS_ISA)),GODEBUG=cpu.avx512f=off)
+anchors_isa := $(if $(ANCHORS_ISA),--isa $(ANCHORS_ISA))
 ANCHORS_PACKAGES := libopenblas-dev libdnnl-dev libxsmm-dev
 anchors_bin := ./autotune-anchors
 
@@ -58,7 +66,8 @@ anchors_bin := ./autotune-anchors
 # autotune with the openblas, onednn and libxsmm tags, tunes each workload
 # unless the database has a tuned config for it (ANCHORS_TRIALS trials or
 # ANCHORS_TIME), benches it with OPENBLAS_CORETYPE unset (it can force
-# OpenBLAS onto slower kernels), and prints the table: tuned, every
+# OpenBLAS onto slower kernels; --isa avx2 sets it to Haswell on purpose),
+# at ANCHORS_ISA when set, and prints the table: tuned, every
 # baseline, the ratio to the best one, and the fraction of the FMA peak
 # or the multiple of the copy floor.
 bench-anchors:
@@ -74,12 +83,12 @@ bench-anchors:
 	@set -e; files=""; \
 	one() { \
 		name=$$1; shift; w="$$* --device cpu $(if $(DB),--db $(DB))"; \
-		$(anchors_bin) best $$w >/dev/null 2>&1 || { \
-			echo "$(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME)"; \
-			$(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME) >/dev/null; \
+		env $(anchors_env) $(anchors_bin) best $$w >/dev/null 2>&1 || { \
+			echo "$(anchors_env) $(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME)"; \
+			env $(anchors_env) $(anchors_bin) tune $$w --trials $(ANCHORS_TRIALS) --time $(ANCHORS_TIME) >/dev/null; \
 		}; \
-		echo "$(anchors_bin) bench $$w $(ANCHORS_BENCH_FLAGS)"; \
-		env -u OPENBLAS_CORETYPE $(anchors_bin) bench $$w $(ANCHORS_BENCH_FLAGS) --json >$(ANCHORS_OUT)/$$name.json; \
+		echo "$(anchors_bin) bench $$w $(anchors_isa) $(ANCHORS_BENCH_FLAGS)"; \
+		env -u OPENBLAS_CORETYPE $(anchors_env) $(anchors_bin) bench $$w $(anchors_isa) $(ANCHORS_BENCH_FLAGS) --json >$(ANCHORS_OUT)/$$name.json; \
 		files="$$files $(ANCHORS_OUT)/$$name.json"; \
 	}; \
 	for s in $(ANCHORS_GEMM); do one gemm-$$s --op gemm --shape $$s; done; \

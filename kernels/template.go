@@ -40,8 +40,8 @@ type Template struct {
 	Version string
 	// Earlier are earlier revisions of the template whose spaces differ
 	// from Space, kept so that landscapes recorded with them still replay
-	// (tune.FindRecording): each has its Version, Space and Default, and
-	// nothing else is used. Nothing is tuned, emitted or looked up with
+	// (tune.FindRecording): each has its Version, Space, Default and
+	// Dominated, and nothing else is used. Nothing is tuned, emitted or looked up with
 	// them: the tuning database never applies their records to today's
 	// code. Nil when every recorded revision had today's space.
 	Earlier []Template
@@ -54,6 +54,15 @@ type Template struct {
 	// register tile or whether a block fits a cache. The tuner appends
 	// them to the knobs' own encoding (schedule.Space.Features).
 	Features func(shape []int, target device.Target, cfg schedule.Config) []float64
+	// Dominated, when set, reports that cfg is certainly slower for shape
+	// on target than other configs of the space, by the template's own
+	// analysis rather than by measurement: a scalar loop where the
+	// target has vectors, say. A search spends its first batch, when it
+	// has no model yet, and the model-ranked part of later ones on the
+	// others (search.Prior). Such configs stay in the space, valid: the
+	// search's exploring share and a grid still reach them. Be conservative: a config that may win somewhere is not
+	// dominated.
+	Dominated func(shape []int, target device.Target, cfg schedule.Config) bool
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
 	// expects to be reasonable everywhere. DefaultConfig falls back to the

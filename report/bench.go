@@ -17,6 +17,7 @@ import (
 type Bench struct {
 	Workload string // "softmax 4096x1024 f32"
 	Machine  string
+	ISA      string // the ISA level every side ran at, and how it was limited
 	Tuned    string // the tuned config
 	Samples  int    // of each entry
 	Rows     []BenchRow
@@ -122,6 +123,7 @@ var benchTemplate = template.Must(template.New("bench").Parse(`<!DOCTYPE html>
 <h1>autotune bench: {{.Workload}}</h1>
 <table class="facts">
 <tr><td>machine</td><td>{{.Machine}}</td></tr>
+{{if .ISA}}<tr><td>ISA level</td><td>{{.ISA}}</td></tr>{{end}}
 <tr><td>tuned</td><td><code>{{.Tuned}}</code></td></tr>
 <tr><td>samples</td><td>{{.Samples}} of each entry, interleaved</td></tr>
 </table>

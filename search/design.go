@@ -10,14 +10,14 @@ import (
 // from, per config it picks.
 const designPool = 32
 
-// spread returns up to n valid configs of space that seen does not hold,
-// spread over the space: a greedy maximin design, in which each pick is,
+// spread returns up to n valid configs of space that seen does not hold
+// and skip (when set) does not rule out, spread over the space: a greedy maximin design, in which each pick is,
 // of a pool of random valid draws, the one farthest from every config
 // picked or already in near. Independent draws cluster by chance, and a
 // first batch that covers every value of every knob teaches a model more
 // than one that repeats a few. Constraints are respected because the pool
 // holds valid configs only. It returns fewer than n when sampling fails.
-func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.Config, n int) []schedule.Config {
+func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.Config, n int, skip func(schedule.Config) bool) []schedule.Config {
 	if n <= 0 {
 		return nil
 	}
@@ -31,7 +31,7 @@ func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.C
 			break
 		}
 		k := c.String()
-		if seen[k] || inPool[k] {
+		if seen[k] || inPool[k] || skip != nil && skip(c) {
 			misses++
 			continue
 		}

@@ -20,7 +20,13 @@
 // first batch is a space-filling design: a greedy maximin pick among random
 // valid configs, each as far as can be from those picked and measured,
 // which finds good configs sooner and teaches the model more than
-// independent draws (docs/benchmarks.md, the landscape suite).
+// independent draws (docs/benchmarks.md, the landscape suite). The Guide's
+// Prior (the template's Dominated: scalar code where the target has
+// vectors) keeps that design to the configs it does not rule out while
+// there are enough of them; and since a model that never saw one cannot
+// tell it is slow, the model-ranked part of later batches skips them too.
+// They stay in the space: the exploring share, Random and Grid still
+// propose them.
 //
 // Users choose a strategy by name: Kinds lists them (the default first) with
 // a constructor each, and Lookup finds one, so that the command line's help

@@ -88,8 +88,10 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 	if !e.modelReady() {
 		// Nothing to rank by yet (no model, or one not trained): a
 		// space-filling design, around what is already known, rather
-		// than independent draws.
-		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
+		// than independent draws, of the configs the prior does not
+		// rule out, and of the others when those run short.
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), e.dominated)...)
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil)...)
 		return e.fill(out, n)
 	}
 	pop, err := e.evolve()
@@ -101,12 +103,14 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		if len(out) >= n-explore {
 			break
 		}
-		if e.seen.add(s.cfg) {
+		// A model that never saw a dominated config cannot tell it is
+		// slow: those are left to the exploring share.
+		if !e.dominated(s.cfg) && e.seen.add(s.cfg) {
 			out = append(out, s.cfg)
 		}
 	}
 	// The exploring share, too, goes where nothing was measured.
-	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out))...)
+	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil)...)
 	return e.fill(out, n)
 }
 
@@ -136,6 +140,12 @@ func (e *Evolutionary) fill(out []schedule.Config, n int) ([]schedule.Config, er
 		}
 	}
 	return out, nil
+}
+
+// dominated reports whether the prior rules c out of a cold batch; with
+// no prior, nothing is.
+func (e *Evolutionary) dominated(c schedule.Config) bool {
+	return e.opts.Prior != nil && e.opts.Prior.Dominated(c)
 }
 
 // modelReady reports whether the model ranks configs: it is set and

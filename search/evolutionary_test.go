@@ -129,3 +129,72 @@ func TestEvolutionaryKeepsTheEliteFromEarlierRuns(t *testing.T) {
 		t.Errorf("first batch %v: want the optimum next to the elite, and not the measured elite itself", batch)
 	}
 }
+
+// priorFunc is a Prior that is a function.
+type priorFunc func(schedule.Config) bool
+
+func (f priorFunc) Dominated(c schedule.Config) bool { return f(c) }
+
+// Without a model, the first batch keeps to the configs the prior does
+// not rule out while there are enough of them, tops up with the others
+// when there are not, and every config stays reachable: draining the
+// search proposes the whole space, the dominated configs included.
+func TestEvolutionaryFirstBatchAvoidsDominated(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		dominated func(schedule.Config) bool
+		others    int // configs not dominated
+	}{
+		{"most are fine", func(c schedule.Config) bool { return c.Int("a") == 1 }, 7 * 8 * 8 * 8},
+		{"few are fine", func(c schedule.Config) bool { return c.Int("a") != 1 || c.Int("b") != 1 || c.Int("c") > 2 }, 2 * 8},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := landscapeSpace()
+			st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 3}, Guide: Guide{Prior: priorFunc(tt.dominated)}})
+			const n = 32
+			batch, err := st.Next(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for _, c := range batch {
+				if tt.dominated(c) {
+					bad++
+				}
+			}
+			if want := max(n-tt.others, 0); len(batch) != n || bad != want {
+				t.Errorf("first batch: %d configs, %d dominated; want %d and %d", len(batch), bad, n, want)
+			}
+			st.Tell(batch, make([]float64, len(batch)))
+			all := append(batch, drain(t, st, 256, int(s.Size()))...)
+			if got := len(all); got != int(s.Size()) {
+				t.Errorf("proposed %d configs in all, want the %d of the space", got, s.Size())
+			}
+		})
+	}
+}
+
+// A model ranks a dominated config by the configs like it, never having
+// seen one measured, so the model-ranked batches skip them: even the
+// optimum, when the prior (wrongly here) rules it out, is left to the
+// exploring share.
+func TestEvolutionaryRankedBatchesSkipDominated(t *testing.T) {
+	s := landscapeSpace()
+	dominated := func(c schedule.Config) bool { return c.Int("a") == 16 } // the optimum's a
+	st := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: 1}, Epsilon: -1,
+		Guide: Guide{Model: oracle{s}, Features: s.Features, Prior: priorFunc(dominated)}})
+	for range 4 {
+		batch, err := st.Next(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs := make([]float64, len(batch))
+		for i, c := range batch {
+			if dominated(c) {
+				t.Errorf("a model-ranked batch proposed %s, which the prior rules out", c)
+			}
+			costs[i] = cost(c)
+		}
+		st.Tell(batch, costs)
+	}
+}

@@ -14,6 +14,13 @@ type Guide struct {
 	// Features turns a config into the model's input. Required with a Model.
 	Features func(schedule.Config) []float64
 
+	// Prior, when set, says which configs are dominated before anything
+	// is measured: the first batch, drawn before the model ranks
+	// anything, avoids them while there are enough others, and the
+	// model-ranked part of later batches skips them (the exploring share
+	// does not).
+	Prior Prior
+
 	// Seeds are proposed first, in order, and then join the population: the
 	// best configs transferred from other shapes of the same op. Configs
 	// that are not valid points of the space are dropped.
@@ -23,6 +30,13 @@ type Guide struct {
 	// call), which seed the population as if told by Tell.
 	Elite      []schedule.Config
 	EliteCosts []float64
+}
+
+// A Prior knows, without measuring, that some configs are slower than
+// others of the space: kernels.Template.Dominated for the tuned shape
+// and target.
+type Prior interface {
+	Dominated(schedule.Config) bool
 }
 
 // Kind is a strategy as a user chooses it, by name.

@@ -36,6 +36,7 @@ type bench struct {
 	Op         string   `json:"op"`
 	Shape      []int    `json:"shape"`
 	Machine    string   `json:"machine"`
+	ISA        string   `json:"isa"`
 	Results    []result `json:"results"`
 	PeakGFLOPs float64  `json:"peak_gflops"`
 	OfPeak     float64  `json:"of_peak"`
@@ -114,8 +115,12 @@ func main() {
 			row = append(row, "—")
 		}
 		fmt.Printf("| %s |\n", strings.Join(row, " | "))
-		if !slices.Contains(machines, b.Machine) {
-			machines = append(machines, b.Machine)
+		m := b.Machine
+		if b.ISA != "" {
+			m += ", measured at " + b.ISA
+		}
+		if !slices.Contains(machines, m) {
+			machines = append(machines, m)
 		}
 		for _, n := range b.Notes {
 			if !slices.Contains(notes, n) {

@@ -16,13 +16,16 @@ import (
 type MeasurerOptions struct {
 	Seed   uint64        // fixes the harness's random inputs
 	Target device.Target // where the candidates run
+	// Env is added to the environment of the CPU harness processes
+	// (cpu.Options.Env): a GODEBUG that hides AVX-512, to tune at AVX2.
+	Env []string
 }
 
 // measurers maps a backend to the constructor of its measurer: the one place
 // that knows which package measures on which backend. A constructor fails when this machine cannot measure on
 // o.Target (no GPU, no driver), saying what is missing.
 var measurers = map[kernels.Backend]func(o MeasurerOptions) (Measurer, error){
-	kernels.CPU:  func(o MeasurerOptions) (Measurer, error) { return cpu.New(&cpu.Options{Seed: o.Seed}), nil },
+	kernels.CPU:  func(o MeasurerOptions) (Measurer, error) { return cpu.New(&cpu.Options{Seed: o.Seed, Env: o.Env}), nil },
 	kernels.CUDA: func(o MeasurerOptions) (Measurer, error) { return cuda.New(&cuda.Options{Seed: o.Seed}, o.Target) },
 }
 

@@ -132,11 +132,23 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 	// The search holds the model from the start, trained or not: an
 	// untrained one predicts nothing (the search then scores at random),
 	// and tell trains it after the first batch.
-	l.strategy = kind.New(t.Space, opts, search.Guide{
+	g := search.Guide{
 		Model: l.model, Features: l.features,
 		Elite: history.elite, EliteCosts: history.eliteCosts, Seeds: history.seeds,
-	})
+	}
+	if t.Template.Dominated != nil {
+		g.Prior = templatePrior{t}
+	}
+	l.strategy = kind.New(t.Space, opts, g)
 	return l, nil
+}
+
+// templatePrior is the search's prior from the template's own analysis
+// (kernels.Template.Dominated) of the task's shape and target.
+type templatePrior struct{ t Task }
+
+func (p templatePrior) Dominated(c schedule.Config) bool {
+	return p.t.Template.Dominated(p.t.Shape, p.t.Target, c)
 }
 
 // tell passes a committed batch to the strategy and retrains the model.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -277,5 +278,27 @@ func TestRemeasuredLeaderThatSlowsDown(t *testing.T) {
 	best, _, _ := db.Best(Workload(task.Template, task.Shape, task.Target))
 	if !best.Config.Equal(s.Best.Config) || len(best.SamplesNS) != 3*RemeasureRounds {
 		t.Errorf("the database's best is %s with %d samples; want the re-measured %s", best.Config, len(best.SamplesNS), s.Best.Config)
+	}
+}
+
+// The template's Dominated reaches the search: a cold run spends its first
+// batch on the configs it does not rule out (the 8 with vectors), and the
+// dominated ones are still measured when the budget allows.
+func TestFirstBatchAvoidsDominated(t *testing.T) {
+	db := openDB(t)
+	m := &fakeMeasurer{}
+	task := testTask(t, db, m)
+	task.Template.Dominated = func(_ []int, _ device.Target, c schedule.Config) bool { return c.Int("vec") == 1 }
+	task.Trials, task.BatchSize = 12, 8
+	if _, err := Run(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.measured) != 12 {
+		t.Fatalf("measured %d configs, want the 12 of the space", len(m.measured))
+	}
+	for _, c := range m.measured[:8] {
+		if strings.HasPrefix(c, "vec=1,") {
+			t.Errorf("the first batch measured %s, which the template rules out: %v", c, m.measured[:8])
+		}
 	}
 }

@@ -92,6 +92,15 @@ attention_causal too, masked):
   kernels of another core, often slower ones; bench then says so (notes
   in --json).
 
+--isa avx2 runs every side at AVX2 on an AVX-512 machine: the harness
+that runs them gets GODEBUG=cpu.avx512f=off (Go), ONEDNN_MAX_CPU_ISA=AVX2,
+OPENBLAS_CORETYPE=Haswell and LIBXSMM_TARGET=hsw; a GODEBUG that hides
+AVX-512 does the same. The tuned config is the best tuned at that level
+('autotune tune --isa avx2'): a workload tuned only with AVX-512 is refused,
+with the command to tune it at AVX2. --isa avx512 refuses a CPU without
+it. Without --isa, bench runs at the level the CPU has. The table (isa),
+--json (isa, isa_env) and --report say which level was measured.
+
 With --report FILE, bench also writes the table as an HTML page with bar
 charts of each entry's time, GFLOP/s (the peak drawn as a line) and GB/s
 (the floor drawn as a line); see 'autotune report'.
@@ -107,6 +116,7 @@ Examples:
   autotune bench --op attention --shape 1x8x1024x64
   autotune bench --op attention --causal --shape 1x8x1024x64
   autotune bench --op gemm --shape 1024x1024x1024 --report bench.html
+  autotune bench --op gemm --shape 64x64x64 --isa avx2
 `, "@other baselines@\n", otherBaselines("softmax", "gemm", "attention"), 1),
 	run: runBench,
 }
@@ -120,6 +130,7 @@ type benchOptions struct {
 	samples int
 	minTime time.Duration
 	report  string
+	isa     string
 }
 
 // benchJSON is bench's --json output.
@@ -131,7 +142,12 @@ type benchJSON struct {
 	DType    string            `json:"dtype"`
 	Template string            `json:"template"`
 	Machine  string            `json:"machine"`
-	Seed     uint64            `json:"seed"`
+	// ISA is the level every side ran at: avx512, avx2 or scalar;
+	// ISAEnv the variables that kept the harness there, when it was
+	// limited (--isa, or GODEBUG hiding AVX-512).
+	ISA    string   `json:"isa,omitempty"`
+	ISAEnv []string `json:"isa_env,omitempty"`
+	Seed   uint64   `json:"seed"`
 	// PeakGFLOPs is the machine's multiply-add peak: the peak loop's best
 	// sample, or a checked entry's median GFLOP/s where that is higher
 	// (PeakNote then says so); absent without a peak.
@@ -178,6 +194,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	fs.IntVar(&o.samples, "samples", measurecpu.DefaultBenchSamples, "least number of timed samples of each entry")
 	fs.DurationVar(&o.minTime, "time", measurecpu.DefaultBenchTime, "least total time of the timed samples, all entries together")
 	fs.StringVar(&o.report, "report", "", "also write the results as an HTML page with bar charts to `FILE`")
+	isaFlag(fs, &o.isa)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -185,6 +202,11 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	level, err := atISA(w.target, o.isa, envGODEBUG())
+	if err != nil {
+		return err
+	}
+	w.target = level.target
 	switch {
 	case o.samples < 1:
 		return usagef("--samples must be at least 1, not %d", o.samples)
@@ -208,8 +230,12 @@ func runBench(c *command, std *stdio, args []string) error {
 	tc := tune.LocalToolchain(context.Background(), tmpl.Backend)
 	best, ok, err := bestOfToolchain(db, w, tmpl, tc)
 	var others []tunedb.Workload
+	var above error
 	if err == nil && !ok {
 		others, err = db.Find(w.op.Name, w.shape, w.dtype, w.target.Fingerprint())
+	}
+	if err == nil && !ok && len(others) == 0 {
+		above, err = tunedAbove(db, w, tmpl, tc, level)
 	}
 	// A workload of a 16-bit dtype is benched beside the tuned f32 kernel
 	// of its shape, when the database has one: what half precision gains.
@@ -224,6 +250,8 @@ func runBench(c *command, std *stdio, args []string) error {
 	switch {
 	case err != nil:
 		return err
+	case above != nil:
+		return above
 	case !ok && len(others) > 0:
 		return fmt.Errorf("the records of %s are for template %s, not %s (this autotune's): they measured other code; run autotune tune first",
 			describeWorkload(w), others[0].Template, tmpl.Version)
@@ -259,9 +287,9 @@ func runBench(c *command, std *stdio, args []string) error {
 		names = append(names, measurecpu.BenchPeak)
 	}
 	names = append(names, measurecpu.BenchFloor)
-	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d)\n",
-		describeWorkload(w), strings.Join(names, ", "), o.samples, o.minTime, o.seed)
-	res, err := measurecpu.New(&measurecpu.Options{Seed: o.seed}).Bench(ctx, measurecpu.BenchBatch{
+	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d), at %s\n",
+		describeWorkload(w), strings.Join(names, ", "), o.samples, o.minTime, o.seed, level.describe())
+	res, err := measurecpu.New(&measurecpu.Options{Seed: o.seed, Env: level.env}).Bench(ctx, measurecpu.BenchBatch{
 		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Config: best.Config, ConfigF32: f32.Config,
 		MinSamples: o.samples, MinTime: o.minTime,
 	})
@@ -273,7 +301,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	}
 
 	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: string(w.dtype),
-		Template: tmpl.Version, Machine: machine(w.target), Seed: o.seed, Notes: notes}
+		Template: tmpl.Version, Machine: machine(w.target), ISA: level.name, ISAEnv: level.env, Seed: o.seed, Notes: notes}
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
@@ -324,6 +352,7 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s %s %s\n", w.op.Name, kernels.FormatShape(w.shape), b.DType)
 	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
+	fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
 	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
 	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved; inputs of seed %d\n", b.Results[0].Samples, b.Seed)
 	tw.Flush()
@@ -356,7 +385,7 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 // with the figures and lines printBench prints.
 func writeBenchReport(path string, w workload, b benchJSON, cfg schedule.Config) error {
 	rb := report.Bench{Workload: fmt.Sprintf("%s %s %s", w.op.Name, kernels.FormatShape(w.shape), b.DType),
-		Machine: b.Machine, Tuned: fmt.Sprintf("%s (template %s)", cfg, b.Template), Samples: b.Results[0].Samples,
+		Machine: b.Machine, ISA: b.isaLine(), Tuned: fmt.Sprintf("%s (template %s)", cfg, b.Template), Samples: b.Results[0].Samples,
 		PeakGFLOPs: b.PeakGFLOPs, Notes: benchVerdict(b)}
 	for _, r := range b.Results {
 		rb.Rows = append(rb.Rows, report.BenchRow{Name: r.Name, Doc: r.Doc, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
@@ -367,6 +396,12 @@ func writeBenchReport(path string, w workload, b benchJSON, cfg schedule.Config)
 		}
 	}
 	return writeFile(path, func(f io.Writer) error { return report.WriteBench(f, rb) })
+}
+
+// isaLine says at which ISA level the bench ran, and how it was kept
+// there: "avx2, every side limited to it (GODEBUG=cpu.avx512f=off ...)".
+func (b benchJSON) isaLine() string {
+	return isaLevel{name: b.ISA, env: b.ISAEnv}.describe()
 }
 
 // benchVerdict is the lines under bench's table: the tuned kernel against

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
@@ -46,6 +47,9 @@ func TestBenchEndToEnd(t *testing.T) {
 	if b.Op != "softmax" || len(b.Shape) != 2 || b.Shape[0] != 3 || b.Shape[1] != 17 || b.Device != "cpu" {
 		t.Errorf("bench --json describes the wrong workload: %+v", b)
 	}
+	if host := device.Host(); b.ISA != levelOf(host.CPU.ISA) || (b.ISAEnv != nil) != hidesAVX512(envGODEBUG()) {
+		t.Errorf("bench --json says isa %q, isa_env %q; the CPU is at %s here, GODEBUG=%s", b.ISA, b.ISAEnv, levelOf(host.CPU.ISA), envGODEBUG())
+	}
 	var names []string
 	for _, r := range b.Results {
 		names = append(names, r.Name)
@@ -72,7 +76,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	for _, want := range []string{"NAME", "MEDIAN", "GB/s", "GFLOP/s", "× TUNED", "ALLOC", "\ntuned ", "\nnaive ", "\npeak ", "\nfloor ",
 		"% of the FMA peak",
 		// Faster or slower is the machine's business: a 3x17 softmax is tiny.
-		tuned.Best.Config.String(), "machine", "tuned is ", "× ", " than naive", "the memory floor"} {
+		tuned.Best.Config.String(), "machine", "\nisa ", "tuned is ", "× ", " than naive", "the memory floor"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}

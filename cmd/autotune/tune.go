@@ -85,6 +85,13 @@ target's device fingerprint through a NATS server ('autotune broker' or a
 cluster) instead of measuring here; this process still writes the database
 (docs/remote.md).
 
+--isa avx2 tunes at AVX2 on an AVX-512 machine: AVX-512 configs leave the
+space and the harness runs with GODEBUG=cpu.avx512f=off; the records are
+those of the AVX2 device fingerprint, which 'autotune bench --isa avx2'
+reads. Setting GODEBUG=cpu.avx512f=off does the same (and works with
+--tasks and --nats, which --isa does not yet). --isa avx512 refuses a CPU
+without it.
+
 'autotune list' shows the ops and their knobs. A CUDA device (--device
 sm_XX, or auto on a machine with a GPU) is tuned on the local GPU through
 its driver and NVRTC.
@@ -97,6 +104,7 @@ Examples:
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
+  autotune tune --op gemm --shape 64x64x64 --isa avx2
   autotune tune --tasks examples/tasks/bert-base-128.json --trials 400
   autotune tune --op gemm --shape 1024x1024x1024 --device cpu --nats nats://10.0.0.5:4222
 `,
@@ -119,6 +127,7 @@ type tuneOptions struct {
 	leaders  int
 	batch    int
 	retry    bool
+	isa      string
 
 	tasks     string
 	scheduler string
@@ -130,6 +139,7 @@ func (o *tuneOptions) register(fs *flag.FlagSet) {
 	o.workloadFlags.register(fs)
 	dbFlag(fs, &o.db)
 	fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object")
+	isaFlag(fs, &o.isa)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the search's proposals and of the test inputs; the same seed proposes the same configs")
 	fs.IntVar(&o.trials, "trials", 200, "stop after N new measurements")
 	fs.DurationVar(&o.budget, "time", time.Minute, "stop after this much wall time (0: no limit; none when only --trials is given)")
@@ -225,6 +235,9 @@ func runTune(c *command, std *stdio, args []string) error {
 		return err
 	}
 	o.budget = timeBudget(fs, o.budget)
+	if o.isa != "" && (o.tasks != "" || o.nats.url != "") {
+		return usagef("--isa applies to one workload measured here, not yet to --tasks or --nats (set GODEBUG=%s for AVX2 there)", hideAVX512)
+	}
 	if o.tasks != "" {
 		if o.op != "" || o.shape != "" {
 			return usagef("--tasks takes the workloads from its file: give no --op or --shape")
@@ -244,13 +257,18 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err := checkTuneFlags(o); err != nil {
 		return err
 	}
+	level, err := atISA(w.target, o.isa, envGODEBUG())
+	if err != nil {
+		return err
+	}
+	w.target = level.target
 	tmpl, err := tunable(w, "tune")
 	if err != nil {
 		return err
 	}
 	// The measurer first: without a driver or a GPU of the target's
 	// architecture there is nothing to open a database for.
-	measurer, release, err := newTuneMeasurer(o, tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target})
+	measurer, release, err := newTuneMeasurer(o, tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target, Env: level.env})
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ func newTemplate(causal bool) kernels.Template {
 		Version:   version(),
 		Space:     space,
 		Default:   defaultConfig,
+		Dominated: kernels.ScalarExpDominated,
 		Baselines: baselines,
 		Go:        goEmitter{causal},
 	}

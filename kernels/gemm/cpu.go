@@ -39,6 +39,7 @@ var Template = kernels.Template{
 	Version:   version(),
 	Space:     space,
 	Default:   defaultConfig,
+	Dominated: kernels.ScalarDominated,
 	Features:  features,
 	Go:        goEmitter{noEpilogue},
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),

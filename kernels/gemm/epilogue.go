@@ -138,6 +138,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
 		Version:   versionOf(rev, space),
 		Space:     space,
 		Default:   defaultConfig,
+		Dominated: kernels.ScalarDominated,
 		Features:  features,
 		Go:        goEmitter{e},
 		Baselines: epilogueBaselines(e),

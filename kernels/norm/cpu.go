@@ -55,6 +55,7 @@ func (k kind) cpuTemplate() kernels.Template {
 		Version:   k.version(),
 		Space:     k.space,
 		Default:   k.defaultConfig,
+		Dominated: kernels.ScalarDominated,
 		Go:        goEmitter{k},
 		Baselines: k.baselines(),
 	}

@@ -30,6 +30,7 @@ var Template = kernels.Template{
 	Earlier:   []kernels.Template{rev2},
 	Space:     space,
 	Default:   defaultConfig,
+	Dominated: kernels.ScalarExpDominated,
 	Go:        goEmitter{},
 	Baselines: baselines,
 }
@@ -141,7 +142,8 @@ var rev2 = kernels.Template{
 	Version: versionOf("softmax-2", func(shape []int, target device.Target) *schedule.Space {
 		return spaceOf(shape, target, false)
 	}),
-	Space: func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) },
+	Space:     func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) },
+	Dominated: kernels.ScalarExpDominated,
 	Default: func(shape []int, target device.Target) schedule.Config {
 		return parseDefault(spaceOf(shape, target, false),
 			fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1", kernels.WidestVector(target)))

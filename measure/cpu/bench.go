@@ -408,7 +408,7 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 		"-"+flagMinSample, m.opts.MinSampleTime.String(),
 	)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
+	cmd.Env = m.opts.harnessEnv()
 	h, err := startHarness(cmd)
 	if err != nil {
 		return nil, err
@@ -494,8 +494,22 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	}
 }
 
-// harnessGODEBUG is the GODEBUG of the tuning and bench harnesses: this
-// process's, with asynchronous preemption off. Built with GOEXPERIMENT=simd on an AVX-512
+// harnessEnv is the environment of the tuning and bench harnesses: this
+// process's, then Options.Env, with asynchronous preemption off in GODEBUG
+// (harnessGODEBUG).
+func (o Options) harnessEnv() []string {
+	env := append(os.Environ(), o.Env...)
+	godebug := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			godebug = v // the last one is the one a process gets
+		}
+	}
+	return append(env, "GODEBUG="+harnessGODEBUG(godebug))
+}
+
+// harnessGODEBUG is the GODEBUG of the tuning and bench harnesses: d,
+// with asynchronous preemption off. Built with GOEXPERIMENT=simd on an AVX-512
 // machine, Go 1.26 leaves the upper halves of the vector registers dirty when
 // it resumes a preempted goroutine, and until something clears them every
 // legacy-SSE instruction pays a transition penalty: math.Exp's assembly
@@ -507,8 +521,8 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 // affected either way, and no candidate needs preempting: the harness's
 // other goroutines only wait, and a hanging candidate is killed from
 // outside.
-func harnessGODEBUG() string {
-	if d := os.Getenv("GODEBUG"); d != "" {
+func harnessGODEBUG(d string) string {
+	if d != "" {
 		return d + ",asyncpreemptoff=1"
 	}
 	return "asyncpreemptoff=1"

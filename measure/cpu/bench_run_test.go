@@ -302,15 +302,36 @@ func TestFloorThreads(t *testing.T) {
 }
 
 // The harnesses run without async preemption (see harnessGODEBUG),
-// keeping the user's other GODEBUG settings.
-func TestBenchGODEBUG(t *testing.T) {
-	t.Setenv("GODEBUG", "")
-	if got := harnessGODEBUG(); got != "asyncpreemptoff=1" {
-		t.Errorf("harnessGODEBUG() = %q without GODEBUG", got)
+// keeping the user's other GODEBUG settings, or those of Options.Env,
+// and get Options.Env after this process's environment.
+func TestHarnessEnv(t *testing.T) {
+	tests := []struct {
+		name, godebug string
+		env           []string
+		want          []string // the last value of each variable the harness gets
+	}{
+		{"nothing set", "", nil, []string{"GODEBUG=asyncpreemptoff=1"}},
+		{"the user's GODEBUG", "gctrace=1", nil, []string{"GODEBUG=gctrace=1,asyncpreemptoff=1"}},
+		{"Env's GODEBUG wins", "gctrace=1", []string{"GODEBUG=gctrace=1,cpu.avx512f=off", "ONEDNN_MAX_CPU_ISA=AVX2"},
+			[]string{"GODEBUG=gctrace=1,cpu.avx512f=off,asyncpreemptoff=1", "ONEDNN_MAX_CPU_ISA=AVX2"}},
 	}
-	t.Setenv("GODEBUG", "gctrace=1")
-	if got := harnessGODEBUG(); got != "gctrace=1,asyncpreemptoff=1" {
-		t.Errorf("harnessGODEBUG() = %q with GODEBUG=gctrace=1", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GODEBUG", tt.godebug)
+			t.Setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")
+			env := Options{Env: tt.env}.harnessEnv()
+			last := map[string]string{}
+			for _, kv := range env {
+				k, _, _ := strings.Cut(kv, "=")
+				last[k] = kv
+			}
+			for _, w := range tt.want {
+				k, _, _ := strings.Cut(w, "=")
+				if last[k] != w {
+					t.Errorf("the harness gets %q, want %q", last[k], w)
+				}
+			}
+		})
 	}
 }
 

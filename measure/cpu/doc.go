@@ -47,7 +47,7 @@
 //
 // The harness runs the candidates one after the other in a single process:
 //
-//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs
+//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs -budget 10s
 //
 // For each candidate and each input set it poisons the output with NaN,
 // calls the kernel once and compares the output with the reference: an
@@ -55,13 +55,19 @@
 // or the set's own, kernels.InputSet.Tolerance),
 // where exactly one of got and want is NaN, or where want is infinite and
 // got is not the same infinity (harness.Check); and a kernel must not write
-// to its inputs. Then, on the first input set, it finds
+// to its inputs. A candidate that passes says so (checked), with the
+// slowest call of its check and the calls its timing will make. Then, on
+// the first input set, it finds
 // the number k of calls (a power of two) that makes one sample last at least
 // -minsample (in two timings, so that one interruption of a loaded machine
 // cannot leave k at 1 for a fast kernel), runs -warmup untimed samples, and
 // times samples of k calls until it has at least -samples of them and they
 // add up to at least -mintime, or it has 10,000. Each sample is the mean
-// time of one call, in ns.
+// time of one call, in ns. A clearly slow candidate gets Options.SlowSamples
+// samples and no warm-up instead: one whose first timed call is
+// Options.SlowFactor times slower than the fastest known, and one whose
+// full timing would take longer than -budget (Options.TimingBudget) at
+// the speed of its check.
 //
 // # Protocol
 //
@@ -72,13 +78,18 @@
 //
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          candidate 7 is about to run
+//	{"id":7,"event":"checked","call_ns":2.1e6,"calls":15}  it passed its check; timing follows
 //	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
 //	{"id":7,"event":"result","status":"wrong_answer","error":"input set large: out[3] = ..."}
 //	{"id":7,"event":"result","status":"crash","error":"panic: ...\n\ngoroutine 1 ..."}
 //	{"id":-1,"event":"done"}                          every candidate has a result
 //
 // Because start comes before the kernel runs, the runner always knows which
-// candidate was running when the harness died.
+// candidate was running when the harness died; because checked comes
+// before the timing, it knows how long the timing should take. The harness
+// is built from the source the runner embeds, so the two always speak the
+// same protocol; the runner still follows a harness that sends no checked
+// (the limit before the check then covers the whole candidate).
 //
 // # Failures
 //
@@ -91,9 +102,14 @@
 //     signal and the start and end of stderr (for a Go crash, the fatal error
 //     and the crashing goroutine). The runner starts a new harness for the
 //     candidates after it.
-//   - timeout: the candidate ran past its limit (Options.Timeout, or one
-//     derived from Batch.Best). The runner kills the harness's process group
-//     and goes on with a new harness.
+//   - timeout: the candidate ran past its limit. The runner kills the
+//     harness's process group and goes on with a new harness. The limit is
+//     Options.Timeout when set; otherwise one derived from Batch.Best (10s
+//     without one) until the candidate has passed its check, and from then
+//     on 2s plus three times what its checked event says timing will take
+//     (call × calls), at most 2min. So a slow but correct candidate, which
+//     a limit for the whole batch would kill, is timed, while one that
+//     hangs is killed within seconds of when it should have finished.
 //
 // runtime_error is not used here. A harness that fails before its first
 // candidate, breaks the protocol or stalls between candidates is an error of

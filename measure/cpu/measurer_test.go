@@ -250,6 +250,40 @@ func TestMeasureCutsClearlySlowCandidates(t *testing.T) {
 	}
 }
 
+// Without a fixed Timeout, a candidate's deadline follows its own speed
+// once it has passed its check: a slow but correct one is timed fully
+// (sleep: 100ms a call, 22 calls, past the 2s a candidate gets before its
+// check), one that hangs in its check or in its timing is killed and
+// recorded as timeout, and the candidates after them run.
+func TestMeasureTimeoutFromCheck(t *testing.T) {
+	needGo(t)
+	opts := fastOptions(t)
+	opts.Timeout, opts.SlowSamples = 0, 20
+	b := batchOf([]int{1000}, testConfig("sleep", 100, 0), testConfig("hang", 1, 1),
+		testConfig("hang_late", 1, 2), testConfig("ok", 1, 3))
+	b.Best = time.Microsecond // the sleeper is clearly slow: 1 + 20 calls after its check
+	if l := New(opts).opts.timeout(b.Best); l != 2*time.Second {
+		t.Fatalf("the limit before the check is %v; the test wants 2s", l)
+	}
+	start := time.Now()
+	got, err := New(opts).Measure(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, b, got, []want{
+		{measure.StatusOK, nil},
+		{measure.StatusTimeout, []string{"no result after 2s"}},
+		{measure.StatusTimeout, []string{"after its check, which said timing would take"}},
+		{measure.StatusOK, nil},
+	})
+	if n := len(got[0].SamplesNS); n != 20 {
+		t.Errorf("the sleeper has %d samples, want 20", n)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the batch took %v; the hung candidates were not killed within seconds", d)
+	}
+}
+
 // A batch where nothing compiles builds no harness and runs nothing.
 func TestMeasureNothingBuilds(t *testing.T) {
 	needGo(t)
@@ -354,6 +388,34 @@ func TestTimeoutDefaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.opts.withDefaults().timeout(tt.best); got != tt.want {
 				t.Errorf("timeout(%v) = %v, want %v", tt.best, got, tt.want)
+			}
+		})
+	}
+}
+
+// After its check, a candidate gets three times the time its estimate
+// calls for, and 2s more, up to 2min; a fixed Timeout leaves its limit
+// alone.
+func TestCheckedTimeout(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   Options
+		callNS float64
+		calls  int
+		want   time.Duration
+		ok     bool
+	}{
+		{"fast", Options{}, 1e3, 20_000, 2*time.Second + 60*time.Millisecond, true},
+		{"slow", Options{}, 5e8, 15, 2*time.Second + 3*7500*time.Millisecond, true},
+		{"capped", Options{}, 60e9, 4, 2 * time.Minute, true},
+		{"huge estimate", Options{}, 1e300, 1 << 40, 2 * time.Minute, true},
+		{"fixed", Options{Timeout: time.Second}, 5e8, 15, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.opts.withDefaults().checkedTimeout(tt.callNS, tt.calls)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("checkedTimeout(%g, %d) = %v, %v; want %v, %v", tt.callNS, tt.calls, got, ok, tt.want, tt.ok)
 			}
 		})
 	}

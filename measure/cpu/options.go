@@ -43,18 +43,39 @@ type Options struct {
 	// Default 3.
 	SlowSamples int
 
-	// Timeout limits one candidate: its correctness check, warm-up and
-	// timing together. A candidate that runs past it is killed (with the
-	// whole process group) and recorded as timeout. When zero, the limit is
-	// derived from the batch's Best hint:
+	// Timeout, when set, limits one candidate: its correctness check,
+	// warm-up and timing together. A candidate that runs past its limit
+	// is killed (with the whole process group) and recorded as timeout.
+	//
+	// When zero, each candidate gets a deadline of its own, in two steps.
+	// Until it has passed its correctness check, the limit comes from the
+	// batch's Best hint:
 	//
 	//	max(2s, MinTime + 50 × (1+Warmup+MinSamples) × Best)
 	//
-	// that is, a candidate may be fifty times slower than the best known
-	// before it is given up; the 2s floor covers process noise and page
-	// faults of the first call. Without a Best hint the limit is 10s, which
-	// waits for any kernel worth tuning on a CPU.
+	// or 10s without one, which waits for any kernel worth tuning on a
+	// CPU. The harness then says how long the slowest call of the check
+	// took and how many calls its timing will make, and the limit becomes
+	//
+	//	min(2min, 2s + 3 × call × calls)
+	//
+	// so that a slow but correct candidate (a scalar exp in float64) is
+	// timed, however slow it is next to the best, while one that hangs
+	// in its timing is still killed within seconds of when it should have
+	// finished. The 2s floor covers process noise and page faults.
 	Timeout time.Duration
+
+	// TimingBudget bounds the timing of one candidate: one whose full
+	// timing (warm-up and MinSamples samples adding up to MinTime) would
+	// take longer, at the speed of its correctness check, is timed like a
+	// clearly slow one (SlowSamples samples). Default 10s.
+	TimingBudget time.Duration
+
+	// Env is added to the environment of the harness processes, after
+	// this process's: the variables that keep a bench's C libraries at an
+	// ISA level, say. A GODEBUG there replaces this process's; the harness
+	// gets asyncpreemptoff=1 added to it either way (harnessGODEBUG).
+	Env []string
 
 	// KeepDir, when set, is a directory under which each batch's throw-away
 	// module (sources, harness, inputs and binary) is created and left for
@@ -73,11 +94,14 @@ const (
 	defaultMinSampleTime = 10 * time.Microsecond
 	defaultSlowFactor    = 10
 	defaultSlowSamples   = 3
+	defaultTimingBudget  = 10 * time.Second
 	defaultGoCommand     = "go"
 
 	timeoutFloor    = 2 * time.Second
 	timeoutNoBest   = 10 * time.Second
 	timeoutSlowdown = 50
+	timeoutMargin   = 3 // on a checked candidate's own estimate
+	timeoutCap      = 2 * time.Minute
 	startupTimeout  = 30 * time.Second // harness start and input loading, before any candidate
 	stderrHeadBytes = 2560             // of a dead harness's stderr, shown in Error
 	stderrTailBytes = 1024
@@ -107,14 +131,18 @@ func (o *Options) withDefaults() Options {
 	if r.SlowSamples <= 0 {
 		r.SlowSamples = defaultSlowSamples
 	}
+	if r.TimingBudget <= 0 {
+		r.TimingBudget = defaultTimingBudget
+	}
 	if r.GoCommand == "" {
 		r.GoCommand = defaultGoCommand
 	}
 	return r
 }
 
-// timeout returns the per-candidate limit for a batch whose best known
-// median is best (0 when unknown). o has its defaults set.
+// timeout returns the limit of a candidate of a batch whose best known
+// median is best (0 when unknown) until it has passed its check. o has
+// its defaults set.
 func (o Options) timeout(best time.Duration) time.Duration {
 	switch {
 	case o.Timeout > 0:
@@ -124,4 +152,21 @@ func (o Options) timeout(best time.Duration) time.Duration {
 	}
 	calls := time.Duration(1 + o.Warmup + o.MinSamples)
 	return max(timeoutFloor, o.MinTime+timeoutSlowdown*calls*best)
+}
+
+// checkedTimeout returns the limit of a candidate from its check on,
+// given the slowest call of the check (callNS) and the calls its timing
+// will make; ok is false when Options.Timeout fixes the limit instead.
+func (o Options) checkedTimeout(callNS float64, calls int) (limit time.Duration, ok bool) {
+	if o.Timeout > 0 {
+		return 0, false
+	}
+	return min(timeoutCap, timeoutFloor+timeoutMargin*timingEstimate(callNS, calls)), true
+}
+
+// timingEstimate is callNS × calls, what a checked candidate's timing
+// should take, as a Duration of at most timeoutCap (the product of a
+// harness's figures may overflow one).
+func timingEstimate(callNS float64, calls int) time.Duration {
+	return time.Duration(min(callNS*float64(calls), float64(timeoutCap)))
 }

@@ -33,13 +33,14 @@ const (
 	flagBest        = "best"
 	flagSlowFactor  = "slowfactor"
 	flagSlowSamples = "slowsamples"
+	flagBudget      = "budget"
 )
 
 // runner runs the candidates of one built batch in harness processes.
 type runner struct {
 	bin, dir string
 	opts     Options
-	timeout  time.Duration // per candidate
+	timeout  time.Duration // per candidate, until it has passed its check (Options.checkedTimeout after)
 	best     time.Duration // the batch's hint; 0: none
 
 	res      []measure.Result
@@ -81,9 +82,10 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 		"-"+flagBest, strconv.FormatInt(int64(r.best), 10),
 		"-"+flagSlowFactor, strconv.FormatFloat(r.opts.SlowFactor, 'g', -1, 64),
 		"-"+flagSlowSamples, strconv.Itoa(r.opts.SlowSamples),
+		"-"+flagBudget, r.opts.TimingBudget.String(),
 	)
 	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GODEBUG="+harnessGODEBUG())
+	cmd.Env = r.opts.harnessEnv()
 	h, err := startHarness(cmd)
 	if err != nil {
 		return nil, err
@@ -95,6 +97,8 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 	var seq harness.Sequence
 	next := 0 // the index in ids of the next candidate to start
 	var curStart time.Time
+	var estimate time.Duration // of the running candidate's timing, once it has passed its check
+	var checked time.Time      // when it passed it
 	for {
 		select {
 		case <-ctx.Done():
@@ -107,10 +111,12 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 			if !running {
 				return nil, fmt.Errorf("cpu: the harness stalled outside any candidate; stderr:\n%s", stderr.String())
 			}
-			r.finish(cur, measure.Result{
-				Status: measure.StatusTimeout,
-				Error:  fmt.Sprintf("no result after %v; the harness was killed", r.timeout),
-			}, time.Since(curStart))
+			msg := fmt.Sprintf("no result after %v; the harness was killed", r.timeout)
+			if estimate > 0 {
+				msg = fmt.Sprintf("no result %v after its check, which said timing would take %v; the harness was killed",
+					time.Since(checked).Round(time.Millisecond), estimate.Round(time.Millisecond))
+			}
+			r.finish(cur, measure.Result{Status: measure.StatusTimeout, Error: msg}, time.Since(curStart))
 			return ids[next:], nil
 
 		case line, ok := <-lines:
@@ -140,16 +146,24 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 				continue // stray output, from a kernel that wrote to fd 1
 			}
 			err := seq.Next(e)
+			wait := r.timeout
 			switch {
 			case err != nil:
 			case e.Event == harness.Start && (next >= len(ids) || e.ID != ids[next]):
 				err = fmt.Errorf("start of %d, not of the next candidate", e.ID)
 			case e.Event == harness.Start:
-				curStart = time.Now()
+				curStart, estimate = time.Now(), 0
 				next++
 				if r.onStart != nil {
 					r.onStart(e.ID)
 				}
+			case e.Event == harness.Checked:
+				l, ok := r.opts.checkedTimeout(e.CallNS, e.Calls)
+				if !ok {
+					continue // a fixed Timeout counts from the start
+				}
+				wait, checked = l, time.Now()
+				estimate = timingEstimate(e.CallNS, e.Calls)
 			case e.Event == harness.Result:
 				res, ok := result(e)
 				if !ok {
@@ -167,9 +181,10 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 				return nil, fmt.Errorf("cpu: harness protocol: %v: %s", err, line)
 			}
 			// Each event restarts the clock: the harness is alive, and the
-			// next candidate gets its own time. After done, it guards the
-			// harness's exit.
-			timer.Reset(r.timeout)
+			// next candidate gets its own time, from its check on the time
+			// its estimate calls for. After done, it guards the harness's
+			// exit.
+			timer.Reset(wait)
 		}
 	}
 }

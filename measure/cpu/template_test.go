@@ -23,6 +23,8 @@ import (
 //	emitpanic  the emitter itself panics
 //	panic      panics (recovered by the harness)
 //	hang       loops forever
+//	hang_late  correct for its first four calls (its check), then loops forever
+//	sleep      correct, after sleeping reps milliseconds
 //	wrongans   out[i] = in[i]
 //	clobber    correct, but writes to its input
 //	segv       writes to an unmapped address: a fault the runtime cannot recover
@@ -35,7 +37,7 @@ import (
 // changes the source, so that a benchmark's candidates miss the build cache.
 var testModes = []string{
 	"ok", "ok_slow", "print", "nocompile", "nosyntax", "emitpanic", "panic",
-	"hang", "wrongans", "clobber", "segv", "exit", "badsig", "asm", "asmbroken",
+	"hang", "hang_late", "sleep", "wrongans", "clobber", "segv", "exit", "badsig", "asm", "asmbroken",
 }
 
 func testTemplate() kernels.Template {
@@ -141,6 +143,11 @@ func emitTest(f *jen.File, name string, shape []int, cfg schedule.Config) {
 		body = append(body, jen.Panic(jen.Lit("test kernel: mode panic")))
 	case "hang":
 		body = append(body, jen.For().Block())
+	case "hang_late":
+		f.Var().Id("calls").Int()
+		body = append(body, compute, jen.Id("calls").Op("++"), jen.If(jen.Id("calls").Op(">").Lit(4)).Block(jen.For().Block()))
+	case "sleep":
+		body = append(body, compute, jen.Qual("time", "Sleep").Call(jen.Id("reps").Op("*").Qual("time", "Millisecond")))
 	case "wrongans":
 		body = append(body, jen.Copy(jen.Id("out"), jen.Id("in0")))
 	case "clobber":

@@ -17,12 +17,17 @@
 //
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          kernel 7 is about to run
+//	{"id":7,"event":"checked","call_ns":2.1e6,"calls":15}  optional: it passed its check; timing follows
 //	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
 //	{"id":7,"event":"result","status":"wrong_answer","error":"set large: out[3] = ..."}
 //	{"id":-1,"event":"round","samples_ns":[812.5,...]}  bench only: a sample of every entry
 //	{"id":-1,"event":"done"}                          every kernel has a result
 //
 // Because start comes before the kernel runs, the parent always knows
-// which kernel was running when the harness died. Sequence checks the
-// order of events.
+// which kernel was running when the harness died, and because checked
+// comes before the kernel is timed, how long its timing should take.
+// Sequence checks the order of events. A harness is built from the same
+// source as the parent that starts it, so the two always speak the same
+// protocol; a new event is optional for a harness (checked is), so a
+// parent still follows one that does not send it.
 package harness

@@ -8,11 +8,16 @@ import (
 
 // The kinds of Event.
 const (
-	Ready  = "ready"  // the inputs are loaded; kernels follow
-	Start  = "start"  // kernel ID is about to run
-	Result = "result" // kernel ID finished: Status, Error, Reps, SamplesNS, allocations
-	Round  = "round"  // a bench round: SamplesNS holds one sample of every entry, in entry order
-	Done   = "done"   // every kernel asked for has a result
+	Ready = "ready" // the inputs are loaded; kernels follow
+	Start = "start" // kernel ID is about to run
+	// Checked says that kernel ID passed its check and what timing it will
+	// cost: CallNS, its slowest call so far, and Calls, the calls it still
+	// needs. A parent may set the kernel's deadline from them; a harness
+	// need not send it.
+	Checked = "checked"
+	Result  = "result" // kernel ID finished: Status, Error, Reps, SamplesNS, allocations
+	Round   = "round"  // a bench round: SamplesNS holds one sample of every entry, in entry order
+	Done    = "done"   // every kernel asked for has a result
 )
 
 // Statuses of a result, the values of measure.Status that a harness
@@ -30,7 +35,9 @@ type Event struct {
 	Event     string    `json:"event"`
 	Status    string    `json:"status,omitempty"`
 	Error     string    `json:"error,omitempty"`
-	Reps      int       `json:"reps,omitempty"` // calls per sample
+	Reps      int       `json:"reps,omitempty"`    // calls per sample
+	CallNS    float64   `json:"call_ns,omitempty"` // checked: the slowest call of the check
+	Calls     int       `json:"calls,omitempty"`   // checked: the calls timing will make
 	SamplesNS []float64 `json:"samples_ns,omitempty"`
 
 	// AllocBytes and Allocs are the heap bytes and objects one call of a
@@ -63,13 +70,15 @@ func Decode(line []byte) (e Event, ok bool) {
 }
 
 // A Sequence follows the events of one harness and says whether each is
-// in order: ready first, then for each kernel start and its result, the
+// in order: ready first, then for each kernel start, at most one checked
+// and its result, the
 // rounds of a bench after every result, done last. The zero value expects
 // ready.
 type Sequence struct {
 	ready, done bool
-	cur         int // the kernel running: its ID, -1 for none
-	started     int // kernels started
+	cur         int  // the kernel running: its ID, -1 for none
+	checked     bool // the kernel running has sent checked
+	started     int  // kernels started
 }
 
 // Running returns the ID of the kernel that has started and has no result
@@ -96,8 +105,14 @@ func (s *Sequence) Next(e Event) error {
 		return nil
 	case !s.ready:
 	case e.Event == Start && !running && e.ID >= 0:
-		s.cur = e.ID
+		s.cur, s.checked = e.ID, false
 		s.started++
+		return nil
+	case e.Event == Checked && running && e.ID == s.cur && !s.checked:
+		if !(e.CallNS > 0) || e.Calls <= 0 {
+			return fmt.Errorf("harness: checked of %d without a call time or calls", e.ID)
+		}
+		s.checked = true
 		return nil
 	case e.Event == Result && running && e.ID == s.cur:
 		switch e.Status {

@@ -43,7 +43,7 @@ func prepare(d *data, e Entry, minSample time.Duration) (r harness.Event) {
 		}
 	}()
 	if e.Verify {
-		if msg := d.check(e, e.Skip); msg != "" {
+		if msg, _ := d.check(e, e.Skip); msg != "" {
 			return harness.Event{Status: harness.StatusWrongAnswer, Error: msg}
 		}
 	} else {

@@ -97,13 +97,17 @@ func TestTune(t *testing.T) {
 	var seq harness.Sequence
 	seq.Next(harness.Event{ID: -1, Event: harness.Ready})
 	got := events()
-	if len(got) != 2*len(entries) {
-		t.Fatalf("%d events, want %d: %+v", len(got), 2*len(entries), got)
-	}
-	for i, e := range got {
+	for _, e := range got {
 		if err := seq.Next(e); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Only the candidate that passes its check says so, before its result.
+	if len(got) != 2*len(entries)+1 || got[1].Event != harness.Checked || got[1].ID != 0 || got[1].Calls < fast.minSamples {
+		t.Fatalf("%d events, want %d with the second checked: %+v", len(got), 2*len(entries)+1, got)
+	}
+	got = slices.Delete(got, 1, 2)
+	for i, e := range got {
 		if e.Event != harness.Result {
 			continue
 		}
@@ -131,13 +135,87 @@ func TestTuneCutsSlowCandidates(t *testing.T) {
 		}
 	}
 	tune(d, []Entry{{ID: 0, Fn: affine}, {ID: 1, Fn: slow}}, fast)
-	got := events()
-	if n := len(got[1].SamplesNS); n < fast.minSamples {
+	got := results(events())
+	if n := len(got[0].SamplesNS); n < fast.minSamples {
 		t.Errorf("the fast candidate has %d samples", n)
 	}
-	if n := len(got[3].SamplesNS); n != fast.slowSamples {
+	if n := len(got[1].SamplesNS); n != fast.slowSamples {
 		t.Errorf("the slow candidate has %d samples, want %d", n, fast.slowSamples)
 	}
+}
+
+// A candidate whose full timing would take longer than the budget at the
+// speed of its check gets slowSamples samples, even with no best known,
+// and its checked event promises that many calls (and one to calibrate).
+func TestTuneBudget(t *testing.T) {
+	sleepy := func(out []float32, ins [][]float32) {
+		time.Sleep(2 * time.Millisecond)
+		affine(out, ins)
+	}
+	for _, tt := range []struct {
+		name    string
+		budget  time.Duration
+		samples int // -1: at least fast.minSamples
+	}{
+		{"within", time.Minute, -1},
+		{"over", 5 * time.Millisecond, fast.slowSamples},
+		{"no budget", 0, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			events := capture(t)
+			s := fast
+			s.budget = tt.budget
+			tune(testData(t, 17), []Entry{{ID: 0, Fn: sleepy}}, s)
+			got := events()
+			if len(got) != 3 || got[1].Event != harness.Checked || got[2].Status != harness.StatusOK {
+				t.Fatalf("events %+v, want start, checked and an ok result", got)
+			}
+			n, calls := len(got[2].SamplesNS), got[1].Calls
+			switch {
+			case tt.samples >= 0 && (n != tt.samples || calls != 1+tt.samples):
+				t.Errorf("%d samples, %d calls promised; want %d and %d", n, calls, tt.samples, 1+tt.samples)
+			case tt.samples < 0 && (n < fast.minSamples || calls < 1+fast.warmup+n):
+				t.Errorf("%d samples, %d calls promised; want at least %d samples and the calls they take", n, calls, fast.minSamples)
+			}
+			if got[1].CallNS < float64(2*time.Millisecond) {
+				t.Errorf("checked says a call takes %gns; each sleeps 2ms", got[1].CallNS)
+			}
+		})
+	}
+}
+
+// The calls plan promises cover calibrating, warming up and the samples,
+// for a fast kernel (many calls per sample, MinTime decides) as for a
+// slow one (MinSamples decides).
+func TestPlan(t *testing.T) {
+	s := settings{warmup: 3, minSamples: 10, minTime: 20 * time.Millisecond, minSample: 10 * time.Microsecond}
+	tests := []struct {
+		callNS    float64
+		atLeastNS float64 // the time the calls must cover
+		atMostNS  float64
+	}{
+		{1, 20e6, 100e6},          // 1ns: 16384 calls a sample
+		{1e3, 20e6, 100e6},        // 1µs
+		{1e6, 23e6, 100e6},        // 1ms: 3 warm-up and 20 samples for MinTime
+		{1e8, 13 * 1e8, 20 * 1e8}, // 100ms: 3 warm-up and MinSamples
+	}
+	for _, tt := range tests {
+		got := float64(s.plan(tt.callNS)) * tt.callNS
+		if got < tt.atLeastNS || got > tt.atMostNS {
+			t.Errorf("plan(%g) = %d calls, %gns; want %g to %gns", tt.callNS, s.plan(tt.callNS), got, tt.atLeastNS, tt.atMostNS)
+		}
+	}
+}
+
+// results returns the result events of events, in order.
+func results(events []harness.Event) []harness.Event {
+	var r []harness.Event
+	for _, e := range events {
+		if e.Event == harness.Result {
+			r = append(r, e)
+		}
+	}
+	return r
 }
 
 // A sample of one call (as when an interruption decided the calibration)
@@ -146,9 +224,9 @@ func TestTuneCutsSlowCandidates(t *testing.T) {
 func TestTuneBoundsSamples(t *testing.T) {
 	events := capture(t)
 	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, settings{minSamples: 1, minTime: time.Hour})
-	got := events()
-	if len(got) != 2 || got[1].Status != harness.StatusOK || len(got[1].SamplesNS) != maxSamples || got[1].Reps != 1 {
-		t.Errorf("got %d events, the last %s with %d samples of %d calls; want ok with %d samples", len(got), got[len(got)-1].Status, len(got[len(got)-1].SamplesNS), got[len(got)-1].Reps, maxSamples)
+	got := results(events())
+	if len(got) != 1 || got[0].Status != harness.StatusOK || len(got[0].SamplesNS) != maxSamples || got[0].Reps != 1 {
+		t.Errorf("got %d results, the last %s with %d samples of %d calls; want ok with %d samples", len(got), got[len(got)-1].Status, len(got[len(got)-1].SamplesNS), got[len(got)-1].Reps, maxSamples)
 	}
 }
 

@@ -11,17 +11,20 @@
 //
 // Tuning (the default) runs the candidates -ids, in that order:
 //
-//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs -best 0 -slowfactor 10 -slowsamples 3
+//	harness -data DIR -ids 0,2,5 -warmup 3 -samples 10 -mintime 20ms -minsample 10µs -best 0 -slowfactor 10 -slowsamples 3 -budget 10s
 //
 // For each candidate it checks the output on every input set (poisoned
-// with NaN before each call) and that the inputs were left alone, then
-// times it on the first set: it finds the calls per sample, a power of
+// with NaN before each call) and that the inputs were left alone, and
+// sends checked with the slowest call of the check and the calls its
+// timing will make, so that the parent can give it a deadline of its own.
+// Then it times it on the first set: it finds the calls per sample, a power of
 // two, that make a sample last -minsample (timed twice, so that one
 // interruption does not decide it), runs -warmup untimed samples, and
 // times samples until there are -samples of them adding up to -mintime,
 // or 10,000 of them. A candidate whose first call takes more than -slowfactor times
 // the fastest sample known (-best, or a candidate timed before it) gets
-// -slowsamples samples and no warm-up. A panic is the candidate's crash,
+// -slowsamples samples and no warm-up, and so does one whose full timing
+// would take longer than -budget at the speed of its check. A panic is the candidate's crash,
 // reported with the head of its stack; the harness goes on.
 //
 // -bench times every entry of the table in interleaved rounds instead:
@@ -98,6 +101,7 @@ type settings struct {
 	bestNS             float64 // fastest sample known, this run's included; 0: none yet
 	slowFactor         float64 // a first call slower than slowFactor × bestNS is clearly slow
 	slowSamples        int
+	budget             time.Duration // the most full timing may take; 0: no limit
 }
 
 func main() {
@@ -112,6 +116,7 @@ func main() {
 	flag.Float64Var(&s.bestNS, "best", 0, "fastest known ns per call, 0 if none")
 	flag.Float64Var(&s.slowFactor, "slowfactor", 10, "a candidate whose first timed call is this many times slower than the best is timed briefly")
 	flag.IntVar(&s.slowSamples, "slowsamples", 3, "samples of a clearly slow candidate")
+	flag.DurationVar(&s.budget, "budget", 0, "a candidate whose full timing would take longer is timed as clearly slow; 0 for no limit")
 	flag.Parse()
 	os.Stdout = os.Stderr
 
@@ -217,28 +222,35 @@ func (d *data) call(e Entry) {
 
 // check runs e on every input set, each time with the output poisoned, and
 // describes the first wrong output or written input, or returns "". It
+// returns the slowest of its calls too, a first estimate of e's time. It
 // leaves the first set in the buffers.
-func (d *data) check(e Entry, skip []int) string {
+func (d *data) check(e Entry, skip []int) (msg string, slowest time.Duration) {
 	defer d.use(0)
 	for s, set := range d.sets {
 		if slices.Contains(skip, s) {
 			continue
 		}
 		d.use(s)
+		var took time.Duration
 		if e.Fn16 != nil {
 			if d.half == "" {
-				return "a kernel of 16-bit elements, but the workload is " + d.w.DType
+				return "a kernel of 16-bit elements, but the workload is " + d.w.DType, 0
 			}
 			harness.Poison16(d.out16)
+			t0 := time.Now()
 			d.call(e)
+			took = time.Since(t0)
 			for i, h := range d.out16 {
 				d.out[i] = d.half.Decode(h)
 			}
 		} else {
 			harness.Poison(d.out)
+			t0 := time.Now()
 			d.call(e)
+			took = time.Since(t0)
 		}
-		msg := harness.Check(d.out, set.Want, set.Rel, set.Abs)
+		slowest = max(slowest, took)
+		msg = harness.Check(d.out, set.Want, set.Rel, set.Abs)
 		if msg == "" {
 			msg = d.written(set.Ins)
 		}
@@ -246,10 +258,10 @@ func (d *data) check(e Entry, skip []int) string {
 			if len(d.sets) > 1 {
 				msg = fmt.Sprintf("input set %s: %s", set.Name, msg)
 			}
-			return msg
+			return msg, slowest
 		}
 	}
-	return ""
+	return "", slowest
 }
 
 // written describes how the kernels changed the inputs in the buffers,
