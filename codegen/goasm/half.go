@@ -4,8 +4,21 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/dtype"
 )
+
+// WithHalf returns asm, a kernel's assembly (nil for none), with the
+// routines of h appended when h converts whole vectors in assembly.
+func WithHalf(asm []byte, h golang.Half) []byte {
+	if !h.Asm {
+		return asm
+	}
+	if asm == nil {
+		asm = []byte(Header)
+	}
+	return append(asm, Half(h.DType, h.AsmDecode(), h.AsmEncode())...)
+}
 
 // Half returns the TEXT blocks of the assembly routines a golang.Half
 // with Asm calls, decode (16-bit elements to float32) and encode (float32

@@ -57,13 +57,7 @@ func emitAsm(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Conf
 	if kn.asm {
 		asm = kn.asmFile()
 	}
-	if h := kn.half; h.Asm {
-		if asm == nil {
-			asm = []byte(goasm.Header)
-		}
-		asm = append(asm, goasm.Half(h.DType, h.AsmDecode(), h.AsmEncode())...)
-	}
-	return asm
+	return goasm.WithHalf(asm, kn.half)
 }
 
 func (k kernel) asmFn() string { return k.name + "Asm" }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -52,9 +53,9 @@ func (goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	}
 	half := newKernel(k.Name, k.DType, k.Config).half
 	if k.Shape == nil {
-		return withHalfAsm(emitAsmGeneric(k.Name, k.Config), half)
+		return goasm.WithHalf(emitAsmGeneric(k.Name, k.Config), half)
 	}
-	return withHalfAsm(emitAsm(k.Name, k.Shape, k.Config), half)
+	return goasm.WithHalf(emitAsm(k.Name, k.Shape, k.Config), half)
 }
 
 // Asm reports whether cfg's rows are assembly (code=asm).

@@ -3,7 +3,6 @@ package softmax
 import (
 	"github.com/dave/jennifer/jen"
 
-	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
 )
@@ -32,16 +31,4 @@ func (k kernel) emitHalfRows(f *jen.File) {
 		Name: k.halfRowsFn(), Half: k.half, RowsFn: k.rowsFn(),
 		Out: "dst", Rows: []string{"src"}, Cols: k.cols, Block: halfBlock,
 	}.Emit(f)
-}
-
-// withHalfAsm returns asm, the kernel's assembly (nil for none), with the
-// conversions of a 16-bit kernel of vectors appended.
-func withHalfAsm(asm []byte, h golang.Half) []byte {
-	if !h.Asm {
-		return asm
-	}
-	if asm == nil {
-		asm = []byte(goasm.Header)
-	}
-	return append(asm, goasm.Half(h.DType, h.AsmDecode(), h.AsmEncode())...)
 }
