@@ -1,4 +1,4 @@
-package kernels
+package halfcopy
 
 import (
 	"github.com/dave/jennifer/jen"
@@ -6,10 +6,11 @@ import (
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// CopyHalf is the Go emitter of a template whose float32 kernels serve
+// Emitter is the Go emitter of a template whose float32 kernels serve
 // bf16 and f16 as well, on float32 copies of the arguments: a kernel of a
 // 16-bit dtype is F32's kernel of the same config, named Name+"F32",
 // inside a golang.HalfCall named Name that decodes every input, runs it
@@ -19,15 +20,15 @@ import (
 // micro-kernel, is the faster form still to come. Vector reports whether
 // a config's kernels have vectors (AVX2 at least), so that the
 // conversions of whole vectors may be assembly (goasm.Half).
-type CopyHalf struct {
-	Op     Op
-	F32    GoEmitter
+type Emitter struct {
+	Op     kernels.Op
+	F32    kernels.GoEmitter
 	Vector func(cfg schedule.Config) bool
 }
 
 // EmitGo writes F32's kernel for f32, and the copying kernel around it
 // for bf16 and f16.
-func (e CopyHalf) EmitGo(f *jen.File, k Kernel) []byte {
+func (e Emitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	if k.DType.Size() != 2 {
 		return e.F32.EmitGo(f, k)
 	}
@@ -46,4 +47,4 @@ func (e CopyHalf) EmitGo(f *jen.File, k Kernel) []byte {
 }
 
 // Asm is F32's.
-func (e CopyHalf) Asm(cfg schedule.Config) bool { return e.F32.Asm(cfg) }
+func (e Emitter) Asm(cfg schedule.Config) bool { return e.F32.Asm(cfg) }
