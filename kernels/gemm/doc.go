@@ -44,15 +44,24 @@
 // LoadSlicePart and StoreSlicePart (or read from the zero padding of a
 // packed strip). K's tail is the run-time depth of the last slice.
 //
-// Threads split M into contiguous runs of whole tiles, one per goroutine,
-// the caller included, or with split=n N into runs of whole strips of nr
-// columns (each goroutine then computes every row of its columns), which
-// is what a short M such as a matrix-vector product (M = 1) can use.
-// Each goroutine packs its own B panels into a buffer from a
-// package-level sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr floats), so
-// a warm kernel allocates nothing and goroutines share nothing but the
-// inputs; split over M repeats the pack per goroutine, K·N copies
-// against 2·M·N·K/threads FLOPs.
+// Threads split M into contiguous runs of whole tiles, the caller
+// included, or with split=n N into runs of whole strips of nr columns
+// (each goroutine then computes every row of its columns), which is what a
+// short M such as a matrix-vector product (M = 1) can use. With chunks=1
+// each goroutine has one run, fixed in advance, and the caller waits for
+// the slowest: a goroutine that starts late (an idle core takes microseconds
+// to wake) or loses its core to another process for a while holds up the
+// call by that long. With chunks > 1 there are threads·chunks runs, which
+// differ by one tile (strip) at most, and each goroutine takes the next
+// from a shared counter (sync/atomic) until none is left, so that the
+// goroutines that run compute the runs of the one that does not; the
+// price is a counter per call and, with B packed, a pack per run. Each
+// run packs its own B panels into a buffer from a package-level
+// sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr floats), so a warm
+// kernel allocates nothing but its goroutines' closures (and the counter)
+// and goroutines share nothing but the inputs; split over M repeats the
+// pack per run, K·N copies against 2·M·N·K/runs FLOPs, split over N packs
+// each column once.
 //
 // # Knobs
 //
@@ -67,6 +76,7 @@
 //	threads  1 … cores           goroutines, the caller included; 1 starts none
 //	micro    go, asm             the full micro-kernel in archsimd Go or in Go assembly
 //	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
+//	chunks   1, 2, 4, 8          runs per goroutine: 1 fixed in advance, more taken from a counter
 //
 // Constraints:
 //
@@ -88,6 +98,9 @@
 //	threads_at_most_tiles  every goroutine gets at least one tile of rows (split=n:
 //	                       one strip of columns)
 //	split_needs_threads    one goroutine takes split = m
+//	chunks_need_threads    and chunks = 1
+//	runs_at_most_tiles     threads·chunks runs hold a tile of rows (split=n: a
+//	                       strip of columns) each
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -109,7 +122,9 @@
 //   - threads_at_most_tiles is applied at run time: each goroutine takes
 //     ⌈tiles/threads⌉ tiles of rows (or strips of columns), and only as
 //     many goroutines start as have work, so a shape with fewer tiles than
-//     threads uses fewer goroutines.
+//     threads uses fewer goroutines; with chunks > 1 so is
+//     runs_at_most_tiles: there are min(tiles, threads·chunks) runs, and
+//     at most as many goroutines.
 //   - The tails are tiles of their own, picked at run time: the last M%mr
 //     rows one at a time with a 1×nr tile, and the last N%nr columns with
 //     a tile of as many vectors as they need, the last one loaded and
@@ -214,8 +229,8 @@
 // config (features.go): log2 of the register tile's size; the bytes per
 // FLOP the micro-kernel loads from L1 (4·(mr+nr) per 2·mr·nr), streams
 // from L2 (the A sliver per strip and the C tile per slice of K, 2/nr +
-// 4/kc) and from memory (A per panel of B and B's panel per goroutine's
-// rows, 2/nc + 2/rows); whether the kc×nr strip of B fits L1 and the A
+// 4/kc) and from memory (A per panel of B and B's panel per run's rows,
+// 2/nc + 2/rows); whether the kc×nr strip of B fits L1 and the A
 // block's share of L2 (from the target's cache sizes, 32 KiB and 256 KiB
 // when it does not say); log2 of the largest goroutine's FLOPs; and the
 // share of c the archsimd edge tiles compute. The tuner appends them to
@@ -263,10 +278,13 @@
 // Template.Version is revision (in cpu.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
-// code changes, bump revision by hand ("gemm-4" to "gemm-5"): TestGolden
+// code changes, bump revision by hand ("gemm-5" to "gemm-6"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their
 // own; the code they share with plain GEMM changes theirs too, so bump all
-// three when it changes.
+// three when it changes. Each template keeps its revision 4, the space
+// before the chunks knob, as an earlier revision (kernels.Template.Earlier,
+// revision4 in cpu.go), so that the landscapes recorded with it in
+// tune/lab/testdata still replay.
 package gemm

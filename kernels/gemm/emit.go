@@ -39,6 +39,7 @@ type kernel struct {
 func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
 	kr := newKernel(name, shape, cfg, e)
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
 	if kr.pack {
 		kr.emitPanels(f)
@@ -80,6 +81,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 	}
 	kr.plain = true
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
 	if kr.pack {
 		kr.emitPanels(f)
@@ -101,6 +103,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 func emitGeneric(f *jen.File, name string, cfg schedule.Config, e epilogue) {
 	kr := newGenericKernel(name, cfg, e)
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
 	if kr.pack {
 		kr.emitPanels(f)
@@ -245,33 +248,10 @@ func (k kernel) emitEntry(f *jen.File) {
 		jen.Const().List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Op("=").List(jen.Lit(k.m), jen.Lit(k.n), jen.Lit(k.k)),
 		jen.List(lhs...).Op("=").List(rhs...).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	all := func(lo, hi jen.Code) []jen.Code { return k.operands(lo, hi, jen.Lit(0), jen.Id("n")) }
 	if k.threads == 1 {
-		body = append(body, jen.Id(k.rowsFn()).Call(all(jen.Lit(0), jen.Id("m"))...))
+		body = append(body, jen.Id(k.rowsFn()).Call(k.operands(jen.Lit(0), jen.Id("m"), jen.Lit(0), jen.Id("n"))...))
 	} else {
-		// part returns the arguments of goroutine t's share: runs of whole
-		// tiles of rows, or of whole strips of columns with split=n.
-		part, per, unit, extent := all, 0, "", "m"
-		if k.splitN {
-			per, _ = colsPerThread(k.n, k.nr, k.threads)
-			part = func(lo, hi jen.Code) []jen.Code { return k.operands(jen.Lit(0), jen.Id("m"), lo, hi) }
-			unit, extent = fmt.Sprintf("columns per goroutine, whole strips of %d", k.nr), "n"
-		} else {
-			per, _ = rowsPerThread(k.m, k.mr, k.threads)
-			unit = fmt.Sprintf("rows per goroutine, whole tiles of %d", k.mr)
-		}
-		t := jen.Id("t")
-		body = append(body,
-			jen.Const().Id("per").Op("=").Lit(per).Comment(unit),
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.goroutine(
-					jen.Id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id(extent)))...),
-				)),
-			),
-			jen.Id(k.rowsFn()).Call(part(jen.Lit(0), jen.Id("per"))...),
-			jen.Id("wg").Dot("Wait").Call(),
-		)
+		body = append(body, k.split()...)
 	}
 	f.Func().Id(k.name).Params(jen.List(lhs...).Index().Float32()).Block(body...)
 }
@@ -303,29 +283,10 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 	body := []jen.Code{
 		jen.List(lhs...).Op("=").List(rhs...).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	all := func(lo, hi jen.Code) []jen.Code { return k.operands(lo, hi, jen.Lit(0), id("n")) }
 	if k.threads == 1 {
-		body = append(body, id(k.rowsFn()).Call(all(jen.Lit(0), id("m"))...))
+		body = append(body, id(k.rowsFn()).Call(k.operands(jen.Lit(0), id("m"), jen.Lit(0), id("n"))...))
 	} else {
-		part, unit, extent, what := all, k.mr, "m", "rows per goroutine, whole tiles"
-		if k.splitN {
-			part = func(lo, hi jen.Code) []jen.Code { return k.operands(jen.Lit(0), id("m"), lo, hi) }
-			unit, extent, what = k.nr, "n", "columns per goroutine, whole strips"
-		}
-		t := id("t")
-		body = append(body,
-			id("per").Op(":=").Parens(jen.Parens(id(extent).Op("+").Lit(unit-1)).Op("/").Lit(unit).Op("+").Lit(k.threads-1)).Op("/").Lit(k.threads).Op("*").Lit(unit).
-				Comment(fmt.Sprintf("%s of %d", what, unit)),
-			id("workers").Op(":=").Parens(id(extent).Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per").Comment(fmt.Sprintf("at most %d, each with work", k.threads)),
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(k.goroutine(
-					id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...),
-				)),
-			),
-			id(k.rowsFn()).Call(part(jen.Lit(0), jen.Min(id("per"), id(extent)))...),
-			id("wg").Dot("Wait").Call(),
-		)
+		body = append(body, k.split()...)
 	}
 	params := []jen.Code{jen.List(lhs...).Index().Float32(), jen.List(id("m"), id("n"), id("k")).Int()}
 	f.Func().Id(k.name).Params(params...).Block(body...)
