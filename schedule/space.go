@@ -51,8 +51,8 @@ type Space struct {
 // enumerateLimit bounds the spaces Sample falls back to enumerating when
 // rejection sampling finds nothing; larger spaces report an error instead.
 // Enumerating checks every point once per Space (about a second for 2^20
-// points); GEMM's space for a small shape is 2·10^5 points with a few
-// hundred valid, which rejection sampling misses.
+// points); small spaces with few valid points are what rejection sampling
+// misses (below: larger ones get more draws).
 const enumerateLimit = 1 << 20
 
 // sampleAttempts bounds mutation and crossover.
