@@ -46,7 +46,7 @@ func records(t *testing.T) *tunedb.Memory {
 		tmpl, _ := kernels.TemplateFor("gemm_bias_relu", kernels.CPU)
 		shape := []int{67, 45, 33}
 		sp := tmpl.Space(shape, host)
-		cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m", vec))
+		cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false", vec))
 		if err != nil || !sp.Valid(cfg) {
 			t.Fatalf("the assembly config of gemm_bias_relu %v is not valid on the host: %v", shape, err)
 		}

@@ -104,11 +104,12 @@ const (
 
 // space returns the knobs for shape on target; see the package doc for what
 // each knob and constraint means.
-func space(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, true) }
+func space(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) }
 
-// spaceOf is space, or with dealt unset the space of revision 4, before
-// the chunks knob: every goroutine took one run fixed in advance.
-func spaceOf(shape []int, target device.Target, dealt bool) *schedule.Space {
+// spaceOf is space, or with rev4 set the space of revision 4, before the
+// knobs chunks (every goroutine took one run fixed in advance) and pack_a
+// (A was read in place).
+func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 	m, n, k := checkShape(shape)
 	cpu := target.CPU
 	if cpu == nil {
@@ -189,7 +190,7 @@ func spaceOf(shape []int, target device.Target, dealt bool) *schedule.Space {
 		schedule.Enum("micro", micros...),
 		schedule.Enum("split", splits...),
 	}
-	if !dealt {
+	if rev4 {
 		return schedule.NewSpace(knobs, constraints...)
 	}
 	constraints = append(constraints, []schedule.Constraint{
@@ -205,8 +206,12 @@ func spaceOf(shape []int, target device.Target, dealt bool) *schedule.Space {
 			}
 			return c.Int("threads")*c.Int("chunks") <= (extent+unit-1)/unit
 		}},
+		// The archsimd tiles read A in place.
+		{Name: "pack_a_needs_asm", OK: func(c schedule.Config) bool {
+			return !c.Bool("pack_a") || c.Str("micro") == "asm"
+		}},
 	}...)
-	return schedule.NewSpace(append(knobs, schedule.Choice("chunks", chunks...)), constraints...)
+	return schedule.NewSpace(append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a")), constraints...)
 }
 
 // registers returns the vector registers an mr × nrVecs micro-kernel keeps
@@ -247,11 +252,11 @@ func perThread(extent, unit, threads int) (per int, ok bool) {
 func version() string { return versionOf(revision, space) }
 
 // revision4 is revision rev of a template of the package before the
-// chunks knob (gemm-4, and its epilogues' gemm-bias-4 and
+// knobs chunks and pack_a (gemm-4, and its epilogues' gemm-bias-4 and
 // gemm-bias-relu-4), whose space the landscapes in tune/lab/testdata were
 // recorded in (kernels.Template.Earlier).
 func revision4(op kernels.Op, rev string) kernels.Template {
-	sp := func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) }
+	sp := func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, true) }
 	return kernels.Template{
 		Op:      op,
 		Backend: kernels.CPU,
@@ -274,7 +279,7 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 // templates assume (256 KiB of L2, no L3), shrunk to what the shape
 // offers.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	return defaultOf(space(shape, target), shape, target, ",chunks=1")
+	return defaultOf(space(shape, target), shape, target, ",chunks=1,pack_a=false")
 }
 
 // defaultOf is defaultConfig in the space sp, with more, the knobs sp has

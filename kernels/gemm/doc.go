@@ -16,7 +16,9 @@
 //	pc  slices of kc rows of K; B's kc×nc block is packed (pack_b) into
 //	    strips of nr columns, each kc×nr and contiguous, the last one
 //	    padded with zeros
-//	ic  blocks of mc rows of A, each mc×kc, read in place
+//	ic  blocks of mc rows of A, each mc×kc, read in place, or with
+//	    pack_a (micro=asm) packed into tiles of mr rows, each kc×mr with
+//	    the mr elements of a step contiguous
 //	jr  strips of nr columns: a kc×nr strip of B stays in L1
 //	ir  tiles of mr rows: the micro-kernel
 //
@@ -34,8 +36,20 @@
 // 4×32 (see register_budget). There is one function per start (zero on the
 // first slice of K, c on the others) and, with an epilogue, per last slice
 // or not, picked in Go per call; the Go code checks the rows of a, the
-// strip and c the tile touches, since the assembly does not. The edge
-// tiles stay archsimd Go, except in the plain form (below).
+// strip and c the tile touches, since the assembly does not. With A in
+// place one call computes every full tile of a strip of the block, a
+// column of tiles (goasm.Tile.Tiles), so that a small product, where a
+// tile's depth is 64 steps, pays no call, bounds checks and branch per
+// tile. The edge tiles stay archsimd Go, except in the plain form (below).
+//
+// pack_a (packa.go) gives the assembly tiles A as one stream: in place,
+// a tile's mr rows are K floats apart, and with K a power of two (1024,
+// 4096) they all fall in one set of the L1 cache, which has fewer ways
+// than a 12-row tile has rows. (On a Zen 4 core, a 12×32 tile ran
+// 1024×64×4096 at 73 GFLOP/s and 1024×64×4000 at 105, side by side.)
+// Each block of A is copied once per slice of K and panel of B, into a
+// buffer from a pool as B's panels are; the edge tiles of the last M%mr
+// rows read A in place.
 //
 // Tails cost no scalar loops: the last M%mr rows get a micro-kernel of
 // their own (M is a compile-time constant, and goroutines and blocks of
@@ -77,6 +91,7 @@
 //	micro    go, asm             the full micro-kernel in archsimd Go or in Go assembly
 //	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
 //	chunks   1, 2, 4, 8          runs per goroutine: 1 fixed in advance, more taken from a counter
+//	pack_a   false, true         pack the full tiles of each block of A (micro=asm), or read it in place
 //
 // Constraints:
 //
@@ -101,6 +116,7 @@
 //	chunks_need_threads    and chunks = 1
 //	runs_at_most_tiles     threads·chunks runs hold a tile of rows (split=n: a
 //	                       strip of columns) each
+//	pack_a_needs_asm       the archsimd tiles read A in place
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -131,9 +147,10 @@
 //     stored partially up to its run-time end (or read from the zero
 //     padding of a packed strip).
 //   - The Go tiles take n and k as arguments; the assembly tiles take the
-//     strides of a's rows, c's rows and, with B in place, b's steps as
-//     arguments (goasm.Runtime), addressed through multiples of the stride
-//     computed once per call.
+//     strides of a's rows (unless A is packed), c's rows and, with B in
+//     place, b's steps as arguments (goasm.Runtime), addressed through
+//     multiples of the stride computed once per call. The buffer of a
+//     packed block of A is grown as B's is.
 //
 // The golden files of generic code carry genericRevision (cpu.go), not
 // the templates' revisions: the tuner measures specialised kernels only,
@@ -284,7 +301,7 @@
 // biasReLURevision in epilogue.go), golden files and sum files of their
 // own; the code they share with plain GEMM changes theirs too, so bump all
 // three when it changes. Each template keeps its revision 4, the space
-// before the chunks knob, as an earlier revision (kernels.Template.Earlier,
+// before the knobs chunks and pack_a, as an earlier revision (kernels.Template.Earlier,
 // revision4 in cpu.go), so that the landscapes recorded with it in
 // tune/lab/testdata still replay.
 package gemm

@@ -18,7 +18,8 @@ type kernel struct {
 	v          golang.F32
 	mr, nv, nr int // tile rows, vectors per tile row, tile columns (nv·lanes)
 	kc, mc, nc int // cache blocks, capped at the matrix
-	pack       bool
+	pack       bool // B packed into strips (pack_b)
+	packA      bool // A's full tiles packed per block (pack_a, packa.go)
 	unroll     int
 	threads    int
 	epi        epilogue
@@ -41,10 +42,7 @@ func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e 
 	kr.emitEntry(f)
 	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	if kr.asm {
 		for _, t := range kr.asmTiles() {
 			f.Add(t.Decl())
@@ -83,10 +81,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 	kr.emitEntry(f)
 	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	for _, t := range kr.asmTiles() {
 		f.Add(t.Decl())
 	}
@@ -105,10 +100,7 @@ func emitGeneric(f *jen.File, name string, cfg schedule.Config, e epilogue) {
 	kr.emitEntry(f)
 	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	if kr.asm {
 		for _, t := range kr.asmTiles() {
 			f.Add(t.Decl())
@@ -162,6 +154,7 @@ func newKernelOf(name string, cfg schedule.Config, e epilogue) kernel {
 		v:  v,
 		mr: cfg.Int("mr"), nv: cfg.Int("nr_vecs"),
 		pack:    cfg.Bool("pack_b"),
+		packA:   cfg.Bool("pack_a"),
 		unroll:  cfg.Int("unroll"),
 		threads: cfg.Int("threads"),
 		asm:     cfg.Str("micro") == "asm",
@@ -357,6 +350,9 @@ func (k kernel) emitRows(f *jen.File) {
 			jen.Defer().Id(k.panelsVar()).Dot("Put").Call(id("panel")),
 		)
 	}
+	if k.packA {
+		body = append(body, k.aBuffer()...)
+	}
 	// tileArgs returns the int arguments of a generic Go tile before its
 	// depth: the strides, and the run-time columns of a short-N tile.
 	tileArgs := func(shortN bool) []jen.Code {
@@ -407,7 +403,11 @@ func (k kernel) emitRows(f *jen.File) {
 		out := []jen.Code{
 			id("s").Op(":=").Add(strip()),
 			id("i").Op(":=").Id("ic"),
-			jen.For(jen.Op(";").Id("i").Op("+").Id("mr").Op("<=").Id("end"), jen.Id("i").Op("+=").Id("mr")).Block(call(false)),
+		}
+		if k.asmColumn() && !shortN {
+			out = append(out, k.asmCall()) // every full tile in one call
+		} else {
+			out = append(out, jen.For(jen.Op(";").Id("i").Op("+").Id("mr").Op("<=").Id("end"), jen.Id("i").Op("+=").Id("mr")).Block(call(false)))
 		}
 		switch {
 		case k.generic && k.mr > 1:
@@ -423,11 +423,14 @@ func (k kernel) emitRows(f *jen.File) {
 		}
 		return out
 	}
-	block := []jen.Code{
-		id("end").Op(":=").Min(id("ic").Op("+").Id("mc"), id("hi")),
+	block := []jen.Code{id("end").Op(":=").Min(id("ic").Op("+").Id("mc"), id("hi"))}
+	if k.packA {
+		block = append(block, k.packACall())
+	}
+	block = append(block,
 		id("jr").Op(":=").Lit(0),
 		jen.For(jen.Op(";").Id("jr").Op("+").Id("nr").Op("<=").Id("width"), id("jr").Op("+=").Id("nr")).Block(tiles(false)...),
-	}
+	)
 	switch {
 	case k.generic && k.nr > 1:
 		block = append(block, jen.If(id("jr").Op("<").Id("width")).Block(
@@ -479,6 +482,19 @@ func (k kernel) shortNCall(shortM bool, args []jen.Code) jen.Code {
 	}
 	cases = append(cases, jen.Default().Block(jen.Id(k.shortNFn(shortM, k.nv)).Call(args...)))
 	return jen.Switch(jen.Parens(jen.Id("cols").Op("+").Lit(k.v.Lanes() - 1)).Op("/").Lit(k.v.Lanes())).Block(cases...)
+}
+
+// emitPacks emits the pools of packing buffers and the functions that
+// pack B and, with pack_a, A.
+func (k kernel) emitPacks(f *jen.File) {
+	if k.pack {
+		k.emitPanels(f)
+		k.emitPack(f)
+	}
+	if k.packA {
+		k.emitAPanels(f)
+		k.emitPackA(f)
+	}
 }
 
 // emitPanels emits the pool of packing buffers. A goroutine takes one for a
