@@ -45,11 +45,14 @@
 // pack_a (packa.go) gives the assembly tiles A as one stream: in place,
 // a tile's mr rows are K floats apart, and with K a power of two (1024,
 // 4096) they all fall in one set of the L1 cache, which has fewer ways
-// than a 12-row tile has rows. (On a Zen 4 core, a 12×32 tile ran
-// 1024×64×4096 at 73 GFLOP/s and 1024×64×4000 at 105, side by side.)
-// Each block of A is copied once per slice of K and panel of B, into a
-// buffer from a pool as B's panels are; the edge tiles of the last M%mr
-// rows read A in place.
+// than a 12-row tile has rows. (On one core of a loaded Zen 4 VM, a
+// 12×32 tile ran 1024×64×4096 at 73 GFLOP/s and 1024×64×4000 at 105, one
+// run after the other.) Each block of A is copied once per slice of K and
+// panel of B, into a buffer from a pool as B's panels are; the edge tiles
+// of the last M%mr rows read A in place. The copy is scalar Go, about as
+// dear per element as the 2·N FLOPs an element of A takes part in when N
+// is 64, so a short N does not repay it (1024×64×4096 ran slower packed);
+// the tuner decides.
 //
 // Tails cost no scalar loops: the last M%mr rows get a micro-kernel of
 // their own (M is a compile-time constant, and goroutines and blocks of
