@@ -45,33 +45,34 @@ func (k kernel) split() []jen.Code {
 	var out []jen.Code
 	var workers jen.Code = jen.Lit(k.threads)
 	var work func(t jen.Code) jen.Code // goroutine t's share; nil t: the caller's
+	// fixed is work for chunks=1: goroutine t's run is [t·per, (t+1)·per),
+	// the caller's [0, callerEnd).
+	fixed := func(callerEnd jen.Code) func(t jen.Code) jen.Code {
+		return func(t jen.Code) jen.Code {
+			if t == nil {
+				return id(k.rowsFn()).Call(k.part(jen.Lit(0), callerEnd)...)
+			}
+			return id(k.rowsFn()).Call(k.part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...)
+		}
+	}
+	one, many := k.unitNames()
 	switch {
 	case chunks == 1 && k.generic:
 		out = append(out,
 			id("per").Op(":=").Parens(jen.Parens(id(extent).Op("+").Lit(unit-1)).Op("/").Lit(unit).Op("+").Lit(k.threads-1)).Op("/").Lit(k.threads).Op("*").Lit(unit).
-				Comment(fmt.Sprintf("%s per goroutine, whole %s of %d", what, k.unitName(), unit)),
+				Comment(fmt.Sprintf("%s per goroutine, whole %s of %d", what, many, unit)),
 			id("workers").Op(":=").Parens(id(extent).Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per").Comment(fmt.Sprintf("at most %d, each with work", k.threads)),
 		)
 		workers = id("workers")
-		work = func(t jen.Code) jen.Code {
-			if t == nil {
-				return id(k.rowsFn()).Call(k.part(jen.Lit(0), jen.Min(id("per"), id(extent)))...)
-			}
-			return id(k.rowsFn()).Call(k.part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...)
-		}
+		work = fixed(jen.Min(id("per"), id(extent)))
 	case chunks == 1:
 		per, _ := perThread(k.extent(), unit, k.threads)
-		out = append(out, jen.Const().Id("per").Op("=").Lit(per).Comment(fmt.Sprintf("%s per goroutine, whole %s of %d", what, k.unitName(), unit)))
-		work = func(t jen.Code) jen.Code {
-			if t == nil {
-				return id(k.rowsFn()).Call(k.part(jen.Lit(0), id("per"))...)
-			}
-			return id(k.rowsFn()).Call(k.part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...)
-		}
+		out = append(out, jen.Const().Id("per").Op("=").Lit(per).Comment(fmt.Sprintf("%s per goroutine, whole %s of %d", what, many, unit)))
+		work = fixed(id("per"))
 	case k.generic:
 		out = append(out,
-			id("units").Op(":=").Parens(id(extent).Op("+").Lit(unit-1)).Op("/").Lit(unit).Comment(fmt.Sprintf("%s of %d %s", k.unitName(), unit, what)),
-			id("runs").Op(":=").Min(id("units"), jen.Lit(k.threads*chunks)).Comment(fmt.Sprintf("%d per goroutine, each with a %s", chunks, k.unitName()[:len(k.unitName())-1])),
+			id("units").Op(":=").Parens(id(extent).Op("+").Lit(unit-1)).Op("/").Lit(unit).Comment(fmt.Sprintf("%s of %d %s", many, unit, what)),
+			id("runs").Op(":=").Min(id("units"), jen.Lit(k.threads*chunks)).Comment(fmt.Sprintf("%d per goroutine, each with a %s", chunks, one)),
 			id("workers").Op(":=").Min(jen.Lit(k.threads), id("runs")),
 			jen.Var().Id("next").Qual("sync/atomic", "Int32").Comment("runs taken"),
 		)
@@ -105,12 +106,12 @@ func (k kernel) extent() int {
 	return k.m
 }
 
-// unitName names the unit of the shared extent in comments.
-func (k kernel) unitName() string {
+// unitNames name the unit of the shared extent in comments, one and many.
+func (k kernel) unitNames() (one, many string) {
 	if k.splitN {
-		return "strips"
+		return "strip", "strips"
 	}
-	return "tiles"
+	return "tile", "tiles"
 }
 
 func (k kernel) runsFn() string { return k.name + "Runs" }
@@ -125,6 +126,7 @@ func (k kernel) emitRuns(f *jen.File) {
 	}
 	id := jen.Id
 	unit, extent, what := k.shareUnit()
+	one, many := k.unitNames()
 	params := []jen.Code{jen.List(k.slices()...).Index().Float32()}
 	var body []jen.Code
 	if k.generic {
@@ -134,7 +136,7 @@ func (k kernel) emitRuns(f *jen.File) {
 		body = append(body,
 			jen.Const().List(id("m"), id("n")).Op("=").List(jen.Lit(k.m), jen.Lit(k.n)),
 			jen.Const().List(id("units"), id("runs")).Op("=").List(jen.Lit(units), jen.Lit(k.threads*k.cfg.Int("chunks"))).
-				Comment(fmt.Sprintf("%s of %d %s", k.unitName(), unit, what)),
+				Comment(fmt.Sprintf("%s of %d %s", many, unit, what)),
 		)
 	}
 	params = append(params, id("next").Op("*").Qual("sync/atomic", "Int32"))
@@ -146,6 +148,6 @@ func (k kernel) emitRuns(f *jen.File) {
 	))
 	f.Add(golang.Comment(fmt.Sprintf("%s computes runs of whole %s of %d %s of c, taking each from next until none is left, "+
 		"so that a goroutine that starts late computes fewer; the runs differ by one %s at most.",
-		k.runsFn(), k.unitName(), unit, what, k.unitName()[:len(k.unitName())-1])))
+		k.runsFn(), many, unit, what, one)))
 	f.Func().Id(k.runsFn()).Params(params...).Block(body...)
 }
