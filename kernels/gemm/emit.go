@@ -16,8 +16,8 @@ type kernel struct {
 	cfg        schedule.Config
 	m, n, k    int
 	v          golang.F32
-	mr, nv, nr int // tile rows, vectors per tile row, tile columns (nv·lanes)
-	kc, mc, nc int // cache blocks, capped at the matrix
+	mr, nv, nr int  // tile rows, vectors per tile row, tile columns (nv·lanes)
+	kc, mc, nc int  // cache blocks, capped at the matrix
 	pack       bool // B packed into strips (pack_b)
 	packA      bool // A's full tiles packed per block (pack_a, packa.go)
 	unroll     int
