@@ -51,12 +51,19 @@ type Space struct {
 // enumerateLimit bounds the spaces Sample falls back to enumerating when
 // rejection sampling finds nothing; larger spaces report an error instead.
 // Enumerating checks every point once per Space (about a second for 2^20
-// points); GEMM's space for a small shape is 2·10^5 points with a few
-// hundred valid, which rejection sampling misses.
+// points); small spaces with few valid points are what rejection sampling
+// misses (below: larger ones get more draws).
 const enumerateLimit = 1 << 20
 
-// sampleAttempts bounds rejection sampling, mutation and crossover.
+// sampleAttempts bounds mutation and crossover.
 const sampleAttempts = 1000
+
+// sampleDraws bounds rejection sampling. A draw costs a constraint check
+// (about a microsecond), and a space too large to enumerate may still have
+// few valid points: GEMM's for a 64³ product on 2 AVX2 cores has 1.7·10^6
+// points and 3408 valid, which 1000 draws miss one time in eight and
+// 10^4 draws once in 10^9.
+const sampleDraws = 10000
 
 // NewSpace returns the space of the given knobs and constraints. It panics
 // when a knob is malformed (bad name, no values, mixed or repeated values),
@@ -271,7 +278,7 @@ func (s *Space) Valid(c Config) bool { return s.Check(c) == nil }
 // constraints rejected the draws.
 func (s *Space) Sample(r *rand.Rand) (Config, error) {
 	rejected := make(map[string]int)
-	for range sampleAttempts {
+	for range sampleDraws {
 		c := s.At(r.Int64N(s.size))
 		name := s.violated(c)
 		if name == "" {
@@ -287,7 +294,7 @@ func (s *Space) Sample(r *rand.Rand) (Config, error) {
 		return s.At(valid[r.IntN(len(valid))]), nil
 	}
 	return Config{}, fmt.Errorf("schedule: no valid config in %d random draws from %d points; rejected by %s",
-		sampleAttempts, s.size, rejections(rejected))
+		sampleDraws, s.size, rejections(rejected))
 }
 
 // validIndexes enumerates the valid points of a small space, once.

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -183,7 +184,7 @@ func TestSampleRareAndImpossible(t *testing.T) {
 	if big.Size() <= enumerateLimit {
 		t.Fatalf("test space of %d points is small enough to enumerate", big.Size())
 	}
-	if _, err := big.Sample(r); err == nil || !strings.Contains(err.Error(), "rejected by never (1000)") {
+	if _, err := big.Sample(r); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rejected by never (%d)", sampleDraws)) {
 		t.Errorf("empty large space: %v", err)
 	}
 }

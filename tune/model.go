@@ -315,12 +315,18 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 
 // KinTemplate returns the template of workload o, of another op than
 // tmpl's, when its records can train the model of tmpl at shape on target:
-// it is o's op's current template on tmpl's backend, and its model features
-// are named as tmpl's are (the same knobs, analytic features and
-// dimensions), so that a row means the same.
+// it is o's op's template on tmpl's backend in the revision o was recorded
+// with (the current one, or an earlier one, kernels.Template.Earlier, which
+// a replay of recorded landscapes tunes), and its model features are named
+// as tmpl's are (the same knobs, analytic features and dimensions), so that
+// a row means the same.
 func KinTemplate(tmpl kernels.Template, shape []int, target device.Target, o tunedb.Workload) (kernels.Template, bool) {
-	other, ok := kernels.TemplateFor(o.Op, tmpl.Backend)
-	if !ok || o.Op == tmpl.Name || other.Version != o.Template || len(o.Shape) != len(shape) {
+	current, ok := kernels.TemplateFor(o.Op, tmpl.Backend)
+	if !ok || o.Op == tmpl.Name || len(o.Shape) != len(shape) {
+		return kernels.Template{}, false
+	}
+	other, ok := current.Revision(o.Template)
+	if !ok {
 		return kernels.Template{}, false
 	}
 	a := tmpl.ModelFeatureNames(tmpl.Space(shape, target), shape, target)

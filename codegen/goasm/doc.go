@@ -18,7 +18,10 @@
 // a kernel's tiles. Strides are constants baked into the addressing, or,
 // for shape-generic kernels, arguments (Runtime): the rows of a tile are
 // then addressed as a base plus one of six odd multiples of the stride
-// times a scale of 1, 2, 4 or 8, computed once per call. The assembly reads and writes memory without bounds
+// times a scale of 1, 2, 4 or 8, computed once per call. A Tile with
+// Tiles computes a column of such tiles in one call, a and c moving down MR
+// rows from one to the next (gemm's tiles of a strip of B), so that a small
+// product pays no call per tile. The assembly reads and writes memory without bounds
 // checks: the Go caller checks the slices, and the generated kernels are
 // checked against a float64 reference like every other.
 //

@@ -55,6 +55,14 @@ type Tile struct {
 	// ReLU then clamps at 0 (ReLU needs Bias): gemm's fused epilogue,
 	// applied while the tile is in registers.
 	Bias, ReLU bool
+
+	// Tiles makes the function compute a column of tiles, as many as its
+	// int argument tiles (after the strides, before depth; 0 computes
+	// none): tile i is the tile above with a and c moved down by i·MR
+	// rows, and the same b (and scale, bias). One call then does what a
+	// loop in Go would call the tile for, without a call per tile. It
+	// takes AStep as a constant.
+	Tiles bool
 }
 
 // Runtime, as a stride of a Tile, makes it an argument of the function.
@@ -98,6 +106,8 @@ func (t Tile) check() {
 		panic(fmt.Sprintf("goasm: %s: both strides of a at run time", t.Name))
 	case (t.ARow == Runtime || t.CRow == Runtime) && t.MR > maxRuntimeRows:
 		panic(fmt.Sprintf("goasm: %s: %d rows a run-time stride apart, at most %d", t.Name, t.MR, maxRuntimeRows))
+	case t.Tiles && t.AStep == Runtime:
+		panic(fmt.Sprintf("goasm: %s: a column of tiles with the steps of a at run time", t.Name))
 	case !Fits(t.Lanes, t.MR, t.NV):
 		panic(fmt.Sprintf("goasm: %s: a %dx%d tile needs %d registers, %d-lane vectors have %d",
 			t.Name, t.MR, t.NV, Registers(t.MR, t.NV), t.Lanes, Available(t.Lanes)))
@@ -118,6 +128,9 @@ func (t Tile) params() []string {
 			p = append(p, s.name)
 		}
 	}
+	if t.Tiles {
+		p = append(p, "tiles")
+	}
 	if t.Depth == 0 {
 		p = append(p, "depth")
 	}
@@ -137,7 +150,7 @@ func (t Tile) strides() []stride {
 // ints reports whether p is an int parameter rather than a pointer.
 func ints(p string) bool {
 	switch p {
-	case "arow", "astep", "bstep", "crow", "depth":
+	case "arow", "astep", "bstep", "crow", "tiles", "depth":
 		return true
 	}
 	return false
@@ -168,6 +181,14 @@ func (t Tile) Decl() jen.Code {
 
 // doc describes what the tile computes, for its declaration.
 func (t Tile) doc() string {
+	if t.Tiles {
+		return t.tileDoc() + fmt.Sprintf(" It computes tiles such tiles, each %d rows of a and c below the one before.", t.MR)
+	}
+	return t.tileDoc()
+}
+
+// tileDoc describes one tile.
+func (t Tile) tileDoc() string {
 	depth := fmt.Sprint(t.Depth)
 	if t.Depth == 0 {
 		depth = "depth"
@@ -271,11 +292,31 @@ func (t Tile) emit(b *strings.Builder) {
 			off += 8
 		}
 	}
-	if t.Depth == 0 {
-		w("MOVQ depth+%d(FP), CX", off)
-	} else {
-		w("MOVQ $%d, CX", t.Depth)
+	tilesArg := off
+	if t.Tiles {
+		off += 8
 	}
+	depthArg := off
+	// loadDepth sets CX to the number of steps.
+	loadDepth := func() {
+		if t.Depth == 0 {
+			w("MOVQ depth+%d(FP), CX", depthArg)
+		} else {
+			w("MOVQ $%d, CX", t.Depth)
+		}
+	}
+	if t.Tiles {
+		// R14 counts the tiles left, R15 keeps b for each.
+		w("MOVQ tiles+%d(FP), R14", tilesArg)
+		w("TESTQ R14, R14")
+		w("JZ end")
+		w("MOVQ DX, R15")
+		b.WriteString("tile:\n")
+		if t.Init == Scaled && t.BStep == Runtime {
+			w("MOVQ scale+24(FP), AX") // bstep took AX in the tile before
+		}
+	}
+	loadDepth()
 	// rows loads a run-time row stride into R8 (in bytes) and its odd
 	// multiples the tile's rows need into R9–R13.
 	rows := func(name string) {
@@ -385,8 +426,37 @@ func (t Tile) emit(b *strings.Builder) {
 			w("VMOVUPS %s, %s", acc(r, j), cAt(r, j))
 		}
 	}
+	if t.Tiles {
+		t.nextTile(w, arg, loadDepth)
+		b.WriteString("end:\n")
+	}
 	w("VZEROUPPER")
 	w("RET")
+}
+
+// nextTile writes the end of a tile of a column (Tiles): b back to its
+// start (R15), a back by the steps it took and down MR rows, c down MR
+// rows, and the loop over the tiles left (R14). CX is free after the
+// steps.
+func (t Tile) nextTile(w func(string, ...any), arg map[string]int, loadDepth func()) {
+	w("MOVQ R15, DX")
+	loadDepth()
+	w("IMULQ $%d, CX", t.AStep)
+	w("SUBQ CX, SI")
+	down := func(reg string, stride stride) {
+		if stride.bytes == Runtime {
+			w("MOVQ %s+%d(FP), CX", stride.name, arg[stride.name])
+			w("IMULQ $%d, CX", 4*t.MR) // the argument is in float32s
+			w("ADDQ CX, %s", reg)
+			return
+		}
+		w("ADDQ $%d, %s", t.MR*stride.bytes, reg)
+	}
+	st := t.strides()
+	down("SI", st[0]) // arow
+	down("DI", st[3]) // crow
+	w("DECQ R14")
+	w("JNZ tile")
 }
 
 // rowOperand returns the operand of the byte off of row r of base, whose

@@ -62,13 +62,15 @@ func TestTiles(t *testing.T) {
 	// runtime lists the strides of the next tiles added that come at run
 	// time, as strides() names them.
 	var runtime []string
+	// column makes the next tiles added columns of tiles (Tile.Tiles).
+	column := false
 	add := func(lanes, mr, nv, depth, aRow, aStep int, init Init, epi ...bool) {
 		// b's steps and c's rows are padded by one vector so that a tile
 		// writing past its nv vectors would be caught.
 		tile := Tile{
 			Name: fmt.Sprintf("T%d", len(tiles)), Lanes: lanes, MR: mr, NV: nv, Depth: depth,
 			ARow: 4 * aRow, AStep: 4 * aStep, BStep: 4 * (nv + 1) * lanes, CRow: 4 * (nv + 1) * lanes, Init: init,
-			Bias: len(epi) > 0 && epi[0], ReLU: len(epi) > 1 && epi[1],
+			Bias: len(epi) > 0 && epi[0], ReLU: len(epi) > 1 && epi[1], Tiles: column,
 		}
 		real = append(real, tile)
 		for _, s := range runtime {
@@ -118,6 +120,19 @@ func TestTiles(t *testing.T) {
 		add(l, 3, 2, 0, 9, 1, Zero) // attention's scores
 		runtime = []string{"astep"}
 		add(l, 5, 1, 0, 1, 11, Scaled) // attention's output
+		// Columns of tiles, as gemm's loop over the tiles of a strip
+		// calls them: strides fixed and at run time, every Init, the
+		// epilogues.
+		column = true
+		runtime = nil
+		add(l, 4, 2, 0, 9, 1, Zero)
+		add(l, 3, 1, 5, 7, 1, Load, true)
+		add(l, 2, 2, 0, 1, 6, Scaled)
+		runtime = []string{"arow", "bstep", "crow"}
+		add(l, 5, 1, 0, 11, 1, Zero)
+		add(l, 4, 2, 0, 9, 1, Load, true, true)
+		add(l, 2, 1, 0, 3, 1, Scaled)
+		column = false
 		runtime = nil
 	}
 	dir := t.TempDir()
@@ -131,7 +146,11 @@ func TestTiles(t *testing.T) {
 		if depth == 0 {
 			depth = 13
 		}
-		rows = append(rows, jen.Values(jen.Lit(tile.Name), jen.Lit(tile.Lanes), jen.Lit(tile.MR), jen.Lit(tile.NV),
+		column := 1
+		if tile.Tiles {
+			column = columnTiles
+		}
+		rows = append(rows, jen.Values(jen.Lit(tile.Name), jen.Lit(tile.Lanes), jen.Lit(tile.MR*column), jen.Lit(tile.NV),
 			jen.Lit(depth), jen.Lit(tile.Depth == 0), jen.Lit(real[i].ARow/4), jen.Lit(real[i].AStep/4), jen.Lit(int(tile.Init)),
 			jen.Lit(tile.Bias), jen.Lit(tile.ReLU),
 			jen.Func().Params(jen.List(jen.Id("c"), jen.Id("a"), jen.Id("b"), jen.Id("s"), jen.Id("bias")).Op("*").Float32(), jen.Id("n").Int()).Block(
@@ -180,11 +199,18 @@ func call(tile, real Tile) jen.Code {
 			args = append(args, jen.Lit(real.strides()[i].bytes/4))
 		}
 	}
+	if tile.Tiles {
+		args = append(args, jen.Lit(columnTiles))
+	}
 	if tile.Depth == 0 {
 		args = append(args, jen.Id("n"))
 	}
 	return jen.Id(tile.Name).Call(args...)
 }
+
+// columnTiles is the number of tiles the test's columns of tiles
+// (Tile.Tiles) compute: to the driver, one tile of columnTiles·MR rows.
+const columnTiles = 3
 
 // driver runs every tile of the generated table and checks it.
 const driver = `package main

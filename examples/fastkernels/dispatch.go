@@ -97,45 +97,45 @@ func init() {
 	})
 }
 
-// gemmOp is the dispatch state of gemm (template gemm-4-e6c1c2df8a23).
+// gemmOp is the dispatch state of gemm (template gemm-5-bc2d3a4738db).
 var gemmOp = &opState{
 	def:  4,
 	dims: []string{"m", "n", "k"},
 	fn:   "Gemm",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemm64x768x768Scalar",
 			shape:  []int{64, 768, 768},
 		},
 		{
-			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemm256x256x256Scalar",
 			shape:  []int{256, 256, 256},
 		},
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m",
-			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\"}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmG2Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\"}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm",
-	template: "gemm-4-e6c1c2df8a23",
+	template: "gemm-5-bc2d3a4738db",
 }
 
 // gemmScalar are the scalar forms of gemmOp.kernels, which every build has; gemmFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -155,21 +155,21 @@ func init() {
 	})
 }
 
-// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-4-9455ec63a3f9).
+// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-5-7c6691a5b76e).
 var gemmBiasOp = &opState{
 	def:  0,
 	dims: []string{"m", "n", "k"},
 	fn:   "GemmBias",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\"}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmBiasDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm_bias",
-	template: "gemm-bias-4-9455ec63a3f9",
+	template: "gemm-bias-5-7c6691a5b76e",
 }
 
 // gemmBiasScalar are the scalar forms of gemmBiasOp.kernels, which every build has; gemmBiasFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -182,33 +182,33 @@ func init() {
 	gemmBiasOp.setTable([]entry{})
 }
 
-// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-4-e36356c6375a).
+// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-5-8b48a6393d4a).
 var gemmBiasReLUOp = &opState{
 	def:  2,
 	dims: []string{"m", "n", "k"},
 	fn:   "GemmBiasReLU",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmBiasReLU128x768x768Scalar",
 			shape:  []int{128, 768, 768},
 		},
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\"}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmBiasReLUG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\"}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
 			name:   "gemmBiasReLUDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm_bias_relu",
-	template: "gemm-bias-relu-4-e36356c6375a",
+	template: "gemm-bias-relu-5-8b48a6393d4a",
 }
 
 // gemmBiasReLUScalar are the scalar forms of gemmBiasReLUOp.kernels, which every build has; gemmBiasReLUFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -2,12 +2,17 @@
 
 #include "textflag.h"
 
-// func gemm64x768x768TileZero(c, a, b, depth)
-TEXT ·gemm64x768x768TileZero(SB), NOSPLIT, $0-32
+// func gemm64x768x768TileZero(c, a, b, tiles, depth)
+TEXT ·gemm64x768x768TileZero(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -74,15 +79,29 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemm64x768x768TileAcc(c, a, b, depth)
-TEXT ·gemm64x768x768TileAcc(SB), NOSPLIT, $0-32
+// func gemm64x768x768TileAcc(c, a, b, tiles, depth)
+TEXT ·gemm64x768x768TileAcc(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VMOVUPS 0(DI), Z4
 	VMOVUPS 3072(DI), Z6
 	VMOVUPS 6144(DI), Z8
@@ -149,16 +168,30 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
 
-// func gemm256x256x256TileZero(c, a, b, depth)
-TEXT ·gemm256x256x256TileZero(SB), NOSPLIT, $0-32
+// func gemm256x256x256TileZero(c, a, b, tiles, depth)
+TEXT ·gemm256x256x256TileZero(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -253,15 +286,29 @@ done:
 	VMOVUPS Z25, 10304(DI)
 	VMOVUPS Z26, 11264(DI)
 	VMOVUPS Z27, 11328(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $12288, SI
+	ADDQ $12288, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemm256x256x256TileAcc(c, a, b, depth)
-TEXT ·gemm256x256x256TileAcc(SB), NOSPLIT, $0-32
+// func gemm256x256x256TileAcc(c, a, b, tiles, depth)
+TEXT ·gemm256x256x256TileAcc(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VMOVUPS 0(DI), Z4
 	VMOVUPS 1024(DI), Z6
 	VMOVUPS 2048(DI), Z8
@@ -356,16 +403,30 @@ done:
 	VMOVUPS Z25, 10304(DI)
 	VMOVUPS Z26, 11264(DI)
 	VMOVUPS Z27, 11328(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $12288, SI
+	ADDQ $12288, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
 
-// func gemmG1TileZero(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmG1TileZero(SB), NOSPLIT, $0-56
+// func gemmG1TileZero(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmG1TileZero(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -444,15 +505,33 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmG1TileAcc(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmG1TileAcc(SB), NOSPLIT, $0-56
+// func gemmG1TileAcc(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmG1TileAcc(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	MOVQ crow+40(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R9
@@ -536,16 +615,34 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
 
-// func gemmG2TileZero(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmG2TileZero(SB), NOSPLIT, $0-56
+// func gemmG2TileZero(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmG2TileZero(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -656,15 +753,33 @@ done:
 	VMOVUPS Z25, 64(DI)(R10*2)
 	VMOVUPS Z26, 0(DI)(R13*1)
 	VMOVUPS Z27, 64(DI)(R13*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $48, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $48, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmG2TileAcc(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmG2TileAcc(SB), NOSPLIT, $0-56
+// func gemmG2TileAcc(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmG2TileAcc(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	MOVQ crow+40(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R9
@@ -782,6 +897,19 @@ done:
 	VMOVUPS Z25, 64(DI)(R10*2)
 	VMOVUPS Z26, 0(DI)(R13*1)
 	VMOVUPS Z27, 64(DI)(R13*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $48, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $48, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 

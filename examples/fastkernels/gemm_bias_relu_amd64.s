@@ -2,12 +2,17 @@
 
 #include "textflag.h"
 
-// func gemmBiasReLU128x768x768TileZero(c, a, b, depth)
-TEXT ·gemmBiasReLU128x768x768TileZero(SB), NOSPLIT, $0-32
+// func gemmBiasReLU128x768x768TileZero(c, a, b, tiles, depth)
+TEXT ·gemmBiasReLU128x768x768TileZero(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -74,15 +79,29 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLU128x768x768TileAcc(c, a, b, depth)
-TEXT ·gemmBiasReLU128x768x768TileAcc(SB), NOSPLIT, $0-32
+// func gemmBiasReLU128x768x768TileAcc(c, a, b, tiles, depth)
+TEXT ·gemmBiasReLU128x768x768TileAcc(SB), NOSPLIT, $0-40
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+24(FP), CX
+	MOVQ tiles+24(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+32(FP), CX
 	VMOVUPS 0(DI), Z4
 	VMOVUPS 3072(DI), Z6
 	VMOVUPS 6144(DI), Z8
@@ -149,16 +168,30 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+32(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLU128x768x768TileZeroEpilogue(c, a, b, bias, depth)
-TEXT ·gemmBiasReLU128x768x768TileZeroEpilogue(SB), NOSPLIT, $0-40
+// func gemmBiasReLU128x768x768TileZeroEpilogue(c, a, b, bias, tiles, depth)
+TEXT ·gemmBiasReLU128x768x768TileZeroEpilogue(SB), NOSPLIT, $0-48
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ bias+24(FP), BX
-	MOVQ depth+32(FP), CX
+	MOVQ tiles+32(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+40(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -260,16 +293,30 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+40(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLU128x768x768TileAccEpilogue(c, a, b, bias, depth)
-TEXT ·gemmBiasReLU128x768x768TileAccEpilogue(SB), NOSPLIT, $0-40
+// func gemmBiasReLU128x768x768TileAccEpilogue(c, a, b, bias, tiles, depth)
+TEXT ·gemmBiasReLU128x768x768TileAccEpilogue(SB), NOSPLIT, $0-48
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ bias+24(FP), BX
-	MOVQ depth+32(FP), CX
+	MOVQ tiles+32(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+40(FP), CX
 	VMOVUPS 0(DI), Z4
 	VMOVUPS 3072(DI), Z6
 	VMOVUPS 6144(DI), Z8
@@ -371,16 +418,30 @@ done:
 	VMOVUPS Z17, 18496(DI)
 	VMOVUPS Z18, 21504(DI)
 	VMOVUPS Z19, 21568(DI)
+	MOVQ R15, DX
+	MOVQ depth+40(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	ADDQ $24576, SI
+	ADDQ $24576, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
 
-// func gemmBiasReLUG1TileZero(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmBiasReLUG1TileZero(SB), NOSPLIT, $0-56
+// func gemmBiasReLUG1TileZero(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmBiasReLUG1TileZero(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -459,15 +520,33 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLUG1TileAcc(c, a, b, arow, bstep, crow, depth)
-TEXT ·gemmBiasReLUG1TileAcc(SB), NOSPLIT, $0-56
+// func gemmBiasReLUG1TileAcc(c, a, b, arow, bstep, crow, tiles, depth)
+TEXT ·gemmBiasReLUG1TileAcc(SB), NOSPLIT, $0-64
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
-	MOVQ depth+48(FP), CX
+	MOVQ tiles+48(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+56(FP), CX
 	MOVQ crow+40(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R9
@@ -551,16 +630,34 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+56(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+24(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+40(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLUG1TileZeroEpilogue(c, a, b, bias, arow, bstep, crow, depth)
-TEXT ·gemmBiasReLUG1TileZeroEpilogue(SB), NOSPLIT, $0-64
+// func gemmBiasReLUG1TileZeroEpilogue(c, a, b, bias, arow, bstep, crow, tiles, depth)
+TEXT ·gemmBiasReLUG1TileZeroEpilogue(SB), NOSPLIT, $0-72
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ bias+24(FP), BX
-	MOVQ depth+56(FP), CX
+	MOVQ tiles+56(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+64(FP), CX
 	VPXORD Z4, Z4, Z4
 	VPXORD Z6, Z6, Z6
 	VPXORD Z8, Z8, Z8
@@ -674,16 +771,34 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+64(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+32(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+48(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 
-// func gemmBiasReLUG1TileAccEpilogue(c, a, b, bias, arow, bstep, crow, depth)
-TEXT ·gemmBiasReLUG1TileAccEpilogue(SB), NOSPLIT, $0-64
+// func gemmBiasReLUG1TileAccEpilogue(c, a, b, bias, arow, bstep, crow, tiles, depth)
+TEXT ·gemmBiasReLUG1TileAccEpilogue(SB), NOSPLIT, $0-72
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ bias+24(FP), BX
-	MOVQ depth+56(FP), CX
+	MOVQ tiles+56(FP), R14
+	TESTQ R14, R14
+	JZ end
+	MOVQ DX, R15
+tile:
+	MOVQ depth+64(FP), CX
 	MOVQ crow+48(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R9
@@ -802,6 +917,19 @@ done:
 	VMOVUPS Z17, 64(DI)(R9*2)
 	VMOVUPS Z18, 0(DI)(R11*1)
 	VMOVUPS Z19, 64(DI)(R11*1)
+	MOVQ R15, DX
+	MOVQ depth+64(FP), CX
+	IMULQ $4, CX
+	SUBQ CX, SI
+	MOVQ arow+32(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, SI
+	MOVQ crow+48(FP), CX
+	IMULQ $32, CX
+	ADDQ CX, DI
+	DECQ R14
+	JNZ tile
+end:
 	VZEROUPPER
 	RET
 

@@ -75,26 +75,50 @@ func (k kernel) asmTiles() []goasm.Tile {
 					t.BStep = goasm.Runtime
 				}
 			}
+			if k.packA {
+				// A tile of the packed block: a step's mr elements are
+				// contiguous.
+				t.ARow, t.AStep = 4, 4*k.mr
+			}
+			t.Tiles = k.asmColumn()
 			tiles = append(tiles, t)
 		}
 	}
 	return tiles
 }
 
-// asmCall returns the code in the loop over tiles that calls the full
-// assembly tile for the tile of rows i… and columns jc+jr…: the bounds the
-// assembly does not check, checked here, then the tile for the first slice
-// of K (from zero) or a later one (from c), with the epilogue on the last.
+// asmCall returns the code that calls the full assembly tile for the tiles
+// of rows i… and columns jc+jr…: the bounds the assembly does not check,
+// checked here, then the tile for the first slice of K (from zero) or a
+// later one (from c), with the epilogue on the last. With A in place the
+// tile is a column of tiles (goasm.Tile.Tiles), called once for every full
+// tile of the block, rows i to end-1, which leaves i at the first row
+// after them; with A packed it is called in the loop over the tiles, for
+// the tile of rows i to i+mr-1.
 func (k kernel) asmCall() jen.Code {
 	id := jen.Id
 	bStride := id("n") // B in place
 	if k.pack {
 		bStride = id("nr")
 	}
+	column := k.asmColumn()
+	rows := id("mr") // the rows the call computes
+	if column {
+		rows = id("tiles").Op("*").Id("mr")
+	}
+	aAt := id("i").Op("*").Id("k").Op("+").Id("pc")
+	aEnd := jen.Parens(id("i").Op("+").Add(rows).Op("-").Lit(1)).Op("*").Id("k").Op("+").Id("pc").Op("+").Id("depth").Op("-").Lit(1)
+	aOf := id("a")
+	if k.packA {
+		// The tile's depth×mr in the packed block.
+		aAt = jen.Parens(id("i").Op("-").Id("ic")).Op("*").Id("depth")
+		aEnd = jen.Parens(id("i").Op("-").Id("ic").Op("+").Id("mr")).Op("*").Id("depth").Op("-").Lit(1)
+		aOf = id("ap")
+	}
 	args := func() []jen.Code {
 		return []jen.Code{
 			jen.Op("&").Id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr")),
-			jen.Op("&").Id("a").Index(id("i").Op("*").Id("k").Op("+").Id("pc")),
+			jen.Op("&").Add(aOf).Index(aAt),
 			jen.Op("&").Id("s").Index(jen.Lit(0)),
 		}
 	}
@@ -104,19 +128,24 @@ func (k kernel) asmCall() jen.Code {
 			a = append(a, jen.Op("&").Id("bias").Index(id("jc").Op("+").Id("jr")))
 		}
 		if k.generic {
-			// The strides: a's rows, b's steps in place, c's rows.
-			a = append(a, id("k"))
+			// The strides: a's rows (in place), b's steps in place, c's rows.
+			if !k.packA {
+				a = append(a, id("k"))
+			}
 			if !k.pack {
 				a = append(a, id("n"))
 			}
 			a = append(a, id("n"))
 		}
+		if column {
+			a = append(a, id("tiles"))
+		}
 		return id(k.asmTile(first, last)).Call(append(a, id("depth"))...)
 	}
 	checks := []jen.Code{
-		jen.Id("_").Op("=").Id("c").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)).
+		jen.Id("_").Op("=").Id("c").Index(jen.Parens(id("i").Op("+").Add(rows).Op("-").Lit(1)).Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)).
 			Comment("the tile reads and writes unchecked"),
-		jen.Id("_").Op("=").Id("a").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("k").Op("+").Id("pc").Op("+").Id("depth").Op("-").Lit(1)),
+		jen.Id("_").Op("=").Add(aOf).Index(aEnd),
 		jen.Id("_").Op("=").Id("s").Index(jen.Parens(id("depth").Op("-").Lit(1)).Op("*").Add(bStride).Op("+").Id("nr").Op("-").Lit(1)),
 	}
 	if k.epi.bias {
@@ -135,5 +164,14 @@ func (k kernel) asmCall() jen.Code {
 			jen.Default().Block(call(false, false)),
 		)
 	}
+	if column {
+		return jen.If(id("tiles").Op(":=").Parens(id("end").Op("-").Id("i")).Op("/").Id("mr"), id("tiles").Op(">").Lit(0)).Block(
+			append(checks, pick, id("i").Op("+=").Id("tiles").Op("*").Id("mr"))...)
+	}
 	return jen.Block(append(checks, pick)...)
 }
+
+// asmColumn reports whether k's full assembly tile is a column of tiles
+// (goasm.Tile.Tiles): with A in place, whose tiles are mr rows apart; a
+// packed block of A has its tiles depth·mr floats apart.
+func (k kernel) asmColumn() bool { return k.asm && !k.packA }

@@ -16,20 +16,20 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-4"
+const revision = "gemm-5"
 
 // genericRevision is the revision of the shape-generic code of Template
 // and of the epilogue templates (emitGeneric), bumped by hand when that
 // code changes; it is not part of Version, since the tuner measures
 // specialised kernels only.
-const genericRevision = "gemm-generic-2"
+const genericRevision = "gemm-generic-3"
 
 // plainRevision is the revision of the plain forms of micro=asm configs
 // (kernels.AMD64Plain, emitPlain) of Template and the epilogue
 // templates, specialised and generic, bumped by hand when their code
 // changes; not part of Version either, since the tuner measures the
 // archsimd form.
-const plainRevision = "gemm-plain-1"
+const plainRevision = "gemm-plain-2"
 
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
@@ -37,6 +37,7 @@ var Template = kernels.Template{
 	Op:        Op,
 	Backend:   kernels.CPU,
 	Version:   version(),
+	Earlier:   []kernels.Template{revision4(Op, "gemm-4")},
 	Space:     space,
 	Default:   defaultConfig,
 	Dominated: kernels.ScalarDominated,
@@ -84,6 +85,7 @@ var (
 	unrolls = []int{1, 2, 4}
 	micros  = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
 	splits  = []string{"m", "n"}    // what the goroutines split: runs of rows, or of columns
+	chunks  = []int{1, 2, 4, 8}     // runs per goroutine: 1 fixed in advance, more dealt from a counter
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -103,7 +105,12 @@ const (
 
 // space returns the knobs for shape on target; see the package doc for what
 // each knob and constraint means.
-func space(shape []int, target device.Target) *schedule.Space {
+func space(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) }
+
+// spaceOf is space, or with rev4 set the space of revision 4, before the
+// knobs chunks (every goroutine took one run fixed in advance) and pack_a
+// (A was read in place).
+func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 	m, n, k := checkShape(shape)
 	cpu := target.CPU
 	if cpu == nil {
@@ -171,7 +178,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 			return c.Int("threads") > 1 || c.Str("split") == "m"
 		}},
 	}...)
-	return schedule.NewSpace([]schedule.Knob{
+	knobs := []schedule.Knob{
 		schedule.Choice("vec", vecs...),
 		schedule.Choice("mr", mrs...),
 		schedule.Choice("nr_vecs", nrVecs...),
@@ -183,7 +190,29 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("threads", threads...),
 		schedule.Enum("micro", micros...),
 		schedule.Enum("split", splits...),
-	}, constraints...)
+	}
+	if rev4 {
+		return schedule.NewSpace(knobs, constraints...)
+	}
+	constraints = append(constraints, []schedule.Constraint{
+		// One goroutine deals nothing, and every run holds at least one
+		// tile of rows, or one strip of columns.
+		{Name: "chunks_need_threads", OK: func(c schedule.Config) bool {
+			return c.Int("threads") > 1 || c.Int("chunks") == 1
+		}},
+		{Name: "runs_at_most_tiles", OK: func(c schedule.Config) bool {
+			unit, extent := c.Int("mr"), m
+			if c.Str("split") == "n" {
+				unit, extent = c.Int("nr_vecs")*c.Int("vec"), n
+			}
+			return c.Int("threads")*c.Int("chunks") <= (extent+unit-1)/unit
+		}},
+		// The archsimd tiles read A in place.
+		{Name: "pack_a_needs_asm", OK: func(c schedule.Config) bool {
+			return !c.Bool("pack_a") || c.Str("micro") == "asm"
+		}},
+	}...)
+	return schedule.NewSpace(append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a")), constraints...)
 }
 
 // registers returns the vector registers an mr × nrVecs micro-kernel keeps
@@ -223,6 +252,23 @@ func perThread(extent, unit, threads int) (per int, ok bool) {
 // knob, a value or a constraint does.
 func version() string { return versionOf(revision, space) }
 
+// revision4 is revision rev of a template of the package before the
+// knobs chunks and pack_a (gemm-4, and its epilogues' gemm-bias-4 and
+// gemm-bias-relu-4), whose space the landscapes in tune/lab/testdata were
+// recorded in (kernels.Template.Earlier).
+func revision4(op kernels.Op, rev string) kernels.Template {
+	sp := func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, true) }
+	return kernels.Template{
+		Op:      op,
+		Backend: kernels.CPU,
+		Version: versionOf(rev, sp),
+		Space:   sp,
+		Default: func(shape []int, target device.Target) schedule.Config {
+			return defaultOf(sp(shape, target), shape, target, "")
+		},
+	}
+}
+
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
 		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
@@ -234,6 +280,12 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 // templates assume (256 KiB of L2, no L3), shrunk to what the shape
 // offers.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
+	return defaultOf(space(shape, target), shape, target, ",chunks=1,pack_a=false")
+}
+
+// defaultOf is defaultConfig in the space sp, with more, the knobs sp has
+// beyond revision 4's, appended.
+func defaultOf(sp *schedule.Space, shape []int, target device.Target, more string) schedule.Config {
 	m, n, k := checkShape(shape)
 	largest := func(pref, extent int, values []int) int {
 		best := values[0]
@@ -244,9 +296,9 @@ func defaultConfig(shape []int, target device.Target) schedule.Config {
 		}
 		return best
 	}
-	c, err := space(shape, target).Parse(fmt.Sprintf(
-		"vec=%d,mr=4,nr_vecs=2,kc=%d,mc=%d,nc=%d,pack_b=true,unroll=1,threads=1,micro=go,split=m",
-		kernels.WidestVector(target), largest(256, k, kcs), largest(96, m, mcs), largest(256, n, ncs)))
+	c, err := sp.Parse(fmt.Sprintf(
+		"vec=%d,mr=4,nr_vecs=2,kc=%d,mc=%d,nc=%d,pack_b=true,unroll=1,threads=1,micro=go,split=m%s",
+		kernels.WidestVector(target), largest(256, k, kcs), largest(96, m, mcs), largest(256, n, ncs), more))
 	if err != nil {
 		panic(err) // the knobs are ours: a bug
 	}

@@ -16,7 +16,9 @@
 //	pc  slices of kc rows of K; B's kc×nc block is packed (pack_b) into
 //	    strips of nr columns, each kc×nr and contiguous, the last one
 //	    padded with zeros
-//	ic  blocks of mc rows of A, each mc×kc, read in place
+//	ic  blocks of mc rows of A, each mc×kc, read in place, or with
+//	    pack_a (micro=asm) packed into tiles of mr rows, each kc×mr with
+//	    the mr elements of a step contiguous
 //	jr  strips of nr columns: a kc×nr strip of B stays in L1
 //	ir  tiles of mr rows: the micro-kernel
 //
@@ -34,8 +36,23 @@
 // 4×32 (see register_budget). There is one function per start (zero on the
 // first slice of K, c on the others) and, with an epilogue, per last slice
 // or not, picked in Go per call; the Go code checks the rows of a, the
-// strip and c the tile touches, since the assembly does not. The edge
-// tiles stay archsimd Go, except in the plain form (below).
+// strip and c the tile touches, since the assembly does not. With A in
+// place one call computes every full tile of a strip of the block, a
+// column of tiles (goasm.Tile.Tiles), so that a small product, where a
+// tile's depth is 64 steps, pays no call, bounds checks and branch per
+// tile. The edge tiles stay archsimd Go, except in the plain form (below).
+//
+// pack_a (packa.go) gives the assembly tiles A as one stream: in place,
+// a tile's mr rows are K floats apart, and with K a power of two (1024,
+// 4096) they all fall in one set of the L1 cache, which has fewer ways
+// than a 12-row tile has rows. (On one core of a loaded Zen 4 VM, a
+// 12×32 tile ran 1024×64×4096 at 73 GFLOP/s and 1024×64×4000 at 105, one
+// run after the other.) Each block of A is copied once per slice of K and
+// panel of B, into a buffer from a pool as B's panels are; the edge tiles
+// of the last M%mr rows read A in place. The copy is scalar Go, about as
+// dear per element as the 2·N FLOPs an element of A takes part in when N
+// is 64, so a short N does not repay it (1024×64×4096 ran slower packed);
+// the tuner decides.
 //
 // Tails cost no scalar loops: the last M%mr rows get a micro-kernel of
 // their own (M is a compile-time constant, and goroutines and blocks of
@@ -44,15 +61,24 @@
 // LoadSlicePart and StoreSlicePart (or read from the zero padding of a
 // packed strip). K's tail is the run-time depth of the last slice.
 //
-// Threads split M into contiguous runs of whole tiles, one per goroutine,
-// the caller included, or with split=n N into runs of whole strips of nr
-// columns (each goroutine then computes every row of its columns), which
-// is what a short M such as a matrix-vector product (M = 1) can use.
-// Each goroutine packs its own B panels into a buffer from a
-// package-level sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr floats), so
-// a warm kernel allocates nothing and goroutines share nothing but the
-// inputs; split over M repeats the pack per goroutine, K·N copies
-// against 2·M·N·K/threads FLOPs.
+// Threads split M into contiguous runs of whole tiles, the caller
+// included, or with split=n N into runs of whole strips of nr columns
+// (each goroutine then computes every row of its columns), which is what a
+// short M such as a matrix-vector product (M = 1) can use. With chunks=1
+// each goroutine has one run, fixed in advance, and the caller waits for
+// the slowest: a goroutine that starts late (an idle core takes microseconds
+// to wake) or loses its core to another process for a while holds up the
+// call by that long. With chunks > 1 there are threads·chunks runs, which
+// differ by one tile (strip) at most, and each goroutine takes the next
+// from a shared counter (sync/atomic) until none is left, so that the
+// goroutines that run compute the runs of the one that does not; the
+// price is a counter per call and, with B packed, a pack per run. Each
+// run packs its own B panels into a buffer from a package-level
+// sync.Pool of fixed-size arrays (kc·⌈nc/nr⌉·nr floats), so a warm
+// kernel allocates nothing but its goroutines' closures (and the counter)
+// and goroutines share nothing but the inputs; split over M repeats the
+// pack per run, K·N copies against 2·M·N·K/runs FLOPs, split over N packs
+// each column once.
 //
 // # Knobs
 //
@@ -67,6 +93,8 @@
 //	threads  1 … cores           goroutines, the caller included; 1 starts none
 //	micro    go, asm             the full micro-kernel in archsimd Go or in Go assembly
 //	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
+//	chunks   1, 2, 4, 8          runs per goroutine: 1 fixed in advance, more taken from a counter
+//	pack_a   false, true         pack the full tiles of each block of A (micro=asm), or read it in place
 //
 // Constraints:
 //
@@ -88,6 +116,10 @@
 //	threads_at_most_tiles  every goroutine gets at least one tile of rows (split=n:
 //	                       one strip of columns)
 //	split_needs_threads    one goroutine takes split = m
+//	chunks_need_threads    and chunks = 1
+//	runs_at_most_tiles     threads·chunks runs hold a tile of rows (split=n: a
+//	                       strip of columns) each
+//	pack_a_needs_asm       the archsimd tiles read A in place
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -109,16 +141,19 @@
 //   - threads_at_most_tiles is applied at run time: each goroutine takes
 //     ⌈tiles/threads⌉ tiles of rows (or strips of columns), and only as
 //     many goroutines start as have work, so a shape with fewer tiles than
-//     threads uses fewer goroutines.
+//     threads uses fewer goroutines; with chunks > 1 so is
+//     runs_at_most_tiles: there are min(tiles, threads·chunks) runs, and
+//     at most as many goroutines.
 //   - The tails are tiles of their own, picked at run time: the last M%mr
 //     rows one at a time with a 1×nr tile, and the last N%nr columns with
 //     a tile of as many vectors as they need, the last one loaded and
 //     stored partially up to its run-time end (or read from the zero
 //     padding of a packed strip).
 //   - The Go tiles take n and k as arguments; the assembly tiles take the
-//     strides of a's rows, c's rows and, with B in place, b's steps as
-//     arguments (goasm.Runtime), addressed through multiples of the stride
-//     computed once per call.
+//     strides of a's rows (unless A is packed), c's rows and, with B in
+//     place, b's steps as arguments (goasm.Runtime), addressed through
+//     multiples of the stride computed once per call. The buffer of a
+//     packed block of A is grown as B's is.
 //
 // The golden files of generic code carry genericRevision (cpu.go), not
 // the templates' revisions: the tuner measures specialised kernels only,
@@ -214,8 +249,8 @@
 // config (features.go): log2 of the register tile's size; the bytes per
 // FLOP the micro-kernel loads from L1 (4·(mr+nr) per 2·mr·nr), streams
 // from L2 (the A sliver per strip and the C tile per slice of K, 2/nr +
-// 4/kc) and from memory (A per panel of B and B's panel per goroutine's
-// rows, 2/nc + 2/rows); whether the kc×nr strip of B fits L1 and the A
+// 4/kc) and from memory (A per panel of B and B's panel per run's rows,
+// 2/nc + 2/rows); whether the kc×nr strip of B fits L1 and the A
 // block's share of L2 (from the target's cache sizes, 32 KiB and 256 KiB
 // when it does not say); log2 of the largest goroutine's FLOPs; and the
 // share of c the archsimd edge tiles compute. The tuner appends them to
@@ -263,10 +298,13 @@
 // Template.Version is revision (in cpu.go) and a hash of the register
 // budget and the knob space of a fixed workload and target, so it changes
 // by itself when a knob, a value or a constraint does. When the emitted
-// code changes, bump revision by hand ("gemm-4" to "gemm-5"): TestGolden
+// code changes, bump revision by hand ("gemm-5" to "gemm-6"): TestGolden
 // refuses to rewrite golden files whose code changed unless revision did.
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their
 // own; the code they share with plain GEMM changes theirs too, so bump all
-// three when it changes.
+// three when it changes. Each template keeps its revision 4, the space
+// before the knobs chunks and pack_a, as an earlier revision (kernels.Template.Earlier,
+// revision4 in cpu.go), so that the landscapes recorded with it in
+// tune/lab/testdata still replay.
 package gemm

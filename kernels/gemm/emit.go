@@ -16,9 +16,10 @@ type kernel struct {
 	cfg        schedule.Config
 	m, n, k    int
 	v          golang.F32
-	mr, nv, nr int // tile rows, vectors per tile row, tile columns (nv·lanes)
-	kc, mc, nc int // cache blocks, capped at the matrix
-	pack       bool
+	mr, nv, nr int  // tile rows, vectors per tile row, tile columns (nv·lanes)
+	kc, mc, nc int  // cache blocks, capped at the matrix
+	pack       bool // B packed into strips (pack_b)
+	packA      bool // A's full tiles packed per block (pack_a, packa.go)
 	unroll     int
 	threads    int
 	epi        epilogue
@@ -39,11 +40,9 @@ type kernel struct {
 func emitEpilogue(f *jen.File, name string, shape []int, cfg schedule.Config, e epilogue) {
 	kr := newKernel(name, shape, cfg, e)
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	if kr.asm {
 		for _, t := range kr.asmTiles() {
 			f.Add(t.Decl())
@@ -80,11 +79,9 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 	}
 	kr.plain = true
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	for _, t := range kr.asmTiles() {
 		f.Add(t.Decl())
 	}
@@ -101,11 +98,9 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, e epi
 func emitGeneric(f *jen.File, name string, cfg schedule.Config, e epilogue) {
 	kr := newGenericKernel(name, cfg, e)
 	kr.emitEntry(f)
+	kr.emitRuns(f)
 	kr.emitRows(f)
-	if kr.pack {
-		kr.emitPanels(f)
-		kr.emitPack(f)
-	}
+	kr.emitPacks(f)
 	if kr.asm {
 		for _, t := range kr.asmTiles() {
 			f.Add(t.Decl())
@@ -159,6 +154,7 @@ func newKernelOf(name string, cfg schedule.Config, e epilogue) kernel {
 		v:  v,
 		mr: cfg.Int("mr"), nv: cfg.Int("nr_vecs"),
 		pack:    cfg.Bool("pack_b"),
+		packA:   cfg.Bool("pack_a"),
 		unroll:  cfg.Int("unroll"),
 		threads: cfg.Int("threads"),
 		asm:     cfg.Str("micro") == "asm",
@@ -245,33 +241,10 @@ func (k kernel) emitEntry(f *jen.File) {
 		jen.Const().List(jen.Id("m"), jen.Id("n"), jen.Id("k")).Op("=").List(jen.Lit(k.m), jen.Lit(k.n), jen.Lit(k.k)),
 		jen.List(lhs...).Op("=").List(rhs...).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	all := func(lo, hi jen.Code) []jen.Code { return k.operands(lo, hi, jen.Lit(0), jen.Id("n")) }
 	if k.threads == 1 {
-		body = append(body, jen.Id(k.rowsFn()).Call(all(jen.Lit(0), jen.Id("m"))...))
+		body = append(body, jen.Id(k.rowsFn()).Call(k.operands(jen.Lit(0), jen.Id("m"), jen.Lit(0), jen.Id("n"))...))
 	} else {
-		// part returns the arguments of goroutine t's share: runs of whole
-		// tiles of rows, or of whole strips of columns with split=n.
-		part, per, unit, extent := all, 0, "", "m"
-		if k.splitN {
-			per, _ = colsPerThread(k.n, k.nr, k.threads)
-			part = func(lo, hi jen.Code) []jen.Code { return k.operands(jen.Lit(0), jen.Id("m"), lo, hi) }
-			unit, extent = fmt.Sprintf("columns per goroutine, whole strips of %d", k.nr), "n"
-		} else {
-			per, _ = rowsPerThread(k.m, k.mr, k.threads)
-			unit = fmt.Sprintf("rows per goroutine, whole tiles of %d", k.mr)
-		}
-		t := jen.Id("t")
-		body = append(body,
-			jen.Const().Id("per").Op("=").Lit(per).Comment(unit),
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Lit(k.threads), jen.Add(t).Op("++")).Block(
-				jen.Id("wg").Dot("Go").Call(k.goroutine(
-					jen.Id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), jen.Id(extent)))...),
-				)),
-			),
-			jen.Id(k.rowsFn()).Call(part(jen.Lit(0), jen.Id("per"))...),
-			jen.Id("wg").Dot("Wait").Call(),
-		)
+		body = append(body, k.split()...)
 	}
 	f.Func().Id(k.name).Params(jen.List(lhs...).Index().Float32()).Block(body...)
 }
@@ -303,29 +276,10 @@ func (k kernel) emitGenericEntry(f *jen.File, gen, need string) {
 	body := []jen.Code{
 		jen.List(lhs...).Op("=").List(rhs...).Comment("one bounds check, here rather than in a goroutine"),
 	}
-	all := func(lo, hi jen.Code) []jen.Code { return k.operands(lo, hi, jen.Lit(0), id("n")) }
 	if k.threads == 1 {
-		body = append(body, id(k.rowsFn()).Call(all(jen.Lit(0), id("m"))...))
+		body = append(body, id(k.rowsFn()).Call(k.operands(jen.Lit(0), id("m"), jen.Lit(0), id("n"))...))
 	} else {
-		part, unit, extent, what := all, k.mr, "m", "rows per goroutine, whole tiles"
-		if k.splitN {
-			part = func(lo, hi jen.Code) []jen.Code { return k.operands(jen.Lit(0), id("m"), lo, hi) }
-			unit, extent, what = k.nr, "n", "columns per goroutine, whole strips"
-		}
-		t := id("t")
-		body = append(body,
-			id("per").Op(":=").Parens(jen.Parens(id(extent).Op("+").Lit(unit-1)).Op("/").Lit(unit).Op("+").Lit(k.threads-1)).Op("/").Lit(k.threads).Op("*").Lit(unit).
-				Comment(fmt.Sprintf("%s of %d", what, unit)),
-			id("workers").Op(":=").Parens(id(extent).Op("+").Id("per").Op("-").Lit(1)).Op("/").Id("per").Comment(fmt.Sprintf("at most %d, each with work", k.threads)),
-			jen.Var().Id("wg").Qual("sync", "WaitGroup"),
-			jen.For(jen.Add(t).Op(":=").Lit(1), jen.Add(t).Op("<").Id("workers"), jen.Add(t).Op("++")).Block(
-				id("wg").Dot("Go").Call(k.goroutine(
-					id(k.rowsFn()).Call(part(jen.Add(t).Op("*").Id("per"), jen.Min(jen.Parens(jen.Add(t).Op("+").Lit(1)).Op("*").Id("per"), id(extent)))...),
-				)),
-			),
-			id(k.rowsFn()).Call(part(jen.Lit(0), jen.Min(id("per"), id(extent)))...),
-			id("wg").Dot("Wait").Call(),
-		)
+		body = append(body, k.split()...)
 	}
 	params := []jen.Code{jen.List(lhs...).Index().Float32(), jen.List(id("m"), id("n"), id("k")).Int()}
 	f.Func().Id(k.name).Params(params...).Block(body...)
@@ -396,6 +350,9 @@ func (k kernel) emitRows(f *jen.File) {
 			jen.Defer().Id(k.panelsVar()).Dot("Put").Call(id("panel")),
 		)
 	}
+	if k.packA {
+		body = append(body, k.aBuffer()...)
+	}
 	// tileArgs returns the int arguments of a generic Go tile before its
 	// depth: the strides, and the run-time columns of a short-N tile.
 	tileArgs := func(shortN bool) []jen.Code {
@@ -446,7 +403,11 @@ func (k kernel) emitRows(f *jen.File) {
 		out := []jen.Code{
 			id("s").Op(":=").Add(strip()),
 			id("i").Op(":=").Id("ic"),
-			jen.For(jen.Op(";").Id("i").Op("+").Id("mr").Op("<=").Id("end"), jen.Id("i").Op("+=").Id("mr")).Block(call(false)),
+		}
+		if k.asmColumn() && !shortN {
+			out = append(out, k.asmCall()) // every full tile in one call
+		} else {
+			out = append(out, jen.For(jen.Op(";").Id("i").Op("+").Id("mr").Op("<=").Id("end"), jen.Id("i").Op("+=").Id("mr")).Block(call(false)))
 		}
 		switch {
 		case k.generic && k.mr > 1:
@@ -462,11 +423,14 @@ func (k kernel) emitRows(f *jen.File) {
 		}
 		return out
 	}
-	block := []jen.Code{
-		id("end").Op(":=").Min(id("ic").Op("+").Id("mc"), id("hi")),
+	block := []jen.Code{id("end").Op(":=").Min(id("ic").Op("+").Id("mc"), id("hi"))}
+	if k.packA {
+		block = append(block, k.packACall())
+	}
+	block = append(block,
 		id("jr").Op(":=").Lit(0),
 		jen.For(jen.Op(";").Id("jr").Op("+").Id("nr").Op("<=").Id("width"), id("jr").Op("+=").Id("nr")).Block(tiles(false)...),
-	}
+	)
 	switch {
 	case k.generic && k.nr > 1:
 		block = append(block, jen.If(id("jr").Op("<").Id("width")).Block(
@@ -518,6 +482,19 @@ func (k kernel) shortNCall(shortM bool, args []jen.Code) jen.Code {
 	}
 	cases = append(cases, jen.Default().Block(jen.Id(k.shortNFn(shortM, k.nv)).Call(args...)))
 	return jen.Switch(jen.Parens(jen.Id("cols").Op("+").Lit(k.v.Lanes() - 1)).Op("/").Lit(k.v.Lanes())).Block(cases...)
+}
+
+// emitPacks emits the pools of packing buffers and the functions that
+// pack B and, with pack_a, A.
+func (k kernel) emitPacks(f *jen.File) {
+	if k.pack {
+		k.emitPanels(f)
+		k.emitPack(f)
+	}
+	if k.packA {
+		k.emitAPanels(f)
+		k.emitPackA(f)
+	}
 }
 
 // emitPanels emits the pool of packing buffers. A goroutine takes one for a

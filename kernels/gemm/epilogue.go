@@ -117,25 +117,27 @@ func (relu) onednn() (doc, postOps string) {
 // when their emitted code changes (see the package doc). Changing the
 // emitter of plain GEMM changes theirs too, so bump them with it.
 const (
-	biasRevision     = "gemm-bias-4"
-	biasReLURevision = "gemm-bias-relu-4"
+	biasRevision     = "gemm-bias-5"
+	biasReLURevision = "gemm-bias-relu-5"
 )
 
 // BiasTemplate is the CPU template of BiasOp. The bias is added in
 // registers, as each tile of C is stored after its last slice of K.
-var BiasTemplate = epilogueTemplate(biasEpilogue, BiasOp, biasRevision)
+var BiasTemplate = epilogueTemplate(biasEpilogue, BiasOp, biasRevision, "gemm-bias-4")
 
 // BiasReLUTemplate is the CPU template of BiasReLUOp; the ReLU is also
 // applied in registers.
-var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, BiasReLUOp, biasReLURevision)
+var BiasReLUTemplate = epilogueTemplate(biasReLUEpilogue, BiasReLUOp, biasReLURevision, "gemm-bias-relu-4")
 
 // epilogueTemplate returns the CPU template of GEMM with the epilogue e: the
-// knobs and constraints of Template, the epilogue's emitters and baselines.
-func epilogueTemplate(e epilogue, op kernels.Op, rev string) kernels.Template {
+// knobs and constraints of Template, the epilogue's emitters and baselines;
+// rev4 is its revision before the chunks knob (revision4).
+func epilogueTemplate(e epilogue, op kernels.Op, rev, rev4 string) kernels.Template {
 	return kernels.Template{
 		Op:        op,
 		Backend:   kernels.CPU,
 		Version:   versionOf(rev, space),
+		Earlier:   []kernels.Template{revision4(op, rev4)},
 		Space:     space,
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarDominated,

@@ -13,12 +13,40 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// gemmVersion is Template.Version since its goroutines clear the vector
-// registers' upper halves (gemm-3-c1402c0ab47f with the split knob,
+// gemmVersion is Template.Version since the knobs chunks and pack_a
+// (gemm-4-e6c1c2df8a23 since its goroutines clear the vector registers'
+// upper halves, gemm-3-c1402c0ab47f with the split knob,
 // gemm-2-febe3fdda508 with the assembly micro-kernel, gemm-1-d75c9de47a2f
 // before): a change to the epilogue templates must not change plain GEMM's
 // tuning records.
-const gemmVersion = "gemm-4-e6c1c2df8a23"
+const gemmVersion = "gemm-5-bc2d3a4738db"
+
+// TestEarlierVersions checks that the templates' revisions before the
+// chunks knob have the versions their records in tune/lab/testdata carry,
+// so that those landscapes still replay.
+func TestEarlierVersions(t *testing.T) {
+	for _, tt := range []struct {
+		tmpl *kernels.Template
+		want string
+	}{
+		{&Template, "gemm-4-e6c1c2df8a23"},
+		{&BiasTemplate, "gemm-bias-4-9455ec63a3f9"},
+		{&BiasReLUTemplate, "gemm-bias-relu-4-e36356c6375a"},
+	} {
+		e, ok := tt.tmpl.Revision(tt.want)
+		if !ok || e.Op.Name != tt.tmpl.Op.Name {
+			t.Errorf("%s: no earlier revision %s (have %d)", tt.tmpl.Op.Name, tt.want, len(tt.tmpl.Earlier))
+			continue
+		}
+		shape, target := []int{256, 256, 256}, cpu(2, avx512)
+		if _, has := e.Space(shape, target).Knob("chunks"); has {
+			t.Errorf("%s: revision %s has the chunks knob", tt.tmpl.Op.Name, tt.want)
+		}
+		if err := e.Space(shape, target).Check(e.Default(shape, target)); err != nil {
+			t.Errorf("%s: revision %s: default: %v", tt.tmpl.Op.Name, tt.want, err)
+		}
+	}
+}
 
 func TestEpilogueVersions(t *testing.T) {
 	if Template.Version != gemmVersion {

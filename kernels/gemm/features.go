@@ -23,7 +23,7 @@ var featureNames = []string{
 //	log2_tile                log2(mr·nr), the register tile's size
 //	l1_bytes_per_flop        4·(mr+nr) bytes per 2·mr·nr FLOPs: the micro-kernel's loads
 //	l2_bytes_per_flop        2/nr + 4/kc: the A sliver per strip, the C tile per slice of K
-//	mem_bytes_per_flop       2/nc + 2/rows: A per panel of B, B's panel per goroutine's rows
+//	mem_bytes_per_flop       2/nc + 2/rows: A per panel of B, B's panel per run's rows
 //	b_strip_fits_l1          1 when the kc×nr strip of B fits L1, else 0
 //	a_block_l2_share         4·mc·kc / L2, the A block's share of L2
 //	log2_work_per_goroutine  log2 of the FLOPs of the largest goroutine's share
@@ -40,15 +40,8 @@ func features(shape []int, target device.Target, cfg schedule.Config) []float64 
 		}
 	}
 	mr, nr, kc, mc, nc := float64(k.mr), float64(k.nr), float64(k.kc), float64(k.mc), float64(k.nc)
-	rows, cols := k.m, k.n // what the largest goroutine's share covers
-	if k.threads > 1 {
-		if k.splitN {
-			cols, _ = colsPerThread(k.n, k.nr, k.threads)
-		} else {
-			rows, _ = rowsPerThread(k.m, k.mr, k.threads)
-		}
-	}
-	rows, cols = min(rows, k.m), min(cols, k.n)
+	rows, cols := share(k, k.threads) // the largest goroutine's share
+	runRows, _ := share(k, k.threads*cfg.Int("chunks"))
 	fits := 0.0
 	if 4*kc*nr <= float64(l1) {
 		fits = 1
@@ -58,10 +51,24 @@ func features(shape []int, target device.Target, cfg schedule.Config) []float64 
 		math.Log2(mr * nr),
 		2 * (mr + nr) / (mr * nr),
 		2/nr + 4/kc,
-		2/nc + 2/float64(rows),
+		2/nc + 2/float64(runRows),
 		fits,
 		4 * mc * kc / float64(l2),
 		math.Log2(2 * float64(rows) * float64(cols) * float64(k.k)),
 		edge / (float64(k.m) * float64(k.n)),
 	}
+}
+
+// share returns the rows and columns of c the largest of parts runs of k's
+// split covers.
+func share(k kernel, parts int) (rows, cols int) {
+	rows, cols = k.m, k.n
+	if parts > 1 {
+		if k.splitN {
+			cols, _ = colsPerThread(k.n, k.nr, parts)
+		} else {
+			rows, _ = rowsPerThread(k.m, k.mr, parts)
+		}
+	}
+	return min(rows, k.m), min(cols, k.n)
 }

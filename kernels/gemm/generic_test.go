@@ -49,14 +49,15 @@ var (
 )
 
 // genericSchedules cross packing, unroll, every thread count from 1 to 4,
-// both splits and blocks from the smallest to the largest genericTuned
+// both splits, runs fixed in advance and dealt from a counter, and blocks from the smallest to the largest genericTuned
 // offers. The epilogue templates take the first two, also when exhaustive.
 var genericSchedules = []string{
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,split=m",
-	"kc=128,mc=48,nc=256,pack_b=false,unroll=1,threads=3,split=n",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,split=m",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=4,split=n",
-	"kc=512,mc=192,nc=512,pack_b=true,unroll=1,threads=4,split=m",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,split=m,chunks=2,pack_a=false",
+	"kc=128,mc=48,nc=256,pack_b=false,unroll=1,threads=3,split=n,chunks=1,pack_a=false",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,split=m,chunks=1,pack_a=false",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=4,split=n,chunks=1,pack_a=false",
+	"kc=512,mc=192,nc=512,pack_b=true,unroll=1,threads=4,split=m,chunks=1,pack_a=false",
+	"kc=128,mc=48,nc=256,pack_b=true,unroll=1,threads=2,split=n,chunks=2,pack_a=false",
 }
 
 // genericTarget is the host's ISA with 4 cores, so that threads up to 4
@@ -91,9 +92,14 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 				}
 			}
 			for _, tile := range tiles {
-				for _, sched := range scheds {
+				for i, sched := range scheds {
 					if micro == "asm" {
 						sched = strings.NewReplacer("unroll=4", "unroll=1", "unroll=2", "unroll=1").Replace(sched)
+						if i%2 == 1 {
+							// A packed: the odd schedules, with B in
+							// place and packed, rows and runs of columns.
+							sched = strings.Replace(sched, "pack_a=false", "pack_a=true", 1)
+						}
 					}
 					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=%d,nr_vecs=%d,%s,micro=%s", vec, tile[0], tile[1], sched, micro))
 					if err != nil {

@@ -322,7 +322,7 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	if !ok {
 		return SimReport{}, fmt.Errorf("lab: no record of %s passed the check: nothing to get close to", rec.Workload.Key())
 	}
-	prior, shapes := usablePrior(s.Template, rec, s.Prior)
+	prior, shapes := usablePrior(tmpl, rec, s.Prior)
 	if len(s.Prior) > 0 && len(prior) == 0 {
 		return SimReport{}, fmt.Errorf("lab: none of the %d prior records is of another shape of %s on %s with template %s, or of an op whose template shares its features",
 			len(s.Prior), rec.Workload.Op, rec.Workload.Device, rec.Workload.Template)
@@ -461,7 +461,8 @@ func replayable(space *schedule.Space, recs []tunedb.Record) (results []measure.
 	return results, len(invalid)
 }
 
-// usablePrior keeps the prior records that a run can learn from: other
+// usablePrior keeps the prior records that a run of tmpl, the revision the
+// recording was made with, can learn from: other
 // shapes of the recording's op on its device with its template, and
 // workloads of ops whose templates give the model the same features
 // (tune.KinTemplate). Records of the workload itself are dropped, as they would
