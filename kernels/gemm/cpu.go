@@ -10,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/halfcopy"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -42,9 +43,13 @@ var Template = kernels.Template{
 	Default:   defaultConfig,
 	Dominated: kernels.ScalarDominated,
 	Features:  features,
-	Go:        goEmitter{noEpilogue},
+	Go:        halfcopy.Emitter{Op: Op, F32: goEmitter{noEpilogue}, Vector: vectorConfig},
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }
+
+// vectorConfig reports whether cfg's kernels use vectors, which need AVX2
+// at least: their bf16 and f16 copies convert in assembly then.
+func vectorConfig(cfg schedule.Config) bool { return cfg.Int("vec") > 1 }
 
 // goEmitter is the emitter of Template and of the epilogue templates:
 // specialised (emitEpilogue, emitAsm), shape-generic (emitGeneric,

@@ -31,6 +31,7 @@ var (
 )
 
 func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
+	op.DTypes = []dtype.DType{dtype.F32} // the CUDA kernels are float32 only
 	return kernels.Template{
 		Op:      op,
 		Backend: kernels.CUDA,

@@ -307,4 +307,16 @@
 // before the knobs chunks and pack_a, as an earlier revision (kernels.Template.Earlier,
 // revision4 in cpu.go), so that the landscapes recorded with it in
 // tune/lab/testdata still replay.
+//
+// # bf16 and f16
+//
+// The CPU templates serve bf16 and f16 with their float32 kernels on
+// float32 copies (package kernels/halfcopy): a 16-bit kernel decodes A, B
+// (and the bias) into pooled float32 scratch, runs the float32 kernel of
+// the same config, and encodes C to nearest even. The copies cost
+// O(MK + KN + MN) beside the O(MNK) arithmetic; converting while packing
+// or in the micro-kernel, and VDPBF16PS where AVX512-BF16 exists, are the
+// forms still to come. f16 has a large set of its own (large16, inputs up
+// to 16) since sums of the large set's products overflow f16. The CUDA
+// templates are float32 only.
 package gemm

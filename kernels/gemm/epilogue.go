@@ -8,6 +8,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/halfcopy"
 )
 
 // An epilogue is what the kernel does to each tile of C in registers after
@@ -142,7 +143,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev, rev4 string) kernels.Templ
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarDominated,
 		Features:  features,
-		Go:        goEmitter{e},
+		Go:        halfcopy.Emitter{Op: op, F32: goEmitter{e}, Vector: vectorConfig},
 		Baselines: epilogueBaselines(e),
 	}
 }

@@ -14,6 +14,7 @@ import (
 var Op = kernels.Op{
 	Name: "gemm", Dims: []string{"M", "N", "K"}, Example: "1024x1024x1024",
 	Summary:       "C = A·B for row-major M×K and K×N matrices",
+	DTypes:        dtypes,
 	Args:          args,
 	Reference:     reference,
 	EmitReference: emitReference(noEpilogue),
@@ -46,6 +47,11 @@ var BiasReLUOp = epilogueOp(biasReLUEpilogue, kernels.Op{
 	API:     kernels.API{Func: "GemmBiasReLU", Args: []string{"c", "a", "b", "bias"}, Dims: []string{"m", "n", "k"}},
 })
 
+// dtypes are the element types of the CPU kernels (bf16 and f16 through
+// float32 copies, package kernels/halfcopy); the CUDA templates narrow
+// their copies of the ops to f32.
+var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
+
 func init() {
 	for _, t := range []kernels.Template{Template, BiasTemplate, BiasReLUTemplate} {
 		kernels.RegisterOp(t.Op)
@@ -67,6 +73,7 @@ func epilogueOp(e epilogue, op kernels.Op) kernels.Op {
 	op.EmitReference = emitReference(e)
 	op.Tolerance = tolerance
 	op.Inputs = inputs
+	op.DTypes = dtypes
 	op.FLOPs = func(shape []int) float64 {
 		m, n, k := checkShape(shape)
 		f := 2*float64(m)*float64(n)*float64(k) + float64(m)*float64(n)
@@ -131,7 +138,11 @@ func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 func toleranceFor(bound float64) func(shape []int, dt dtype.DType) (rel, abs float64) {
 	return func(shape []int, dt dtype.DType) (rel, abs float64) {
 		_, _, k := checkShape(shape)
-		return 4*eps32*(1+math.Sqrt(float64(k))) + kernels.OutputRounding(dt), 8 * eps32 * float64(k) * bound * bound
+		// A 16-bit output rounds what float32 computed, abs included,
+		// and below its normal range adds half its smallest subnormal.
+		abs = 8 * eps32 * float64(k) * bound * bound
+		return 4*eps32*(1+math.Sqrt(float64(k))) + kernels.OutputRounding(dt),
+			abs*(1+kernels.OutputRounding(dt)) + kernels.OutputRoundingAbs(dt)
 	}
 }
 
