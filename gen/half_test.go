@@ -14,7 +14,8 @@ import (
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
-// TestGenerateHalf generates packages of bf16 and f16 norms from records
+// TestGenerateHalf generates packages of bf16 and f16 norms, softmax and
+// GEMM with a bias from records
 // with archsimd rows (whose conversions are assembly of the vector form
 // alone), assembly rows (with plain forms) and scalar rows, and runs go
 // vet, the generated tests (which check every kernel against the float64
@@ -49,10 +50,12 @@ func TestGenerateHalf(t *testing.T) {
 				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
 			}
 			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
+			add("softmax", []int{37, 45}, "")
+			add("gemm_bias", []int{67, 45, 33}, "")
 			if err := mem.Commit(recs); err != nil {
 				t.Fatal(err)
 			}
-			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm"}, DType: dt})
+			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm", "softmax", "gemm_bias"}, DType: dt})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -305,9 +305,13 @@ func (p *plan) benchmarks(f *jen.File) {
 				// element type: the tests' float32 adapters would time
 				// conversions too.
 				fn, flags := p.publicArgs(op)
-				call := append(append(ids(op.api.Args), intLits(t.shape)...), flags...)
+				var locals []jen.Code // not the op's names, which may be b
+				for i := range op.api.Args {
+					locals = append(locals, jen.Id(fmt.Sprintf("arg%d", i)))
+				}
+				call := append(append(slices.Clone(locals), intLits(t.shape)...), flags...)
 				f.Func().Id(name).Params(bParam).Block(
-					jen.List(ids(op.api.Args)...).Op(":=").List(p.halfArgs(op, t.shape)...),
+					jen.List(locals...).Op(":=").List(p.halfArgs(op, t.shape)...),
 					jen.For(b.Clone().Dot("Loop").Call()).Block(jen.Id(fn).Call(call...)),
 				)
 				continue
