@@ -18,8 +18,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-4"
-	causalRevision = "attention-causal-4"
+	revision       = "attention-5"
+	causalRevision = "attention-causal-5"
 )
 
 // genericRevision and causalGenericRevision are the revisions of the
@@ -27,15 +27,15 @@ const (
 // by hand when that code changes; they are not part of Version, since the
 // tuner measures specialised kernels only.
 const (
-	genericRevision       = "attention-generic-2"
-	causalGenericRevision = "attention-causal-generic-2"
+	genericRevision       = "attention-generic-3"
+	causalGenericRevision = "attention-causal-generic-3"
 )
 
 // plainRevision is the revision of the plain forms of micro=asm configs
 // (kernels.AMD64Plain, emitPlain) of both templates, specialised and
 // generic, bumped by hand when their code changes; not part of Version
 // either, since the tuner measures the archsimd form.
-const plainRevision = "attention-plain-1"
+const plainRevision = "attention-plain-2"
 
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.

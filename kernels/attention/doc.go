@@ -55,8 +55,9 @@
 // Transposing costs D·br scalar moves per unit, against 4·br·S·D FLOPs.
 // Padding lanes past the last query row compute scores of 0 that are never
 // stored; keys past the end of S are never read (the tiles loop over the
-// block's cols keys, with single keys after the last full tile), and a D
-// that mr does not divide ends in one smaller tile.
+// block's cols keys: tiles of mr keys, the bc mod mr keys left of a full
+// block in one smaller tile, then single keys for the rest of a partial
+// block), and a D that mr does not divide ends in one smaller tile.
 //
 // With micro=asm the tiles are Go assembly from codegen/goasm, called once
 // per tile: the archsimd tiles lose about half their issue slots to
@@ -67,11 +68,27 @@
 // GFLOP/s with archsimd tiles (4×2) and 86 with assembly (12×2). The Go
 // code checks, once per call, that the rows the tiles read exist.
 //
+// With micro=asm and a polynomial exp (poly4, poly5) the online softmax of
+// a key block is assembly too (softmaxasm.go), so that a key block runs in
+// assembly from its scores to its output but for the causal mask of a
+// block that crosses the diagonal, which is Go. It is emitLanesSoftmax's
+// archsimd Go instruction for instruction (goasm.Exp is golang.Exp's
+// operations on its constants), with the exp's constants, the new maxima
+// and the sums in registers: 16 of them at degree 5, which fits AVX2.
+// The archsimd Go, compiled, checks the bounds of every load of a score
+// (a dozen scalar instructions a vector) and keeps constants on the stack
+// at 8 lanes. On
+// 1x8x1024x64 with AVX-512 hidden, one thread, vec=8,br=16,bc=64,exp=poly4,
+// mr=6,nv=2, a profile gave the archsimd softmax 15% of the kernel's time
+// and the assembly 7.5%. In the same profile the single-key tiles of the 4
+// keys of a 64-key block past its tiles of 6 took 6.4%; one tile of 4 keys
+// does them now. With exp=f64 the softmax stays archsimd Go.
+//
 // The plain form (kernels.AMD64Plain), of both templates, is a lanes config with
 // micro=asm, specialised or shape-generic, with plain Go around the same
-// assembly tiles: its only other vector code, the online softmax of a key
-// block, runs one query row at a time in scalar Go with the scalar form
-// of the config's exp. It imports no archsimd, so a build without
+// assembly tiles and, with a polynomial exp, the same assembly softmax;
+// with exp=f64 its online softmax runs one query row at a time in scalar
+// Go with math.Exp. It imports no archsimd, so a build without
 // GOEXPERIMENT=simd runs it (package gen's generated packages do, on
 // amd64, on a CPU with the tiles' instructions). Its golden files carry
 // plainRevision (cpu.go), not part of Version: the tuner measures the
@@ -283,8 +300,8 @@
 // Template.Version is revision (in cpu.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-4" to "attention-5"), and causalRevision
-// ("attention-causal-3") when the causal kernels' code changes, which a
+// revision by hand ("attention-5" to "attention-6"), and causalRevision
+// ("attention-causal-5") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too.
