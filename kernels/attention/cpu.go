@@ -102,12 +102,20 @@ var (
 	micros     = []string{"go", "asm"}    // how the lanes layout's register tiles are written
 )
 
-// registerBudget is the most vector registers a register tile of the lanes
-// layout may hold live: mr·nv accumulators, nv loaded vectors and one
-// broadcast. Go's register allocator uses about 15 of the 32 AVX-512
-// registers (gemm's package doc has the measurement); one is left for the
-// loop.
-const registerBudget = 14
+// registerBudget returns the most vector registers a Go register tile of
+// the lanes layout may hold live, mr·nv accumulators, nv loaded vectors and
+// one broadcast, on vectors of lanes float32s. Go's register allocator uses
+// about 15 of the 32 AVX-512 registers (gemm's package doc has the
+// measurement); one is left for the loop. Of AVX2's 16 Y registers it
+// leaves a tile fewer: compiled, the 8-lane tiles of 6×1 (8 registers)
+// keep their loops in registers, and those of 8×1 (10) and 4×2 (11) spill
+// in the loop.
+func registerBudget(lanes int) int {
+	if lanes == 8 {
+		return 8
+	}
+	return 14
+}
 
 // expDegree maps the exp knob to golang.NewExp's degree.
 var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5}
@@ -155,7 +163,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 			if c.Str("micro") == "asm" {
 				return goasm.Fits(c.Int("vec"), mr, nv)
 			}
-			return mr*nv+nv+1 <= registerBudget
+			return mr*nv+nv+1 <= registerBudget(c.Int("vec"))
 		}},
 	}...)
 	if target.CPU == nil {

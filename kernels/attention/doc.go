@@ -121,7 +121,8 @@
 // lanes_tile_divides_br (nv·vec divides br); asm_needs_lanes_vectors
 // (assembly tiles are the lanes layout's, at 8 or 16 lanes);
 // register_budget (Go tiles: mr·nv accumulators, nv loaded vectors and a
-// broadcast ≤ 14, as Go allocates about 15 vector registers; assembly
+// broadcast ≤ 14, as Go allocates about 15 vector registers, and ≤ 8 at
+// vec=8, where larger tiles spill in the loop; assembly
 // tiles: mr·nv + nv + 2 ≤ 32 registers at 16 lanes, 16 at 8); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
