@@ -74,15 +74,15 @@
 // block that crosses the diagonal, which is Go. It is emitLanesSoftmax's
 // archsimd Go instruction for instruction (goasm.Exp is golang.Exp's
 // operations on its constants), with the exp's constants, the new maxima
-// and the sums in registers: 16 of them at degree 5, which fits AVX2.
-// The archsimd Go, compiled, checks the bounds of every load of a score
-// (a dozen scalar instructions a vector) and keeps constants on the stack
-// at 8 lanes. On
-// 1x8x1024x64 with AVX-512 hidden, one thread, vec=8,br=16,bc=64,exp=poly4,
-// mr=6,nv=2, a profile gave the archsimd softmax 15% of the kernel's time
-// and the assembly 7.5%. In the same profile the single-key tiles of the 4
-// keys of a 64-key block past its tiles of 6 took 6.4%; one tile of 4 keys
-// does them now. With exp=f64 the softmax stays archsimd Go.
+// and the sums in registers: 16 of them at degree 5, which fits AVX2. The
+// archsimd Go, compiled, checks the bounds of every load of a score (a
+// dozen scalar instructions a vector) and, at 8 lanes, keeps constants on
+// the stack. On 1x8x1024x64, one thread, a profile gave the archsimd
+// softmax 15% of the kernel's time and the assembly 9% at vec=8 (AVX-512
+// hidden; bc=64, mr=6, nv=2), 28% and 7.5% at vec=16 (mr=12, nv=2). The
+// first profile gave 6.4% to the single-key tiles of the 4 keys of a
+// 64-key block past its tiles of 6; one tile of 4 keys does them now. With
+// exp=f64 the softmax stays archsimd Go.
 //
 // The plain form (kernels.AMD64Plain), of both templates, is a lanes config with
 // micro=asm, specialised or shape-generic, with plain Go around the same
