@@ -100,8 +100,8 @@ func (k kernel) scoresTiles(scores func(keys int) goasm.Tile) []goasm.Tile {
 
 // scoresRest is the number of keys of a full block of bc past its last
 // tile of mr keys, bc mod mr: 4 of 64 keys in tiles of 6. They get one tile
-// of their own; one-key tiles, which load two vectors of queries for each
-// broadcast key, spent 6% of a kernel's time on them.
+// of their own: one-key tiles, which load nv vectors of queries for each
+// broadcast key, took 6% of a kernel's time on them (the package doc).
 func (k kernel) scoresRest() int { return k.bc % k.mr() }
 
 func (k kernel) scoresTile(keys int) string { return k.name + "ScoresTile" + strconv.Itoa(keys) }

@@ -13,8 +13,8 @@ import (
 // With micro=asm and a polynomial exp, the online softmax of a key block
 // is Go assembly too, so that everything a key block costs but the causal
 // mask runs in assembly: the archsimd softmax checks the bounds of every
-// load and, at 8 lanes, keeps some of the exp's constants on the stack
-// (see the package doc). The assembly does what emitLanesSoftmax's Go does, in the same
+// load and keeps some of the exp's values on the stack (see the package
+// doc). The assembly does what emitLanesSoftmax's Go does, in the same
 // order and with the same operations (goasm.Exp gives golang.Exp's bits),
 // so that the two forms compute the same weights.
 
