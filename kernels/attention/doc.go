@@ -76,8 +76,8 @@
 // operations on its constants), with the exp's constants, the new maxima
 // and the sums in registers: 16 of them at degree 5, which fits AVX2. The
 // archsimd Go, compiled, checks the bounds of every load of a score (a
-// dozen scalar instructions a vector) and, at 8 lanes, keeps constants on
-// the stack. On 1x8x1024x64, one thread, a profile gave the archsimd
+// dozen scalar instructions a vector) and keeps some of the exp's values
+// on the stack. On 1x8x1024x64, one thread, a profile gave the archsimd
 // softmax 15% of the kernel's time and the assembly 9% at vec=8 (AVX-512
 // hidden; bc=64, mr=6, nv=2), 28% and 7.5% at vec=16 (mr=12, nv=2). The
 // first profile gave 6.4% to the single-key tiles of the 4 keys of a
