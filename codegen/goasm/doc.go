@@ -23,9 +23,9 @@
 // checked against a float64 reference like every other.
 //
 // Exp is e^x for x ≤ 0 as instructions on registers, for a template that
-// writes the rest of its loop itself (softmax's rows, attention's online
-// softmax): the operations of codegen/golang's polynomial exp on the same
-// constants (golang.ExpConsts), which stay in registers for the whole loop, so that
+// writes the rest of its loop itself (softmax's rows): the operations of
+// codegen/golang's polynomial exp on the same constants
+// (golang.ExpConsts), which stay in registers for the whole loop, so that
 // the two give the same bits (TestExp) and the assembly inherits the
 // error golang measures. On softmax's rows of 1024 floats (a 2-vCPU Zen 4,
 // L2-resident rows, one goroutine) the archsimd Go, which spills its 10
