@@ -11,21 +11,21 @@ const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 // dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.
 const dtypeName = "f32"
 
-// attentionOp is the dispatch state of attention (template attention-4-4bd21fd89bb6).
+// attentionOp is the dispatch state of attention (template attention-5-300c04a3214b).
 var attentionOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "Attention",
 	kernels: []kernel{
 		{
-			config: "vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":32,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attention1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":32,\"exp\":\"poly4\",\"threads\":2,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionG1Scalar",
 			shape:  nil,
 		},
@@ -37,7 +37,7 @@ var attentionOp = &opState{
 		},
 	},
 	name:     "attention",
-	template: "attention-4-4bd21fd89bb6",
+	template: "attention-5-300c04a3214b",
 }
 
 // attentionScalar are the scalar forms of attentionOp.kernels, which every build has; attentionFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -54,21 +54,21 @@ func init() {
 	})
 }
 
-// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-4-d48e4c33d3e1).
+// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-5-65812897461d).
 var attentionCausalOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "AttentionCausal",
 	kernels: []kernel{
 		{
-			config: "vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm",
-			json:   "{\"vec\":8,\"br\":32,\"bc\":32,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":4,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm",
+			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionCausal1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm",
-			json:   "{\"vec\":8,\"br\":32,\"bc\":32,\"exp\":\"poly4\",\"threads\":1,\"layout\":\"lanes\",\"mr\":4,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm",
+			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\"}",
 			name:   "attentionCausalG1Scalar",
 			shape:  nil,
 		},
@@ -80,7 +80,7 @@ var attentionCausalOp = &opState{
 		},
 	},
 	name:     "attention_causal",
-	template: "attention-causal-4-d48e4c33d3e1",
+	template: "attention-causal-5-65812897461d",
 }
 
 // attentionCausalScalar are the scalar forms of attentionCausalOp.kernels, which every build has; attentionCausalFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -37,12 +37,12 @@ A vector kernel returns with the upper halves of the vector registers cleared (V
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-27 10:25 UTC.
+Tuned: the latest winning record is of 2026-11-27 10:41 UTC.
 
 Templates:
 
-	attention          attention-4-4bd21fd89bb6
-	attention_causal   attention-causal-4-d48e4c33d3e1
+	attention          attention-5-300c04a3214b
+	attention_causal   attention-causal-5-65812897461d
 	gemm               gemm-5-bc2d3a4738db
 	gemm_bias          gemm-bias-5-7c6691a5b76e
 	gemm_bias_relu     gemm-bias-relu-5-8b48a6393d4a
@@ -52,8 +52,8 @@ Templates:
 
 Workloads, with the median of the winner as autotune measured it:
 
-	attention         1x4x256x64   870 µs   vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
-	attention_causal  1x4x256x64   504 µs   vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
+	attention         1x4x256x64   768 µs   vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
+	attention_causal  1x4x256x64   451 µs   vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
 	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false
@@ -64,11 +64,11 @@ Workloads, with the median of the winner as autotune measured it:
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; "also plain": built without GOEXPERIMENT=simd on amd64, its plain form):
 
-	attention exact 1x4x256x64: attention1x4x256x64 (also plain), attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
-	attention generic: attentionG1 (also plain), attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm
+	attention exact 1x4x256x64: attention1x4x256x64 (also plain), attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
+	attention generic: attentionG1 (also plain), attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
 	attention default: attentionDefault, attentionDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
-	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64 (also plain), attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
-	attention_causal generic: attentionCausalG1 (also plain), attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=32,bc=32,exp=poly4,threads=1,layout=lanes,mr=4,nv=2,micro=asm
+	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64 (also plain), attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
+	attention_causal generic: attentionCausalG1 (also plain), attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
 	attention_causal default: attentionCausalDefault, attentionCausalDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
 	gemm exact 64x768x768: gemm64x768x768 (also plain), gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
 	gemm exact 256x256x256: gemm256x256x256 (also plain), gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false

@@ -48,6 +48,8 @@ func TestSpaceConstraints(t *testing.T) {
 		{"lanes tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=4,micro=go", "register_budget"},
 		{"asm tile", cpu(2, avx512), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm", ""},
 		{"asm tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=4,micro=asm", "register_budget"},
+		{"go tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go", "register_budget"},
+		{"go tile within the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go", ""},
 		{"asm tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm", "register_budget"},
 		{"asm avx2 tile", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm", ""},
 		{"asm scalar", cpu(2, avx512), shape, "vec=1,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm", "asm_needs_lanes_vectors"},

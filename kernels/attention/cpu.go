@@ -18,8 +18,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-4"
-	causalRevision = "attention-causal-4"
+	revision       = "attention-5"
+	causalRevision = "attention-causal-5"
 )
 
 // genericRevision and causalGenericRevision are the revisions of the
@@ -27,15 +27,15 @@ const (
 // by hand when that code changes; they are not part of Version, since the
 // tuner measures specialised kernels only.
 const (
-	genericRevision       = "attention-generic-2"
-	causalGenericRevision = "attention-causal-generic-2"
+	genericRevision       = "attention-generic-3"
+	causalGenericRevision = "attention-causal-generic-3"
 )
 
 // plainRevision is the revision of the plain forms of micro=asm configs
 // (kernels.AMD64Plain, emitPlain) of both templates, specialised and
 // generic, bumped by hand when their code changes; not part of Version
 // either, since the tuner measures the archsimd form.
-const plainRevision = "attention-plain-1"
+const plainRevision = "attention-plain-2"
 
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
@@ -103,12 +103,20 @@ var (
 	micros     = []string{"go", "asm"}    // how the lanes layout's register tiles are written
 )
 
-// registerBudget is the most vector registers a register tile of the lanes
-// layout may hold live: mr·nv accumulators, nv loaded vectors and one
-// broadcast. Go's register allocator uses about 15 of the 32 AVX-512
-// registers (gemm's package doc has the measurement); one is left for the
-// loop.
-const registerBudget = 14
+// registerBudget returns the most vector registers a Go register tile of
+// the lanes layout may hold live, mr·nv accumulators, nv loaded vectors and
+// one broadcast, on vectors of lanes float32s. Go's register allocator uses
+// about 15 of the 32 AVX-512 registers (gemm's package doc has the
+// measurement); one is left for the loop. Of AVX2's 16 Y registers it
+// leaves a tile fewer: compiled, the 8-lane tiles of 6×1 (8 registers)
+// keep their loops in registers, and those of 8×1 (10) and 4×2 (11) spill
+// in the loop.
+func registerBudget(lanes int) int {
+	if lanes == 8 {
+		return 8
+	}
+	return 14
+}
 
 // expDegree maps the exp knob to golang.NewExp's degree.
 var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5}
@@ -156,7 +164,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 			if c.Str("micro") == "asm" {
 				return goasm.Fits(c.Int("vec"), mr, nv)
 			}
-			return mr*nv+nv+1 <= registerBudget
+			return mr*nv+nv+1 <= registerBudget(c.Int("vec"))
 		}},
 	}...)
 	if target.CPU == nil {

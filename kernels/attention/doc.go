@@ -55,8 +55,9 @@
 // Transposing costs D·br scalar moves per unit, against 4·br·S·D FLOPs.
 // Padding lanes past the last query row compute scores of 0 that are never
 // stored; keys past the end of S are never read (the tiles loop over the
-// block's cols keys, with single keys after the last full tile), and a D
-// that mr does not divide ends in one smaller tile.
+// block's cols keys: tiles of mr keys, the bc mod mr keys left of a full
+// block in one smaller tile, then single keys for the rest of a partial
+// block), and a D that mr does not divide ends in one smaller tile.
 //
 // With micro=asm the tiles are Go assembly from codegen/goasm, called once
 // per tile: the archsimd tiles lose about half their issue slots to
@@ -67,11 +68,27 @@
 // GFLOP/s with archsimd tiles (4×2) and 86 with assembly (12×2). The Go
 // code checks, once per call, that the rows the tiles read exist.
 //
+// With micro=asm and a polynomial exp (poly4, poly5) the online softmax of
+// a key block is assembly too (softmaxasm.go), so that a key block runs in
+// assembly from its scores to its output but for the causal mask of a
+// block that crosses the diagonal, which is Go. It is emitLanesSoftmax's
+// archsimd Go instruction for instruction (goasm.Exp is golang.Exp's
+// operations on its constants), with the exp's constants, the new maxima
+// and the sums in registers: 16 of them at degree 5, which fits AVX2. The
+// archsimd Go, compiled, checks the bounds of every load of a score (a
+// dozen scalar instructions a vector) and keeps some of the exp's values
+// on the stack. On 1x8x1024x64, one thread, a profile gave the archsimd
+// softmax 15% of the kernel's time and the assembly 9% at vec=8 (AVX-512
+// hidden; bc=64, mr=6, nv=2), 28% and 7.5% at vec=16 (mr=12, nv=2). The
+// first profile gave 6.4% to the single-key tiles of the 4 keys of a
+// 64-key block past its tiles of 6; one tile of 4 keys does them now. With
+// exp=f64 the softmax stays archsimd Go.
+//
 // The plain form (kernels.AMD64Plain), of both templates, is a lanes config with
 // micro=asm, specialised or shape-generic, with plain Go around the same
-// assembly tiles: its only other vector code, the online softmax of a key
-// block, runs one query row at a time in scalar Go with the scalar form
-// of the config's exp. It imports no archsimd, so a build without
+// assembly tiles and, with a polynomial exp, the same assembly softmax;
+// with exp=f64 its online softmax runs one query row at a time in scalar
+// Go with math.Exp. It imports no archsimd, so a build without
 // GOEXPERIMENT=simd runs it (package gen's generated packages do, on
 // amd64, on a CPU with the tiles' instructions). Its golden files carry
 // plainRevision (cpu.go), not part of Version: the tuner measures the
@@ -104,7 +121,8 @@
 // lanes_tile_divides_br (nv·vec divides br); asm_needs_lanes_vectors
 // (assembly tiles are the lanes layout's, at 8 or 16 lanes);
 // register_budget (Go tiles: mr·nv accumulators, nv loaded vectors and a
-// broadcast ≤ 14, as Go allocates about 15 vector registers; assembly
+// broadcast ≤ 14, as Go allocates about 15 vector registers, and ≤ 8 at
+// vec=8, where larger tiles spill in the loop; assembly
 // tiles: mr·nv + nv + 2 ≤ 32 registers at 16 lanes, 16 at 8); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
@@ -283,8 +301,8 @@
 // Template.Version is revision (in cpu.go) and a hash of the knob
 // space of a fixed workload and target, so it changes by itself when a
 // knob, a value or a constraint does. When the emitted code changes, bump
-// revision by hand ("attention-4" to "attention-5"), and causalRevision
-// ("attention-causal-3") when the causal kernels' code changes, which a
+// revision by hand ("attention-5" to "attention-6"), and causalRevision
+// ("attention-causal-5") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too.

@@ -291,7 +291,7 @@ func TestSpeed(t *testing.T) {
 		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
 		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
 		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go",
-		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
+		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go",
 		"vec=16,br=32,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
 		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
 		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=4,micro=asm",

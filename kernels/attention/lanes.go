@@ -24,14 +24,20 @@ func (k kernel) maskFn() string    { return k.name + "Mask" }
 func (k kernel) softmaxFn() string { return k.name + "Softmax" }
 func (k kernel) valuesFn() string  { return k.name + "Values" }
 
-// asmFile returns the Go assembly of k's register tiles, or nil when k's
-// tiles are Go.
-func (k kernel) asmFile() []byte { return goasm.File(k.asmTiles()...) }
+// asmFile returns the Go assembly of k's register tiles and online
+// softmax, or nil when k's tiles are Go.
+func (k kernel) asmFile() []byte {
+	src := goasm.File(k.asmTiles()...)
+	if k.asmSoftmax() {
+		src = append(src, k.softmaxAsm()...)
+	}
+	return src
+}
 
 // asmTiles returns the register tiles of a lanes kernel with micro=asm, in
-// the order the Go code declares them: the scores' tiles of mr keys and of
-// one key (for the rest of a block), the output's tiles of mr rows of D
-// and of the D mod mr rows left. Nil for Go tiles.
+// the order the Go code declares them: the scores' tiles (scoresTiles),
+// the output's tiles of mr rows of D and of the D mod mr rows left. Nil
+// for Go tiles.
 func (k kernel) asmTiles() []goasm.Tile {
 	if !k.asm {
 		return nil
@@ -64,20 +70,13 @@ func (k kernel) asmTiles() []goasm.Tile {
 				ARow: 4, AStep: goasm.Runtime, BStep: br, CRow: br, Init: goasm.Scaled,
 			}
 		}
-		tiles := []goasm.Tile{scores(k.mr())}
-		if k.mr() > 1 {
-			tiles = append(tiles, scores(1))
-		}
-		tiles = append(tiles, values(k.mr()))
+		tiles := append(k.scoresTiles(scores), values(k.mr()))
 		if k.mr() > 1 {
 			tiles = append(tiles, values(1))
 		}
 		return tiles
 	}
-	tiles := []goasm.Tile{scores(k.mr())}
-	if k.mr() > 1 {
-		tiles = append(tiles, scores(1))
-	}
+	tiles := k.scoresTiles(scores)
 	mr := min(k.mr(), k.d)
 	tiles = append(tiles, values(mr))
 	if rest := k.d % mr; rest > 0 {
@@ -85,6 +84,25 @@ func (k kernel) asmTiles() []goasm.Tile {
 	}
 	return tiles
 }
+
+// scoresTiles returns the scores' tiles of k made by scores: of mr keys,
+// of the rest of a full block (scoresRest) and of one key.
+func (k kernel) scoresTiles(scores func(keys int) goasm.Tile) []goasm.Tile {
+	tiles := []goasm.Tile{scores(k.mr())}
+	if rest := k.scoresRest(); rest > 1 {
+		tiles = append(tiles, scores(rest))
+	}
+	if k.mr() > 1 {
+		tiles = append(tiles, scores(1))
+	}
+	return tiles
+}
+
+// scoresRest is the number of keys of a full block of bc past its last
+// tile of mr keys, bc mod mr: 4 of 64 keys in tiles of 6. They get one tile
+// of their own: one-key tiles, which load nv vectors of queries for each
+// broadcast key, took 6% of a kernel's time on them (the package doc).
+func (k kernel) scoresRest() int { return k.bc % k.mr() }
 
 func (k kernel) scoresTile(keys int) string { return k.name + "ScoresTile" + strconv.Itoa(keys) }
 func (k kernel) valuesTile(rows int) string { return k.name + "ValuesTile" + strconv.Itoa(rows) }
@@ -113,7 +131,11 @@ func (k kernel) emitLanes(f *jen.File) {
 	if k.causal {
 		k.emitLanesMask(f)
 	}
-	k.emitLanesSoftmax(f)
+	if k.asmSoftmax() {
+		f.Add(k.softmaxAsmDecl())
+	} else {
+		k.emitLanesSoftmax(f)
+	}
 	k.emitLanesValues(f)
 	k.emitLanesStore(f)
 }
@@ -168,7 +190,7 @@ func (k kernel) lanesUnit() []jen.Code {
 		).Comment("the block crosses the diagonal"))
 	}
 	block = append(block,
-		id(k.softmaxFn()).Call(st, id("cols")),
+		k.softmaxCall(),
 		id(k.valuesFn()).Call(st, rowsOf("v", id("j0"), id("cols")), id("cols")),
 	)
 	return []jen.Code{
@@ -312,7 +334,8 @@ func plus(x string, off int) *jen.Statement {
 
 // emitLanesScores emits the function that computes a key block's scores:
 // p[c*BR+i] = qt[·,i]·k[c], in tiles of mr keys × nv vectors of query
-// lanes over D, then single keys for the rest of the block.
+// lanes over D, then the bc mod mr keys of a full block in one tile, then
+// single keys for the rest of a partial block.
 func (k kernel) emitLanesScores(f *jen.File) {
 	v, id := k.v, jen.Id
 	tile := func(keys int) []jen.Code {
@@ -341,11 +364,17 @@ func (k kernel) emitLanesScores(f *jen.File) {
 		}
 		tile = func(keys int) []jen.Code { return []jen.Code{call(keys)} }
 	}
-	loop := jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
+	keys := []jen.Code{
 		id("c").Op(":=").Lit(0),
 		jen.For(jen.Empty(), id("c").Op("+").Lit(mr).Op("<=").Id("cols"), id("c").Op("+=").Lit(mr)).Block(tile(mr)...),
-		jen.For(jen.Empty(), id("c").Op("<").Id("cols"), id("c").Op("++")).Block(tile(1)...),
-	)
+	}
+	if rest := k.scoresRest(); rest > 1 {
+		keys = append(keys, jen.If(id("c").Op("+").Lit(rest).Op("<=").Id("cols")).Block(
+			append(tile(rest), id("c").Op("+=").Lit(rest))...,
+		).Comment(fmt.Sprintf("the rest of a full block: %d keys in one tile, not one by one", rest)))
+	}
+	keys = append(keys, jen.For(jen.Empty(), id("c").Op("<").Id("cols"), id("c").Op("++")).Block(tile(1)...))
+	loop := jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(keys...)
 	if mr == 1 {
 		loop = jen.For(id("g").Op(":=").Lit(0), id("g").Op("<").Id("BR"), id("g").Op("+=").Lit(group)).Block(
 			jen.For(id("c").Op(":=").Range().Id("cols")).Block(tile(1)...),
