@@ -9,6 +9,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/halfcopy"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -56,13 +57,14 @@ func newTemplate(causal bool) kernels.Template {
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarExpDominated,
 		Baselines: baselines,
-		Go:        goEmitter{causal},
 	}
 	if causal {
 		t.Op = CausalOp
 		t.Version = causalVersion()
 		t.Baselines = causalBaselines
 	}
+	// bf16 and f16: the float32 kernels on float32 copies of q, k, v and o.
+	t.Go = halfcopy.Emitter{Op: t.Op, F32: goEmitter{causal}, Vector: func(c schedule.Config) bool { return c.Int("vec") > 1 }}
 	return t
 }
 

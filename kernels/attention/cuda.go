@@ -35,6 +35,7 @@ func newCUDATemplate(causal bool) kernels.Template {
 	if causal {
 		op, rev = CausalOp, cudaCausalRevision
 	}
+	op.DTypes = []dtype.DType{dtype.F32} // the CUDA kernels are float32 only
 	return kernels.Template{
 		Op:      op,
 		Backend: kernels.CUDA,

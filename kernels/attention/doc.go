@@ -306,4 +306,12 @@
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too.
+//
+// # bf16 and f16
+//
+// Both CPU templates serve bf16 and f16 with their float32 kernels on
+// float32 copies of q, k, v and o (package kernels/halfcopy): the copies
+// cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic. Converting blocks of
+// K and V as the kernel loads them is the form still to come. The CUDA
+// templates are float32 only.
 package attention

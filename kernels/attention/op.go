@@ -22,6 +22,7 @@ var Op = kernels.Op{
 	API:           kernels.API{Func: "Attention", Args: []string{"o", "q", "k", "v"}, Dims: []string{"b", "h", "s", "d"}},
 	Tolerance:     tolerance,
 	Inputs:        inputs,
+	DTypes:        dtypes,
 	FLOPs: func(shape []int) float64 {
 		b, h, s, d := checkShape(shape)
 		return 4 * float64(b) * float64(h) * float64(s) * float64(s) * float64(d)
@@ -43,6 +44,7 @@ var CausalOp = kernels.Op{
 	API:           kernels.API{Func: "AttentionCausal", Args: []string{"o", "q", "k", "v"}, Dims: []string{"b", "h", "s", "d"}},
 	Tolerance:     tolerance,
 	Inputs:        inputs,
+	DTypes:        dtypes,
 	// The two products over the S(S+1)/2 pairs j ≤ i of each head, 2·D
 	// each; the softmax is not counted, as in Op.
 	FLOPs: func(shape []int) float64 {
@@ -155,5 +157,13 @@ func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, _, s, d := checkShape(shape)
 	sigma := 8 * eps32 * float64(d) * inputBound * inputBound / math.Sqrt(float64(d))
 	weight := sigma + argError + expError
-	return 4*eps32 + kernels.OutputRounding(dt), inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
+	// A 16-bit output rounds what float32 computed, abs included, and
+	// below its normal range adds half its smallest subnormal.
+	abs = inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
+	return 4*eps32 + kernels.OutputRounding(dt), abs*(1+kernels.OutputRounding(dt)) + kernels.OutputRoundingAbs(dt)
 }
+
+// dtypes are the element types of the CPU kernels (bf16 and f16 through
+// float32 copies, package kernels/halfcopy); the CUDA templates narrow
+// their copies of the ops to f32.
+var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
