@@ -13,11 +13,6 @@ import (
 // beta decoded once a call. The conversions are Go assembly on whole
 // vectors (codegen/goasm.Half) when the kernel's rows are vectors.
 
-// halfBlock is the elements of a block of rows a 16-bit kernel converts
-// at a time, or one row if longer: the float32 scratch of x and y (16 KiB
-// each) and of gamma and beta stays in a core's L1 and L2 caches.
-const halfBlock = 4096
-
 func (k kernel) halfRowsFn() string { return k.name + "HalfRows" }
 
 // elem is the element type of the kernel's slices.
@@ -33,6 +28,6 @@ func (k kernel) emitHalfRows(f *jen.File) {
 	}
 	golang.HalfRows{
 		Name: k.halfRowsFn(), Half: k.half, RowsFn: k.rowsFn(),
-		Out: "y", Rows: []string{"x"}, Vecs: vecs, Cols: k.cols, Block: halfBlock,
+		Out: "y", Rows: []string{"x"}, Vecs: vecs, Cols: k.cols,
 	}.Emit(f)
 }

@@ -13,11 +13,6 @@ import (
 // nearest even. The conversions are Go assembly on whole vectors
 // (codegen/goasm.Half) when the kernel's rows are vectors.
 
-// halfBlock is the elements of a block of rows a 16-bit kernel converts
-// at a time, or one row if longer: the float32 scratch of src and dst
-// (16 KiB each) stays in a core's L1 and L2 caches.
-const halfBlock = 4096
-
 func (k kernel) halfRowsFn() string { return k.name + "HalfRows" }
 
 // elem is the element type of the kernel's slices.
@@ -29,6 +24,6 @@ func (k kernel) emitHalfRows(f *jen.File) {
 	k.half.Emit(f)
 	golang.HalfRows{
 		Name: k.halfRowsFn(), Half: k.half, RowsFn: k.rowsFn(),
-		Out: "dst", Rows: []string{"src"}, Cols: k.cols, Block: halfBlock,
+		Out: "dst", Rows: []string{"src"}, Cols: k.cols,
 	}.Emit(f)
 }
