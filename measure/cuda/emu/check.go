@@ -189,7 +189,10 @@ func (c *Checker) PTX(ctx context.Context, k kernels.CUDAKernel, arch string) (O
 
 // Emulate builds k (with __CUDA_ARCH__ of arch) and runs it in a worker
 // on ins, the kernel's inputs in order, in every order of c.Orders; the
-// outputs must agree bitwise and be within rel and abs of want. The error
+// outputs must agree bitwise and be within rel and abs of want. The
+// kernel's buffers hold elements of c.DType: for bf16 and f16 the inputs
+// (which must be representable) are stored as their bits and the output,
+// poisoned with 0xffff (NaN in both), is decoded for the check. The error
 // is the machinery's.
 func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string, ins [][]float32, want []float64, rel, abs float64) (Outcome, error) {
 	if err := c.setup(); err != nil {
@@ -212,14 +215,15 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 	case err != nil:
 		return Outcome{}, err
 	}
+	dt := cmp.Or(c.DType, dtype.Default)
 	for i, in := range ins {
-		if err := writeF32(filepath.Join(dir, inputFile(i)), in); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), encode(in, dt), 0o644); err != nil {
 			return Outcome{}, fmt.Errorf("emu: %w", err)
 		}
 		inLens = append(inLens, len(in))
 	}
 	j := job{Lib: lib, Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Dir: dir,
-		InLens: inLens, OutLen: len(want), Orders: c.Orders, Seed: c.Seed}
+		InLens: inLens, OutLen: len(want), ElemSize: dt.Size(), Orders: c.Orders, Seed: c.Seed}
 	r, failure, err := c.runWorker(ctx, j)
 	switch {
 	case err != nil:
@@ -233,7 +237,11 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 	}
 	outs := make([][]float32, len(c.Orders))
 	for i := range c.Orders {
-		if outs[i], err = readF32(filepath.Join(dir, outputFile(i)), len(want)); err != nil {
+		b, err := os.ReadFile(filepath.Join(dir, outputFile(i)))
+		if err == nil {
+			outs[i], err = decode(b, len(want), dt)
+		}
+		if err != nil {
 			return Outcome{}, fmt.Errorf("emu: the worker's output: %w", err)
 		}
 	}
