@@ -24,7 +24,7 @@ const genericRevision = "softmax-generic-3"
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512.
 var Template = kernels.Template{
-	Op:        Op,
+	Op:        withDTypes(Op, dtype.F32),
 	Backend:   kernels.CPU,
 	Version:   version(),
 	Earlier:   []kernels.Template{rev2},

@@ -14,6 +14,7 @@ import (
 var Op = kernels.Op{
 	Name: "softmax", Dims: []string{"R", "C"}, Example: "4096x1024",
 	Summary:       "row-wise softmax over the last axis of an R×C matrix",
+	DTypes:        []dtype.DType{dtype.F32, dtype.BF16, dtype.F16},
 	Args:          args,
 	Reference:     reference,
 	EmitReference: emitReference,
@@ -92,8 +93,17 @@ const (
 )
 
 // tolerance is rel = argError + expError + roundingErr + 2^-24·√cols·4 and abs
-// = 1e-37, about 1.5e-5 for 1023 columns and 4e-5 for 100000.
+// = 1e-37, about 1.5e-5 for 1023 columns and 4e-5 for 100000; a 16-bit
+// output adds its rounding, relative and, below its normal range, absolute.
 func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, cols := checkShape(shape)
-	return argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)) + kernels.OutputRounding(dt), absTol
+	return argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)) + kernels.OutputRounding(dt),
+		absTol + kernels.OutputRoundingAbs(dt)
+}
+
+// withDTypes returns a copy of op with dtypes dts: the op of a template
+// that has kernels of fewer dtypes than the op.
+func withDTypes(op kernels.Op, dts ...dtype.DType) kernels.Op {
+	op.DTypes = dts
+	return op
 }

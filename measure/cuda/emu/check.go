@@ -195,6 +195,12 @@ func (c *Checker) PTX(ctx context.Context, k kernels.CUDAKernel, arch string) (O
 // poisoned with 0xffff (NaN in both), is decoded for the check. The error
 // is the machinery's.
 func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string, ins [][]float32, want []float64, rel, abs float64) (Outcome, error) {
+	return c.EmulateSets(ctx, k, arch, []measure.InputSet{{Ins: ins, Want: want, Rel: rel, Abs: abs}})
+}
+
+// EmulateSets is Emulate on each of sets in turn, with one build: the
+// first that fails is the outcome, its error prefixed by the set's name.
+func (c *Checker) EmulateSets(ctx context.Context, k kernels.CUDAKernel, arch string, sets []measure.InputSet) (Outcome, error) {
 	if err := c.setup(); err != nil {
 		return Outcome{}, err
 	}
@@ -206,7 +212,6 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 		return Outcome{}, fmt.Errorf("emu: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	var inLens []int
 	lib, err := Build(ctx, c.CXX, k, arch, dir)
 	var be *BuildError
 	switch {
@@ -215,6 +220,22 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 	case err != nil:
 		return Outcome{}, err
 	}
+	for _, set := range sets {
+		o, err := c.emulateSet(ctx, k, lib, dir, set)
+		if err != nil || !o.OK {
+			if set.Name != "" {
+				o.Error = "input set " + set.Name + ": " + o.Error
+			}
+			return o, err
+		}
+	}
+	return Outcome{OK: true}, nil
+}
+
+// emulateSet runs lib, k built in dir, on set.
+func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir string, set measure.InputSet) (Outcome, error) {
+	ins, want, rel, abs := set.Ins, set.Want, set.Rel, set.Abs
+	var inLens []int
 	dt := cmp.Or(c.DType, dtype.Default)
 	for i, in := range ins {
 		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), encode(in, dt), 0o644); err != nil {
