@@ -61,6 +61,31 @@ func TestSoftmax16(t *testing.T) {
 	}
 }
 
+// TestSoftmax16PTX compiles bf16 and f16 softmax kernels to PTX for each
+// architecture CI checks: their conversions are cvt instructions there,
+// the pair forms for the vectors.
+func TestSoftmax16PTX(t *testing.T) {
+	c := checker(t, true)
+	shape := []int{33, 1023}
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
+			sp := softmax.CUDATemplate.Space(shape, target(t, arch))
+			for _, cfg := range parseValid(sp, softmax16Configs[:3]) {
+				k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+				ptx, err := PTX(context.Background(), c.Clang, k, arch, t.TempDir())
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", dt, arch, cfg, err)
+				}
+				for _, want := range []string{"cvt.rn." + string(dt) + ".f32", "cvt.rn." + string(dt) + "x2.f32"} {
+					if !strings.Contains(string(ptx), want) {
+						t.Errorf("%s %s %s: no %s in the PTX", dt, arch, cfg, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // sixteenBitSum makes the three-pass kernel's sum a 16-bit one: rounded
 // to the dtype after each addition.
 var sixteenBitSum = regexp.MustCompile(`s \+= (.*);`)
