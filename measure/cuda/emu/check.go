@@ -238,7 +238,7 @@ func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir
 	var inLens []int
 	dt := cmp.Or(c.DType, dtype.Default)
 	for i, in := range ins {
-		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), encode(in, dt), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), dt.AppendBytes(nil, in), 0o644); err != nil {
 			return Outcome{}, fmt.Errorf("emu: %w", err)
 		}
 		inLens = append(inLens, len(in))
@@ -258,9 +258,10 @@ func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir
 	}
 	outs := make([][]float32, len(c.Orders))
 	for i := range c.Orders {
+		outs[i] = make([]float32, len(want))
 		b, err := os.ReadFile(filepath.Join(dir, outputFile(i)))
 		if err == nil {
-			outs[i], err = decode(b, len(want), dt)
+			err = dt.DecodeBytes(outs[i], b)
 		}
 		if err != nil {
 			return Outcome{}, fmt.Errorf("emu: the worker's output: %w", err)

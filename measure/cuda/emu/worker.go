@@ -1,15 +1,11 @@
 package emu
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-
-	"github.com/autotune-dev/autotune/dtype"
 )
 
 // WorkerArg is the first argument that makes the autotune binary (or a test
@@ -78,36 +74,6 @@ func ServeWorker(stdin io.Reader, stdout io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// encode returns x as elements of dt in memory: x must be representable
-// in dt (measure.NewData rounds inputs to it).
-func encode(x []float32, dt dtype.DType) []byte {
-	b := make([]byte, 0, dt.Size()*len(x))
-	for _, v := range x {
-		if dt.Size() == 2 {
-			b = binary.LittleEndian.AppendUint16(b, dt.Encode(v))
-		} else {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
-	}
-	return b
-}
-
-// decode returns the n elements of dt in b as float32, exactly.
-func decode(b []byte, n int, dt dtype.DType) ([]float32, error) {
-	if len(b) != dt.Size()*n {
-		return nil, fmt.Errorf("%d bytes, want %d", len(b), dt.Size()*n)
-	}
-	x := make([]float32, n)
-	for i := range x {
-		if dt.Size() == 2 {
-			x[i] = dt.Decode(binary.LittleEndian.Uint16(b[2*i:]))
-		} else {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	}
-	return x, nil
 }
 
 // readFile reads a buffer of n elements of size bytes from path.
