@@ -63,7 +63,7 @@ type cudaGeometry struct {
 
 // newCUDAGeometry returns the geometry of c for shape and dt. The space's
 // constraints take f32's: a 16-bit kernel of a config holds no more
-// vectors in registers and no more bytes in shared memory.
+// vectors in registers and about half the shared memory.
 func newCUDAGeometry(shape []int, dt dtype.DType, c schedule.Config) cudaGeometry {
 	rows, cols := checkShape(shape)
 	g := cudaGeometry{
