@@ -149,3 +149,31 @@ func TestHalfValues(t *testing.T) {
 		}
 	}
 }
+
+// TestBytes round-trips values of each dtype through AppendBytes and
+// DecodeBytes, checking the layout of the first element and bit-exact
+// values, a NaN's payload and -0 included.
+func TestBytes(t *testing.T) {
+	for _, d := range []DType{F32, BF16, F16} {
+		x := []float32{1, -0.0, float32(math.Inf(-1)), d.Round(3.14159), d.Round(-1e-6), math.Float32frombits(0x7fc10000)}
+		b := d.AppendBytes([]byte{0xaa}, x)
+		if len(b) != 1+d.Size()*len(x) || b[0] != 0xaa {
+			t.Fatalf("%s: %d bytes after one, want %d", d, len(b)-1, d.Size()*len(x))
+		}
+		if want := map[DType]byte{F32: 0x00, BF16: 0x80, F16: 0x00}[d]; b[1] != want || b[d.Size()] != map[DType]byte{F32: 0x3f, BF16: 0x3f, F16: 0x3c}[d] {
+			t.Errorf("%s: 1 is stored as % x, not little-endian %s", d, b[1:1+d.Size()], d)
+		}
+		got := make([]float32, len(x))
+		if err := d.DecodeBytes(got, b[1:]); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			if math.Float32bits(got[i]) != math.Float32bits(x[i]) {
+				t.Errorf("%s: element %d: %#08x back as %#08x", d, i, math.Float32bits(x[i]), math.Float32bits(got[i]))
+			}
+		}
+		if err := d.DecodeBytes(got, b[2:]); err == nil {
+			t.Errorf("%s: DecodeBytes of a short buffer succeeded", d)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // Package cuda holds what the CUDA templates (kernels/*/cuda.go) share to
 // write CUDA C source: Writer, which writes it a line at a time indented
-// by the blocks it opens, and CPAsyncHelpers, the device functions of an
-// asynchronous copy from global to shared memory.
+// by the blocks it opens; CPAsyncHelpers, the device functions of an
+// asynchronous copy from global to shared memory; and HalfHelpers, the
+// conversions between float and bf16 or f16 kept as their bits.
 package cuda

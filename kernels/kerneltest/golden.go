@@ -14,6 +14,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -97,8 +98,11 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 }
 
 // A CUDAGolden is a config of a CUDA template whose generated source is
-// checked in, as testdata/cuda_NAME.golden.
-type CUDAGolden struct{ Name, Shape, Config string }
+// checked in, as testdata/cuda_NAME.golden, of DType ("" is f32).
+type CUDAGolden struct {
+	Name, Shape, Config string
+	DType               dtype.DType
+}
 
 // CheckCUDAGolden does for a CUDA template what CheckGolden does for a CPU
 // one: it compares the CUDA C that tmpl emits for each golden config on
@@ -123,7 +127,7 @@ func CheckCUDAGolden(t *testing.T, target device.Target, sumFile, bumpIn, revisi
 			t.Fatal(err)
 		}
 		name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
-		k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, Config: cfg})
+		k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, DType: g.DType, Config: cfg})
 		src := []byte(fmt.Sprintf("%s// entry %s, grid %v, block %v, shared %d bytes\n", k.Source, k.Entry, k.Grid, k.Block, k.SharedBytes))
 		digest.Write(src)
 		files[filepath.Join("testdata", "cuda_"+g.Name+".golden")] = src

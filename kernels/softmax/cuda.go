@@ -1,6 +1,7 @@
 package softmax
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/autotune-dev/autotune/codegen/cuda"
@@ -13,22 +14,28 @@ import (
 
 // cudaRevision is bumped by hand whenever the emitted CUDA changes in a way
 // the knob space does not show (see the package doc).
-const cudaRevision = "softmax-cuda-1"
+const cudaRevision = "softmax-cuda-2"
 
 // CUDATemplate is the CUDA template of Op: fused softmax in generated CUDA
-// C, one or more rows per block (see the package doc).
+// C, one or more rows per block, of f32, bf16 and f16 (see the package
+// doc).
 var CUDATemplate = kernels.Template{
 	Op:      Op,
 	Backend: kernels.CUDA,
 	Version: cudaTemplateVersion,
 	Space:   cudaSpace,
 	CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
-		k.Want("", dtype.F32)
-		return emitCUDA(k.Name, k.Shape, k.Config)
+		k.Want("", cudaDTypes...)
+		return emitCUDA(k.Name, k.Shape, cmp.Or(k.DType, dtype.Default), k.Config)
 	}),
 }
 
-// CUDA knob values, in the order mutation walks.
+// cudaDTypes are the element types the CUDA kernels have.
+var cudaDTypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
+
+// CUDA knob values, in the order mutation walks. vec is the width of a
+// load in 32-bit words: that many floats, or twice as many bf16 or f16
+// elements (up to 8 in a 16-byte load).
 var (
 	cudaThreadsPerRow = []int{32, 64, 128, 256, 512, 1024}
 	cudaRowsPerBlock  = []int{1, 2, 4, 8}
@@ -41,34 +48,42 @@ var (
 // float4s are 64 registers, a quarter of the most a thread may have.
 const maxRegVectors = 16
 
-// cudaGeometry is what a config and a shape fix about a kernel.
+// cudaGeometry is what a config, a shape and a dtype fix about a kernel.
 type cudaGeometry struct {
 	rows, cols          int
+	dt                  dtype.DType
 	tpr, rpb, vec       int
+	ev                  int // elements per vector: vec, or 2·vec of a 16-bit dtype
 	keep, algo, exp     string
 	warpsPerRow         int
 	regVectors          int // vectors per thread with keep=regs
-	rowBuf              int // floats per row of the shared-memory copy with keep=smem
+	rowBuf              int // elements per row of the shared-memory copy with keep=smem
 	staticSmem, dynSmem int
 }
 
-func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
+// newCUDAGeometry returns the geometry of c for shape and dt. The space's
+// constraints take f32's: a 16-bit kernel of a config holds no more
+// vectors in registers and about half the shared memory.
+func newCUDAGeometry(shape []int, dt dtype.DType, c schedule.Config) cudaGeometry {
 	rows, cols := checkShape(shape)
 	g := cudaGeometry{
-		rows: rows, cols: cols,
+		rows: rows, cols: cols, dt: dt,
 		tpr: c.Int("tpr"), rpb: c.Int("rows_per_block"), vec: c.Int("vec"),
 		keep: c.Str("keep"), algo: c.Str("algo"), exp: c.Str("exp"),
 	}
+	g.ev = g.vec * 4 / dt.Size()
 	g.warpsPerRow = g.tpr / 32
-	g.regVectors = (cols/g.vec + g.tpr - 1) / g.tpr
+	g.regVectors = (cols/g.ev + g.tpr - 1) / g.tpr
 	// A row that starts off a vector boundary is copied shifted by up to
-	// vec-1 floats, so that its vectors are aligned in shared memory too.
-	g.rowBuf = (cols + g.vec - 1 + 3) / 4 * 4
+	// ev-1 elements, so that its vectors are aligned in shared memory too;
+	// each row starts on 16 bytes.
+	per16 := 16 / dt.Size()
+	g.rowBuf = (cols + g.ev - 1 + per16 - 1) / per16 * per16
 	if g.warpsPerRow > 1 {
 		g.staticSmem = 2 * 4 * g.rpb * g.warpsPerRow
 	}
 	if g.keep == "smem" {
-		g.dynSmem = 4 * g.rpb * g.rowBuf
+		g.dynSmem = dt.Size() * g.rpb * g.rowBuf
 	}
 	return g
 }
@@ -94,7 +109,7 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 			return tpr == 32 || tpr <= (cols+vec-1)/vec
 		}},
 		{Name: "regs_fit", OK: func(c schedule.Config) bool {
-			return c.Str("keep") != "regs" || newCUDAGeometry(shape, c).regVectors <= maxRegVectors
+			return c.Str("keep") != "regs" || newCUDAGeometry(shape, dtype.F32, c).regVectors <= maxRegVectors
 		}},
 	}
 	if gpu == nil {
@@ -106,7 +121,7 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 				return c.Int("tpr")*c.Int("rows_per_block") <= gpu.MaxThreadsPerBlock
 			}},
 			schedule.Constraint{Name: "shared_memory_per_block", OK: func(c schedule.Config) bool {
-				g := newCUDAGeometry(shape, c)
+				g := newCUDAGeometry(shape, dtype.F32, c)
 				return g.staticSmem+g.dynSmem <= gpu.SharedMemPerBlock
 			}})
 	}
@@ -131,10 +146,10 @@ func cudaVersion() string {
 	return kernels.Version(cudaRevision, cudaSpace([]int{4096, 1024}, ref))
 }
 
-// emitCUDA writes the kernel of cfg for shape; see the package doc for
-// the code's shape.
-func emitCUDA(name string, shape []int, cfg schedule.Config) kernels.CUDAKernel {
-	g := newCUDAGeometry(shape, cfg)
+// emitCUDA writes the kernel of cfg for shape and dt; see the package doc
+// for the code's shape.
+func emitCUDA(name string, shape []int, dt dtype.DType, cfg schedule.Config) kernels.CUDAKernel {
+	g := newCUDAGeometry(shape, dt, cfg)
 	e := &cudaEmitter{g: g}
 	e.kernel(name, cfg)
 	return kernels.CUDAKernel{
@@ -151,12 +166,45 @@ type cudaEmitter struct {
 	cuda.Writer
 }
 
-// vecType is the CUDA type of a vector of g.vec floats.
+// vecType is the CUDA type of a vector of g.vec floats, or of g.vec
+// 32-bit words of two 16-bit elements each.
 func (g cudaGeometry) vecType() string {
+	if g.half() {
+		return map[int]string{1: "unsigned", 2: "uint2", 4: "uint4"}[g.vec]
+	}
 	return map[int]string{1: "float", 2: "float2", 4: "float4"}[g.vec]
 }
 
-// lanes are the components of a vector value named q.
+// half reports whether the elements are 16-bit (bf16, f16): kept as their
+// bits and converted by codegen/cuda's HalfHelpers.
+func (g cudaGeometry) half() bool { return g.dt.Size() == 2 }
+
+// elemType is the CUDA type of an element in memory.
+func (g cudaGeometry) elemType() string {
+	if g.half() {
+		return "unsigned short"
+	}
+	return "float"
+}
+
+// load is the float value of the element e in memory.
+func (g cudaGeometry) load(e string) string {
+	if g.half() {
+		return fmt.Sprintf("at_%s_to_float(%s)", g.dt, e)
+	}
+	return e
+}
+
+// store is the element that stores the float v, rounded to nearest even.
+func (g cudaGeometry) store(v string) string {
+	if g.half() {
+		return fmt.Sprintf("at_float_to_%s(%s)", g.dt, v)
+	}
+	return v
+}
+
+// lanes are the components of a vector value named q: floats, or words
+// of two 16-bit elements.
 func (g cudaGeometry) lanes(q string) []string {
 	if g.vec == 1 {
 		return []string{q}
@@ -166,7 +214,7 @@ func (g cudaGeometry) lanes(q string) []string {
 
 // aligned reports whether every row starts on a vector boundary, so that a
 // row has no scalar head or tail.
-func (g cudaGeometry) aligned() bool { return g.cols%g.vec == 0 }
+func (g cudaGeometry) aligned() bool { return g.cols%g.ev == 0 }
 
 func (e *cudaEmitter) exp(arg string) string {
 	if e.g.exp == "fast" {
@@ -177,36 +225,49 @@ func (e *cudaEmitter) exp(arg string) string {
 
 func (e *cudaEmitter) kernel(name string, cfg schedule.Config) {
 	g := e.g
+	elem := "float32"
+	if g.half() {
+		elem = string(g.dt) + ", float32 statistics"
+	}
 	e.Line("// Code generated by autotune. DO NOT EDIT.")
-	e.Line("// template %s, softmax %dx%d float32", cudaTemplateVersion, g.rows, g.cols)
+	e.Line("// template %s, softmax %dx%d %s", cudaTemplateVersion, g.rows, g.cols, elem)
 	e.Line("// config %s", cfg)
 	e.Line("// launch: grid %d, block %d, dynamic shared memory %d bytes", (g.rows+g.rpb-1)/g.rpb, g.tpr*g.rpb, g.dynSmem)
 	e.Line("")
-	e.Open(`extern "C" __global__ void __launch_bounds__(%d) %s(float *__restrict__ out, const float *__restrict__ in)`, g.tpr*g.rpb, name)
-	e.Line("constexpr int R = %d, C = %d, TPR = %d, RPB = %d, VEC = %d;", g.rows, g.cols, g.tpr, g.rpb, g.vec)
+	if g.half() {
+		e.Raw(cuda.HalfHelpers(g.dt))
+		e.Line("")
+	}
+	et := g.elemType()
+	e.Open(`extern "C" __global__ void __launch_bounds__(%d) %s(%s *__restrict__ out, const %s *__restrict__ in)`, g.tpr*g.rpb, name, et, et)
+	e.Line("constexpr int R = %d, C = %d, TPR = %d, RPB = %d, VEC = %d;", g.rows, g.cols, g.tpr, g.rpb, g.ev)
 	e.Line("const int t = threadIdx.x %% TPR, rib = threadIdx.x / TPR;")
 	e.Line("const int row = blockIdx.x * RPB + rib;")
 	e.Line("// Rows past R compute nothing but take part in every barrier.")
 	e.Line("const bool valid = row < R;")
-	e.Line("const float *x = in + (unsigned long long)row * C;")
-	e.Line("float *y = out + (unsigned long long)row * C;")
+	e.Line("const %s *x = in + (unsigned long long)row * C;", et)
+	e.Line("%s *y = out + (unsigned long long)row * C;", et)
 	if g.aligned() {
 		e.Line("constexpr int head = 0, nvec = C / VEC;")
 	} else {
 		e.Line("// The row starts off a vector boundary: scalars up to the first")
 		e.Line("// aligned element, then vectors, then a scalar tail.")
-		e.Line("const int head = (VEC - (int)((unsigned long long)row * C %% VEC)) %% VEC;")
+		if g.ev > g.cols {
+			e.Line("// A vector is longer than a row: a head past the row's end is all of it.")
+			e.Line("const int head0 = (VEC - (int)((unsigned long long)row * C %% VEC)) %% VEC, head = head0 < C ? head0 : C;")
+		} else {
+			e.Line("const int head = (VEC - (int)((unsigned long long)row * C %% VEC)) %% VEC;")
+		}
 		e.Line("const int nvec = (C - head) / VEC, tail = head + nvec * VEC;")
 	}
 	switch g.keep {
 	case "smem":
 		e.Line("extern __shared__ float4 smem4[];")
 		e.Line("// This row's copy, shifted by off so that its vectors are aligned.")
+		e.Line("%[1]s *sb = (%[1]s *)smem4 + rib * %[2]d;", et, g.rowBuf)
 		if g.aligned() {
-			e.Line("float *sb = (float *)smem4 + rib * %d;", g.rowBuf)
 			e.Line("constexpr int off = 0;")
 		} else {
-			e.Line("float *sb = (float *)smem4 + rib * %d;", g.rowBuf)
 			e.Line("const int off = (VEC - head) %% VEC;")
 		}
 	case "regs":
@@ -265,9 +326,7 @@ func (e *cudaEmitter) pass(first bool, body func(v string)) {
 		if first {
 			e.Line("rb[j] = %s;", load("k"))
 		}
-		for _, v := range g.lanes("rb[j]") {
-			body(v)
-		}
+		e.floats("rb[j]", body)
 		e.Close()
 		e.Close()
 	} else {
@@ -276,9 +335,7 @@ func (e *cudaEmitter) pass(first bool, body func(v string)) {
 		if first && g.keep == "smem" {
 			e.Line("reinterpret_cast<%s *>(sb + head + off)[k] = q;", vt)
 		}
-		for _, v := range g.lanes("q") {
-			body(v)
-		}
+		e.floats("q", body)
 		e.Close()
 	}
 	if !g.aligned() {
@@ -287,18 +344,38 @@ func (e *cudaEmitter) pass(first bool, body func(v string)) {
 	e.Close()
 }
 
+// floats runs body on each float of the vector value q: its lanes, or
+// the two elements of each of its words, converted (p0.x, p0.y, ...).
+func (e *cudaEmitter) floats(q string, body func(v string)) {
+	g := e.g
+	for i, l := range g.lanes(q) {
+		if !g.half() {
+			body(l)
+			continue
+		}
+		e.Line("const float2 p%d = at_%sx2_to_float2(%s);", i, g.dt, l)
+		body(fmt.Sprintf("p%d.x", i))
+		body(fmt.Sprintf("p%d.y", i))
+	}
+}
+
 // scalarLoops emits the loop over the scalar elements [from, to) of a row
 // that does not start on a vector boundary (the head or the tail).
 func (e *cudaEmitter) scalarLoops(first bool, body func(v string), from, to string) {
 	e.Open("for (int i = %s; i < %s; i += TPR)", from, to)
+	g := e.g
 	switch {
-	case e.g.keep == "smem" && first:
+	case g.keep == "smem" && first && g.half():
+		e.Line("const unsigned short h = x[i];")
+		e.Line("sb[i + off] = h;")
+		e.Line("const float v = %s;", g.load("h"))
+	case g.keep == "smem" && first:
 		e.Line("const float v = x[i];")
 		e.Line("sb[i + off] = v;")
-	case e.g.keep == "smem":
-		e.Line("const float v = sb[i + off];")
+	case g.keep == "smem":
+		e.Line("const float v = %s;", g.load("sb[i + off]"))
 	default:
-		e.Line("const float v = x[i];")
+		e.Line("const float v = %s;", g.load("x[i]"))
 	}
 	body("v")
 	e.Close()
@@ -342,16 +419,17 @@ func (e *cudaEmitter) reduceOnline() {
 	e.Close()
 }
 
-// write emits the last pass: y = e^(x-m)·inv, a vector at a time.
+// write emits the last pass: y = e^(x-m)·inv, a vector at a time,
+// rounded to nearest even for a 16-bit dtype.
 func (e *cudaEmitter) write() {
 	g := e.g
 	f := func(v string) string { return e.exp(v+" - m") + " * inv" }
 	scalar := func(from, to string) {
 		e.Open("for (int i = %s; i < %s; i += TPR)", from, to)
 		if g.keep == "smem" {
-			e.Line("y[i] = %s;", f("sb[i + off]"))
+			e.Line("y[i] = %s;", g.store(f(g.load("sb[i + off]"))))
 		} else {
-			e.Line("y[i] = %s;", f("x[i]"))
+			e.Line("y[i] = %s;", g.store(f(g.load("x[i]"))))
 		}
 		e.Close()
 	}
@@ -361,13 +439,21 @@ func (e *cudaEmitter) write() {
 		scalar("t", "head")
 	}
 	store := func(q string) {
-		if g.vec == 1 {
+		switch {
+		case g.half():
+			e.Line("%s o;", vt)
+			for i, l := range g.lanes("o") {
+				e.Line("const float2 p%d = at_%sx2_to_float2(%s);", i, g.dt, g.lanes(q)[i])
+				e.Line("%s = at_float2_to_%sx2(%s, %s);", l, g.dt, f(fmt.Sprintf("p%d.x", i)), f(fmt.Sprintf("p%d.y", i)))
+			}
+		case g.vec == 1:
 			e.Line("reinterpret_cast<float *>(y + head)[k] = %s;", f(q))
 			return
-		}
-		e.Line("%s o;", vt)
-		for i, l := range g.lanes("o") {
-			e.Line("%s = %s;", l, f(g.lanes(q)[i]))
+		default:
+			e.Line("%s o;", vt)
+			for i, l := range g.lanes("o") {
+				e.Line("%s = %s;", l, f(g.lanes(q)[i]))
+			}
 		}
 		e.Line("reinterpret_cast<%s *>(y + head)[k] = o;", vt)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -22,13 +23,17 @@ func cudaTarget(t *testing.T, arch string) device.Target {
 // vectors in registers, a block per row re-reading a row with a tail (1023
 // columns: every row but the first starts off a float4 boundary), and two
 // warps per row with the row in shared memory, rows_per_block not dividing
-// the rows. go test -update rewrites the files.
+// the rows; and in bf16, 16-byte loads of 8 elements with a tail, and in
+// f16 rows shorter than a vector kept in shared memory. go test -update
+// rewrites the files.
 func TestCUDAGolden(t *testing.T) {
 	kerneltest.CheckCUDAGolden(t, cudaTarget(t, "sm_90"), "testdata/cuda_golden.sum", "kernels/softmax/cuda.go",
 		cudaRevision, CUDATemplate,
 		kerneltest.CUDAGolden{Name: "warp_vec4_regs", Shape: "4096x1024", Config: "tpr=32,rows_per_block=4,vec=4,keep=regs,algo=online,exp=fast"},
 		kerneltest.CUDAGolden{Name: "block_threepass_tails", Shape: "33x1023", Config: "tpr=256,rows_per_block=1,vec=4,keep=global,algo=threepass,exp=precise"},
 		kerneltest.CUDAGolden{Name: "warps_smem_vec2", Shape: "5x1023", Config: "tpr=64,rows_per_block=2,vec=2,keep=smem,algo=online,exp=fast"},
+		kerneltest.CUDAGolden{Name: "bf16_vec8_regs_tails", Shape: "33x1023", DType: dtype.BF16, Config: "tpr=32,rows_per_block=2,vec=4,keep=regs,algo=threepass,exp=precise"},
+		kerneltest.CUDAGolden{Name: "f16_short_smem", Shape: "7x3", DType: dtype.F16, Config: "tpr=32,rows_per_block=4,vec=2,keep=smem,algo=online,exp=fast"},
 	)
 }
 
@@ -71,7 +76,7 @@ func TestCUDAGeometry(t *testing.T) {
 				continue
 			}
 			n++
-			k := emitCUDA("k", shape, cfg)
+			k := emitCUDA("k", shape, dtype.F32, cfg)
 			tpr, rpb := cfg.Int("tpr"), cfg.Int("rows_per_block")
 			if k.Block != [3]int{tpr * rpb, 1, 1} || k.Grid[0]*rpb < shape[0] || (k.Grid[0]-1)*rpb >= shape[0] {
 				t.Fatalf("%v %s: grid %v block %v do not cover %d rows once", shape, cfg, k.Grid, k.Block, shape[0])

@@ -139,7 +139,8 @@
 //	tpr             32 … 1024   threads per row: warp-shuffle reductions, then
 //	                            through shared memory across the row's warps
 //	rows_per_block  1, 2, 4, 8  (those ≤ rows)
-//	vec             1, 2, 4     float, float2, float4 loads and stores
+//	vec             1, 2, 4     loads and stores of vec 32-bit words: float, float2,
+//	                            float4; in bf16 and f16 uint, uint2, uint4 of 2, 4, 8 elements
 //	keep            global      every pass re-reads the row from global memory (L1/L2)
 //	                smem        the first pass copies the row into dynamic shared memory
 //	                regs        each thread keeps its vectors in registers (unrolled)
@@ -160,6 +161,35 @@
 // the loads and stores but take part in every barrier. The CUDA revision
 // (cudaRevision) and its golden files (testdata/cuda_*.golden) follow the
 // same rules as the CPU's.
+//
+// The CUDA kernels have f32, bf16 and f16 (the op declares all three; the
+// CPU template's copy of the op narrows it to the dtypes it has). A 16-bit
+// kernel takes `unsigned short *out, const unsigned short *in`, the
+// elements' bits, and converts with codegen/cuda's HalfHelpers, which the
+// source carries: cvt.f32.f16 and cvt.rn.f16.f32, cvt.rn.bf16.f32 (sm_80),
+// the pair forms cvt.rn.{bf16x2,f16x2}.f32 (sm_80) for a word of two
+// elements, and a shift for bf16 to float. Everything between the loads
+// and the stores is the f32 kernel's: the maximum, the sum and the scale
+// are float32 whatever the dtype, and each output is rounded once, to
+// nearest even. The elements per vector are 2·vec, so a row of fewer
+// elements than a vector (rows of 1 to 7) is all head; the shared-memory
+// copy of keep=smem holds the 16-bit elements, half the bytes, each row on
+// 16 bytes. The space is the same for every dtype: its constraints are
+// f32's, which bound the 16-bit kernels' registers and shared memory.
+// The tolerance adds the dtype's output rounding (kernels.OutputRounding,
+// and OutputRoundingAbs for outputs below f16's normal range).
+//
+// f16 inputs are checked on their own sets besides uniform, large and
+// neginf: logits in ±[6e4, 65504], where x-max reaches -131008 (beyond
+// f16) and e^x overflows; logits among f16's subnormals; constant rows up
+// to 6e4 (constant16; the constant set's 1e30 is f16's Inf).
+//
+// These kernels are checked in the emulator (measure/cuda/emu: every
+// conversion bit for bit against package dtype, a grid of configs on odd
+// shapes and every input set, a kernel that sums in 16 bits caught) and
+// compiled to PTX by clang for sm_80, sm_86 and sm_90; no GPU has run
+// them yet (measure/cuda's TestGPUSoftmax16 does where there is one), so
+// their speed is unmeasured.
 //
 // # Shape-generic kernels
 //

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -13,11 +14,27 @@ import (
 // entries (masked logits), never all of a row, whose outputs are 0; and
 // constant rows, some of them of magnitude up to 1e30, whose outputs are
 // 1/cols.
+//
+// f16, which would store 1e30 as Inf, has its constant rows up to 6e4
+// instead, and two sets of its own: logits at the top of its range,
+// ±[6e4, 65504], where x-max reaches -131008 (beyond f16, so a kernel
+// must subtract in float32) and every output but the row's largest is 0;
+// and logits among f16's subnormals, ±[6e-8, 6e-5], whose outputs are
+// near 1/cols.
 var inputs = []kernels.InputSet{
 	kernels.Uniform("uniform", 0.125, 4),
 	kernels.Uniform("large", 100, 400),
 	{Name: "neginf", Fill: fillNegInf, EmitFill: emitFillNegInf},
-	{Name: "constant", Fill: fillConstant, EmitFill: emitFillConstant},
+	constantRows("constant", 1e20, constantBound, dtype.F32, dtype.BF16),
+	constantRows("constant16", 1e4, 6e4, dtype.F16),
+	f16Only(kernels.Uniform("top16", 6e4, 65504)),
+	f16Only(kernels.Uniform("subnormal16", 6e-8, 6e-5)),
+}
+
+// f16Only restricts set to f16.
+func f16Only(set kernels.InputSet) kernels.InputSet {
+	set.DTypes = []dtype.DType{dtype.F16}
+	return set
 }
 
 // fillNegInf draws logits from ±[0.125, 4] and makes a quarter of them

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -49,33 +50,35 @@ func emitFillNegInf(f *jen.File, name string) {
 // one huge value must give 1/cols, as x-max is 0 whatever x.
 const constantBound = 1e30
 
-// fillConstant makes every row constant: odd rows from ±[0.125, 4], even
-// rows from ±[1e20, 1e30].
-func fillConstant(shape []int, r *rand.Rand, ins [][]float32) {
-	rows, cols := checkShape(shape)
-	x := ins[0]
-	for row := range rows {
-		v := kernels.SignedUniform(r, 0.125, 4)
-		if row%2 == 0 {
-			v = kernels.SignedUniform(r, 1e20, constantBound)
-		}
-		for c := range cols {
-			x[row*cols+c] = v
+// constantRows is a set of constant rows, drawn for dts: odd rows from
+// ±[0.125, 4], even rows from ±[lo, hi].
+func constantRows(name string, lo, hi float64, dts ...dtype.DType) kernels.InputSet {
+	fill := func(shape []int, r *rand.Rand, ins [][]float32) {
+		rows, cols := checkShape(shape)
+		x := ins[0]
+		for row := range rows {
+			v := kernels.SignedUniform(r, 0.125, 4)
+			if row%2 == 0 {
+				v = kernels.SignedUniform(r, lo, hi)
+			}
+			for c := range cols {
+				x[row*cols+c] = v
+			}
 		}
 	}
-}
-
-// emitFillConstant writes fillConstant as plain Go.
-func emitFillConstant(f *jen.File, name string) {
-	id := jen.Id
-	f.Func().Id(name).Params(id("shape").Index().Int(), id("r").Op("*").Qual("math/rand/v2", "Rand"), id("ins").Index().Index().Float32()).Block(
-		jen.List(id("rows"), id("cols"), id("x")).Op(":=").List(id("shape").Index(jen.Lit(0)), id("shape").Index(jen.Lit(1)), id("ins").Index(jen.Lit(0))),
-		jen.For(id("row").Op(":=").Range().Id("rows")).Block(
-			id("v").Op(":=").Add(kernels.EmitSignedUniform(id("r"), 0.125, 4)),
-			jen.If(id("row").Op("%").Lit(2).Op("==").Lit(0)).Block(
-				id("v").Op("=").Add(kernels.EmitSignedUniform(id("r"), 1e20, constantBound))),
-			jen.For(id("c").Op(":=").Range().Id("cols")).Block(
-				id("x").Index(id("row").Op("*").Id("cols").Op("+").Id("c")).Op("=").Id("v")),
-		),
-	)
+	// emit writes fill as plain Go.
+	emit := func(f *jen.File, name string) {
+		id := jen.Id
+		f.Func().Id(name).Params(id("shape").Index().Int(), id("r").Op("*").Qual("math/rand/v2", "Rand"), id("ins").Index().Index().Float32()).Block(
+			jen.List(id("rows"), id("cols"), id("x")).Op(":=").List(id("shape").Index(jen.Lit(0)), id("shape").Index(jen.Lit(1)), id("ins").Index(jen.Lit(0))),
+			jen.For(id("row").Op(":=").Range().Id("rows")).Block(
+				id("v").Op(":=").Add(kernels.EmitSignedUniform(id("r"), 0.125, 4)),
+				jen.If(id("row").Op("%").Lit(2).Op("==").Lit(0)).Block(
+					id("v").Op("=").Add(kernels.EmitSignedUniform(id("r"), lo, hi))),
+				jen.For(id("c").Op(":=").Range().Id("cols")).Block(
+					id("x").Index(id("row").Op("*").Id("cols").Op("+").Id("c")).Op("=").Id("v")),
+			),
+		)
+	}
+	return kernels.InputSet{Name: name, Fill: fill, EmitFill: emit, DTypes: dts}
 }

@@ -13,8 +13,10 @@
 //   - for each of the op's input sets (measure.Inputs: the parent draws
 //     them from a seeded generator, never zeros, with large magnitudes and,
 //     for softmax, -Inf entries, and writes them with measure/harness; the
-//     worker copies them to the device once per batch), fills the output
-//     with NaN, launches once, and compares every element with the set's
+//     worker copies them to the device once per batch, as elements of the
+//     workload's dtype: float32, or the 16 bits of bf16 and f16), fills
+//     the output with all-ones words (NaN in every dtype), launches once,
+//     decodes the output to float32, and compares every element with the set's
 //     float64 reference and tolerance (harness.Check): the first one out of
 //     tolerance (an unwritten NaN included) makes a wrong_answer record
 //     naming the set, the index, got and want;

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
@@ -49,15 +50,24 @@ func gpuMeasurer(t *testing.T) *Measurer {
 // on odd shapes (one column, primes, rows off a float4 boundary, a tail
 // block of rows) on the GPU; each must match the float64 reference.
 func TestGPUSoftmax(t *testing.T) {
-	checkOnGPU(t, gpuMeasurer(t), 40, []string{softmax.Op.Name},
+	checkOnGPU(t, gpuMeasurer(t), dtype.F32, 40, []string{softmax.Op.Name},
 		[][]int{{1, 1}, {3, 7}, {13, 97}, {33, 1023}, {7, 4097}, {255, 1024}, {2, 30011}})
+}
+
+// TestGPUSoftmax16 does the same in bf16 and f16, where the buffers hold
+// 2-byte elements (no GPU has run it at the time of writing).
+func TestGPUSoftmax16(t *testing.T) {
+	m := gpuMeasurer(t)
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		checkOnGPU(t, m, dt, 20, []string{softmax.Op.Name}, [][]int{{1, 1}, {3, 7}, {33, 1023}, {2, 30011}})
+	}
 }
 
 // TestGPUGemm does the same for the three GEMM templates: one element,
 // primes in every dimension (tails of every tile, scalar loads), aligned
 // shapes with tails of the block tiles only, and 2048³'s neighbour.
 func TestGPUGemm(t *testing.T) {
-	checkOnGPU(t, gpuMeasurer(t), 12, []string{gemm.Op.Name, gemm.BiasOp.Name, gemm.BiasReLUOp.Name},
+	checkOnGPU(t, gpuMeasurer(t), dtype.F32, 12, []string{gemm.Op.Name, gemm.BiasOp.Name, gemm.BiasReLUOp.Name},
 		[][]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 9}, {97, 131, 67}, {100, 68, 36}, {256, 256, 256}, {513, 260, 1028}})
 }
 
@@ -65,14 +75,14 @@ func TestGPUGemm(t *testing.T) {
 // element, odd S and D (tails of rows and keys, scalar loads, padded
 // columns), several heads and batches, D = 64 and 128.
 func TestGPUAttention(t *testing.T) {
-	checkOnGPU(t, gpuMeasurer(t), 4, []string{attention.Op.Name, attention.CausalOp.Name},
+	checkOnGPU(t, gpuMeasurer(t), dtype.F32, 4, []string{attention.Op.Name, attention.CausalOp.Name},
 		[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {2, 3, 67, 17}, {1, 1, 33, 64}, {2, 2, 130, 64}, {1, 4, 257, 128}})
 }
 
 // checkOnGPU measures a spread of at most per valid configs of each op's
 // CUDA template on each shape (every one when there are fewer): each must
 // be correct.
-func checkOnGPU(t *testing.T, m *Measurer, per int, ops []string, shapes [][]int) {
+func checkOnGPU(t *testing.T, m *Measurer, dt dtype.DType, per int, ops []string, shapes [][]int) {
 	t.Helper()
 	for _, op := range ops {
 		tmpl, ok := kernels.TemplateFor(op, kernels.CUDA)
@@ -80,7 +90,7 @@ func checkOnGPU(t *testing.T, m *Measurer, per int, ops []string, shapes [][]int
 			t.Fatalf("no CUDA template of %s", op)
 		}
 		for _, shape := range shapes {
-			b := measure.Batch{Template: tmpl, Shape: shape, Target: m.target}
+			b := measure.Batch{Template: tmpl, Shape: shape, DType: dt, Target: m.target}
 			sp := tmpl.Space(shape, m.target)
 			var valid []schedule.Config
 			for i := range sp.Size() {
@@ -109,7 +119,7 @@ func checkOnGPU(t *testing.T, m *Measurer, per int, ops []string, shapes [][]int
 			if len(res) == 0 {
 				t.Errorf("%s %v: no valid config", op, shape)
 			}
-			t.Logf("%s %v: %d configs, %d failed; up to %d registers and %d bytes of local memory a thread", op, shape, len(res), bad, maxRegs, maxLocal)
+			t.Logf("%s %v %s: %d configs, %d failed; up to %d registers and %d bytes of local memory a thread", op, shape, dt, len(res), bad, maxRegs, maxLocal)
 		}
 	}
 }

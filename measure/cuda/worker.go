@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"time"
 
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
 	"github.com/autotune-dev/autotune/measure/harness"
@@ -67,9 +67,11 @@ type worker struct {
 	sets  []harness.Set  // their inputs and references; the first is timed
 	ins   [][]driver.Ptr // each set's inputs on the device
 	out   driver.Ptr
-	flush driver.Ptr // written before each timed launch to evict L2
-	words int        // 32-bit words of flush
-	got   []float32
+	flush driver.Ptr  // written before each timed launch to evict L2
+	words int         // 32-bit words of flush
+	dt    dtype.DType // of every buffer: inputs encoded, the output decoded
+	raw   []byte      // the output as the kernel wrote it
+	got   []float32   // the output decoded
 }
 
 func newWorker(j job) (*worker, error) {
@@ -99,22 +101,27 @@ func newWorker(j job) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{j: j, ctx: ctx, nvrtc: nv, work: work, sets: sets, got: make([]float32, work.Output)}
+	dt, err := dtype.Parse(work.DType)
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{j: j, ctx: ctx, nvrtc: nv, work: work, sets: sets, dt: dt,
+		raw: make([]byte, dt.Size()*work.Output), got: make([]float32, work.Output)}
 	for _, set := range sets {
 		var ptrs []driver.Ptr
 		for i, n := range work.Inputs {
-			p, err := ctx.Alloc(4 * max(n, 1))
+			p, err := ctx.Alloc(wordBytes(dt, n))
 			if err != nil {
 				return nil, err
 			}
-			if err := ctx.CopyIn(p, set.Ins[i]); err != nil {
+			if err := ctx.CopyInBytes(p, dt.AppendBytes(nil, set.Ins[i])); err != nil {
 				return nil, err
 			}
 			ptrs = append(ptrs, p)
 		}
 		w.ins = append(w.ins, ptrs)
 	}
-	if w.out, err = ctx.Alloc(4 * max(work.Output, 1)); err != nil {
+	if w.out, err = ctx.Alloc(wordBytes(dt, work.Output)); err != nil {
 		return nil, err
 	}
 	l2, err := dev.Attribute(driver.AttrL2CacheSize)
@@ -127,6 +134,14 @@ func newWorker(j job) (*worker, error) {
 	}
 	return w, nil
 }
+
+// wordBytes is the size of a buffer of n elements of dt (at least one),
+// rounded up to whole 32-bit words, which poison fills.
+func wordBytes(dt dtype.DType, n int) int { return (dt.Size()*max(n, 1) + 3) / 4 * 4 }
+
+// poisonWord fills the output before each checked run: NaN as float32,
+// and as each half of it as bf16 or f16.
+const poisonWord = 0xffffffff
 
 // checkArch fails unless dev is of architecture arch ("sm_90").
 func checkArch(dev driver.Device, arch string) error {
@@ -188,7 +203,7 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 
 	// A checked run on every input set, each on a poisoned output.
 	for s, set := range w.sets {
-		if err := w.ctx.FillFloat(w.out, float32(math.NaN()), w.work.Output); err != nil {
+		if err := w.ctx.Fill(w.out, poisonWord, wordBytes(w.dt, w.work.Output)/4); err != nil {
 			return fail(err)
 		}
 		if err := launchSet(s)(); err != nil {
@@ -197,7 +212,10 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 		if err := w.ctx.Synchronize(); err != nil {
 			return fail(err)
 		}
-		if err := w.ctx.CopyOut(w.got, w.out); err != nil {
+		if err := w.ctx.CopyOutBytes(w.raw, w.out); err != nil {
+			return fail(err)
+		}
+		if err := w.dt.DecodeBytes(w.got, w.raw); err != nil {
 			return fail(err)
 		}
 		if msg := harness.Check(w.got, set.Want, set.Rel, set.Abs); msg != "" {

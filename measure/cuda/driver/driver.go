@@ -264,6 +264,23 @@ func (c *Context) CopyOut(dst []float32, src Ptr) error {
 	return c.dev.d.check("cuMemcpyDtoH_v2", c.dev.d.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uintptr(4*len(dst))))
 }
 
+// CopyInBytes copies src, elements of any dtype as they are in memory
+// (dtype.AppendBytes), to the device at dst.
+func (c *Context) CopyInBytes(dst Ptr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return c.dev.d.check("cuMemcpyHtoD_v2", c.dev.d.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uintptr(len(src))))
+}
+
+// CopyOutBytes copies len(dst) bytes from the device at src to dst.
+func (c *Context) CopyOutBytes(dst []byte, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return c.dev.d.check("cuMemcpyDtoH_v2", c.dev.d.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uintptr(len(dst))))
+}
+
 // Fill sets n 32-bit words at dst to v, asynchronously on the default
 // stream; FillFloat does the same with a float32.
 func (c *Context) Fill(dst Ptr, v uint32, n int) error {

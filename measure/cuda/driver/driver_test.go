@@ -283,3 +283,28 @@ func TestNVRTCPaths(t *testing.T) {
 		t.Errorf("last path %q, want the bare oldest soname (the loader's path)", last)
 	}
 }
+
+// TestCopyBytes copies an odd number of bytes, as a buffer of 16-bit
+// elements can be, to the device and back, beside a poisoned word.
+func TestCopyBytes(t *testing.T) {
+	_, c := openFake(t)
+	p, err := c.Alloc(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free(p)
+	if err := c.Fill(p, 0xffffffff, 3); err != nil {
+		t.Fatal(err)
+	}
+	in := []byte{1, 2, 3, 4, 5, 6, 7}
+	if err := c.CopyInBytes(p, in); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 12)
+	if err := c.CopyOutBytes(got, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{1, 2, 3, 4, 5, 6, 7, 0xff, 0xff, 0xff, 0xff, 0xff}; string(got) != string(want) {
+		t.Errorf("device holds % x, want % x", got, want)
+	}
+}

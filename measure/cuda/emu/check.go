@@ -189,9 +189,18 @@ func (c *Checker) PTX(ctx context.Context, k kernels.CUDAKernel, arch string) (O
 
 // Emulate builds k (with __CUDA_ARCH__ of arch) and runs it in a worker
 // on ins, the kernel's inputs in order, in every order of c.Orders; the
-// outputs must agree bitwise and be within rel and abs of want. The error
+// outputs must agree bitwise and be within rel and abs of want. The
+// kernel's buffers hold elements of c.DType: for bf16 and f16 the inputs
+// (which must be representable) are stored as their bits and the output,
+// poisoned with 0xffff (NaN in both), is decoded for the check. The error
 // is the machinery's.
 func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string, ins [][]float32, want []float64, rel, abs float64) (Outcome, error) {
+	return c.EmulateSets(ctx, k, arch, []measure.InputSet{{Ins: ins, Want: want, Rel: rel, Abs: abs}})
+}
+
+// EmulateSets is Emulate on each of sets in turn, with one build: the
+// first that fails is the outcome, its error prefixed by the set's name.
+func (c *Checker) EmulateSets(ctx context.Context, k kernels.CUDAKernel, arch string, sets []measure.InputSet) (Outcome, error) {
 	if err := c.setup(); err != nil {
 		return Outcome{}, err
 	}
@@ -203,7 +212,6 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 		return Outcome{}, fmt.Errorf("emu: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	var inLens []int
 	lib, err := Build(ctx, c.CXX, k, arch, dir)
 	var be *BuildError
 	switch {
@@ -212,14 +220,31 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 	case err != nil:
 		return Outcome{}, err
 	}
+	for _, set := range sets {
+		o, err := c.emulateSet(ctx, k, lib, dir, set)
+		if err != nil || !o.OK {
+			if set.Name != "" {
+				o.Error = "input set " + set.Name + ": " + o.Error
+			}
+			return o, err
+		}
+	}
+	return Outcome{OK: true}, nil
+}
+
+// emulateSet runs lib, k built in dir, on set.
+func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir string, set measure.InputSet) (Outcome, error) {
+	ins, want, rel, abs := set.Ins, set.Want, set.Rel, set.Abs
+	var inLens []int
+	dt := cmp.Or(c.DType, dtype.Default)
 	for i, in := range ins {
-		if err := writeF32(filepath.Join(dir, inputFile(i)), in); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, inputFile(i)), dt.AppendBytes(nil, in), 0o644); err != nil {
 			return Outcome{}, fmt.Errorf("emu: %w", err)
 		}
 		inLens = append(inLens, len(in))
 	}
 	j := job{Lib: lib, Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Dir: dir,
-		InLens: inLens, OutLen: len(want), Orders: c.Orders, Seed: c.Seed}
+		InLens: inLens, OutLen: len(want), ElemSize: dt.Size(), Orders: c.Orders, Seed: c.Seed}
 	r, failure, err := c.runWorker(ctx, j)
 	switch {
 	case err != nil:
@@ -233,7 +258,12 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 	}
 	outs := make([][]float32, len(c.Orders))
 	for i := range c.Orders {
-		if outs[i], err = readF32(filepath.Join(dir, outputFile(i)), len(want)); err != nil {
+		outs[i] = make([]float32, len(want))
+		b, err := os.ReadFile(filepath.Join(dir, outputFile(i)))
+		if err == nil {
+			err = dt.DecodeBytes(outs[i], b)
+		}
+		if err != nil {
 			return Outcome{}, fmt.Errorf("emu: the worker's output: %w", err)
 		}
 	}

@@ -24,7 +24,20 @@
 // gives order-dependent results. The parent ([Checker]) requires every
 // order to give bit-identical output, except for kernels that add floats
 // atomically, and compares the first with the op's float64 reference
-// within its tolerance (harness.Check) on inputs from measure.NewData.
+// within its tolerance (harness.Check) on inputs from measure.NewData
+// ([Checker.EmulateSets] runs one build on several input sets).
+//
+// Buffers hold elements of the checker's dtype: float32, or for bf16 and
+// f16 their 16 bits (dtype.AppendBytes), inputs encoded from values
+// already rounded to the dtype and the output decoded for the check. The
+// output and the slack past every buffer are filled with 0xff bytes
+// before each launch, NaN in all three. A 16-bit kernel converts with
+// codegen/cuda's HalfHelpers, whose emulated form (AUTOTUNE_EMU) is
+// package dtype's bit arithmetic, checked bit for bit on every 16-bit
+// pattern and every tie (TestHalfHelpers); on a GPU they are cvt
+// instructions, which the emulator does not run: that NVIDIA's cvt.rn
+// agrees with dtype is the PTX ISA's word (round to nearest even), not a
+// test's.
 //
 // PTX: [Checker] also compiles the source to PTX with clang
 // (-x cuda --cuda-device-only -nocudainc -nocudalib) for the target's

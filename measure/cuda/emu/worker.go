@@ -1,11 +1,9 @@
 package emu
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 )
@@ -36,9 +34,10 @@ type job struct {
 	Lib         string // the library Build made
 	Grid, Block [3]int
 	SharedBytes int
-	Dir         string // holds in0.f32, ...; the worker writes out0.f32, ...
-	InLens      []int
+	Dir         string // holds in0.raw, ...; the worker writes out0.raw, ...
+	InLens      []int  // elements
 	OutLen      int
+	ElemSize    int // bytes of an element of every buffer: 4, or 2 for bf16 and f16
 	Orders      []Order
 	Seed        uint64
 }
@@ -52,8 +51,10 @@ type reply struct {
 	Wrote        string `json:",omitempty"` // an output written out of bounds
 }
 
-func inputFile(i int) string  { return fmt.Sprintf("in%d.f32", i) }
-func outputFile(i int) string { return fmt.Sprintf("out%d.f32", i) }
+// The files of a job hold each buffer's elements as they are in memory,
+// little-endian: float32, or the bits of bf16 and f16.
+func inputFile(i int) string  { return fmt.Sprintf("in%d.raw", i) }
+func outputFile(i int) string { return fmt.Sprintf("out%d.raw", i) }
 
 // ServeWorker runs the job the parent writes on stdin and answers on stdout,
 // then returns the process's exit code. The autotune command calls it for
@@ -75,25 +76,14 @@ func ServeWorker(stdin io.Reader, stdout io.Writer) int {
 	return 0
 }
 
-func writeF32(path string, x []float32) error {
-	b := make([]byte, 0, 4*len(x))
-	for _, v := range x {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-func readF32(path string, n int) ([]float32, error) {
+// readFile reads a buffer of n elements of size bytes from path.
+func readFile(path string, n, size int) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) != 4*n {
-		return nil, fmt.Errorf("%s holds %d bytes, want %d", filepath.Base(path), len(b), 4*n)
+	if len(b) != size*n {
+		return nil, fmt.Errorf("%s holds %d bytes, want %d", filepath.Base(path), len(b), size*n)
 	}
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x, nil
+	return b, nil
 }

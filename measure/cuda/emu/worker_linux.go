@@ -1,8 +1,9 @@
 package emu
 
 import (
+	"cmp"
 	"fmt"
-	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -13,21 +14,21 @@ import (
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
 )
 
-// guarded is a float32 buffer placed at the end of a mapping, 16-byte
-// aligned, between pages without access: an access before it or more than
-// its alignment slack past it faults. The slack is filled with NaN and
-// checked after each launch.
+// guarded is a buffer of n elements of size bytes placed at the end of a
+// mapping, 16-byte aligned, between pages without access: an access before
+// it or more than its alignment slack past it faults. The slack is filled
+// with poison and checked after each launch.
 type guarded struct {
 	name string
 	mem  []byte // the whole mapping
-	data []float32
+	data []byte
 	end  int // offset of the upper guard page in mem
 	off  int // offset of data in mem
 }
 
-func newGuarded(name string, n int) (*guarded, error) {
+func newGuarded(name string, n, size int) (*guarded, error) {
 	page := syscall.Getpagesize()
-	bytes := (4*n + 15) / 16 * 16
+	bytes := (size*n + 15) / 16 * 16
 	pages := (bytes + page - 1) / page
 	mem, err := syscall.Mmap(-1, 0, (pages+2)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
@@ -41,23 +42,25 @@ func newGuarded(name string, n int) (*guarded, error) {
 		return nil, err
 	}
 	g.off = g.end - bytes
-	g.data = unsafe.Slice((*float32)(unsafe.Pointer(&mem[g.off])), max(n, 0))
+	g.data = mem[g.off : g.off+size*max(n, 0)]
 	g.poisonSlack()
 	return g, nil
 }
 
-const poisonBits = 0x7fffffff // NaN; emu.h fills shared memory with it too
+// poison fills outputs before each launch and the slack past every buffer:
+// a word of it is NaN as float32, bf16 and f16 alike.
+const poison = 0xff
 
 func (g *guarded) poisonSlack() {
-	for i := g.off + 4*len(g.data); i < g.end; i += 4 {
-		*(*uint32)(unsafe.Pointer(&g.mem[i])) = poisonBits
+	for i := g.off + len(g.data); i < g.end; i++ {
+		g.mem[i] = poison
 	}
 }
 
 // slackWritten reports whether something wrote past the data.
 func (g *guarded) slackWritten() bool {
-	for i := g.off + 4*len(g.data); i < g.end; i += 4 {
-		if *(*uint32)(unsafe.Pointer(&g.mem[i])) != poisonBits {
+	for i := g.off + len(g.data); i < g.end; i++ {
+		if g.mem[i] != poison {
 			return true
 		}
 	}
@@ -86,19 +89,20 @@ func serve(j job) (reply, error) {
 		purego.RegisterFunc(s.f, sym)
 	}
 
-	out, err := newGuarded("out", j.OutLen)
+	size := cmp.Or(j.ElemSize, 4)
+	out, err := newGuarded("out", j.OutLen, size)
 	if err != nil {
 		return reply{}, err
 	}
 	defer out.free()
 	bufs := []*guarded{out}
 	for i, n := range j.InLens {
-		in, err := newGuarded(fmt.Sprintf("in%d", i), n)
+		in, err := newGuarded(fmt.Sprintf("in%d", i), n, size)
 		if err != nil {
 			return reply{}, err
 		}
 		defer in.free()
-		x, err := readF32(filepath.Join(j.Dir, inputFile(i)), n)
+		x, err := readFile(filepath.Join(j.Dir, inputFile(i)), n, size)
 		if err != nil {
 			return reply{}, err
 		}
@@ -109,7 +113,7 @@ func serve(j job) (reply, error) {
 	for _, b := range bufs {
 		name := append([]byte(b.name), 0)
 		names = append(names, name)
-		region(&name[0], uint64(b.addr()), uint64(b.addr())+uint64(4*len(b.data)))
+		region(&name[0], uint64(b.addr()), uint64(b.addr())+uint64(len(b.data)))
 	}
 	args := []any{driver.Ptr(out.addr())}
 	for _, b := range bufs[1:] {
@@ -125,7 +129,7 @@ func serve(j job) (reply, error) {
 			return reply{}, fmt.Errorf("unknown order %v", o)
 		}
 		for k := range out.data {
-			out.data[k] = float32(math.NaN())
+			out.data[k] = poison
 		}
 		geom := [11]int64{int64(j.Grid[0]), int64(j.Grid[1]), int64(j.Grid[2]),
 			int64(j.Block[0]), int64(j.Block[1]), int64(j.Block[2]), int64(j.SharedBytes), bm, tm, int64(j.Seed), 0}
@@ -148,7 +152,7 @@ func serve(j job) (reply, error) {
 				return r, nil
 			}
 		}
-		if err := writeF32(filepath.Join(j.Dir, outputFile(i)), out.data); err != nil {
+		if err := os.WriteFile(filepath.Join(j.Dir, outputFile(i)), out.data, 0o644); err != nil {
 			return reply{}, err
 		}
 	}
