@@ -180,7 +180,7 @@ func TestBestErrors(t *testing.T) {
 			t.Errorf("Best(%s, %v, %s) error = %v, want %q", tt.op, tt.shape, tt.fp, err, tt.want)
 		}
 	}
-	if _, err := table.Best("softmax", []int{4, 4}, "bf16", fingerprint); err == nil || !strings.Contains(err.Error(), "op softmax has no bf16 kernels (it has: f32)") {
+	if _, err := table.Best("softmax", []int{4, 4}, "f64", fingerprint); err == nil || !strings.Contains(err.Error(), "op softmax has no f64 kernels (it has: f32, bf16, f16)") {
 		t.Errorf("Best of a dtype softmax lacks: %v", err)
 	}
 }
