@@ -229,12 +229,13 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	}
 	shape, dt := b.Shape, cmp.Or(b.DType, dtype.Default)
 	half := dt.Size() == 2
-	tuned := func(name, pkg, doc string, cfg schedule.Config, dt dtype.DType) benchEntry {
+	// tuned is the entry of a tuned config in dtype of.
+	tuned := func(name, pkg, doc string, cfg schedule.Config, of dtype.DType) benchEntry {
 		return benchEntry{
-			name: name, doc: doc + cfg.String(), pkg: pkg, checked: true, bytes: b.Template.BytesOf(slices.Clone(shape), dt), flops: flops,
-			half: dt.Size() == 2,
+			name: name, doc: doc + cfg.String(), pkg: pkg, checked: true, bytes: b.Template.BytesOf(slices.Clone(shape), of), flops: flops,
+			half: of.Size() == 2,
 			emit: func(f *jen.File) []byte {
-				return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: dt, Config: cfg, Arch: kernels.AMD64})
+				return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: of, Config: cfg, Arch: kernels.AMD64})
 			},
 		}
 	}
