@@ -80,6 +80,10 @@ attention_causal too, masked):
                        (causal: the mask added by a post-op), its softmax in
                        place, its batched matmul for the weights times V
 @other baselines@
+  With --dtype bf16 or f16 the tuned kernel reads and writes 16 bits;
+  the baselines are float32 and run on the same values, and tuned-f32,
+  the tuned f32 kernel of the same shape when the database has one, shows
+  what half precision gains. The floor then copies 16-bit elements.
   The attention baselines are left out where the S×S scores they hold
   would take more than 1 GiB (S > 16384 for a head; onednn holds those of
   all heads).
