@@ -97,6 +97,13 @@ type Result struct {
 	// that; 0 elsewhere.
 	Registers  int
 	LocalBytes int
+
+	// Disturbance is the evidence of contention while the samples were
+	// taken; nil when the measurer gathered none.
+	Disturbance *Disturbance
+	// Measurer says who measured; nil means the process that reports the
+	// result (the tuner's own measurer).
+	Measurer *Measurer
 }
 
 // Summarize returns the median and the 20th and 80th percentiles of samples,

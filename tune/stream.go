@@ -92,5 +92,7 @@ func newRecord(w tunedb.Workload, r measure.Result, at time.Time, tool string) t
 		Workload: w, Config: r.Config, Status: tunedb.Status(r.Status), Error: r.Error,
 		SamplesNS: r.SamplesNS, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
 		BuildNS: r.BuildNS, RunNS: r.RunNS, Time: at, Tool: tool,
+		Registers: r.Registers, LocalBytes: r.LocalBytes,
+		Disturbance: r.Disturbance, Measurer: r.Measurer,
 	}
 }

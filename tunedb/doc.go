@@ -62,7 +62,7 @@
 // # JSON Lines
 //
 // Export writes and Import reads one Record per line, a JSON object with
-// these members in this order (schema 2):
+// these members in this order (schema 3):
 //
 //	schema      integer  SchemaVersion of the record or older; Import refuses newer ones
 //	workload    object   op, shape (array of integers ≥ 1), dtype, device, template, toolchain
@@ -78,6 +78,14 @@
 //	run_ns      integer  run time attributed to this record, ns
 //	time        string   when it was measured, RFC 3339 in UTC, between 1970 and 2262
 //	tool        string   version of autotune that measured it
+//	registers   integer  32-bit registers per thread of a GPU kernel; omitted when 0 (unknown)
+//	local_bytes integer  local memory per thread of a GPU kernel, bytes; omitted when 0
+//	disturbance object   evidence of contention while the samples were taken: samples,
+//	                     disturbed (how many of them were), cpu_share, steal_ns,
+//	                     involuntary_switches (see measure.Disturbance); omitted when unknown,
+//	                     as in every record before schema 3
+//	measurer    object   who measured: name (a worker's; empty for the tuner), host, tool;
+//	                     omitted when unknown, as in every record before schema 3
 //
 // Lines are ordered by workload key, then by storage order, so an export
 // depends only on the records, and exporting what was imported gives the

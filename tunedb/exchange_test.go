@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autotune-dev/autotune/measure"
 )
 
 func export(t testing.TB, db *DB) []byte {
@@ -35,7 +38,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("export has %d lines, want %d", n, len(fixture(t)))
 	}
 	// Workloads by key (gemm first), then storage order.
-	if !bytes.HasPrefix(first, []byte(`{"schema":2,"workload":{"op":"gemm"`)) {
+	if !bytes.HasPrefix(first, []byte(`{"schema":3,"workload":{"op":"gemm"`)) {
 		t.Errorf("export starts with %.60s", first)
 	}
 
@@ -78,9 +81,15 @@ func TestImportLines(t *testing.T) {
 		{"truncated", good[:len(good)/2], "tunedb: import line 1: unexpected EOF", 0},
 		{"two records on a line", good + good, "tunedb: import line 1: data after the record", 0},
 		{"unknown field", strings.Replace(good, `"tool"`, `"tool2"`, 1), `tunedb: import line 1: json: unknown field "tool2"`, 0},
-		{"newer schema", strings.Replace(good, `"schema":2`, `"schema":3`, 1), "tunedb: import line 1: record schema 3 is newer than this autotune's (2): upgrade autotune", 0},
-		{"no schema", strings.Replace(good, `"schema":2,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
-		{"schema 1", strings.Replace(good, `"schema":2`, `"schema":1`, 1), "", 1},
+		{"newer schema", strings.Replace(good, `"schema":3`, `"schema":4`, 1), "tunedb: import line 1: record schema 4 is newer than this autotune's (3): upgrade autotune", 0},
+		{"no schema", strings.Replace(good, `"schema":3,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
+		{"schema 1", strings.Replace(good, `"schema":3`, `"schema":1`, 1), "", 1},
+		{"schema 2", strings.Replace(good, `"schema":3`, `"schema":2`, 1), "", 1},
+		{"disturbance and measurer", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":10,"disturbed":2,"cpu_share":0.93,"steal_ns":1500},"measurer":{"name":"w1","host":"box","tool":"autotune test"}`, 1), "", 1},
+		{"more disturbed than samples", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":3}`, 1), "tunedb: import line 1: disturbance: 3 of 2 samples disturbed", 0},
+		{"negative steal", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":0,"steal_ns":-1}`, 1), "tunedb: import line 1: disturbance: steal_ns is -1", 0},
+		{"control character in measurer", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","measurer":{"name":"w\u001b[2J"}`, 1), `tunedb: import line 1: measurer: name "w\x1b[2J" is not UTF-8 without control characters`, 0},
+		{"negative registers", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","registers":-4`, 1), "tunedb: import line 1: registers is -4", 0},
 		{"bad status", other + "\n" + strings.Replace(good, `"status":"timeout"`, `"status":"meh"`, 1), `tunedb: import line 2: unknown status "meh"`, 0},
 		{"bad config", strings.Replace(good, `"mc":128`, `"mc":"12 8"`, 1), "tunedb: import line 1: schedule: config JSON: knob mc", 0},
 		{"no time", strings.Replace(good, `"time":"2025-03-01T12:00:11Z",`, ``, 1), "tunedb: import line 1: time is not set", 0},
@@ -481,5 +490,36 @@ func TestExportDoesNotHoldTheLock(t *testing.T) {
 				t.Errorf("export left %v in the temporary directory", entries)
 			}
 		})
+	}
+}
+
+// TestEvidenceRoundTrip checks that the fields of schema 3 survive a commit,
+// an export and an import, and that a record without them stays without.
+func TestEvidenceRoundTrip(t *testing.T) {
+	r := rec(t, softmax, "vec=8,unroll=1", StatusOK, 100, 0)
+	r.Registers, r.LocalBytes = 40, 16
+	r.Disturbance = &measure.Disturbance{Samples: 12, Disturbed: 3, CPUShare: 0.81, StealNS: 2500, InvoluntarySwitches: 7}
+	r.Measurer = &measure.Measurer{Name: "w1", Host: "box", Tool: "autotune test"}
+	plain := rec(t, softmax, "vec=4,unroll=1", StatusOK, 120, 1)
+	src := openTemp(t)
+	if err := src.Commit([]Record{r, plain}); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTemp(t)
+	if _, err := dst.Import(bytes.NewReader(export(t, src))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.Records(softmax)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Records = %d, %v", len(got), err)
+	}
+	// Storage order is by config text: vec=4 first.
+	if got[0].Disturbance != nil || got[0].Measurer != nil || got[0].Registers != 0 {
+		t.Errorf("a record without evidence came back with %+v, %+v, %d", got[0].Disturbance, got[0].Measurer, got[0].Registers)
+	}
+	if !reflect.DeepEqual(got[1].Disturbance, r.Disturbance) || !reflect.DeepEqual(got[1].Measurer, r.Measurer) ||
+		got[1].Registers != 40 || got[1].LocalBytes != 16 {
+		t.Errorf("round trip = %+v, %+v, %d, %d; want %+v, %+v, 40, 16",
+			got[1].Disturbance, got[1].Measurer, got[1].Registers, got[1].LocalBytes, r.Disturbance, r.Measurer)
 	}
 }

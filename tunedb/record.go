@@ -25,8 +25,10 @@ import (
 // stays readable.
 //
 // Version 2 added Workload.Toolchain; a record of version 1 has none, and
-// reads as of an unknown toolchain ("").
-const SchemaVersion = 2
+// reads as of an unknown toolchain (""). Version 3 added Record.Registers,
+// LocalBytes, Disturbance and Measurer; an older record has none of them,
+// and reads as measured by an unknown process with unknown disturbance.
+const SchemaVersion = 3
 
 // Workload identifies what was tuned. Records of different template versions,
 // devices, dtypes or toolchains never mix.
@@ -173,6 +175,18 @@ type Record struct {
 	RunNS     int64           `json:"run_ns"`   // run time attributed to this record
 	Time      time.Time       `json:"time"`     // when measured, UTC
 	Tool      string          `json:"tool"`     // autotune version that measured it
+
+	// Registers and LocalBytes are what the compiler gave a GPU kernel:
+	// 32-bit registers and local memory bytes per thread; 0 when unknown or
+	// not a GPU kernel.
+	Registers  int `json:"registers,omitempty"`
+	LocalBytes int `json:"local_bytes,omitempty"`
+	// Disturbance is the evidence of contention while the samples were
+	// taken; nil when unknown.
+	Disturbance *measure.Disturbance `json:"disturbance,omitempty"`
+	// Measurer says who measured; nil when unknown (every record before
+	// schema 3) or the tuner's own process did not say.
+	Measurer *measure.Measurer `json:"measurer,omitempty"`
 }
 
 func (r *Record) check() error {
@@ -210,8 +224,52 @@ func (r *Record) check() error {
 		return fmt.Errorf("build_ns is %d", r.BuildNS)
 	case r.RunNS < 0:
 		return fmt.Errorf("run_ns is %d", r.RunNS)
+	case r.Registers < 0:
+		return fmt.Errorf("registers is %d", r.Registers)
+	case r.LocalBytes < 0:
+		return fmt.Errorf("local_bytes is %d", r.LocalBytes)
+	}
+	if err := checkDisturbance(r.Disturbance); err != nil {
+		return fmt.Errorf("disturbance: %w", err)
+	}
+	if err := checkMeasurer(r.Measurer); err != nil {
+		return fmt.Errorf("measurer: %w", err)
 	}
 	return r.checkStatistics()
+}
+
+// checkDisturbance checks that d, when present, counts what it can count.
+func checkDisturbance(d *measure.Disturbance) error {
+	switch {
+	case d == nil:
+		return nil
+	case d.Samples < 0 || d.Disturbed < 0 || d.Disturbed > d.Samples:
+		return fmt.Errorf("%d of %d samples disturbed", d.Disturbed, d.Samples)
+	case !(d.CPUShare >= 0 && d.CPUShare < math.Inf(1)):
+		return fmt.Errorf("cpu_share is %v", d.CPUShare)
+	case d.StealNS < 0:
+		return fmt.Errorf("steal_ns is %d", d.StealNS)
+	case d.InvoluntarySwitches < 0:
+		return fmt.Errorf("involuntary_switches is %d", d.InvoluntarySwitches)
+	}
+	return nil
+}
+
+// checkMeasurer checks that m, when present, names its measurer in short
+// printable words: they are shown in tables and come from other machines.
+func checkMeasurer(m *measure.Measurer) error {
+	if m == nil {
+		return nil
+	}
+	for _, f := range []struct{ name, val string }{{"name", m.Name}, {"host", m.Host}, {"tool", m.Tool}} {
+		switch {
+		case len(f.val) > maxToolBytes:
+			return fmt.Errorf("%s is %d bytes, over %d", f.name, len(f.val), maxToolBytes)
+		case !utf8.ValidString(f.val) || strings.ContainsFunc(f.val, unicode.IsControl):
+			return fmt.Errorf("%s %q is not UTF-8 without control characters", f.name, f.val)
+		}
+	}
+	return nil
 }
 
 // MaxErrorBytes and MaxSamples bound a record's error message and samples.

@@ -1,6 +1,7 @@
 package tunedb
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,7 +86,7 @@ func TestOpenSchema1(t *testing.T) {
 		wantMeta string
 	}{
 		{"read-only", &Options{ReadOnly: true}, "1"},
-		{"writable", nil, "2"},
+		{"writable", nil, strconv.Itoa(SchemaVersion)},
 	} {
 		db, err := Open(path, tt.opts)
 		if err != nil {
