@@ -139,13 +139,28 @@ func runGen(c *command, std *stdio, args []string) error {
 		defer db.Close()
 		src = db
 	}
-	files, err := gen.Generate(src, o)
+	// Planning happens in memory, where a signal can abandon it; writing
+	// is quick, and a signal during it is answered once it is done, so
+	// that the package is left whole (gen.Write).
+	ctx, caught, stop := signalContext()
+	defer stop()
+	var files map[string][]byte
+	err = interruptible(ctx, func() (err error) {
+		files, err = gen.Generate(src, o)
+		return err
+	})
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, "")
+	}
 	if err != nil {
 		return err
 	}
 	written, removed, err := gen.Write(out, files)
 	if err != nil {
 		return err
+	}
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, fmt.Sprintf("the package in %s", out))
 	}
 	fmt.Fprintf(std.errs, "autotune gen: %d files in %s: %d written, %d unchanged, %d removed\n",
 		len(files), out, len(written), len(files)-len(written), len(removed))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,5 +111,23 @@ func TestCommandsStopOnSignals(t *testing.T) {
 				t.Errorf("exit %d after %v, want %d:\n%s", code, tt.sig, 128+int(tt.sig), c.stderr)
 			}
 		})
+	}
+}
+
+// TestInterruptible: work that cannot watch a context is abandoned when
+// the context is done, and its own result is returned when it finishes.
+func TestInterruptible(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	defer close(release)
+	done := make(chan error)
+	go func() { done <- interruptible(ctx, func() error { <-release; return nil }) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	want := errors.New("the work's own error")
+	if err := interruptible(context.Background(), func() error { return want }); err != want {
+		t.Errorf("finished: %v, want %v", err, want)
 	}
 }
