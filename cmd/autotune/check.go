@@ -41,6 +41,11 @@ On a CUDA device (sm_XX) no GPU is used. Each kernel is
 On --device cpu each kernel is built and checked as 'tune' would, without
 timing.
 
+A workload too large for the harness is refused, as tune refuses it. The
+float64 reference and the emulator are slow (attention 1x1x100000x64 takes
+hours), so a check expected to take over 10 s says how long before it
+starts; SIGINT, SIGTERM and SIGHUP stop it at once (exit 128+signal).
+
 Exit status: 0 when every config passes, 1 when one fails (or a compiler
 is missing), 2 on a usage error.
 

@@ -34,7 +34,10 @@ still run them, with plain Go around, and the others their scalar forms.
 
 Files whose bytes would not change are not rewritten; files of DIR that
 the generator wrote before and no longer produces are removed, any other
-file is kept. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
+file is kept. Every changed file is written in full beside its target
+(as .NAME.autotune-*) before any is renamed into place, so a gen that
+fails, is killed or is stopped by a signal (exit 128+signal) never
+leaves a truncated file in the package. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
 
 --device is cpu (this machine) or a CPU fingerprint as 'autotune db ls'
 shows it, to generate from records of another machine. --log reads the

@@ -45,7 +45,9 @@ first. Per workload:
 The database keeps no run ids: runs are inferred from the records' times
 and tools (package report's documentation says how). The best config,
 times and rates are those 'autotune best' and 'autotune db ls' print.
-The page goes to stdout unless --out names a file.
+The page goes to stdout unless --out names a file, which is written beside
+its target and renamed into place: a report that fails or is stopped by
+a signal (exit 128+signal) leaves the previous page as it was.
 
 Examples:
   autotune report --out report.html

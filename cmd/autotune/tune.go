@@ -37,6 +37,10 @@ SIGHUP commits what was measured, prints the summary and exits 130, 143 or
 process holds the database, the tuner says it is waiting; after 30 s it
 keeps the batch in DB.pending.jsonl beside the database and goes on, and a
 later batch (or the next command that writes to the database) stores it.
+Two tuners of the same workload on one database divide it between them:
+each claims the configs of a batch before measuring them and leaves the
+other's to it, so none is measured twice; the progress line says how many
+were left to the other.
 
 --dtype is the element type of the workload (f32, the default, is the only
 one yet; an op that has no kernels of a dtype refuses it). Records name the
