@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +32,15 @@ type child struct {
 // interrupt.
 func startAutotune(t *testing.T, ready string, args ...string) *child {
 	t.Helper()
+	return startAutotuneEnv(t, nil, ready, args...)
+}
+
+// startAutotuneEnv is startAutotune with env added to the child's
+// environment.
+func startAutotuneEnv(t *testing.T, env []string, ready string, args ...string) *child {
+	t.Helper()
 	c := &child{cmd: exec.Command(os.Args[0], args...), stderr: newWatch(ready), exited: make(chan error, 1)}
-	c.cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	c.cmd.Env = append(append(os.Environ(), asMainEnv+"=1"), env...)
 	c.cmd.Stderr = c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -130,4 +139,46 @@ func TestInterruptible(t *testing.T) {
 	if err := interruptible(context.Background(), func() error { return want }); err != want {
 		t.Errorf("finished: %v, want %v", err, want)
 	}
+}
+
+// TestStoppedTuneLeavesNoGoBuildDir stops a tune while go build compiles
+// its first batch, with Ctrl-C's signal and with SIGHUP: the go command's
+// go-build* work directory, which it removes only when it exits normally,
+// must not be left in TMPDIR.
+func TestStoppedTuneLeavesNoGoBuildDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds generated kernels")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			c := startAutotuneEnv(t, []string{"TMPDIR=" + tmp}, "tuning gemm",
+				"--op", "gemm", "--shape", "384x384x384", "--device", "cpu", "--db", filepath.Join(t.TempDir(), "tune.db"), "--trials", "1000")
+			for len(goBuildDirs(tmp)) == 0 {
+				select {
+				case err := <-c.exited:
+					t.Fatalf("tune ended (%v) before go build started:\n%s", err, c.stderr)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if code := c.stop(t, sig); code != 128+int(sig) {
+				t.Errorf("exit %d after %v, want %d:\n%s", code, sig, 128+int(sig), c.stderr)
+			}
+			if left := goBuildDirs(tmp); len(left) > 0 {
+				t.Errorf("a tune stopped by %v left %v", sig, left)
+			}
+		})
+	}
+}
+
+// goBuildDirs returns the go command's work directories under root.
+func goBuildDirs(root string) []string {
+	var dirs []string
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "go-build") {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	return dirs
 }
