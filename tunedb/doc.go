@@ -55,7 +55,7 @@
 // Measured, and it releases them once their records are committed
 // (Release). The claims are in the top-level bucket "claims", keyed by
 // workload key, a NUL and config text; a released claim stays, marked done
-// (a few dozen bytes a config). A claim lasts its lease, or until its
+// (a few hundred bytes a config). A claim lasts its lease, or until its
 // tuner's process on the same host is gone. A Shared database never loses a batch for
 // want of the lock: Commit keeps it in memory and in the side file
 // PendingPath, stores it with a later batch, and the next Open for writing
