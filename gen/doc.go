@@ -34,5 +34,7 @@
 // be emitted (kernels.InputSet.EmitFill), at the tuned shapes and at
 // shapes never tuned, and check that Variant agrees with what
 // tunedb.Nearest says here. Write puts the files in place, rewriting only
-// what changed and removing only stale files of its own.
+// what changed and removing only stale files of its own; it writes every
+// file in full beside its target before renaming any into place, so a
+// failed or killed gen never leaves a truncated file in the package.
 package gen

@@ -203,6 +203,28 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWriteFailsWhole makes Write fail on its second file, as a full disk
+// or a kill would: the package keeps every file as it was, and nothing
+// else is left in it.
+func TestWriteFailsWhole(t *testing.T) {
+	dir := t.TempDir()
+	old := []byte(Header("autotune gen x") + "\n\npackage p // old\n")
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"a.go":        []byte(Header("autotune gen x") + "\n\npackage p // new\n"),
+		"b/cannot.go": []byte("package p\n"), // no such directory: it cannot be written
+	}
+	if _, _, err := Write(dir, files); err == nil {
+		t.Fatal("Write of a file it cannot write: no error")
+	}
+	entries, _ := os.ReadDir(dir)
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.go")); !bytes.Equal(got, old) || len(entries) != 1 {
+		t.Errorf("after a failed Write, a.go holds %q and the package %d files; want the old a.go alone", got, len(entries))
+	}
+}
+
 // TestGofmtClean generates from the example's tuning log, whose winners
 // include Go-assembly tiles (declared with a doc comment and
 // //go:noescape), and checks that gofmt would change none of the Go files.

@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 
@@ -51,4 +53,20 @@ func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 		sets = append(sets, set)
 	}
 	return sets
+}
+
+// InputsContext is Inputs, given up when ctx is done. A float64 reference
+// can take minutes (attention over 100000 positions), far longer than a
+// Ctrl-C may wait; the abandoned computation goes on in the background
+// until it ends or the process exits, which a command stopped by a signal
+// does at once.
+func InputsContext(ctx context.Context, t kernels.Op, shape []int, dt dtype.DType, seed uint64) ([]InputSet, error) {
+	done := make(chan []InputSet, 1)
+	go func() { done <- Inputs(t, shape, dt, seed) }()
+	select {
+	case sets := <-done:
+		return sets, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("computing the reference: %w", ctx.Err())
+	}
 }

@@ -29,4 +29,10 @@
 // loses at most the batch in flight (Ctrl-C loses nothing: the finished part
 // of the batch is committed), and a rerun skips every config already in the
 // database.
+//
+// Tuners may share a database, each in its own process, on the same
+// workload: a store that is a Claimer (tunedb.DB) has each claim the
+// configs of a batch before measuring them, and leave to the others those
+// they claimed or measured after it started (Progress.Shared counts them),
+// so that no config is measured twice and every record is kept.
 package tune

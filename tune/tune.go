@@ -55,6 +55,22 @@ var (
 	_ Store = (*tunedb.Memory)(nil)
 )
 
+// A Claimer is a database that several tuners share: each claims the
+// configs it is about to measure, and leaves those another holds to it, so
+// that none is measured twice (tunedb.DB.Claim).
+type Claimer interface {
+	Claim(w tunedb.Workload, cfgs []schedule.Config, o tunedb.Owner, since time.Time, lease time.Duration) (taken []bool, err error)
+	Release(w tunedb.Workload, cfgs []schedule.Config, o tunedb.Owner) error
+}
+
+var _ Claimer = (*tunedb.DB)(nil)
+
+// claimLease is how long a claim holds without its tuner: the longest a
+// batch may take. A tuner on the same host that dies frees its claims at
+// once (the database checks its process); the lease bounds the wait for
+// one on another host, or whose process id was reused.
+const claimLease = time.Hour
+
 // Observer hears about every committed batch, for progress bars and logs.
 type Observer interface {
 	Batch(p Progress)
@@ -125,6 +141,9 @@ type Progress struct {
 	BuildTime time.Duration         // spent building, this run
 	RunTime   time.Duration         // spent running, this run
 	Elapsed   time.Duration
+	// Shared counts the configs this run proposed but left to another
+	// tuner of the same database, which measures or measured them.
+	Shared int
 }
 
 // Summary is the outcome of a run.
@@ -191,7 +210,9 @@ type run struct {
 	w         tunedb.Workload
 	learn     *learner
 	s         Summary
-	start     time.Time  // of the run; Task.Time counts from it
+	start     time.Time // of the run; Task.Time counts from it
+	read      time.Time // when it read what earlier runs measured
+	owner     tunedb.Owner
 	sinceBest int        // trials since the best improved
 	gainRand  *rand.Rand // samples the candidates of Task.StopGain's estimate
 }
@@ -207,6 +228,7 @@ func open(t Task, start time.Time, models sharedModels) (*run, error) {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	w := t.Workload()
+	read := time.Now()
 	measured, err := t.Store.Measured(w, t.RetryFailed)
 	if err != nil {
 		return nil, err
@@ -215,7 +237,7 @@ func open(t Task, start time.Time, models sharedModels) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{t: t, w: w, learn: learn, start: start, gainRand: rand.New(rand.NewPCG(t.Seed, 0x7374_6f70)), // "stop"
+	r := &run{t: t, w: w, learn: learn, start: start, read: read, owner: tunedb.NewOwner(), gainRand: rand.New(rand.NewPCG(t.Seed, 0x7374_6f70)), // "stop"
 		s: Summary{Resumed: len(measured), PredictedGain: math.NaN(), Progress: Progress{Budget: t.Trials, Failures: map[tunedb.Status]int{}}}}
 	if r.s.Best, err = best(t.Store, w); err != nil {
 		return nil, err
@@ -259,6 +281,10 @@ func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
 		s.Exhausted = true
 		return true, nil
 	}
+	if cfgs, err = r.claim(cfgs); err != nil || len(cfgs) == 0 {
+		return err != nil, err
+	}
+	defer r.release(cfgs)
 	batch := measure.Batch{Template: t.Template, Shape: t.Shape, DType: t.DType, Target: t.Target, Configs: cfgs}
 	if s.Best != nil {
 		batch.Best = time.Duration(s.Best.MedianNS)
@@ -314,6 +340,46 @@ func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
 		}
 	}
 	return false, nil
+}
+
+// claim returns the configs of cfgs that no other tuner of a shared
+// database measures, claimed for this run (Claimer), and counts the others
+// in Progress.Shared; the strategy never proposes them again. A database
+// too busy to take the claims within its timeout does not hold up the run:
+// the batch is measured unclaimed.
+func (r *run) claim(cfgs []schedule.Config) ([]schedule.Config, error) {
+	c, ok := r.t.Store.(Claimer)
+	if !ok {
+		return cfgs, nil
+	}
+	taken, err := c.Claim(r.w, cfgs, r.owner, r.read, claimLease)
+	switch {
+	case errors.Is(err, tunedb.ErrInUse):
+		return cfgs, nil
+	case err != nil:
+		return nil, err
+	}
+	var mine []schedule.Config
+	for i, cfg := range cfgs {
+		if taken[i] {
+			r.s.Shared++
+		} else {
+			mine = append(mine, cfg)
+		}
+	}
+	if len(mine) < len(cfgs) && r.t.Observer != nil {
+		r.s.Elapsed = time.Since(r.start)
+		r.t.Observer.Batch(r.s.Progress)
+	}
+	return mine, nil
+}
+
+// release ends this run's claims on cfgs once their records are
+// committed. A claim the busy database cannot release now expires.
+func (r *run) release(cfgs []schedule.Config) {
+	if c, ok := r.t.Store.(Claimer); ok {
+		c.Release(r.w, cfgs, r.owner)
+	}
 }
 
 // finish re-measures the leaders (Task.Remeasure) unless the run was

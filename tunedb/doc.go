@@ -49,9 +49,16 @@
 // writer, and an open gives up after Options.Timeout. A Shared database is
 // held only during each operation, so a long-running tuner lets readers and
 // other writers in between its batches; two tuners of the same workload
-// then take turns but may measure the same config twice, since each reads
-// Measured once when it starts. A Shared database never loses a batch for
-// want of the lock: Commit keeps it in memory and in the side file
+// then take turns, and divide its configs between them by claims: before
+// measuring a batch, a tuner claims its configs in one transaction
+// (Claim), skipping those another live tuner claimed or measured after it
+// read Measured, and it releases them once their records are committed
+// (Release). Claims are kept in the top-level bucket "claims", keyed by
+// workload key, a NUL and config text; a released claim stays, marked
+// done (a few hundred bytes a config). A claim lasts its lease, or until
+// its tuner's process on the same host is gone.
+//
+// A Shared database never loses a batch for want of the lock: Commit keeps it in memory and in the side file
 // PendingPath, stores it with a later batch, and the next Open for writing
 // adds a side file left behind. Options.Log hears when it waits and when it
 // keeps records aside. Export copies its records before it writes them, so

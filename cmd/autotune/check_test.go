@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
@@ -140,6 +141,42 @@ func TestCheckReportsFailures(t *testing.T) {
 	for _, want := range []string{"emulated   ok", "out[99] = NaN", "depends on the order", "initialization is not supported for __shared__"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+// TestCheckEstimate: a small check is not worth a warning; a large one is,
+// and its emulated runs, which only a CUDA device has, count per config.
+func TestCheckEstimate(t *testing.T) {
+	estimate := func(shape, dev string, o checkOptions, configs int) checkEstimate {
+		t.Helper()
+		wf := workloadFlags{op: "attention", shape: shape, device: dev}
+		w, err := wf.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := tunable(w, "check")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return estimateCheck(tmpl, w, o, configs)
+	}
+	if e := estimate("1x1x64x64", "sm_80", checkOptions{}, 6); e.total() >= longCheck {
+		t.Errorf("attention 1x1x64x64: %v, want under %v", e, longCheck)
+	}
+	big := estimate("1x1x100000x64", "sm_80", checkOptions{}, 2)
+	if big.total() < time.Hour || big.emulation < 2*big.reference {
+		t.Errorf("attention 1x1x100000x64 on sm_80, 2 configs: %v; want hours, mostly emulation", big)
+	}
+	if e := estimate("1x1x100000x64", "sm_80", checkOptions{}, 4); e.emulation != 2*big.emulation {
+		t.Errorf("4 configs: emulation %v, want twice the %v of 2", e.emulation, big.emulation)
+	}
+	for _, e := range []checkEstimate{
+		estimate("1x1x100000x64", "cpu", checkOptions{}, 2),
+		estimate("1x1x100000x64", "sm_80", checkOptions{noEmu: true}, 2),
+	} {
+		if e.emulation != 0 || e.reference != big.reference || strings.Contains(e.String(), "emulated") {
+			t.Errorf("without emulation: %v", e)
 		}
 	}
 }

@@ -208,3 +208,34 @@ func TestCheckAndSalvage(t *testing.T) {
 		t.Errorf("export --salvage: exit %d, %d lines of %d, stderr %q", code, strings.Count(stdout, "\n"), strings.Count(before, "\n"), stderr)
 	}
 }
+
+// TestReadOnlyDatabase: a database its user may read but not write is
+// read by best and db ls, and refused by tune in one line, exit 1.
+// Permissions do not bind root, so the test needs another user.
+func TestReadOnlyDatabase(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write anything")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tune.db")
+	seed(t, path) // softmax 64x33 on this machine
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	for _, args := range [][]string{
+		{"best", "--db", path, "--op", "softmax", "--shape", "64x33", "--device", "cpu"},
+		{"db", "ls", "--db", path},
+	} {
+		if code, stdout, stderr := run(t, "", args...); code != 0 || !strings.Contains(stdout, "64x33") {
+			t.Errorf("%v on a read-only database: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	code, _, stderr := run(t, "", "--op", "softmax", "--shape", "64x33", "--db", path, "--trials", "1")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "permission denied") {
+		t.Errorf("tune into a read-only database: exit %d, stderr %q; want 1 and one line", code, stderr)
+	}
+}

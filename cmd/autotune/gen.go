@@ -34,7 +34,10 @@ still run them, with plain Go around, and the others their scalar forms.
 
 Files whose bytes would not change are not rewritten; files of DIR that
 the generator wrote before and no longer produces are removed, any other
-file is kept. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
+file is kept. Every changed file is written in full beside its target
+(as .NAME.autotune-*) before any is renamed into place, so a gen that
+fails, is killed or is stopped by a signal (exit 128+signal) never
+leaves a truncated file in the package. Then run 'go test ./DIR' (with and without GOEXPERIMENT=simd).
 
 --device is cpu (this machine) or a CPU fingerprint as 'autotune db ls'
 shows it, to generate from records of another machine. --log reads the
@@ -139,13 +142,28 @@ func runGen(c *command, std *stdio, args []string) error {
 		defer db.Close()
 		src = db
 	}
-	files, err := gen.Generate(src, o)
+	// Planning happens in memory, where a signal can abandon it; writing
+	// is quick, and a signal during it is answered once it is done, so
+	// that the package is left whole (gen.Write).
+	ctx, caught, stop := signalContext()
+	defer stop()
+	var files map[string][]byte
+	err = interruptible(ctx, func() (err error) {
+		files, err = gen.Generate(src, o)
+		return err
+	})
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, "")
+	}
 	if err != nil {
 		return err
 	}
 	written, removed, err := gen.Write(out, files)
 	if err != nil {
 		return err
+	}
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, fmt.Sprintf("the package in %s", out))
 	}
 	fmt.Fprintf(std.errs, "autotune gen: %d files in %s: %d written, %d unchanged, %d removed\n",
 		len(files), out, len(written), len(files)-len(written), len(removed))

@@ -73,6 +73,7 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--op", "softmax", "--shape", "2147483647x2147483647"}, "product of its extents is over 2^53"},
 		{[]string{"--op", "softmax", "--shape", "100000x100000"}, "too large to tune here"},
 		{[]string{"bench", "--op", "softmax", "--shape", "100000x100000"}, "too large to benchmark here"},
+		{[]string{"check", "--op", "softmax", "--shape", "100000x100000", "--device", "sm_80"}, "too large to check here"},
 		{[]string{"--op", "softmax", "--shape", "4x4x4"}, "3 dimensions, want RxC for softmax"},
 		{[]string{"--op", "gemm", "--shape", "64x64"}, "want MxNxK for gemm"},
 		{[]string{"--op", "attention", "--shape", "1x8x64"}, "want BxHxSxD for attention"},

@@ -42,6 +42,9 @@ func (p *progress) Batch(s tune.Progress) {
 	}
 	line := fmt.Sprintf("%s, failures: %s, build %.1fs / run %.1fs", best, formatFailures(s.Failures),
 		s.BuildTime.Seconds(), s.RunTime.Seconds())
+	if s.Shared > 0 {
+		line += fmt.Sprintf(", sharing the workload with another tuner: %d configs left to it", s.Shared)
+	}
 	if p.bar != nil {
 		p.bar.Describe(line)
 		p.bar.Set(s.Trials)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +45,9 @@ first. Per workload:
 The database keeps no run ids: runs are inferred from the records' times
 and tools (package report's documentation says how). The best config,
 times and rates are those 'autotune best' and 'autotune db ls' print.
-The page goes to stdout unless --out names a file.
+The page goes to stdout unless --out names a file, which is written beside
+its target and renamed into place: a report that fails or is stopped by
+a signal (exit 128+signal) leaves the previous page as it was.
 
 Examples:
   autotune report --out report.html
@@ -114,18 +117,32 @@ func runReport(c *command, std *stdio, args []string) error {
 		return fmt.Errorf("no workload in %s matches; run 'autotune db ls' to see what is there", db.Path())
 	}
 	opts := &report.Options{Generated: time.Now(), Limits: map[string]report.Limits{}}
-	host := device.Host()
-	if slices.ContainsFunc(sums, func(s tunedb.Summary) bool { return s.Workload.Device == host.Fingerprint() }) {
-		fmt.Fprintln(std.errs, "measuring this machine's FMA peak and copy bandwidth for the roofline")
-		gflops, gbps := measurecpu.Limits(host)
-		opts.Limits[host.Fingerprint()] = report.Limits{PeakGFLOPs: gflops, GBps: gbps,
-			Source: fmt.Sprintf("Peak %.1f GFLOP/s and bandwidth %.1f GB/s measured by autotune report on this machine as it wrote the page (bench's FMA loop on every core, a copy of 32 MiB)", gflops, gbps)}
+	// The page is drawn in memory, where a signal can abandon it, and
+	// only then written out: a stopped report leaves no file behind.
+	ctx, caught, stop := signalContext()
+	defer stop()
+	var page bytes.Buffer
+	err = interruptible(ctx, func() error {
+		host := device.Host()
+		if slices.ContainsFunc(sums, func(s tunedb.Summary) bool { return s.Workload.Device == host.Fingerprint() }) {
+			fmt.Fprintln(std.errs, "measuring this machine's FMA peak and copy bandwidth for the roofline")
+			gflops, gbps := measurecpu.Limits(host)
+			opts.Limits[host.Fingerprint()] = report.Limits{PeakGFLOPs: gflops, GBps: gbps,
+				Source: fmt.Sprintf("Peak %.1f GFLOP/s and bandwidth %.1f GB/s measured by autotune report on this machine as it wrote the page (bench's FMA loop on every core, a copy of 32 MiB)", gflops, gbps)}
+		}
+		return report.Write(&page, db, sums, opts)
+	})
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, "")
 	}
-	write := func(w io.Writer) error { return report.Write(w, db, sums, opts) }
+	if err != nil {
+		return err
+	}
 	if *out == "" {
-		return write(std.out)
+		_, err := std.out.Write(page.Bytes())
+		return err
 	}
-	if err := writeFile(*out, write); err != nil {
+	if err := writeFile(*out, func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(std.errs, "wrote %s: %d workloads\n", *out, len(sums))

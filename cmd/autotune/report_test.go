@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +96,23 @@ func TestReportUsageErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Errorf("a usage error created the database")
+	}
+}
+
+// TestWriteFileKeepsTheOldOne: a page whose writing fails halfway (a full
+// disk, a kill) never replaces the one before it, and leaves nothing else.
+func TestWriteFileKeepsTheOldOne(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, []byte("old page"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := writeFile(path, func(w io.Writer) error {
+		io.WriteString(w, "half a new pa")
+		return errors.New("disk full")
+	})
+	entries, _ := os.ReadDir(dir)
+	if got, _ := os.ReadFile(path); err == nil || string(got) != "old page" || len(entries) != 1 {
+		t.Errorf("writeFile failing halfway: error %v, page %q, %d files; want an error and the old page alone", err, got, len(entries))
 	}
 }

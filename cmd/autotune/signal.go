@@ -96,3 +96,18 @@ func signalName(s syscall.Signal) string {
 	}
 	return fmt.Sprintf("signal %d", int(s))
 }
+
+// interruptible runs fn and returns its error, or ctx's as soon as ctx is
+// done: for work that cannot watch a context (planning a package, drawing
+// a page) and leaves nothing on disk, which a command stopped by a signal
+// abandons as the process exits.
+func interruptible(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/costmodel"
@@ -257,9 +253,8 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		return fmt.Errorf("no template for op %s yet: nothing to simulate", w.op.Name)
 	}
 
-	// Interrupts cancel from here on, so that the temporary directory
-	// below is removed however the command ends.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Loading a large recording takes a while: signals stop that too.
+	ctx, caught, stop := signalContext()
 	defer stop()
 	recs, err := o.recordings()
 	if err != nil {
@@ -275,17 +270,9 @@ func runSimulate(c *command, std *stdio, args []string) error {
 			return err
 		}
 	}
-	if ctx.Err() != nil {
-		return errors.New("interrupted")
+	if sig := caught(); sig != nil {
+		return stoppedBy(sig, "")
 	}
-	tmp, err := os.MkdirTemp("", "autotune-simulate-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-
-	ctx, caught, stop := signalContext()
-	defer stop()
 	names := make([]string, len(searches))
 	for i, s := range searches {
 		names[i] = s.String()

@@ -37,6 +37,10 @@ SIGHUP commits what was measured, prints the summary and exits 130, 143 or
 process holds the database, the tuner says it is waiting; after 30 s it
 keeps the batch in DB.pending.jsonl beside the database and goes on, and a
 later batch (or the next command that writes to the database) stores it.
+Two tuners of the same workload on one database divide it between them:
+each claims the configs of a batch before measuring them and leaves the
+other's to it, so none is measured twice; the progress line says how many
+were left to the other.
 
 --dtype is the element type of the workload (f32, the default, is the only
 one yet; an op that has no kernels of a dtype refuses it). Records name the
@@ -372,6 +376,7 @@ type summaryJSON struct {
 	Seed        uint64                `json:"seed"`
 	Trials      int                   `json:"trials"`
 	Resumed     int                   `json:"resumed"`
+	Shared      int                   `json:"shared,omitempty"` // configs left to another tuner of the database
 	Exhausted   bool                  `json:"exhausted"`
 	EarlyStop   bool                  `json:"early_stop"`
 	GainStop    bool                  `json:"gain_stop"` // --stop-gain ended the run
@@ -389,7 +394,7 @@ type summaryJSON struct {
 func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions, s tune.Summary) summaryJSON {
 	out := summaryJSON{
 		Op: w.op.Name, Shape: w.shape, DType: string(w.dtype), Device: w.target.Name, Template: tmpl.Version, Toolchain: toolchain,
-		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed,
+		Strategy: o.strategy, Seed: o.seed, Trials: s.Trials, Resumed: s.Resumed, Shared: s.Shared,
 		Exhausted: s.Exhausted, EarlyStop: s.EarlyStop, GainStop: s.GainStop, Interrupted: s.Interrupted, Failures: s.Failures,
 		BuildS: s.BuildTime.Seconds(), RunS: s.RunTime.Seconds(), ElapsedS: s.Elapsed.Seconds(), PerMinute: s.PerMinute(),
 	}
@@ -434,6 +439,9 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 		state = ", stopped early: no new best for a while"
 	case s.GainStop:
 		state = fmt.Sprintf(", stopped: the model expects at most %.1f%% from the unmeasured configs", 100*max(s.PredictedGain, 0))
+	}
+	if s.Shared > 0 {
+		state = fmt.Sprintf(", %d left to another tuner%s", s.Shared, state)
 	}
 	fmt.Fprintf(tw, "trials\t%d this run, %d from earlier runs%s\n", s.Trials, s.Resumed, state)
 	fmt.Fprintf(tw, "failures\t%s\n", formatFailures(s.Failures))

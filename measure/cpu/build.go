@@ -165,7 +165,18 @@ func emitPackage(pkg string, emit func(f *jen.File)) (src []byte, msg string) {
 }
 
 // goBuild runs go build in the batch directory and returns its output.
+//
+// The go command keeps its work files in a go-build* directory under
+// GOTMPDIR, which it removes only when it exits normally; a build killed
+// when the tuner is stopped would leave one in TMPDIR each time. So the
+// go command gets a GOTMPDIR of its own, removed here whatever became of
+// the build.
 func (b *builder) goBuild(ctx context.Context, bin string) ([]byte, error) {
+	tmp, err := os.MkdirTemp(b.dir, "gotmp")
+	if err != nil {
+		return nil, fmt.Errorf("cpu: making the go command's temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
 	cmd := exec.CommandContext(ctx, b.goCmd, "build", "-o", bin, ".")
 	cmd.Dir = b.dir
 	cgo := "CGO_ENABLED=0" // no C compiler needed: candidates are pure Go
@@ -177,6 +188,7 @@ func (b *builder) goBuild(ctx context.Context, bin string) ([]byte, error) {
 		"GOWORK=off",        // the batch module stands alone
 		"GOFLAGS=",          // a caller's -mod=vendor or -race is not for the harness
 		"GOTOOLCHAIN=local", // never download a toolchain in the middle of a tuning run
+		"GOTMPDIR="+tmp,
 		cgo,
 	)
 	newGroup(cmd)

@@ -189,7 +189,9 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		return done(res, finished), fmt.Errorf("cuda: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	m.data(b)
+	if err := m.data(ctx, b); err != nil {
+		return done(res, finished), fmt.Errorf("cuda: %w", err)
+	}
 	if err := harness.Write(dir, m.work, m.sets); err != nil {
 		return done(res, finished), fmt.Errorf("cuda: writing the inputs: %w", err)
 	}
@@ -229,20 +231,26 @@ func report(b measure.Batch, r measure.Result) {
 	}
 }
 
-// data makes m.work and m.sets those of b's workload, reusing the last.
-func (m *Measurer) data(b measure.Batch) {
+// data makes m.work and m.sets those of b's workload, reusing the last. It
+// gives up when ctx is done: a float64 reference can take minutes.
+func (m *Measurer) data(ctx context.Context, b measure.Batch) error {
 	dt := cmp.Or(b.DType, dtype.Default)
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s\x00%d", b.Template.Op.Name, b.Template.Version, b.Shape, dt, m.opts.Seed)
-	if key != m.key {
-		m.key = key
-		ins, out := b.Template.Args(b.Shape)
-		m.work, m.sets = harness.Workload{Inputs: ins, Output: out, DType: string(dt)}, nil
-		for _, set := range measure.Inputs(b.Template.Op, b.Shape, dt, m.opts.Seed) {
-			info := harness.SetInfo{Name: set.Name, Rel: set.Rel, Abs: set.Abs}
-			m.work.Sets = append(m.work.Sets, info)
-			m.sets = append(m.sets, harness.Set{SetInfo: info, Ins: set.Ins, Want: set.Want})
-		}
+	if key == m.key {
+		return nil
 	}
+	sets, err := measure.InputsContext(ctx, b.Template.Op, b.Shape, dt, m.opts.Seed)
+	if err != nil {
+		return err
+	}
+	ins, out := b.Template.Args(b.Shape)
+	m.key, m.work, m.sets = key, harness.Workload{Inputs: ins, Output: out, DType: string(dt)}, nil
+	for _, set := range sets {
+		info := harness.SetInfo{Name: set.Name, Rel: set.Rel, Abs: set.Abs}
+		m.work.Sets = append(m.work.Sets, info)
+		m.sets = append(m.sets, harness.Set{SetInfo: info, Ins: set.Ins, Want: set.Want})
+	}
+	return nil
 }
 
 func done(res []measure.Result, finished []bool) []measure.Result {

@@ -121,3 +121,17 @@ func TestInvalidConfigsAreNotRun(t *testing.T) {
 		t.Errorf("statuses %s, %s; want ok, invalid", res[0].Status, res[1].Status)
 	}
 }
+
+// TestMeasureStopsBeforeTheReference: a batch whose context is done gives
+// up at once rather than compute the float64 reference first, which for a
+// large workload takes minutes, and caches nothing half-made.
+func TestMeasureStopsBeforeTheReference(t *testing.T) {
+	m := fakeMeasurer(t, "ok")
+	b := batch(t, 1)
+	b.Shape = []int{1024, 4096}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Measure(ctx, b); !errors.Is(err, context.Canceled) || m.key != "" {
+		t.Errorf("a cancelled batch: %v, data cached for %q; want context.Canceled and nothing cached", err, m.key)
+	}
+}

@@ -120,7 +120,10 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 		return nil, err
 	}
 	dt := cmp.Or(c.DType, dtype.Default)
-	ins, want := measure.NewData(tmpl.Op, shape, dt, c.Seed)
+	ins, want, err := measure.NewData(ctx, tmpl.Op, shape, dt, c.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("emu: %w", err)
+	}
 	rel, abs := tmpl.Tolerance(shape, dt)
 	space := tmpl.Space(shape, target)
 	name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")

@@ -396,7 +396,10 @@ func TestSoftmaxPlantedBug(t *testing.T) {
 	}
 	k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
 	k.Source = strings.Replace(k.Source, "reinterpret_cast<float *>(y + head)[k] =", "if (k != nvec - 1) reinterpret_cast<float *>(y + head)[k] =", 1)
-	ins, want := measure.NewData(softmax.Op, shape, dtype.F32, 1)
+	ins, want, err := measure.NewData(context.Background(), softmax.Op, shape, dtype.F32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rel, abs := softmax.Op.Tolerance(shape, dtype.F32)
 	o, err := c.Emulate(context.Background(), k, "sm_80", ins, want, rel, abs)
 	if err != nil {
