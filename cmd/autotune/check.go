@@ -127,7 +127,9 @@ func runCheck(c *command, std *stdio, args []string) error {
 		err = checkCPU(ctx, tmpl, w, o, cfgs, show)
 	}
 	if sig := caught(); sig != nil {
-		return stoppedBy(sig, fmt.Sprintf("%d configs checked", len(out.Configs)))
+		// The configs checked before the signal were printed as they
+		// finished; nothing else is kept.
+		return stoppedBy(sig, "")
 	}
 	if err != nil {
 		return err
