@@ -71,6 +71,14 @@ type Options struct {
 	// clearly slow one (SlowSamples samples). Default 10s.
 	TimingBudget time.Duration
 
+	// NoEvidence turns off the evidence of contention (measure.Disturbance):
+	// the CPU time and preemptions of every sample, the steal of each
+	// candidate's timing and the calibration probe around it, and taking
+	// disturbed samples again. It is on by default, since it costs a
+	// system call per sample and a few hundred microseconds of probe per
+	// candidate; turning it off is for measuring that cost.
+	NoEvidence bool
+
 	// Env is added to the environment of the harness processes, after
 	// this process's: the variables that keep a bench's C libraries at an
 	// ISA level, say. A GODEBUG there replaces this process's; the harness

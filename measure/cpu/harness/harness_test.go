@@ -310,3 +310,33 @@ func TestFloorAndPeak(t *testing.T) {
 		t.Errorf("peak wrote %g", out[0])
 	}
 }
+
+// With evidence on, a result says how many samples were timed and how
+// many were disturbed, and keeps no more samples than were timed; the
+// probe's best goes back to the parent.
+func TestTuneEvidence(t *testing.T) {
+	events := capture(t)
+	s := fast
+	s.evidence = true
+	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, s)
+	got := results(events())
+	if len(got) != 1 || got[0].Status != harness.StatusOK {
+		t.Fatalf("results %+v", got)
+	}
+	e := got[0].Evidence
+	switch {
+	case e == nil:
+		t.Fatal("no evidence")
+	case e.Samples < len(got[0].SamplesNS) || e.Disturbed < 0 || e.Disturbed > e.Samples:
+		t.Errorf("evidence %+v for %d samples kept", e, len(got[0].SamplesNS))
+	case len(got[0].SamplesNS) < s.minSamples:
+		t.Errorf("%d samples kept, want at least %d", len(got[0].SamplesNS), s.minSamples)
+	case !(e.Probe >= 1) || !(got[0].ProbeNS > 0):
+		t.Errorf("probe %v against a best of %v ns", e.Probe, got[0].ProbeNS)
+	}
+	// Without it, the harness sends none.
+	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, fast)
+	if got := results(events()); got[len(got)-1].Evidence != nil {
+		t.Errorf("evidence %+v without -evidence", got[len(got)-1].Evidence)
+	}
+}

@@ -102,6 +102,7 @@ type settings struct {
 	slowFactor         float64 // a first call slower than slowFactor × bestNS is clearly slow
 	slowSamples        int
 	budget             time.Duration // the most full timing may take; 0: no limit
+	evidence           bool          // gather the evidence of contention (sampleJudged)
 }
 
 func main() {
@@ -117,6 +118,8 @@ func main() {
 	flag.Float64Var(&s.slowFactor, "slowfactor", 10, "a candidate whose first timed call is this many times slower than the best is timed briefly")
 	flag.IntVar(&s.slowSamples, "slowsamples", 3, "samples of a clearly slow candidate")
 	flag.DurationVar(&s.budget, "budget", 0, "a candidate whose full timing would take longer is timed as clearly slow; 0 for no limit")
+	flag.BoolVar(&s.evidence, "evidence", true, "gather the evidence of contention for each candidate and take disturbed samples again")
+	flag.DurationVar(&probeBest, "probe", 0, "fastest known time of the calibration probe, 0 if none")
 	flag.Parse()
 	os.Stdout = os.Stderr
 

@@ -85,19 +85,85 @@ func measure(d *data, e Entry, s settings) (r harness.Event) {
 	for range s.warmup * reps {
 		d.call(e)
 	}
-	samples := make([]float64, 0, s.minSamples)
-	var total time.Duration
+	if !s.evidence {
+		samples, _ := sample(d, e, reps, s, nil)
+		return harness.Event{Status: harness.StatusOK, Reps: reps, SamplesNS: samples}
+	}
+	return sampleJudged(d, e, reps, s, !slow)
+}
+
+// sample times samples of reps calls of e until there are s.minSamples of
+// them adding up to s.minTime, or maxSamples. With a meter, it reads what
+// the process used over each sample too.
+func sample(d *data, e Entry, reps int, s settings, m *meter) (samples []float64, total time.Duration) {
+	samples = make([]float64, 0, s.minSamples)
 	for (len(samples) < s.minSamples || total < s.minTime) && len(samples) < maxSamples {
-		clearUpper() // as every candidate starts: what ran before it must not slow it
-		t0 := time.Now()
-		for range reps {
-			d.call(e)
-		}
-		took := time.Since(t0)
+		took := timeOnce(d, e, reps, m)
 		total += took
 		samples = append(samples, float64(took)/float64(reps))
 	}
-	return harness.Event{Status: harness.StatusOK, Reps: reps, SamplesNS: samples}
+	return samples, total
+}
+
+// timeOnce times one sample of reps calls of e.
+func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
+	clearUpper() // as every candidate starts: what ran before it must not slow it
+	m.start()
+	t0 := time.Now()
+	for range reps {
+		d.call(e)
+	}
+	took := time.Since(t0)
+	m.stop(took)
+	return took
+}
+
+// sampleJudged times e as sample does, with the evidence of contention:
+// the calibration probe before and after, the steal of the interval, and
+// the CPU time and preemptions of every sample (harness.Judge). With
+// retake (not for a clearly slow candidate, whose rank its few samples
+// settle anyway), samples judged disturbed are taken again, at most as many again as the first
+// round took, so that timing stays within what checked told the parent
+// to expect; the result leaves them out when s.minSamples others were
+// not, and keeps every sample otherwise (the evidence then says how many
+// were disturbed).
+func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
+	probeBefore := probe()
+	steal0, stealOK := harness.Steal()
+	var m meter
+	samples, _ := sample(d, e, reps, s, &m)
+	disturbed, _ := harness.Judge(m.samples)
+	for first := len(samples); retake && len(samples) < 2*first && len(samples) < maxSamples; {
+		clean, total := undisturbed(samples, disturbed, m.samples)
+		if len(clean) >= s.minSamples && total >= s.minTime {
+			break
+		}
+		took := timeOnce(d, e, reps, &m)
+		samples = append(samples, float64(took)/float64(reps))
+		disturbed, _ = harness.Judge(m.samples)
+	}
+	disturbed, share := harness.Judge(m.samples)
+	var steal int64
+	if steal1, ok := harness.Steal(); ok && stealOK {
+		steal = steal1 - steal0
+	}
+	slowdown := float64(max(probeBefore, probe())) / float64(probeBest)
+	ev := harness.Summary(m.samples, disturbed, share, steal, slowdown)
+	if clean, _ := undisturbed(samples, disturbed, m.samples); len(clean) >= s.minSamples {
+		samples = clean
+	}
+	return harness.Event{Status: harness.StatusOK, Reps: reps, SamplesNS: samples, Evidence: &ev, ProbeNS: float64(probeBest)}
+}
+
+// undisturbed returns the samples not disturbed and their total time.
+func undisturbed(samples []float64, disturbed []bool, used []harness.Sample) (clean []float64, total time.Duration) {
+	for i, ns := range samples {
+		if !disturbed[i] {
+			clean = append(clean, ns)
+			total += used[i].Wall
+		}
+	}
+	return clean, total
 }
 
 // brief returns s for a clearly slow candidate: slowSamples samples, no
