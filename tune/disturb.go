@@ -4,16 +4,16 @@ import (
 	"math"
 
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
 // threadsKnob is the knob by which a CPU template sets how many goroutines
-// a kernel runs on (kernels.ThreadCounts gives its values). Configs that
-// differ in it are compared side by side before a winner is declared: a
-// second goroutine is worth what the machine lends it at the moment, and
-// records taken at other moments say more about the load then than about
-// the config.
-const threadsKnob = "threads"
+// a kernel runs on. Configs that differ in it are compared side by side
+// before a winner is declared: a second goroutine is worth what the
+// machine lends it at the moment, and records taken at other moments say
+// more about the load then than about the config.
+const threadsKnob = cpu.ThreadsKnob
 
 // maxRemeasures bounds how often the leaders are measured again: after
 // that, the machine is too noisy to say more, and the summary says so.
