@@ -155,8 +155,11 @@
 // -bench, whose table adds an FMA peak (package measure/cpu/peak, Go
 // assembly) and a memory-copy floor (bench.go). It checks the kernels
 // once, counts the heap allocations of a call of each, and then times
-// everything in interleaved rounds, one sample of each per round, so that
-// every ratio is measured side by side in one process. It reuses the
+// everything in interleaved rounds, one sample of each per round, each
+// after an untimed call of the entry, so that every ratio is measured side
+// by side in one process. Each round carries what the process used over
+// each sample, and an entry's disturbed samples (harness.Judge) are left
+// out when BenchBatch.MinSamples others remain (BenchResult.Dropped). It reuses the
 // module layout, the data files, the checks and the process handling
 // above.
 package cpu

@@ -51,6 +51,10 @@ type Event struct {
 	// to the next harness as the probe's best.
 	Evidence *Evidence `json:"evidence,omitempty"`
 	ProbeNS  float64   `json:"probe_ns,omitempty"`
+
+	// Usage is what the process used over each sample of a bench round,
+	// in entry order, for the parent to judge (Judge); nil when unknown.
+	Usage []Sample `json:"usage,omitempty"`
 }
 
 // A Sender writes events, one line and one write each, so that the parent

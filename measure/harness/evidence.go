@@ -25,8 +25,9 @@ type Evidence struct {
 // wall time, the CPU time of all its threads, and how often the OS
 // preempted one of them for another task.
 type Sample struct {
-	Wall, CPU   time.Duration
-	Involuntary int64
+	Wall        time.Duration `json:"wall_ns"`
+	CPU         time.Duration `json:"cpu_ns"`
+	Involuntary int64         `json:"involuntary,omitempty"`
 }
 
 // minShare is how much of the CPU time of its least disturbed samples

@@ -97,27 +97,44 @@ func allocated(d *data, e Entry) (bytes, objects uint64) {
 // untimed rounds, until there are minSamples rounds and the samples add up
 // to minTime. Each round starts one entry later than the one before, so
 // that every entry takes every place in a round as often, and drift of the
-// machine falls on all of them alike. Each timed round is sent as it ends.
+// machine falls on all of them alike. Each timed round is sent as it ends,
+// with what the process used over each sample (the parent judges which
+// rounds were disturbed).
+//
+// Before each sample, an entry is called once, untimed: tuning times a
+// kernel's samples back to back, with its goroutines' threads awake and
+// its data in the caches, and a bench that timed an entry right after
+// another one's long single-threaded call would charge it for waking the
+// idle cores (on a VM, the hypervisor's idle vCPUs) and for the other
+// entry's cache footprint: the two-goroutine memory floor of a GEMM
+// 256³ bench read 21–52 µs that way, and 5.7–9 µs with the call.
 func rounds(d *data, reps []int, s settings) {
 	var total time.Duration
+	var m meter
 	for r := -s.warmup; r < s.minSamples || total < s.minTime; r++ {
 		samples := make([]float64, len(table))
+		used := make([]harness.Sample, len(table))
 		for j := range table {
 			i := (r + s.warmup + j) % len(table)
 			e := table[i]
+			d.call(e)
 			clearUpper() // the previous entry's vector code must not slow this one
+			m.start()
 			t0 := time.Now()
 			for range reps[i] {
 				d.call(e)
 			}
 			took := time.Since(t0)
+			m.stop(took)
 			samples[i] = float64(took) / float64(reps[i])
+			used[i] = m.samples[len(m.samples)-1]
 			if r >= 0 {
 				total += took
 			}
 		}
+		m.samples = m.samples[:0]
 		if r >= 0 {
-			send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples})
+			send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples, Usage: used})
 		}
 	}
 }
