@@ -84,8 +84,9 @@
 // that the configs compared with this one may need. Disturbed samples are
 // taken again, up to as many again as the first round took (within the
 // deadline below); the result keeps only the undisturbed ones when there
-// are -samples of them, and every one otherwise. The evidence costs a
-// system call or two per sample and well under a millisecond of probe per
+// are -samples of them, and every one otherwise. The evidence costs two
+// system calls per sample, whose samples then last at least 200 µs
+// whatever -minsample says, and well under a millisecond of probe per
 // candidate.
 //
 // # Protocol

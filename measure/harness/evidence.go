@@ -41,34 +41,53 @@ const minShare = 0.8
 // itself gets about n times the wall time in CPU time, but how many it
 // runs on is not known here (a thread count is a knob of some templates,
 // and the runtime's spinning threads add CPU time of their own), so each
-// sample is measured against the reference share: the 90th percentile of
-// CPU time per wall time over the samples, the level of the samples the
-// machine disturbed least. Not the highest: the OS adds the time of a
-// thread running on another core to the process only when it stops or at
-// a clock tick, and the sample that gets that lump reads several cores'
-// worth. A sample is disturbed when it got under minShare of the
-// reference, or when the OS preempted one of the process's threads
-// during it. share is the median against the reference, at most 1.
+// sample is measured against the reference share (Reference), the level
+// of the samples the machine disturbed least (Disturbed). share is the
+// median against the reference, at most 1.
 func Judge(samples []Sample) (disturbed []bool, share float64) {
+	ref := Reference(samples)
+	disturbed = make([]bool, len(samples))
 	ratios := make([]float64, len(samples))
 	for i, s := range samples {
-		if s.Wall > 0 {
-			ratios[i] = float64(s.CPU) / float64(s.Wall)
-		}
-	}
-	sorted := slices.Sorted(slices.Values(ratios))
-	ref := 0.0
-	if len(sorted) > 0 {
-		ref = sorted[(len(sorted)-1)*9/10]
-	}
-	disturbed = make([]bool, len(samples))
-	for i, s := range samples {
-		disturbed[i] = s.Involuntary > 0 || ratios[i] < minShare*ref
+		disturbed[i], ratios[i] = Disturbed(s, ref), s.ratio()
 	}
 	if ref == 0 {
 		return disturbed, 0
 	}
-	return disturbed, min(1, sorted[len(sorted)/2]/ref)
+	slices.Sort(ratios)
+	return disturbed, min(1, ratios[len(ratios)/2]/ref)
+}
+
+// Reference is the CPU time per wall time of the samples the machine
+// disturbed least: the 90th percentile over samples, 0 for none. Not the
+// highest: the OS adds the time of a thread running on another core to
+// the process only when it stops or at a clock tick, and the sample that
+// gets that lump reads several cores' worth.
+func Reference(samples []Sample) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	ratios := make([]float64, len(samples))
+	for i, s := range samples {
+		ratios[i] = s.ratio()
+	}
+	slices.Sort(ratios)
+	return ratios[(len(ratios)-1)*9/10]
+}
+
+// Disturbed reports whether s was disturbed, against the reference share
+// ref: the OS preempted one of the process's threads during it, or it got
+// under minShare of ref.
+func Disturbed(s Sample, ref float64) bool {
+	return s.Involuntary > 0 || s.ratio() < minShare*ref
+}
+
+// ratio is the sample's CPU time per wall time; 0 without a wall time.
+func (s Sample) ratio() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.CPU) / float64(s.Wall)
 }
 
 // probeSlowdown is how much slower than its best the calibration probe

@@ -340,3 +340,22 @@ func TestTuneEvidence(t *testing.T) {
 		t.Errorf("evidence %+v without -evidence", got[len(got)-1].Evidence)
 	}
 }
+
+// BenchmarkEvidence reports what the evidence costs outside the timed
+// calls: reading the usage around one sample, and one reading of the
+// calibration probe (sampleJudged takes two per candidate).
+func BenchmarkEvidence(b *testing.B) {
+	b.Run("sample", func(b *testing.B) {
+		var m meter
+		for b.Loop() {
+			m.start()
+			m.stop(time.Microsecond)
+			m.samples = m.samples[:0]
+		}
+	})
+	b.Run("probe", func(b *testing.B) {
+		for b.Loop() {
+			probe()
+		}
+	})
+}
