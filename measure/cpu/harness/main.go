@@ -27,6 +27,13 @@
 // would take longer than -budget at the speed of its check. A panic is the candidate's crash,
 // reported with the head of its stack; the harness goes on.
 //
+// With -evidence (the default) it also gathers the evidence of contention
+// for each candidate (sampleJudged): the process's CPU time and
+// preemptions over each sample, which then lasts at least 200 µs, the
+// steal of the timing, and a calibration probe before and after, judged
+// against -probe, the fastest probe the parent has seen; disturbed
+// samples are taken again and left out when enough others are not.
+//
 // -bench times every entry of the table in interleaved rounds instead:
 //
 //	harness -bench -data DIR -warmup 3 -samples 30 -mintime 1s -minsample 10µs

@@ -89,7 +89,7 @@ func measure(d *data, e Entry, s settings) (r harness.Event) {
 		d.call(e)
 	}
 	if !s.evidence {
-		samples, _ := sample(d, e, reps, s, nil)
+		samples := sample(d, e, reps, s, nil)
 		return harness.Event{Status: harness.StatusOK, Reps: reps, SamplesNS: samples}
 	}
 	return sampleJudged(d, e, reps, s, !slow)
@@ -98,14 +98,15 @@ func measure(d *data, e Entry, s settings) (r harness.Event) {
 // sample times samples of reps calls of e until there are s.minSamples of
 // them adding up to s.minTime, or maxSamples. With a meter, it reads what
 // the process used over each sample too.
-func sample(d *data, e Entry, reps int, s settings, m *meter) (samples []float64, total time.Duration) {
-	samples = make([]float64, 0, s.minSamples)
+func sample(d *data, e Entry, reps int, s settings, m *meter) []float64 {
+	samples := make([]float64, 0, s.minSamples)
+	var total time.Duration
 	for (len(samples) < s.minSamples || total < s.minTime) && len(samples) < maxSamples {
 		took := timeOnce(d, e, reps, m)
 		total += took
 		samples = append(samples, float64(took)/float64(reps))
 	}
-	return samples, total
+	return samples
 }
 
 // timeOnce times one sample of reps calls of e.
@@ -126,15 +127,15 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 // the CPU time and preemptions of every sample (harness.Judge). With
 // retake (not for a clearly slow candidate, whose rank its few samples
 // settle anyway), samples judged disturbed are taken again, at most as
-// many again as the first round took, so that timing stays within what checked told the parent
-// to expect; the result leaves them out when s.minSamples others were
-// not, and keeps every sample otherwise (the evidence then says how many
-// were disturbed).
+// many again as the first round took, so that timing stays within what
+// checked told the parent to expect; the result leaves them out when
+// s.minSamples others were not, and keeps every sample otherwise (the
+// evidence then says how many were disturbed).
 func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
 	probeBefore := probe()
 	steal0, stealOK := harness.Steal()
 	var m meter
-	samples, _ := sample(d, e, reps, s, &m)
+	samples := sample(d, e, reps, s, &m)
 	// Judged against the first round's reference share, each sample taken
 	// again adds to the undisturbed ones or not, until there are enough.
 	ref := harness.Reference(m.samples)
