@@ -36,8 +36,9 @@ entry, in a rotating order, each after an untimed call of the entry (so
 that, as in tuning, its goroutines are awake and its data in the caches),
 until each has --samples samples and all of them add up to --time. An
 entry's samples that were disturbed (a thread preempted, or CPU time
-starved against its other samples: docs/measuring.md) are left out when
---samples others remain; the samples line says how many. The tuned kernel and the baselines are first
+starved against its other samples: docs/measuring.md) are made up for
+with more rounds, up to as many again, and left out when --samples
+others remain; the samples line says how many. The tuned kernel and the baselines are first
 checked against the float64 reference. Prints each entry's median time,
 p20–p80 spread, GB/s, GFLOP/s, its time as a multiple of the tuned
 kernel's and what a call allocates (ALLOC), with the tuned config, the

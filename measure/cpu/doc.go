@@ -159,8 +159,10 @@
 // everything in interleaved rounds, one sample of each per round, each
 // after an untimed call of the entry, so that every ratio is measured side
 // by side in one process. Each round carries what the process used over
-// each sample, and an entry's disturbed samples (harness.Judge) are left
-// out when BenchBatch.MinSamples others remain (BenchResult.Dropped). It reuses the
+// each sample; the harness makes up for rounds in which an entry's sample
+// was disturbed (up to as many rounds again), and an entry's disturbed
+// samples (harness.Judge) are left out when BenchBatch.MinSamples others
+// remain (BenchResult.Dropped). It reuses the
 // module layout, the data files, the checks and the process handling
 // above.
 package cpu

@@ -280,6 +280,10 @@ func TestBench(t *testing.T) {
 					if len(e.SamplesNS) != len(table) || slices.Min(e.SamplesNS) <= 0 {
 						t.Errorf("round %v", e.SamplesNS)
 					}
+					// Each sample comes with what the process used over it.
+					if len(e.Usage) != len(table) || slices.ContainsFunc(e.Usage, func(u harness.Sample) bool { return u.Wall <= 0 }) {
+						t.Errorf("round usage %+v", e.Usage)
+					}
 				}
 			}
 			if results != len(table) || (rounds >= 3) != (tt.bad == "") || tt.bad != "" && rounds != 0 {
