@@ -37,8 +37,9 @@ that, as in tuning, its goroutines are awake and its data in the caches),
 until each has --samples samples and all of them add up to --time. An
 entry's samples that were disturbed (a thread preempted, or CPU time
 starved against its other samples: docs/measuring.md) are made up for
-with more rounds, up to as many again, and left out when --samples
-others remain; the samples line says how many. The tuned kernel and the baselines are first
+with more rounds, up to as many again, and rounds with a disturbed
+sample are left out when --samples others remain; the samples line says
+how many. The tuned kernel and the baselines are first
 checked against the float64 reference. Prints each entry's median time,
 p20–p80 spread, GB/s, GFLOP/s, its time as a multiple of the tuned
 kernel's and what a call allocates (ALLOC), with the tuned config, the
@@ -187,7 +188,7 @@ type benchResultJSON struct {
 	AllocBytes uint64           `json:"alloc_bytes"`
 	Allocs     uint64           `json:"allocs"`
 	Samples    int              `json:"samples"`
-	Dropped    int              `json:"disturbed_dropped"` // samples left out as disturbed (measurecpu.BenchResult.Dropped)
+	Dropped    int              `json:"disturbed_rounds"` // rounds left out as disturbed (measurecpu.BenchResult.Dropped)
 	Reps       int              `json:"calls_per_sample"`
 	Checked    bool             `json:"checked"`
 	Doc        string           `json:"doc"`
@@ -364,12 +365,9 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
 	fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
 	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
-	samples, dropped := 0, 0
-	for _, r := range b.Results {
-		samples, dropped = samples+r.Samples+r.Dropped, dropped+r.Dropped
-	}
-	fmt.Fprintf(tw, "samples\t%d rounds, interleaved, %d of the %d samples left out as disturbed; inputs of seed %d\n",
-		b.Results[0].Samples+b.Results[0].Dropped, dropped, samples, b.Seed)
+	r := b.Results[0]
+	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved (%d of %d rounds left out as disturbed); inputs of seed %d\n",
+		r.Samples, r.Dropped, r.Samples+r.Dropped, b.Seed)
 	tw.Flush()
 	fmt.Fprintln(std.out)
 

@@ -108,8 +108,9 @@ type BenchResult struct {
 	P20NS     float64
 	P80NS     float64
 
-	// Rounds is how many rounds were timed, and Dropped how many of the
-	// entry's samples were left out as disturbed (dropDisturbed).
+	// Rounds is how many rounds were timed, and Dropped how many of them
+	// were left out as disturbed (dropDisturbed): the same for every
+	// entry.
 	Rounds, Dropped int
 }
 
@@ -505,15 +506,15 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	}
 }
 
-// dropDisturbed leaves out of each entry of res the samples that were
-// disturbed (harness.Judge over the entry's samples: preempted, or starved
-// of CPU time against its least disturbed samples), so that a bench's
-// medians, like tuning's, come from samples that had the machine: a bench
-// spans a second or more of interleaved rounds, and on a busy machine
-// that takes in far more disturbance than tuning's short runs of samples,
-// which drop theirs. An entry keeps every sample when fewer than
-// minSamples would be left, and every entry does when usage is unknown
-// for any round.
+// dropDisturbed leaves out of res the rounds in which any entry's sample
+// was disturbed (harness.Judge over each entry's samples: preempted, or
+// starved of CPU time against its least disturbed samples), so that a
+// bench's medians, like tuning's, come from samples that had the machine:
+// a bench spans a second or more of interleaved rounds, and on a busy
+// machine that takes in far more disturbance than tuning's short runs of
+// samples, which drop theirs. Rounds go whole, so that every entry keeps
+// as many samples, side by side. Every round stays when fewer than
+// minSamples would be left, or when usage is unknown for any round.
 func dropDisturbed(res []BenchResult, usage [][]harness.Sample, minSamples int) {
 	for i := range res {
 		res[i].Rounds = len(usage)
@@ -521,21 +522,34 @@ func dropDisturbed(res []BenchResult, usage [][]harness.Sample, minSamples int) 
 	if len(usage) == 0 || slices.ContainsFunc(usage, func(u []harness.Sample) bool { return u == nil }) {
 		return
 	}
+	bad := make([]bool, len(usage))
 	for i := range res {
 		entry := make([]harness.Sample, len(usage))
 		for r, u := range usage {
 			entry[r] = u[i]
 		}
 		disturbed, _ := harness.Judge(entry)
+		for r, d := range disturbed {
+			bad[r] = bad[r] || d
+		}
+	}
+	dropped := 0
+	for _, b := range bad {
+		if b {
+			dropped++
+		}
+	}
+	if len(usage)-dropped < max(minSamples, 1) {
+		return
+	}
+	for i := range res {
 		var kept []float64
 		for r, ns := range res[i].SamplesNS {
-			if !disturbed[r] {
+			if !bad[r] {
 				kept = append(kept, ns)
 			}
 		}
-		if len(kept) >= max(minSamples, 1) {
-			res[i].SamplesNS, res[i].Dropped = kept, len(usage)-len(kept)
-		}
+		res[i].SamplesNS, res[i].Dropped = kept, dropped
 	}
 }
 

@@ -160,9 +160,9 @@
 // after an untimed call of the entry, so that every ratio is measured side
 // by side in one process. Each round carries what the process used over
 // each sample; the harness makes up for rounds in which an entry's sample
-// was disturbed (up to as many rounds again), and an entry's disturbed
-// samples (harness.Judge) are left out when BenchBatch.MinSamples others
-// remain (BenchResult.Dropped). It reuses the
+// was disturbed (harness.Judge, up to as many rounds again), and such
+// rounds are left out whole when BenchBatch.MinSamples others remain
+// (BenchResult.Dropped). It reuses the
 // module layout, the data files, the checks and the process handling
 // above.
 package cpu

@@ -95,12 +95,12 @@ func allocated(d *data, e Entry) (bytes, objects uint64) {
 
 // rounds times the entries in rounds of one sample of each, after warmup
 // untimed rounds, until there are minSamples rounds and the samples add up
-// to minTime, then, while an entry has fewer than minSamples undisturbed
-// samples, up to as many rounds again. Each round starts one entry later
+// to minTime, then, while fewer than minSamples rounds are undisturbed,
+// up to as many rounds again. Each round starts one entry later
 // than the one before, so that every entry takes every place in a round
 // as often, and drift of the machine falls on all of them alike. Each
 // timed round is sent as it ends, with what the process used over each
-// sample (the parent leaves the disturbed samples out).
+// sample (the parent leaves the disturbed rounds out).
 //
 // Before each sample, an entry is called once, untimed: tuning times a
 // kernel's samples back to back, with its goroutines' threads awake and
@@ -117,14 +117,14 @@ func rounds(d *data, reps []int, s settings) {
 		total += round(d, reps, r, s.warmup, used)
 	}
 	// Rounds in which an entry's sample was disturbed are made up for,
-	// up to as many again, so that the parent can leave the disturbed
-	// samples out and keep minSamples of every entry (each judged against
-	// its own samples of the first rounds).
+	// up to as many again, so that the parent can leave them out and keep
+	// minSamples rounds (each entry judged against its own samples of the
+	// first rounds).
 	refs := make([]float64, len(table))
 	for i := range table {
 		refs[i] = harness.Reference(used[i])
 	}
-	for extra := 0; extra < r && fewestClean(used, refs) < s.minSamples; extra++ {
+	for extra := 0; extra < r && cleanRounds(used, refs) < s.minSamples; extra++ {
 		round(d, reps, r+extra, s.warmup, used)
 	}
 }
@@ -164,22 +164,23 @@ func round(d *data, reps []int, r, warmup int, used [][]harness.Sample) time.Dur
 	return total
 }
 
-// fewestClean returns the fewest undisturbed samples of any entry, each
-// judged against its reference share.
-func fewestClean(used [][]harness.Sample, refs []float64) int {
-	fewest := -1
-	for i, u := range used {
-		n := 0
-		for _, s := range u {
-			if !harness.Disturbed(s, refs[i]) {
-				n++
-			}
+// cleanRounds returns how many rounds no entry's sample was disturbed in,
+// each judged against its entry's reference share.
+func cleanRounds(used [][]harness.Sample, refs []float64) int {
+	if len(used) == 0 {
+		return 0
+	}
+	clean := 0
+	for r := range used[0] {
+		ok := true
+		for i, u := range used {
+			ok = ok && !harness.Disturbed(u[r], refs[i])
 		}
-		if fewest < 0 || n < fewest {
-			fewest = n
+		if ok {
+			clean++
 		}
 	}
-	return max(fewest, 0)
+	return clean
 }
 
 // floorKernel returns the memory floor: a kernel that copies the first n
