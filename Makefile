@@ -17,7 +17,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 openblas_bin := ./autotune-openblas
 openblas_workload := --op gemm --shape $(OPENBLAS_SHAPE) --device cpu $(if $(DB),--db $(DB))
 
-.PHONY: bench-openblas bench-anchors
+.PHONY: bench-openblas bench-anchors disturbance
 
 # bench-openblas installs OpenBLAS (Debian's libopenblas-dev) if it is missing,
 # builds autotune with the openblas tag, tunes GEMM at OPENBLAS_SHAPE unless
@@ -98,3 +98,27 @@ bench-anchors:
 		one attention-causal-$$s --op attention --causal --shape $$s; \
 	done; \
 	echo; $(GO) run tools/anchors.go $$files
+
+# disturbance: issue 26's experiment (docs/measuring.md). Tunes GEMM at
+# DISTURB_SHAPE into two fresh databases, on the machine as it is and with
+# one core kept busy by another process (yes), prints what doctor says
+# before each and each run's contention line, then benches both winners on
+# the machine as it is. Run it on an otherwise quiet machine.
+DISTURB_SHAPE ?= 1024x1024x1024
+DISTURB_TRIALS ?= 100
+DISTURB_TIME ?= 5m
+DISTURB_OUT ?= disturbance-out
+disturb_bin := ./autotune-disturb
+disturb_tune := tune --op gemm --shape $(DISTURB_SHAPE) --device cpu --trials $(DISTURB_TRIALS) --time $(DISTURB_TIME)
+
+disturbance:
+	$(GO) build -o $(disturb_bin) ./cmd/autotune
+	rm -rf $(DISTURB_OUT) && mkdir -p $(DISTURB_OUT)
+	$(disturb_bin) doctor
+	$(disturb_bin) $(disturb_tune) --db $(DISTURB_OUT)/quiet.db | tee $(DISTURB_OUT)/quiet.txt
+	@sh -c 'yes >/dev/null & busy=$$!; trap "kill $$busy" EXIT INT TERM; \
+		$(disturb_bin) doctor; \
+		$(disturb_bin) $(disturb_tune) --db $(DISTURB_OUT)/busy.db | tee $(DISTURB_OUT)/busy.txt'
+	$(disturb_bin) bench --op gemm --shape $(DISTURB_SHAPE) --device cpu --samples 10 --db $(DISTURB_OUT)/quiet.db
+	$(disturb_bin) bench --op gemm --shape $(DISTURB_SHAPE) --device cpu --samples 10 --db $(DISTURB_OUT)/busy.db
+	@grep -h contention $(DISTURB_OUT)/quiet.txt $(DISTURB_OUT)/busy.txt

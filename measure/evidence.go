@@ -10,13 +10,20 @@ package measure
 type Disturbance struct {
 	// Samples is how many timed samples the evidence covers, and Disturbed
 	// how many of them were judged disturbed (0 ≤ Disturbed ≤ Samples).
+	// The CPU measurer takes disturbed samples again and leaves them out of
+	// the result's samples when enough others were not, so Samples counts
+	// more than the result keeps.
 	Samples   int `json:"samples"`
 	Disturbed int `json:"disturbed"`
 
-	// CPUShare is the median over the samples of the CPU time the kernel's
-	// threads got against the wall time times the goroutines it ran on:
-	// about 1 when it had its cores to itself, lower when they were taken.
-	// 0 when it could not be read.
+	// CPUShare is the median over the samples of the CPU time the process
+	// got per wall time, against that of the sample that got the most
+	// (which the machine disturbed least): about 1 when every sample had
+	// the same cores, lower when some lost theirs. 0 when it could not be
+	// read. A kernel's thread count is not known to the measurer (some
+	// templates make it a knob, and the runtime's spinning threads add CPU
+	// time), so the share is relative; Probe sees contention that lasted
+	// the whole timing.
 	CPUShare float64 `json:"cpu_share,omitempty"`
 
 	// StealNS and InvoluntarySwitches are what the OS reports for the
@@ -25,6 +32,20 @@ type Disturbance struct {
 	// the OS does not say.
 	StealNS             int64 `json:"steal_ns,omitempty"`
 	InvoluntarySwitches int64 `json:"involuntary_switches,omitempty"`
+
+	// Probe is how much slower a short calibration loop on every core ran
+	// around the samples than its fastest run known to the measurer: 1 on
+	// a quiet machine, over 1.25 when something else held a core, and
+	// then every sample counts as disturbed. 0 when not run.
+	Probe float64 `json:"probe,omitempty"`
+}
+
+// Contended reports whether most of the samples were disturbed: such a
+// measurement says more about the machine than about the config, and must
+// not decide a winner before it is taken again. Unknown evidence (nil)
+// is not contended.
+func (d *Disturbance) Contended() bool {
+	return d != nil && 2*d.Disturbed > d.Samples
 }
 
 // Measurer names who took a measurement, so that a result can be traced to

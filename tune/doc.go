@@ -35,4 +35,13 @@
 // configs of a batch before measuring them, and leave to the others those
 // they claimed or measured after it started (Progress.Shared counts them),
 // so that no config is measured twice and every record is kept.
+//
+// A winner is declared only after the leaders were measured again side by
+// side (Task.Remeasure): the fastest configs and, for a template with a
+// threads knob, the fastest config of each thread count, interleaved in
+// one batch, so that thread counts are compared at one moment rather
+// than against records taken under another load. A leader whose
+// measurement was mostly disturbed (measure.Disturbance.Contended) cannot
+// win on it: the leaders are measured again, up to three times, and a
+// winner still contended then is reported as unsettled (Summary).
 package tune

@@ -164,6 +164,17 @@ type Summary struct {
 	// so the winner is a toss-up between them on this machine.
 	Leaders []tunedb.Record
 	Tied    bool
+
+	// Evidenced is how many ok records of this run carry evidence of
+	// contention, and Contended how many of them were mostly disturbed
+	// (measure.Disturbance.Contended). Remeasures is how often the
+	// leaders were measured again, and Unsettled says that the winner's
+	// last measurement was still contended after maxRemeasures of them:
+	// the machine never quieted, and the winner is the best guess of a
+	// busy machine.
+	Evidenced, Contended int
+	Remeasures           int
+	Unsettled            bool
 }
 
 // PerMinute is the tuning throughput: configs measured per minute of wall time.
@@ -424,26 +435,34 @@ const RemeasureRounds = 3
 // remeasure times the run's leaders again before a winner is declared: in
 // one batch, in rounds (A B C A B C A B C), with the same harness and method
 // as every other measurement, so the new figures are comparable with the
-// rest of the database. Each leader gets one record pooling its samples of
-// every round; being the newest, it is the one the database ranks by.
+// rest of the database. The leaders are the Task.Remeasure fastest and,
+// when the template has a threads knob, the fastest of every thread count
+// (leaders), so that thread counts are compared at the same moment, not
+// against records of another load. Each leader gets one record pooling its
+// samples of every round; being the newest, it is the one the database
+// ranks by.
 func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) error {
 	// Re-measured leaders may come out slower than their first figures and
-	// let a config below them, never re-measured, rank first. Re-measure
-	// again, with it, until the first is a re-measured one (or give up after
-	// a few rounds: the machine is too noisy to say more).
+	// let a config below them, never re-measured, rank first; and a
+	// leader whose new samples were mostly disturbed cannot win on them.
+	// Re-measure again until the first is a re-measured one measured on a
+	// quiet enough machine (or give up after a few rounds: the machine is
+	// too noisy to say more, and the summary says so).
 	again := map[string]bool{}
-	for range 3 {
-		top, err := t.Store.TopK(w, t.Remeasure)
+	for range maxRemeasures {
+		top, err := leaders(t, w)
 		if err != nil || len(top) < 2 {
 			return err
 		}
-		if again[top[0].Config.String()] {
+		s.Unsettled = top[0].Disturbance.Contended()
+		if again[top[0].Config.String()] && !s.Unsettled {
 			break
 		}
 		done, err := s.remeasureOnce(ctx, t, w, top)
 		if err != nil || !done {
 			return err
 		}
+		s.Remeasures++
 		for _, r := range top {
 			again[r.Config.String()] = true
 		}
@@ -453,6 +472,7 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 		return err
 	}
 	s.Best = b
+	s.Unsettled = b != nil && b.Disturbance.Contended()
 	return nil
 }
 
@@ -483,8 +503,10 @@ func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, 
 		return false, err
 	}
 	pooled := make([]measure.Result, len(top))
+	evidence := make([][]*measure.Disturbance, len(top))
 	for i, r := range results {
 		p := &pooled[i%len(top)]
+		evidence[i%len(top)] = append(evidence[i%len(top)], r.Disturbance)
 		p.BuildNS += r.BuildNS
 		p.RunNS += r.RunNS
 		switch {
@@ -499,16 +521,18 @@ func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, 
 	}
 	for i := range pooled {
 		pooled[i].Config = top[i].Config
+		pooled[i].Disturbance = pool(evidence[i])
 		if pooled[i].Status == measure.StatusOK {
 			pooled[i].MedianNS, pooled[i].P20NS, pooled[i].P80NS = measure.Summarize(pooled[i].SamplesNS)
 		}
 	}
-	trials, failures := s.Trials, maps.Clone(s.Failures)
+	trials, failures, evidenced, contended := s.Trials, maps.Clone(s.Failures), s.Evidenced, s.Contended
 	recs, err := s.record(t, w, pooled)
 	if err != nil {
 		return false, err
 	}
-	s.Trials, s.Failures = trials, failures // re-measurements are not new trials
+	// Re-measurements are not new trials.
+	s.Trials, s.Failures, s.Evidenced, s.Contended = trials, failures, evidenced, contended
 	s.Leaders = s.Leaders[:0]
 	for _, r := range recs {
 		if r.Status == tunedb.StatusOK {
@@ -564,6 +588,12 @@ func (s *Summary) account(recs []tunedb.Record) []tunedb.Record {
 		if r.Status != tunedb.StatusOK {
 			s.Failures[r.Status]++
 			continue
+		}
+		if r.Disturbance != nil {
+			s.Evidenced++
+		}
+		if r.Disturbance.Contended() {
+			s.Contended++
 		}
 		if s.Best == nil || r.MedianNS < s.Best.MedianNS {
 			s.Best = &recs[i]

@@ -89,8 +89,8 @@
 //	local_bytes integer  local memory per thread of a GPU kernel, bytes; omitted when 0
 //	disturbance object   evidence of contention while the samples were taken: samples,
 //	                     disturbed (how many of them were), cpu_share, steal_ns,
-//	                     involuntary_switches (see measure.Disturbance); omitted when unknown,
-//	                     as in every record before schema 3
+//	                     involuntary_switches, probe (see measure.Disturbance); omitted when
+//	                     unknown, as in every record before schema 3
 //	measurer    object   who measured: name (a worker's; empty for the tuner), host, tool;
 //	                     omitted when unknown, as in every record before schema 3
 //

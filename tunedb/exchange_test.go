@@ -88,6 +88,7 @@ func TestImportLines(t *testing.T) {
 		{"disturbance and measurer", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":10,"disturbed":2,"cpu_share":0.93,"steal_ns":1500},"measurer":{"name":"w1","host":"box","tool":"autotune test"}`, 1), "", 1},
 		{"more disturbed than samples", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":3}`, 1), "tunedb: import line 1: disturbance: 3 of 2 samples disturbed", 0},
 		{"negative steal", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":0,"steal_ns":-1}`, 1), "tunedb: import line 1: disturbance: steal_ns is -1", 0},
+		{"negative probe", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":0,"probe":-1}`, 1), "tunedb: import line 1: disturbance: probe is -1", 0},
 		{"control character in measurer", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","measurer":{"name":"w\u001b[2J"}`, 1), `tunedb: import line 1: measurer: name "w\x1b[2J" is not UTF-8 without control characters`, 0},
 		{"negative registers", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","registers":-4`, 1), "tunedb: import line 1: registers is -4", 0},
 		{"bad status", other + "\n" + strings.Replace(good, `"status":"timeout"`, `"status":"meh"`, 1), `tunedb: import line 2: unknown status "meh"`, 0},
@@ -498,7 +499,7 @@ func TestExportDoesNotHoldTheLock(t *testing.T) {
 func TestEvidenceRoundTrip(t *testing.T) {
 	r := rec(t, softmax, "vec=8,unroll=1", StatusOK, 100, 0)
 	r.Registers, r.LocalBytes = 40, 16
-	r.Disturbance = &measure.Disturbance{Samples: 12, Disturbed: 3, CPUShare: 0.81, StealNS: 2500, InvoluntarySwitches: 7}
+	r.Disturbance = &measure.Disturbance{Samples: 12, Disturbed: 3, CPUShare: 0.81, StealNS: 2500, InvoluntarySwitches: 7, Probe: 1.4}
 	r.Measurer = &measure.Measurer{Name: "w1", Host: "box", Tool: "autotune test"}
 	plain := rec(t, softmax, "vec=4,unroll=1", StatusOK, 120, 1)
 	src := openTemp(t)

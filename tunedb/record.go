@@ -251,6 +251,8 @@ func checkDisturbance(d *measure.Disturbance) error {
 		return fmt.Errorf("steal_ns is %d", d.StealNS)
 	case d.InvoluntarySwitches < 0:
 		return fmt.Errorf("involuntary_switches is %d", d.InvoluntarySwitches)
+	case !(d.Probe >= 0 && d.Probe < math.Inf(1)):
+		return fmt.Errorf("probe is %v", d.Probe)
 	}
 	return nil
 }

@@ -32,8 +32,14 @@ the op's baselines (below), an FMA peak (independent fused multiply-adds
 in assembly on the widest vectors the CPU has, one goroutine per core) and
 a memory floor (a copy of the input to the output, with as many goroutines
 as the tuned kernel uses), in one process, interleaved: each round times one sample of every
-entry, in a rotating order, until each has --samples samples and all of
-them add up to --time. The tuned kernel and the baselines are first
+entry, in a rotating order, each after an untimed call of the entry (so
+that, as in tuning, its goroutines are awake and its data in the caches),
+until each has --samples samples and all of them add up to --time. An
+entry's samples that were disturbed (a thread preempted, or CPU time
+starved against its other samples: docs/measuring.md) are made up for
+with more rounds, up to as many again, and rounds with a disturbed
+sample are left out when --samples others remain; the samples line says
+how many. The tuned kernel and the baselines are first
 checked against the float64 reference. Prints each entry's median time,
 p20–p80 spread, GB/s, GFLOP/s, its time as a multiple of the tuned
 kernel's and what a call allocates (ALLOC), with the tuned config, the
@@ -182,6 +188,7 @@ type benchResultJSON struct {
 	AllocBytes uint64           `json:"alloc_bytes"`
 	Allocs     uint64           `json:"allocs"`
 	Samples    int              `json:"samples"`
+	Dropped    int              `json:"disturbed_rounds"` // rounds left out as disturbed (measurecpu.BenchResult.Dropped)
 	Reps       int              `json:"calls_per_sample"`
 	Checked    bool             `json:"checked"`
 	Doc        string           `json:"doc"`
@@ -309,7 +316,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
-			AllocBytes: r.AllocBytes, Allocs: r.Allocs, Samples: len(r.SamplesNS), Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
+			AllocBytes: r.AllocBytes, Allocs: r.Allocs, Samples: len(r.SamplesNS), Dropped: r.Dropped, Reps: r.Reps, Checked: r.Checked, Doc: r.Doc}
 		if r.MedianNS > 0 {
 			j.GBps = r.Bytes / r.MedianNS
 			j.GFLOPs = r.FLOPs / r.MedianNS
@@ -358,7 +365,9 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
 	fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
 	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
-	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved; inputs of seed %d\n", b.Results[0].Samples, b.Seed)
+	r := b.Results[0]
+	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved (%d of %d rounds left out as disturbed); inputs of seed %d\n",
+		r.Samples, r.Dropped, r.Samples+r.Dropped, b.Seed)
 	tw.Flush()
 	fmt.Fprintln(std.out)
 

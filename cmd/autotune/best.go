@@ -9,6 +9,7 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/lookup"
+	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -70,13 +71,16 @@ type bestConfig struct {
 	Samples  int             `json:"samples"`
 	Time     time.Time       `json:"time"`
 	Tool     string          `json:"tool"`
+	// Disturbance is the evidence of contention of the record; omitted
+	// when unknown.
+	Disturbance *measure.Disturbance `json:"disturbance,omitempty"`
 }
 
 // newBestConfig describes a record; with the op's template it adds GB/s
 // and GFLOP/s.
 func newBestConfig(r tunedb.Record, tmpl kernels.Template, shape []int, dt dtype.DType) bestConfig {
 	b := bestConfig{Config: r.Config, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
-		Samples: len(r.SamplesNS), Time: r.Time, Tool: r.Tool}
+		Samples: len(r.SamplesNS), Time: r.Time, Tool: r.Tool, Disturbance: r.Disturbance}
 	b.GBps, b.GFLOPs = tmpl.Rates(shape, dt, r.MedianNS)
 	return b
 }

@@ -37,7 +37,7 @@ type stdio struct {
 }
 
 func commands() []command {
-	return []command{tuneCommand, bestCommand, benchCommand, checkCommand, genCommand, reportCommand, simulateCommand, listCommand, dbCommand, brokerCommand, workerCommand, workersCommand, versionCommand}
+	return []command{tuneCommand, bestCommand, benchCommand, checkCommand, genCommand, reportCommand, simulateCommand, listCommand, doctorCommand, dbCommand, brokerCommand, workerCommand, workersCommand, versionCommand}
 }
 
 // usageError is a mistake on the command line; it exits 2. Every other

@@ -16,6 +16,7 @@
 //	report    write an HTML report of the tuning database
 //	simulate  compare searches (or task schedulers) on recorded landscapes, without measuring
 //	list      list the ops, their shapes and knobs, and the devices
+//	doctor    say how busy this machine is, and what that means for tuning
 //	db        ls, show, export, import, merge, prune and check the tuning database
 //	broker    run a NATS server with JetStream for remote workers
 //	worker    measure jobs sent through NATS on this machine

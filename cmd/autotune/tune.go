@@ -64,10 +64,18 @@ than the best by more than the fraction F (checked after each batch from
 --stop-gain-after trials on, 64 by default; docs/benchmarks.md measures what
 it saves and costs on the landscape suite). Without
 either flag it is 200 trials or a minute; --trials alone has no time limit. Then the
---remeasure fastest configs are measured again, in interleaved rounds, and
-the winner is the fastest of those; the summary says when the two fastest
-are within each other's p20–p80 spread. Progress goes to stderr (a bar on a
-terminal, a line per batch otherwise); the summary goes to stdout.
+--remeasure fastest configs, and the fastest of each thread count of a
+template with a threads knob, are measured again, in interleaved rounds,
+and the winner is the fastest of those; the summary says when the two
+fastest are within each other's p20–p80 spread. Every measurement carries
+the evidence of contention (CPU time against wall time, preemptions,
+steal, a calibration probe: docs/measuring.md); disturbed samples are
+taken again, a leader whose samples were mostly disturbed is measured
+again (up to three times) before it can win, and the summary says how
+many measurements were disturbed, what was measured again, and whether
+the winner stayed disturbed. autotune doctor says how busy the machine
+is before a long run. Progress goes to stderr (a bar on a terminal, a
+line per batch otherwise); the summary goes to stdout.
 
 --tasks tunes every workload of a tasks file (a JSON list of {op, shape,
 weight, causal}, or an object {"tasks": [...]} holding the list; see
@@ -389,6 +397,16 @@ type summaryJSON struct {
 	Best        *bestConfig           `json:"best"`
 	Leaders     []bestConfig          `json:"leaders,omitempty"` // re-measured, fastest first
 	Tied        bool                  `json:"tied"`              // the two leaders' p20–p80 ranges overlap
+	Contention  contentionJSON        `json:"contention"`
+}
+
+// contentionJSON says how disturbed a run's measurements were and what
+// was measured again because of it (tune.Summary).
+type contentionJSON struct {
+	Evidenced  int  `json:"evidenced"`  // ok records of this run with evidence of contention
+	Contended  int  `json:"contended"`  // those whose samples were mostly disturbed
+	Remeasures int  `json:"remeasures"` // times the leaders were measured again
+	Unsettled  bool `json:"unsettled"`  // the winner was still contended after the last
 }
 
 func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions, s tune.Summary) summaryJSON {
@@ -406,6 +424,7 @@ func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions
 		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape, w.dtype))
 	}
 	out.Tied = s.Tied
+	out.Contention = contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
 	return out
 }
 
@@ -445,9 +464,31 @@ func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary)
 	}
 	fmt.Fprintf(tw, "trials\t%d this run, %d from earlier runs%s\n", s.Trials, s.Resumed, state)
 	fmt.Fprintf(tw, "failures\t%s\n", formatFailures(s.Failures))
+	fmt.Fprintf(tw, "contention\t%s\n", formatContention(s))
 	fmt.Fprintf(tw, "time\tbuild %.1fs, run %.1fs, elapsed %.1fs (%.0f candidates/min)\n",
 		s.BuildTime.Seconds(), s.RunTime.Seconds(), s.Elapsed.Seconds(), s.PerMinute())
 	tw.Flush()
+}
+
+// formatContention says how disturbed the run's measurements were, what
+// was measured again, and what that means for the winner.
+func formatContention(s tune.Summary) string {
+	var b strings.Builder
+	if s.Evidenced == 0 {
+		b.WriteString("unknown: the measurer gathers no evidence")
+	} else {
+		fmt.Fprintf(&b, "%d of %d measurements mostly disturbed", s.Contended, s.Evidenced)
+		if 2*s.Contended > s.Evidenced {
+			b.WriteString(" (a busy machine: see autotune doctor)")
+		}
+	}
+	if s.Remeasures > 0 {
+		fmt.Fprintf(&b, "; leaders measured again %d×", s.Remeasures)
+	}
+	if s.Unsettled {
+		b.WriteString("; the winner's samples were still mostly disturbed: bench it when the machine is quieter")
+	}
+	return b.String()
 }
 
 // formatFailures lists failures by status in the database's order: "none" or

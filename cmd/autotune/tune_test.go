@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/autotune-dev/autotune/tune"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,6 +225,23 @@ func TestTimeBudget(t *testing.T) {
 		}
 		if got := timeBudget(fs, o.budget); got != tt.want {
 			t.Errorf("%v: budget %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestFormatContention(t *testing.T) {
+	for _, tt := range []struct {
+		s    tune.Summary
+		want string
+	}{
+		{tune.Summary{}, "unknown: the measurer gathers no evidence"},
+		{tune.Summary{Evidenced: 20, Contended: 1, Remeasures: 1}, "1 of 20 measurements mostly disturbed; leaders measured again 1×"},
+		{tune.Summary{Evidenced: 20, Contended: 15, Remeasures: 3, Unsettled: true},
+			"15 of 20 measurements mostly disturbed (a busy machine: see autotune doctor); leaders measured again 3×; " +
+				"the winner's samples were still mostly disturbed: bench it when the machine is quieter"},
+	} {
+		if got := formatContention(tt.s); got != tt.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tt.s, got, tt.want)
 		}
 	}
 }

@@ -103,10 +103,15 @@ type BenchResult struct {
 	AllocBytes uint64
 	Allocs     uint64
 
-	SamplesNS []float64 // every timed sample, in ns per call, in round order
+	SamplesNS []float64 // every timed sample kept, in ns per call, in round order
 	MedianNS  float64   // measure.Summarize(SamplesNS)
 	P20NS     float64
 	P80NS     float64
+
+	// Rounds is how many rounds were timed, and Dropped how many of them
+	// were left out as disturbed (dropDisturbed): the same for every
+	// entry.
+	Rounds, Dropped int
 }
 
 // benchEntry is one thing a bench harness times, in result order.
@@ -205,10 +210,11 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.runBench(ctx, bin, dir, b, entries)
+	res, usage, err := m.runBench(ctx, bin, dir, b, entries)
 	if err != nil {
 		return nil, err
 	}
+	dropDisturbed(res, usage, b.MinSamples)
 	for i, e := range entries {
 		r := &res[i]
 		r.Name, r.Doc, r.Checked, r.Bytes, r.FLOPs = e.name, e.doc, e.checked, e.bytes, e.flops
@@ -399,7 +405,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 //	{"id":-1,"event":"done"}
 //
 // After a failed check the harness times nothing and says done.
-func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, error) {
+func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, [][]harness.Sample, error) {
 	cmd := exec.Command(bin,
 		"-"+flagBench,
 		"-"+flagData, dir,
@@ -412,7 +418,7 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	cmd.Env = m.opts.harnessEnv()
 	h, err := startHarness(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	step := benchStepTimeout
 	if m.opts.Timeout > 0 {
@@ -422,6 +428,7 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 	defer timer.Stop()
 
 	res := make([]BenchResult, len(entries))
+	var usage [][]harness.Sample // per round, what each entry's sample used; nil rounds when unknown
 	var failures []string
 	var seq harness.Sequence
 	// phase says what the harness was doing, for errors.
@@ -439,24 +446,24 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 		select {
 		case <-ctx.Done():
 			h.stop()
-			return nil, fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
+			return nil, nil, fmt.Errorf("cpu: bench interrupted: %w", ctx.Err())
 
 		case <-timer.C:
 			h.stop()
-			return nil, fmt.Errorf("cpu: bench: the harness stalled %s for %v; stderr:\n%s", phase(), step, h.stderr.String())
+			return nil, nil, fmt.Errorf("cpu: bench: the harness stalled %s for %v; stderr:\n%s", phase(), step, h.stderr.String())
 
 		case line, ok := <-h.lines:
 			if !ok {
 				werr := cmd.Wait()
 				switch {
 				case h.scanErr != nil:
-					return nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
+					return nil, nil, fmt.Errorf("cpu: bench: reading the harness's output: %w", h.scanErr)
 				case !seq.Done() || werr != nil:
-					return nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
+					return nil, nil, fmt.Errorf("cpu: bench: the harness died %s: %s\n%s", phase(), exitText(cmd, werr), h.stderr.String())
 				case len(failures) > 0:
-					return nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
+					return nil, nil, fmt.Errorf("cpu: bench: %s", strings.Join(failures, "; "))
 				}
-				return res, nil
+				return res, usage, nil
 			}
 			e, ok := harness.Decode(line)
 			if !ok {
@@ -483,15 +490,66 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 				for i, s := range e.SamplesNS {
 					res[i].SamplesNS = append(res[i].SamplesNS, s)
 				}
+				if len(e.Usage) != len(entries) {
+					e.Usage = nil
+				}
+				usage = append(usage, e.Usage)
 			case e.Event == harness.Done && len(failures) == 0 && (seq.Started() != len(entries) || len(res[0].SamplesNS) < b.MinSamples):
 				err = fmt.Errorf("done after %d of %d entries and %d rounds, want %d",
 					seq.Started(), len(entries), len(res[0].SamplesNS), b.MinSamples)
 			}
 			if err != nil {
 				h.stop()
-				return nil, fmt.Errorf("cpu: bench: harness protocol: %v: %s", err, line)
+				return nil, nil, fmt.Errorf("cpu: bench: harness protocol: %v: %s", err, line)
 			}
 		}
+	}
+}
+
+// dropDisturbed leaves out of res the rounds in which any entry's sample
+// was disturbed (harness.Judge over each entry's samples: preempted, or
+// starved of CPU time against its least disturbed samples), so that a
+// bench's medians, like tuning's, come from samples that had the machine:
+// a bench spans a second or more of interleaved rounds, and on a busy
+// machine that takes in far more disturbance than tuning's short runs of
+// samples, which drop theirs. Rounds go whole, so that every entry keeps
+// as many samples, side by side. Every round stays when fewer than
+// minSamples would be left, or when usage is unknown for any round.
+func dropDisturbed(res []BenchResult, usage [][]harness.Sample, minSamples int) {
+	for i := range res {
+		res[i].Rounds = len(usage)
+	}
+	if len(usage) == 0 || slices.ContainsFunc(usage, func(u []harness.Sample) bool { return u == nil }) {
+		return
+	}
+	bad := make([]bool, len(usage))
+	for i := range res {
+		entry := make([]harness.Sample, len(usage))
+		for r, u := range usage {
+			entry[r] = u[i]
+		}
+		disturbed, _ := harness.Judge(entry)
+		for r, d := range disturbed {
+			bad[r] = bad[r] || d
+		}
+	}
+	dropped := 0
+	for _, b := range bad {
+		if b {
+			dropped++
+		}
+	}
+	if len(usage)-dropped < max(minSamples, 1) {
+		return
+	}
+	for i := range res {
+		var kept []float64
+		for r, ns := range res[i].SamplesNS {
+			if !bad[r] {
+				kept = append(kept, ns)
+			}
+		}
+		res[i].SamplesNS, res[i].Dropped = kept, dropped
 	}
 }
 

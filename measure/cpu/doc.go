@@ -68,6 +68,26 @@
 // Options.SlowFactor times slower than the fastest known, and one whose
 // full timing would take longer than -budget (Options.TimingBudget) at
 // the speed of its check.
+
+// Unless Options.NoEvidence is set (harness -evidence=false), the harness
+// gathers the evidence of contention while it times (measure.Disturbance):
+// the process's CPU time and involuntary context switches over each
+// sample (CLOCK_PROCESS_CPUTIME_ID and getrusage on Linux, getrusage on
+// other Unix systems), the steal of /proc/stat over the candidate's
+// timing, and a calibration probe, a short loop of multiply-adds on one
+// goroutine per core (package measure/cpu/peak), timed before and after
+// the samples against the fastest probe the Measurer has seen (-probe).
+// harness.Judge marks a sample disturbed when the OS preempted one of the
+// process's threads during it or its CPU time per wall time fell a fifth
+// below that of the least disturbed samples; a probe 1.25 times slower than
+// its best marks every sample, since it means another process held a core
+// that the configs compared with this one may need. Disturbed samples are
+// taken again, up to as many again as the first round took (within the
+// deadline below); the result keeps only the undisturbed ones when there
+// are -samples of them, and every one otherwise. The evidence costs two
+// system calls per sample, whose samples then last at least 200 µs
+// whatever -minsample says, and well under a millisecond of probe per
+// candidate.
 //
 // # Protocol
 //
@@ -79,7 +99,7 @@
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          candidate 7 is about to run
 //	{"id":7,"event":"checked","call_ns":2.1e6,"calls":15}  it passed its check; timing follows
-//	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
+//	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...],"evidence":{...},"probe_ns":9.1e4}
 //	{"id":7,"event":"result","status":"wrong_answer","error":"input set large: out[3] = ..."}
 //	{"id":7,"event":"result","status":"crash","error":"panic: ...\n\ngoroutine 1 ..."}
 //	{"id":-1,"event":"done"}                          every candidate has a result
@@ -136,8 +156,13 @@
 // -bench, whose table adds an FMA peak (package measure/cpu/peak, Go
 // assembly) and a memory-copy floor (bench.go). It checks the kernels
 // once, counts the heap allocations of a call of each, and then times
-// everything in interleaved rounds, one sample of each per round, so that
-// every ratio is measured side by side in one process. It reuses the
+// everything in interleaved rounds, one sample of each per round, each
+// after an untimed call of the entry, so that every ratio is measured side
+// by side in one process. Each round carries what the process used over
+// each sample; the harness makes up for rounds in which an entry's sample
+// was disturbed (harness.Judge, up to as many rounds again), and such
+// rounds are left out whole when BenchBatch.MinSamples others remain
+// (BenchResult.Dropped). It reuses the
 // module layout, the data files, the checks and the process handling
 // above.
 package cpu

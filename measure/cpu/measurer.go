@@ -18,6 +18,7 @@ import (
 type Measurer struct {
 	opts  Options
 	cache dataCache
+	probe probeBest
 
 	onStart func(id int) // test hook, see runner.onStart
 }
@@ -89,7 +90,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 
 	start = time.Now()
 	r := &runner{
-		bin: bin, dir: dir, opts: m.opts, timeout: m.opts.timeout(b.Best), best: b.Best,
+		bin: bin, dir: dir, opts: m.opts, timeout: m.opts.timeout(b.Best), best: b.Best, probe: &m.probe,
 		res: res, finished: finished, own: make([]time.Duration, len(res)),
 		onStart: m.onStart, onFinish: func(r measure.Result) { report(b, r) },
 	}

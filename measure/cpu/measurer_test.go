@@ -203,7 +203,9 @@ func TestMeasureOddSizes(t *testing.T) {
 		n := tt.n
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			b := batchOf([]int{n}, testConfig("ok", 1, 0), testConfig("wrongans", 1, 0), testConfig("ok_slow", 10, 0))
-			got, err := New(fastOptions(t)).Measure(context.Background(), b)
+			opts := fastOptions(t)
+			opts.NoEvidence = true // it may take disturbed samples again
+			got, err := New(opts).Measure(context.Background(), b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +238,9 @@ func TestMeasureCutsClearlySlowCandidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := batchOf([]int{1000}, tt.cfgs...)
 			b.Best = tt.best
-			got, err := New(fastOptions(t)).Measure(context.Background(), b)
+			opts := fastOptions(t)
+			opts.NoEvidence = true // it may take disturbed samples again
+			got, err := New(opts).Measure(context.Background(), b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,6 +263,7 @@ func TestMeasureTimeoutFromCheck(t *testing.T) {
 	needGo(t)
 	opts := fastOptions(t)
 	opts.Timeout, opts.SlowSamples = 0, 20
+	opts.NoEvidence = true // a sleeping kernel's CPU time says nothing of contention
 	b := batchOf([]int{1000}, testConfig("sleep", 100, 0), testConfig("hang", 1, 1),
 		testConfig("hang_late", 1, 2), testConfig("ok", 1, 3))
 	b.Best = time.Microsecond // the sleeper is clearly slow: 1 + 20 calls after its check

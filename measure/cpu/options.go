@@ -1,6 +1,13 @@
 package cpu
 
-import "time"
+import (
+	"os"
+	"time"
+)
+
+// NoEvidenceEnv is the environment variable that turns off the evidence
+// of contention (Options.NoEvidence) when it is 1.
+const NoEvidenceEnv = "AUTOTUNE_NO_EVIDENCE"
 
 // Options configure a Measurer. The zero value, and a nil *Options, mean the
 // defaults given with each field.
@@ -71,6 +78,16 @@ type Options struct {
 	// clearly slow one (SlowSamples samples). Default 10s.
 	TimingBudget time.Duration
 
+	// NoEvidence turns off the evidence of contention (measure.Disturbance):
+	// the CPU time and preemptions of every sample, the steal of each
+	// candidate's timing and the calibration probe around it, and taking
+	// disturbed samples again. It is on by default, since it costs a
+	// system call per sample and a few hundred microseconds of probe per
+	// candidate; turning it off is for measuring that cost. NoEvidenceEnv
+	// set to 1 in the environment turns it off too, for every Measurer of
+	// the process (autotune tune, worker).
+	NoEvidence bool
+
 	// Env is added to the environment of the harness processes, after
 	// this process's: the variables that keep a bench's C libraries at an
 	// ISA level, say. A GODEBUG there replaces this process's; the harness
@@ -113,6 +130,7 @@ func (o *Options) withDefaults() Options {
 	if o != nil {
 		r = *o
 	}
+	r.NoEvidence = r.NoEvidence || os.Getenv(NoEvidenceEnv) == "1"
 	if r.Warmup <= 0 {
 		r.Warmup = defaultWarmup
 	}

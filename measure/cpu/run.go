@@ -34,6 +34,8 @@ const (
 	flagSlowFactor  = "slowfactor"
 	flagSlowSamples = "slowsamples"
 	flagBudget      = "budget"
+	flagEvidence    = "evidence"
+	flagProbe       = "probe"
 )
 
 // runner runs the candidates of one built batch in harness processes.
@@ -42,6 +44,7 @@ type runner struct {
 	opts     Options
 	timeout  time.Duration // per candidate, until it has passed its check (Options.checkedTimeout after)
 	best     time.Duration // the batch's hint; 0: none
+	probe    *probeBest    // the calibration probe's fastest time, kept across batches
 
 	res      []measure.Result
 	finished []bool
@@ -83,6 +86,8 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 		"-"+flagSlowFactor, strconv.FormatFloat(r.opts.SlowFactor, 'g', -1, 64),
 		"-"+flagSlowSamples, strconv.Itoa(r.opts.SlowSamples),
 		"-"+flagBudget, r.opts.TimingBudget.String(),
+		"-"+flagEvidence+"="+strconv.FormatBool(!r.opts.NoEvidence),
+		"-"+flagProbe, r.probe.get().String(),
 	)
 	cmd.Dir = r.dir
 	cmd.Env = r.opts.harnessEnv()
@@ -166,6 +171,7 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 				estimate = timingEstimate(e.CallNS, e.Calls)
 			case e.Event == harness.Result:
 				res, ok := result(e)
+				r.probe.lower(time.Duration(e.ProbeNS))
 				if !ok {
 					err = fmt.Errorf("bad result")
 					break
@@ -257,11 +263,53 @@ func result(e harness.Event) (measure.Result, bool) {
 			return measure.Result{}, false
 		}
 		median, p20, p80 := measure.Summarize(e.SamplesNS)
-		return measure.Result{Status: s, SamplesNS: e.SamplesNS, MedianNS: median, P20NS: p20, P80NS: p80}, true
+		return measure.Result{Status: s, SamplesNS: e.SamplesNS, MedianNS: median, P20NS: p20, P80NS: p80,
+			Disturbance: disturbance(e.Evidence)}, true
 	case measure.StatusCrash, measure.StatusWrongAnswer:
 		return measure.Result{Status: s, Error: clip(e.Error)}, true
 	}
 	return measure.Result{}, false
+}
+
+// disturbance converts a result's evidence, checking that it counts what
+// it can count; nil when there is none or it is not well-formed.
+func disturbance(e *harness.Evidence) *measure.Disturbance {
+	if e == nil || e.Samples < 0 || e.Disturbed < 0 || e.Disturbed > e.Samples {
+		return nil
+	}
+	return &measure.Disturbance{
+		Samples: e.Samples, Disturbed: e.Disturbed, CPUShare: e.CPUShare,
+		StealNS: max(e.StealNS, 0), InvoluntarySwitches: max(e.InvoluntarySwitches, 0), Probe: e.Probe,
+	}
+}
+
+// probeBest is the fastest time of the calibration probe any harness of a
+// Measurer has reported: each new harness judges its probe against it, so
+// that a batch that starts on a busy machine does not take its own slow
+// probe for the machine's best. A nil *probeBest keeps nothing.
+type probeBest struct {
+	mu   sync.Mutex
+	best time.Duration
+}
+
+func (p *probeBest) get() time.Duration {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.best
+}
+
+func (p *probeBest) lower(d time.Duration) {
+	if p == nil || d <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.best == 0 || d < p.best {
+		p.best = d
+	}
 }
 
 // finish records the result of candidate id, keeping the Config and build

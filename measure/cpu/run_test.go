@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/harness"
 )
 
 // fakeHarnessEnv makes the test binary act as a harness that follows a
@@ -141,5 +142,21 @@ func TestStderrBuffer(t *testing.T) {
 				t.Errorf("kept %d bytes", len(got))
 			}
 		})
+	}
+}
+
+// A result's evidence becomes its Disturbance when it counts what it can
+// count; the runner does not trust a harness with more.
+func TestDisturbance(t *testing.T) {
+	if d := disturbance(nil); d != nil {
+		t.Errorf("no evidence: %+v", d)
+	}
+	if d := disturbance(&harness.Evidence{Samples: 3, Disturbed: 4}); d != nil {
+		t.Errorf("4 of 3 disturbed: %+v", d)
+	}
+	e := harness.Evidence{Samples: 12, Disturbed: 7, CPUShare: 0.8, StealNS: 5, InvoluntarySwitches: 9, Probe: 1.3}
+	want := measure.Disturbance{Samples: 12, Disturbed: 7, CPUShare: 0.8, StealNS: 5, InvoluntarySwitches: 9, Probe: 1.3}
+	if d := disturbance(&e); d == nil || *d != want || !d.Contended() {
+		t.Errorf("%+v: %+v, want %+v, contended", e, d, want)
 	}
 }

@@ -18,7 +18,7 @@
 //	{"id":-1,"event":"ready"}                         inputs loaded
 //	{"id":7,"event":"start"}                          kernel 7 is about to run
 //	{"id":7,"event":"checked","call_ns":2.1e6,"calls":15}  optional: it passed its check; timing follows
-//	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...]}
+//	{"id":7,"event":"result","status":"ok","reps":4,"samples_ns":[812.5,...],"evidence":{...},"probe_ns":9.1e4}
 //	{"id":7,"event":"result","status":"wrong_answer","error":"set large: out[3] = ..."}
 //	{"id":-1,"event":"round","samples_ns":[812.5,...]}  bench only: a sample of every entry
 //	{"id":-1,"event":"done"}                          every kernel has a result

@@ -44,6 +44,17 @@ type Event struct {
 	// bench entry allocates; tuning does not count them.
 	AllocBytes uint64 `json:"alloc_bytes,omitempty"`
 	Allocs     uint64 `json:"allocs,omitempty"`
+
+	// Evidence is how disturbed a tuning result's samples were; nil when
+	// the harness gathered none. ProbeNS is the fastest run of the
+	// calibration probe the harness has seen, which the parent passes on
+	// to the next harness as the probe's best.
+	Evidence *Evidence `json:"evidence,omitempty"`
+	ProbeNS  float64   `json:"probe_ns,omitempty"`
+
+	// Usage is what the process used over each sample of a bench round,
+	// in entry order, for the parent to judge (Judge); nil when unknown.
+	Usage []Sample `json:"usage,omitempty"`
 }
 
 // A Sender writes events, one line and one write each, so that the parent

@@ -95,31 +95,92 @@ func allocated(d *data, e Entry) (bytes, objects uint64) {
 
 // rounds times the entries in rounds of one sample of each, after warmup
 // untimed rounds, until there are minSamples rounds and the samples add up
-// to minTime. Each round starts one entry later than the one before, so
-// that every entry takes every place in a round as often, and drift of the
-// machine falls on all of them alike. Each timed round is sent as it ends.
+// to minTime, then, while fewer than minSamples rounds are undisturbed,
+// up to as many rounds again. Each round starts one entry later
+// than the one before, so that every entry takes every place in a round
+// as often, and drift of the machine falls on all of them alike. Each
+// timed round is sent as it ends, with what the process used over each
+// sample (the parent leaves the disturbed rounds out).
+//
+// Before each sample, an entry is called once, untimed: tuning times a
+// kernel's samples back to back, with its goroutines' threads awake and
+// its data in the caches, and a bench that timed an entry right after
+// another one's long single-threaded call would charge it for waking the
+// idle cores (on a VM, the hypervisor's idle vCPUs) and for the other
+// entry's cache footprint: the two-goroutine memory floor of a GEMM
+// 256³ bench read 21–52 µs that way, and 5.7–9 µs with the call.
 func rounds(d *data, reps []int, s settings) {
 	var total time.Duration
-	for r := -s.warmup; r < s.minSamples || total < s.minTime; r++ {
-		samples := make([]float64, len(table))
-		for j := range table {
-			i := (r + s.warmup + j) % len(table)
-			e := table[i]
-			clearUpper() // the previous entry's vector code must not slow this one
-			t0 := time.Now()
-			for range reps[i] {
-				d.call(e)
-			}
-			took := time.Since(t0)
-			samples[i] = float64(took) / float64(reps[i])
-			if r >= 0 {
-				total += took
-			}
+	used := make([][]harness.Sample, len(table)) // per entry, over the timed rounds
+	r := -s.warmup
+	for ; r < s.minSamples || total < s.minTime; r++ {
+		total += round(d, reps, r, s.warmup, used)
+	}
+	// Rounds in which an entry's sample was disturbed are made up for,
+	// up to as many again, so that the parent can leave them out and keep
+	// minSamples rounds (each entry judged against its own samples of the
+	// first rounds).
+	refs := make([]float64, len(table))
+	for i := range table {
+		refs[i] = harness.Reference(used[i])
+	}
+	for extra := 0; extra < r && cleanRounds(used, refs) < s.minSamples; extra++ {
+		round(d, reps, r+extra, s.warmup, used)
+	}
+}
+
+// round times round r (warm-up rounds are negative) and sends it when it
+// is timed, adding what each entry's sample used to used; it returns the
+// time of its timed samples.
+func round(d *data, reps []int, r, warmup int, used [][]harness.Sample) time.Duration {
+	var m meter
+	var total time.Duration
+	samples := make([]float64, len(table))
+	for j := range table {
+		i := (r + warmup + j) % len(table)
+		e := table[i]
+		d.call(e)
+		clearUpper() // the previous entry's vector code must not slow this one
+		m.start()
+		t0 := time.Now()
+		for range reps[i] {
+			d.call(e)
 		}
-		if r >= 0 {
-			send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples})
+		took := time.Since(t0)
+		m.stop(took)
+		samples[i] = float64(took) / float64(reps[i])
+		total += took
+	}
+	if r < 0 {
+		return 0
+	}
+	usage := make([]harness.Sample, len(table))
+	for j, u := range m.samples {
+		i := (r + warmup + j) % len(table)
+		usage[i] = u
+		used[i] = append(used[i], u)
+	}
+	send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples, Usage: usage})
+	return total
+}
+
+// cleanRounds returns how many rounds no entry's sample was disturbed in,
+// each judged against its entry's reference share.
+func cleanRounds(used [][]harness.Sample, refs []float64) int {
+	if len(used) == 0 {
+		return 0
+	}
+	clean := 0
+	for r := range used[0] {
+		ok := true
+		for i, u := range used {
+			ok = ok && !harness.Disturbed(u[r], refs[i])
+		}
+		if ok {
+			clean++
 		}
 	}
+	return clean
 }
 
 // floorKernel returns the memory floor: a kernel that copies the first n

@@ -280,6 +280,10 @@ func TestBench(t *testing.T) {
 					if len(e.SamplesNS) != len(table) || slices.Min(e.SamplesNS) <= 0 {
 						t.Errorf("round %v", e.SamplesNS)
 					}
+					// Each sample comes with what the process used over it.
+					if len(e.Usage) != len(table) || slices.ContainsFunc(e.Usage, func(u harness.Sample) bool { return u.Wall <= 0 }) {
+						t.Errorf("round usage %+v", e.Usage)
+					}
 				}
 			}
 			if results != len(table) || (rounds >= 3) != (tt.bad == "") || tt.bad != "" && rounds != 0 {
@@ -309,4 +313,53 @@ func TestFloorAndPeak(t *testing.T) {
 	if math.IsNaN(float64(out[0])) || math.IsInf(float64(out[0]), 0) {
 		t.Errorf("peak wrote %g", out[0])
 	}
+}
+
+// With evidence on, a result says how many samples were timed and how
+// many were disturbed, and keeps no more samples than were timed; the
+// probe's best goes back to the parent.
+func TestTuneEvidence(t *testing.T) {
+	events := capture(t)
+	s := fast
+	s.evidence = true
+	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, s)
+	got := results(events())
+	if len(got) != 1 || got[0].Status != harness.StatusOK {
+		t.Fatalf("results %+v", got)
+	}
+	e := got[0].Evidence
+	switch {
+	case e == nil:
+		t.Fatal("no evidence")
+	case e.Samples < len(got[0].SamplesNS) || e.Disturbed < 0 || e.Disturbed > e.Samples:
+		t.Errorf("evidence %+v for %d samples kept", e, len(got[0].SamplesNS))
+	case len(got[0].SamplesNS) < s.minSamples:
+		t.Errorf("%d samples kept, want at least %d", len(got[0].SamplesNS), s.minSamples)
+	case !(e.Probe >= 1) || !(got[0].ProbeNS > 0):
+		t.Errorf("probe %v against a best of %v ns", e.Probe, got[0].ProbeNS)
+	}
+	// Without it, the harness sends none.
+	tune(testData(t, 17), []Entry{{ID: 0, Fn: affine}}, fast)
+	if got := results(events()); got[len(got)-1].Evidence != nil {
+		t.Errorf("evidence %+v without -evidence", got[len(got)-1].Evidence)
+	}
+}
+
+// BenchmarkEvidence reports what the evidence costs outside the timed
+// calls: reading the usage around one sample, and one reading of the
+// calibration probe (sampleJudged takes two per candidate).
+func BenchmarkEvidence(b *testing.B) {
+	b.Run("sample", func(b *testing.B) {
+		var m meter
+		for b.Loop() {
+			m.start()
+			m.stop(time.Microsecond)
+			m.samples = m.samples[:0]
+		}
+	})
+	b.Run("probe", func(b *testing.B) {
+		for b.Loop() {
+			probe()
+		}
+	})
 }

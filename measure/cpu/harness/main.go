@@ -27,6 +27,13 @@
 // would take longer than -budget at the speed of its check. A panic is the candidate's crash,
 // reported with the head of its stack; the harness goes on.
 //
+// With -evidence (the default) it also gathers the evidence of contention
+// for each candidate (sampleJudged): the process's CPU time and
+// preemptions over each sample, which then lasts at least 200 µs, the
+// steal of the timing, and a calibration probe before and after, judged
+// against -probe, the fastest probe the parent has seen; disturbed
+// samples are taken again and left out when enough others are not.
+//
 // -bench times every entry of the table in interleaved rounds instead:
 //
 //	harness -bench -data DIR -warmup 3 -samples 30 -mintime 1s -minsample 10µs
@@ -102,6 +109,7 @@ type settings struct {
 	slowFactor         float64 // a first call slower than slowFactor × bestNS is clearly slow
 	slowSamples        int
 	budget             time.Duration // the most full timing may take; 0: no limit
+	evidence           bool          // gather the evidence of contention (sampleJudged)
 }
 
 func main() {
@@ -117,6 +125,8 @@ func main() {
 	flag.Float64Var(&s.slowFactor, "slowfactor", 10, "a candidate whose first timed call is this many times slower than the best is timed briefly")
 	flag.IntVar(&s.slowSamples, "slowsamples", 3, "samples of a clearly slow candidate")
 	flag.DurationVar(&s.budget, "budget", 0, "a candidate whose full timing would take longer is timed as clearly slow; 0 for no limit")
+	flag.BoolVar(&s.evidence, "evidence", true, "gather the evidence of contention for each candidate and take disturbed samples again")
+	flag.DurationVar(&probeBest, "probe", 0, "fastest known time of the calibration probe, 0 if none")
 	flag.Parse()
 	os.Stdout = os.Stderr
 
