@@ -188,7 +188,7 @@ func TestBrokerCommand(t *testing.T) {
 // serveNATS starts an embedded NATS server for the test.
 func serveNATS(t *testing.T) string {
 	t.Helper()
-	s, err := remote.Serve("127.0.0.1:0", t.TempDir())
+	s, err := remote.Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

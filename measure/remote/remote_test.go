@@ -95,7 +95,7 @@ func (f *fake) count() int {
 // serve starts an embedded server on loopback and returns a connection to it.
 func serve(t testing.TB) (string, *nats.Conn) {
 	t.Helper()
-	s, err := Serve("127.0.0.1:0", t.TempDir())
+	s, err := Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestBrokerRestart(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := Serve("127.0.0.1:0", dir)
+			s, err := Serve("127.0.0.1:0", dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +364,7 @@ func TestBrokerRestart(t *testing.T) {
 				s.Shutdown()
 				s.WaitForShutdown()
 				time.Sleep(500 * time.Millisecond) // long enough for every client to notice
-				s, err = Serve(addr, dir)
+				s, err = Serve(addr, dir, nil)
 				if err != nil {
 					t.Error(err)
 				}
@@ -399,7 +399,7 @@ func TestBrokerRestart(t *testing.T) {
 				go func() {
 					time.Sleep(300 * time.Millisecond)
 					mu.Lock()
-					s, err = Serve(addr, dir)
+					s, err = Serve(addr, dir, nil)
 					mu.Unlock()
 					if err != nil {
 						t.Error(err)
@@ -604,7 +604,7 @@ func TestGivenUpWhileDisconnected(t *testing.T) {
 // the middle of a batch, whose lost jobs the tuner publishes again. Every
 // result arrives exactly once.
 func TestBrokerNewStore(t *testing.T) {
-	s, err := Serve("127.0.0.1:0", t.TempDir())
+	s, err := Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,7 +615,7 @@ func TestBrokerNewStore(t *testing.T) {
 		defer mu.Unlock()
 		s.Shutdown()
 		s.WaitForShutdown()
-		if s, err = Serve(addr, t.TempDir()); err != nil {
+		if s, err = Serve(addr, t.TempDir(), nil); err != nil {
 			t.Error(err)
 		}
 	}
