@@ -112,7 +112,7 @@ func serve(t testing.TB) (string, *nats.Conn) {
 func startWorker(t testing.TB, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	o := WorkerOptions{Target: target, Measurer: m, Host: "test", AckWait: time.Second}
+	o := WorkerOptions{Target: target, Measurer: m, Host: "test", Tool: "test-tool", AckWait: time.Second}
 	if logs != nil {
 		o.Log = log.New(logs, "", 0)
 	}
@@ -193,7 +193,7 @@ func measureOnce(t *testing.T, m *Measurer, b measure.Batch, during func(finishe
 func TestRoundTrip(t *testing.T) {
 	_, nc := serve(t)
 	a, b := &fake{}, &fake{}
-	startWorker(t, nc, targetA, a, nil)
+	wa := startWorker(t, nc, targetA, a, nil)
 	wb := startWorker(t, nc, targetB, b, nil)
 	m, err := New(context.Background(), nc, &Options{Stall: 5 * time.Second})
 	if err != nil {
@@ -204,6 +204,9 @@ func TestRoundTrip(t *testing.T) {
 	for i, r := range results {
 		if r.Status != measure.StatusOK || r.MedianNS != medianOf(batch.Configs[i]) || len(r.SamplesNS) != 1 {
 			t.Errorf("result %d: %+v, want ok with median %v", i, r, medianOf(batch.Configs[i]))
+		}
+		if want := (measure.Measurer{Name: wa.Name(), Host: "test", Tool: "test-tool"}); r.Measurer == nil || *r.Measurer != want {
+			t.Errorf("result %d measured by %+v, want %+v", i, r.Measurer, want)
 		}
 	}
 	if a.count() != 10 {
