@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +23,21 @@ import (
 
 var fleetTarget = device.Target{Name: "cpu", CPU: &device.CPU{Model: "fake-fleet", Cores: 1}}
 
-// honest times config v=N at 1000+100N ns; a rogue reports a hundredth.
-type honest struct{ factor float64 }
+// honest times config v=N at 1000+100N ns, taking delay per config; a
+// rogue reports a hundredth.
+type honest struct {
+	factor float64
+	delay  time.Duration
+}
 
 func (h honest) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
 	var out []measure.Result
 	for _, cfg := range b.Configs {
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(h.delay):
+		}
 		ns := float64(1000+100*cfg.Int("v")) * h.factor
 		r := measure.Result{Config: cfg, Status: measure.StatusOK, SamplesNS: []float64{ns * 0.98, ns, ns * 1.02}}
 		r.MedianNS, r.P20NS, r.P80NS = measure.Summarize(r.SamplesNS)
@@ -40,8 +50,9 @@ func (h honest) Measure(ctx context.Context, b measure.Batch) ([]measure.Result,
 }
 
 // secureBroker starts a broker that admits the credentials it makes for
-// the tuner and workers, over TLS with a self-signed certificate.
-func secureBroker(t *testing.T, workers ...string) (url, dir, ca string) {
+// the tuner and workers, over TLS with a self-signed certificate. restart
+// stops it and starts it again on the same address and store.
+func secureBroker(t *testing.T, workers ...string) (url, dir, ca string, restart func()) {
 	t.Helper()
 	dir = t.TempDir()
 	creds, err := remote.EnsureCredentials(dir, workers)
@@ -56,18 +67,35 @@ func secureBroker(t *testing.T, workers ...string) (url, dir, ca string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := remote.Serve("127.0.0.1:0", t.TempDir(), &remote.Security{Credentials: creds, TLS: tc})
+	sec, store := &remote.Security{Credentials: creds, TLS: tc}, t.TempDir()
+	s, err := remote.Serve("127.0.0.1:0", store, sec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL(), dir, ca
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+	})
+	addr := s.Addr().String()
+	restart = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		s.Shutdown()
+		s.WaitForShutdown()
+		time.Sleep(500 * time.Millisecond) // long enough for every client to notice
+		if s, err = remote.Serve(addr, store, sec); err != nil {
+			t.Error(err)
+		}
+	}
+	return s.ClientURL(), dir, ca, restart
 }
 
 // dial connects as the member whose credential is in dir under name ("":
 // none), trusting ca ("": trusting nothing but the system's roots).
 func dial(url, dir, name, ca string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.MaxReconnects(0)}
+	opts := []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond), nats.RetryOnFailedConnect(false)}
 	if name != "" {
 		c, err := remote.ReadCredential(filepath.Join(dir, remote.CredentialFile(name)))
 		if err != nil {
@@ -92,7 +120,7 @@ func dial(url, dir, name, ca string) (*nats.Conn, error) {
 // 100× faster than it is: the rogue's figures never make the winner, and
 // every one of them is marked suspect.
 func TestSecureFleet(t *testing.T) {
-	url, dir, ca := secureBroker(t, "h1", "h2", "rogue")
+	url, dir, ca, _ := secureBroker(t, "h1", "h2", "rogue")
 	if nc, err := dial(url, dir, "", ca); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
 		if nc != nil {
 			nc.Close()
@@ -149,7 +177,7 @@ func TestSecureFleet(t *testing.T) {
 	}{{"h1", 1}, {"h2", 1}, {"rogue", 0.01}} {
 		wctx, wcancel := context.WithCancel(ctx)
 		worker, err := remote.NewWorker(wctx, conn(w.name), remote.WorkerOptions{
-			Target: fleetTarget, Measurer: honest{w.factor}, Name: w.name, Host: w.name + ".test", Tool: "test", AckWait: 5 * time.Second,
+			Target: fleetTarget, Measurer: honest{factor: w.factor}, Name: w.name, Host: w.name + ".test", Tool: "test", AckWait: 5 * time.Second,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -201,5 +229,89 @@ func TestSecureFleet(t *testing.T) {
 	}
 	if rogue == 0 {
 		t.Error("the rogue measured nothing: the test proves nothing")
+	}
+}
+
+// TestSecureBrokerRestartDuringTasks restarts a broker with credentials
+// and TLS twice while it serves a run of two tasks, leaders checked on
+// other workers included: the run ends, every trial is one record, and
+// none is lost or measured twice.
+func TestSecureBrokerRestartDuringTasks(t *testing.T) {
+	url, dir, ca, restart := secureBroker(t, "h1", "h2")
+	conn := func(name string) *nats.Conn {
+		nc, err := dial(url, dir, name, ca)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m, err := remote.New(ctx, conn(remote.TunerName), &remote.Options{Stall: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"h1", "h2"} {
+		wctx, wcancel := context.WithCancel(ctx)
+		worker, err := remote.NewWorker(wctx, conn(name), remote.WorkerOptions{
+			Target: fleetTarget, Measurer: honest{factor: 1, delay: 20 * time.Millisecond}, Name: name, Host: name + ".test", AckWait: 2 * time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- worker.Run(wctx) }()
+		t.Cleanup(func() { wcancel(); <-done })
+	}
+	space := schedule.NewSpace([]schedule.Knob{schedule.Choice("v", 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)})
+	store := tunedb.NewMemory()
+	var set tune.TaskSet
+	for _, shape := range [][]int{{8, 8}, {16, 8}} {
+		set.Tasks = append(set.Tasks, tune.Task{
+			Template: softmax.Template, Shape: shape, Target: fleetTarget, Space: space,
+			Measurer: m, Store: store, Strategy: "grid", Seed: 1, BatchSize: 3, Remeasure: 3, Tool: "test",
+		})
+	}
+	const trials = 18
+	set.Trials = trials
+	restarts := make(chan struct{}, 2)
+	batches := 0
+	set.Observer = func(tune.TaskProgress) {
+		if batches++; batches == 1 || batches == 4 {
+			go func() { restart(); restarts <- struct{}{} }()
+		}
+	}
+	s, err := tune.RunTasks(ctx, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-restarts
+	<-restarts
+	if s.Trials != trials || s.Missing != 0 || s.Interrupted {
+		t.Errorf("trials %d, missing %d, interrupted %v; want %d trials and a best for each task", s.Trials, s.Missing, s.Interrupted, trials)
+	}
+	records := 0
+	for _, task := range set.Tasks {
+		recs, err := store.Records(task.Workload())
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := map[string]int{} // records of each config before the leaders' checks
+		for _, r := range recs {
+			if r.Suspect != "" {
+				t.Errorf("%s by %s is suspect: %s", r.Config, r.Measurer.Name, r.Suspect)
+			}
+			first[r.Config.String()]++
+		}
+		for c, n := range first {
+			records++
+			if n > 2 {
+				t.Errorf("%v %s: %d records; want one, and one more for a leader", task.Shape, c, n)
+			}
+		}
+	}
+	if records != trials {
+		t.Errorf("%d configs measured, want %d", records, trials)
 	}
 }
