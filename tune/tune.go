@@ -433,11 +433,10 @@ func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, 
 }
 
 // measureLeaders measures top in RemeasureRounds interleaved rounds with
-// measure and returns one result per leader pooling its rounds; nil
-// without an error when cancelled.
-func measureLeaders(ctx context.Context, t Task, top []tunedb.Record, measure func(context.Context, measure.Batch) ([]measure.Result, error)) ([]measure.Result, error) {
-	batch := leaderBatch(t, top)
-	results, err := measure(ctx, batch)
+// run and returns one result per leader pooling its rounds; nil without
+// an error when cancelled.
+func measureLeaders(ctx context.Context, t Task, top []tunedb.Record, run func(context.Context, measure.Batch) ([]measure.Result, error)) ([]measure.Result, error) {
+	results, err := run(ctx, leaderBatch(t, top))
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, nil // the leaders keep their first measurements
 	}

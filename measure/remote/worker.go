@@ -165,24 +165,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	failing := false // since the last fetch that worked
 	for ctx.Err() == nil {
-		// The jobs sent to this worker by name first: they are few (a
-		// cross-check of leaders) and a tuner waits for them.
-		if b, err := direct.FetchNoWait(w.o.Batch); err == nil {
-			var msgs []jetstream.Msg
-			for m := range b.Messages() {
-				msgs = append(msgs, m)
-			}
-			if len(msgs) > 0 {
-				w.serve(ctx, msgs)
-			}
-			if errors.Is(b.Error(), jetstream.ErrConsumerNotFound) || errors.Is(b.Error(), nats.ErrNoResponders) {
-				// A server with a new store: the shared consumer's
-				// rebind sets the stream up again.
-				if c, err := w.directConsumer(ctx); err == nil {
-					direct = c
-				}
-			}
-		}
+		direct = w.serveDirect(ctx, direct)
 		msgs, err := w.fetch(ctx, cons)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -237,6 +220,31 @@ func (w *Worker) directConsumer(ctx context.Context) (jetstream.Consumer, error)
 		MaxDeliver:        MaxDeliver,
 		InactiveThreshold: time.Hour,
 	})
+}
+
+// serveDirect measures the jobs waiting for w by name, before those of
+// the shared consumer: they are few (a check of a run's leaders) and a
+// tuner waits for them. It returns direct, or the consumer made again
+// when the server lost it (a new store: the shared consumer's rebind sets
+// the stream up again).
+func (w *Worker) serveDirect(ctx context.Context, direct jetstream.Consumer) jetstream.Consumer {
+	b, err := direct.FetchNoWait(w.o.Batch)
+	if err != nil {
+		return direct
+	}
+	var msgs []jetstream.Msg
+	for m := range b.Messages() {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > 0 {
+		w.serve(ctx, msgs)
+	}
+	if errors.Is(b.Error(), jetstream.ErrConsumerNotFound) || errors.Is(b.Error(), nats.ErrNoResponders) {
+		if c, err := w.directConsumer(ctx); err == nil {
+			return c
+		}
+	}
+	return direct
 }
 
 // rebind returns the jobs consumer created again when a failed fetch (err)
