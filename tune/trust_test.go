@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 
@@ -155,6 +156,23 @@ func TestAgree(t *testing.T) {
 	} {
 		if got := Agree(tt.a, tt.b); got != tt.want || Agree(tt.b, tt.a) != tt.want {
 			t.Errorf("Agree(%v, %v) = %v, want %v both ways", tt.a.MedianNS, tt.b.MedianNS, got, tt.want)
+		}
+	}
+}
+
+// TestLocalRecordsNameTheirMeasurer checks that what this process measured
+// says so: its host and tool, and no worker's name.
+func TestLocalRecordsNameTheirMeasurer(t *testing.T) {
+	db := openDB(t)
+	task := testTask(t, db, &fakeMeasurer{})
+	if _, err := Run(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	recs, _ := db.Records(task.Workload())
+	for _, r := range recs {
+		if r.Measurer == nil || *r.Measurer != (measure.Measurer{Host: host, Tool: "test"}) {
+			t.Errorf("%s measured by %+v, want this host and the task's tool", r.Config, r.Measurer)
 		}
 	}
 }
