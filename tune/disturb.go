@@ -19,6 +19,10 @@ const threadsKnob = cpu.ThreadsKnob
 // that, the machine is too noisy to say more, and the summary says so.
 const maxRemeasures = 3
 
+// maxCrossRemeasures bounds the rounds on a fleet, which needs more: the
+// figures of a worker found wrong drop out a batch at a time.
+const maxCrossRemeasures = 8
+
 // leaders returns the configs to re-measure side by side: the
 // t.Remeasure fastest, and, when the space has a threads knob, the
 // fastest of each thread count not among them.
@@ -47,9 +51,9 @@ func leaders(t Task, w tunedb.Workload) ([]tunedb.Record, error) {
 	return top, nil
 }
 
-// pool returns the evidence of several measurements of one config taken
-// together: nil when none has any.
-func pool(ds []*measure.Disturbance) *measure.Disturbance {
+// poolEvidence returns the evidence of several measurements of one config
+// taken together: nil when none has any.
+func poolEvidence(ds []*measure.Disturbance) *measure.Disturbance {
 	var p *measure.Disturbance
 	var share float64
 	for _, d := range ds {

@@ -24,6 +24,13 @@
 // store; tasks of one op share one cost model, which every batch of any of
 // them trains.
 //
+// At the end of a run the leaders are measured again (Task.Remeasure). On
+// a measurer of several machines (CrossMeasurer) each is measured on
+// another machine than the one whose figure made it a leader; figures
+// that disagree (Agree) are settled by a third machine, and those it does
+// not side with are marked suspect in the store, where they never rank a
+// config (trust.go).
+//
 // Every measured config becomes a record, failures included, and every batch
 // is committed in one transaction before the next starts: an interrupted run
 // loses at most the batch in flight (Ctrl-C loses nothing: the finished part

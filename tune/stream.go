@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -86,8 +87,16 @@ func (st *streamer) close() ([]tunedb.Record, error) {
 	return st.recs, st.err
 }
 
-// newRecord is the record of a result measured for w at time at.
+// host is this machine's name, which the records measured here carry.
+var host, _ = os.Hostname()
+
+// newRecord is the record of a result measured for w at time at. A result
+// that does not say who measured it was measured by this process, with
+// tool.
 func newRecord(w tunedb.Workload, r measure.Result, at time.Time, tool string) tunedb.Record {
+	if r.Measurer == nil {
+		r.Measurer = &measure.Measurer{Host: host, Tool: tool}
+	}
 	return tunedb.Record{
 		Workload: w, Config: r.Config, Status: tunedb.Status(r.Status), Error: r.Error,
 		SamplesNS: r.SamplesNS, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,

@@ -440,25 +440,38 @@ const RemeasureRounds = 3
 // (leaders), so that thread counts are compared at the same moment, not
 // against records of another load. Each leader gets one record pooling its
 // samples of every round; being the newest, it is the one the database
-// ranks by.
+// ranks by. On a measurer of several machines (CrossMeasurer) the leaders
+// are measured again on another machine than the one that found them, and
+// a disagreement is settled by a third (see check).
 func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) error {
 	// Re-measured leaders may come out slower than their first figures and
 	// let a config below them, never re-measured, rank first; and a
 	// leader whose new samples were mostly disturbed cannot win on them.
 	// Re-measure again until the first is a re-measured one measured on a
 	// quiet enough machine (or give up after a few rounds: the machine is
-	// too noisy to say more, and the summary says so).
+	// too noisy to say more, and the summary says so; a fleet gets more,
+	// for the figures of a worker found wrong drop out a batch at a time).
+	cross, crossing := t.Measurer.(CrossMeasurer)
+	rounds := maxRemeasures
+	if crossing {
+		rounds = maxCrossRemeasures
+	}
 	again := map[string]bool{}
-	for range maxRemeasures {
+	for range rounds {
 		top, err := leaders(t, w)
-		if err != nil || len(top) < 2 {
+		if err != nil || len(top) == 0 || len(top) < 2 && !crossing {
 			return err
 		}
 		s.Unsettled = top[0].Disturbance.Contended()
 		if again[top[0].Config.String()] && !s.Unsettled {
 			break
 		}
-		done, err := s.remeasureOnce(ctx, t, w, top)
+		var done bool
+		if crossing {
+			done, err = s.check(ctx, t, w, cross, top)
+		} else {
+			done, err = s.remeasureOnce(ctx, t, w, top)
+		}
 		if err != nil || !done {
 			return err
 		}
@@ -488,20 +501,50 @@ func best(st Store, w tunedb.Workload) (*tunedb.Record, error) {
 // remeasureOnce measures top again in rounds and commits one pooled record
 // per leader; it reports false when cancelled, which keeps what was there.
 func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, top []tunedb.Record) (bool, error) {
+	pooled, err := measureLeaders(ctx, t, top, t.Measurer.Measure)
+	if err != nil {
+		return false, err
+	}
+	if pooled == nil {
+		s.Interrupted = true
+		return false, nil
+	}
+	recs := newRecords(t, w, pooled)
+	if err := s.commitLeaders(t, recs, nil); err != nil {
+		return false, err
+	}
+	s.setLeaders(recs)
+	return true, nil
+}
+
+// measureLeaders measures top in RemeasureRounds interleaved rounds with
+// run and returns one result per leader pooling its rounds; nil without
+// an error when cancelled.
+func measureLeaders(ctx context.Context, t Task, top []tunedb.Record, run func(context.Context, measure.Batch) ([]measure.Result, error)) ([]measure.Result, error) {
+	results, err := run(ctx, leaderBatch(t, top))
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, nil // the leaders keep their first measurements
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pool(top, results), nil
+}
+
+// leaderBatch is the batch that measures top in RemeasureRounds rounds.
+func leaderBatch(t Task, top []tunedb.Record) measure.Batch {
 	batch := measure.Batch{Template: t.Template, Shape: t.Shape, DType: t.DType, Target: t.Target, Best: time.Duration(top[0].MedianNS)}
 	for range RemeasureRounds {
 		for _, r := range top {
 			batch.Configs = append(batch.Configs, r.Config)
 		}
 	}
-	results, err := t.Measurer.Measure(ctx, batch)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		s.Interrupted = true
-		return false, nil // the leaders keep their first measurements
-	}
-	if err != nil {
-		return false, err
-	}
+	return batch
+}
+
+// pool folds the results of a leaderBatch into one result per leader: its
+// samples of every round, or its first failure.
+func pool(top []tunedb.Record, results []measure.Result) []measure.Result {
 	pooled := make([]measure.Result, len(top))
 	evidence := make([][]*measure.Disturbance, len(top))
 	for i, r := range results {
@@ -509,6 +552,9 @@ func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, 
 		evidence[i%len(top)] = append(evidence[i%len(top)], r.Disturbance)
 		p.BuildNS += r.BuildNS
 		p.RunNS += r.RunNS
+		if p.Measurer == nil {
+			p.Measurer = r.Measurer
+		}
 		switch {
 		case p.Status != "" && p.Status != measure.StatusOK:
 			// keep the first failure
@@ -521,31 +567,40 @@ func (s *Summary) remeasureOnce(ctx context.Context, t Task, w tunedb.Workload, 
 	}
 	for i := range pooled {
 		pooled[i].Config = top[i].Config
-		pooled[i].Disturbance = pool(evidence[i])
+		pooled[i].Disturbance = poolEvidence(evidence[i])
 		if pooled[i].Status == measure.StatusOK {
 			pooled[i].MedianNS, pooled[i].P20NS, pooled[i].P80NS = measure.Summarize(pooled[i].SamplesNS)
 		}
 	}
+	return pooled
+}
+
+// commitLeaders commits, in one transaction, the records of re-measured
+// leaders, which are not new trials, and stored records marked suspect.
+func (s *Summary) commitLeaders(t Task, recs, marked []tunedb.Record) error {
 	trials, failures, evidenced, contended := s.Trials, maps.Clone(s.Failures), s.Evidenced, s.Contended
-	recs, err := s.record(t, w, pooled)
-	if err != nil {
-		return false, err
+	defer func() { s.Trials, s.Failures, s.Evidenced, s.Contended = trials, failures, evidenced, contended }()
+	if err := commit(t.Store, append(slices.Clip(marked), recs...)); err != nil {
+		return err
 	}
-	// Re-measurements are not new trials.
-	s.Trials, s.Failures, s.Evidenced, s.Contended = trials, failures, evidenced, contended
+	s.account(recs)
+	return nil
+}
+
+// setLeaders makes the trusted ok records of recs the summary's leaders.
+func (s *Summary) setLeaders(recs []tunedb.Record) {
 	s.Leaders = s.Leaders[:0]
 	for _, r := range recs {
-		if r.Status == tunedb.StatusOK {
+		if r.Status == tunedb.StatusOK && r.Suspect == "" {
 			s.Leaders = append(s.Leaders, r)
 		}
 	}
 	slices.SortStableFunc(s.Leaders, func(a, b tunedb.Record) int { return cmp.Compare(a.MedianNS, b.MedianNS) })
 	s.Tied = len(s.Leaders) >= 2 && s.Leaders[1].P20NS <= s.Leaders[0].P80NS
-	return true, nil
 }
 
-// record commits a batch's results and folds them into the summary.
-func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([]tunedb.Record, error) {
+// newRecords returns the records of a batch's results, measured now.
+func newRecords(t Task, w tunedb.Workload, results []measure.Result) []tunedb.Record {
 	now := time.Now().UTC()
 	recs := make([]tunedb.Record, len(results))
 	for i, r := range results {
@@ -553,6 +608,12 @@ func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([
 		// (workload, config, time), and the clock may not tick.
 		recs[i] = newRecord(w, r, now.Add(time.Duration(i)), t.Tool)
 	}
+	return recs
+}
+
+// record commits a batch's results and folds them into the summary.
+func (s *Summary) record(t Task, w tunedb.Workload, results []measure.Result) ([]tunedb.Record, error) {
+	recs := newRecords(t, w, results)
 	if len(recs) > 0 {
 		if err := commit(t.Store, recs); err != nil {
 			return nil, err

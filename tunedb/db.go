@@ -499,7 +499,13 @@ func (db *DB) put(tx *bbolt.Tx, e *entry, now time.Time) (old []byte, err error)
 		}
 	}
 	if old := rb.Get(e.key); old != nil {
-		return old, nil
+		if !marksSuspect(old, e.val) {
+			return old, nil
+		}
+		if err := rb.Put(e.key, e.val); err != nil {
+			return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)
+		}
+		return nil, nil
 	}
 	if err := rb.Put(e.key, e.val); err != nil {
 		return nil, fmt.Errorf("tunedb: %s: %w", db.path, err)

@@ -93,6 +93,13 @@
 //	                     unknown, as in every record before schema 3
 //	measurer    object   who measured: name (a worker's; empty for the tuner), host, tool;
 //	                     omitted when unknown, as in every record before schema 3
+//	suspect     string   on an ok record, why its timing is not trusted (Record.Suspect);
+//	                     omitted when it is; a suspect record never ranks its config
+//
+// Records are immutable but for one change: committing a stored ok record
+// again with suspect set marks it. The tuner does so when a leader's
+// figure, measured again on another worker, disagrees beyond the spreads
+// and a third measurement sides with the other.
 //
 // Lines are ordered by workload key, then by storage order, so an export
 // depends only on the records, and exporting what was imported gives the

@@ -59,7 +59,7 @@ func (m *Memory) Commit(recs []Record) error {
 				old, ok = mw.vals[string(e.key)]
 			}
 		}
-		if ok && !bytes.Equal(old, e.val) {
+		if ok && !bytes.Equal(old, e.val) && !marksSuspect(old, e.val) {
 			return fmt.Errorf("tunedb: commit record %d: %s config %s at %s is already stored with different content",
 				i, e.wkey, e.rec.Config, e.rec.Time.Format(time.RFC3339Nano))
 		}
@@ -73,13 +73,18 @@ func (m *Memory) Commit(recs []Record) error {
 		e := &es[i]
 		mw := m.workloads[string(e.wkey)]
 		k := string(e.key)
-		if mw != nil && mw.vals[k] != nil {
-			continue // stored already, identical
+		stored := mw != nil && mw.vals[k] != nil
+		if stored && bytes.Equal(mw.vals[k], e.val) {
+			continue
 		}
 		// Decoded from its JSON, as DB reads it back.
 		var r Record
 		if err := json.Unmarshal(e.val, &r); err != nil {
 			return fmt.Errorf("tunedb: %w", err)
+		}
+		if stored { // marked suspect
+			mw.vals[k], mw.recs[k] = e.val, r
+			continue
 		}
 		if mw == nil {
 			w := r.Workload

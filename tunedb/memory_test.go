@@ -71,6 +71,45 @@ var storeBehaviour = []struct {
 			}
 		}
 	}},
+	{"a suspect record does not rank, and marking one is the only change a record takes", func(t *testing.T, s store) {
+		// The latest ok record of vec=16,unroll=2 (320 @3s) marked: the
+		// one before it (300 @2s) ranks the config.
+		r := rec(t, softmax, "vec=16,unroll=2", StatusOK, 320, 3)
+		r.Suspect = "disagrees with w2 and w3"
+		if err := s.Commit([]Record{r}); err != nil {
+			t.Fatalf("marking a stored record suspect: %v", err)
+		}
+		if err := s.Commit([]Record{r}); err != nil {
+			t.Fatalf("committing the marked record again: %v", err)
+		}
+		top, err := s.TopK(softmax, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := brief(top), []string{"vec=16,unroll=2 ok 300 @2s", "vec=32,unroll=4 ok 400 @5s", "vec=8,unroll=1 ok 450 @1s"}; !slices.Equal(got, want) {
+			t.Errorf("TopK with a suspect record = %q, want %q", got, want)
+		}
+		recs, _ := s.Records(softmax)
+		marked := 0
+		for _, x := range recs {
+			if x.Suspect != "" {
+				marked++
+			}
+		}
+		if marked != 1 || len(recs) != 9 {
+			t.Errorf("%d records, %d of them suspect; want the 9 of the fixture, 1 suspect", len(recs), marked)
+		}
+		changed := r
+		changed.MedianNS, changed.Suspect = 1, "x"
+		unmark := rec(t, softmax, "vec=16,unroll=2", StatusOK, 320, 3)
+		failed := rec(t, softmax, "vec=16,unroll=4", StatusRuntimeError, 0, 4)
+		failed.Suspect = "x"
+		for _, bad := range []Record{changed, unmark, failed} {
+			if err := s.Commit([]Record{bad}); err == nil {
+				t.Errorf("a change besides marking ok records suspect was accepted: %+v", bad)
+			}
+		}
+	}},
 	{"Measured skips ok records and final failures", func(t *testing.T, s store) {
 		for _, tt := range []struct {
 			w    Workload

@@ -187,6 +187,14 @@ type Record struct {
 	// Measurer says who measured; nil when unknown (every record before
 	// schema 3) or the tuner's own process did not say.
 	Measurer *measure.Measurer `json:"measurer,omitempty"`
+	// Suspect, on an ok record, says why its timing is not trusted: the
+	// tuner measured the config again on another measurer and the figures
+	// disagreed beyond their spreads, and no third measurement sided with
+	// this one. A suspect record never ranks a config (TopK, Best); it is
+	// kept, as evidence against its measurer ('autotune workers --db').
+	// It is the one field set after a record is stored: committing a
+	// stored record again with Suspect set marks it.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 func (r *Record) check() error {
@@ -231,6 +239,12 @@ func (r *Record) check() error {
 	}
 	if err := checkDisturbance(r.Disturbance); err != nil {
 		return fmt.Errorf("disturbance: %w", err)
+	}
+	switch {
+	case r.Suspect != "" && r.Status != StatusOK:
+		return fmt.Errorf("suspect on a record of status %s: only a timing can be suspect", r.Status)
+	case len(r.Suspect) > MaxErrorBytes:
+		return fmt.Errorf("suspect is %d bytes, over %d", len(r.Suspect), MaxErrorBytes)
 	}
 	if err := checkMeasurer(r.Measurer); err != nil {
 		return fmt.Errorf("measurer: %w", err)
@@ -380,19 +394,33 @@ func configPrefix(c schedule.Config) []byte {
 	return append([]byte(c.String()), 0)
 }
 
+// marksSuspect reports whether the record JSON val is the stored record
+// old with Suspect newly set: the one change a stored record may take.
+func marksSuspect(old, val []byte) bool {
+	var o, n Record
+	if json.Unmarshal(old, &o) != nil || json.Unmarshal(val, &n) != nil || o.Suspect != "" || n.Suspect == "" {
+		return false
+	}
+	n.Suspect = ""
+	ob, err1 := marshal(o)
+	nb, err2 := marshal(n)
+	return err1 == nil && err2 == nil && bytes.Equal(ob, nb)
+}
+
 // rank returns the latest ok record of each config among recs, fastest
 // first; at[i] is the time recs[i] counts as measured at. The latest, not
 // the fastest: a config measured again (the tuner re-measures its leaders,
 // interleaved, before it declares a winner) is known better by its newer
 // measurement, and taking the minimum of noisy medians would favour
-// whichever config got lucky once. Ties keep the order of recs, so the
-// result is deterministic.
+// whichever config got lucky once. A suspect record does not count: a
+// config whose only ok records are suspect is not ranked. Ties keep the
+// order of recs, so the result is deterministic.
 func rank(recs []Record, at []time.Time) []Record {
 	var best []Record
 	var bestAt []time.Time
 	pos := make(map[string]int)
 	for i, r := range recs {
-		if r.Status != StatusOK {
+		if r.Status != StatusOK || r.Suspect != "" {
 			continue
 		}
 		c := r.Config.String()

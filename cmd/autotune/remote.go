@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,12 +23,26 @@ import (
 
 // natsFlags are the flags that reach a NATS server.
 type natsFlags struct {
-	url, creds string
+	url, creds, key, ca string
 }
 
 func (n *natsFlags) register(fs *flag.FlagSet, usage string) {
 	fs.StringVar(&n.url, "nats", "", usage)
-	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed) for a server that requires them")
+	fs.StringVar(&n.key, "nats-key", "", "credential file made by 'autotune broker --auth' (tuner.key for tuners, NAME.key for a worker)")
+	fs.StringVar(&n.ca, "nats-ca", "", "PEM certificate(s) to trust for the server's TLS: the broker.pem of 'autotune broker --auth', or your CA")
+	fs.StringVar(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed) for a NATS cluster of your own that requires them")
+}
+
+// credential returns the credential of --nats-key; ok is false without one.
+func (n natsFlags) credential() (c remote.Credential, ok bool, err error) {
+	if n.key == "" {
+		return c, false, nil
+	}
+	c, err = remote.ReadCredential(n.key)
+	if err != nil {
+		return c, false, fmt.Errorf("--nats-key: %w", err)
+	}
+	return c, true, nil
 }
 
 // connect dials n.url, reconnecting for ever when the server goes away
@@ -48,6 +62,20 @@ func (n natsFlags) connect(name string, logs *log.Logger) (*nats.Conn, error) {
 	if n.creds != "" {
 		opts = append(opts, nats.UserCredentials(n.creds))
 	}
+	c, ok, err := n.credential()
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		copts, err := c.Options()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, copts...)
+	}
+	if n.ca != "" {
+		opts = append(opts, nats.RootCAs(n.ca))
+	}
 	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS at %s: %w", n.url, err)
@@ -61,41 +89,79 @@ var brokerCommand = command{
 	name:    "broker",
 	summary: "run a NATS server with JetStream for remote workers",
 	help: `
-Usage: autotune broker [--listen ADDR] [--store DIR]
+Usage: autotune broker [--listen ADDR] [--store DIR] [--auth DIR [--workers NAMES]] [--insecure]
 
 Runs an embedded NATS server with JetStream, for a fleet without a NATS
 cluster of its own: 'autotune worker' processes take jobs from it and
 'autotune tune --nats' sends them. Its streams are kept in --store, so jobs
 and results survive a restart: tuners and workers wait for it and go on
 when it comes back on the same address with the same --store. It runs
-until Ctrl-C or SIGTERM. Anyone who can publish jobs to it makes workers
-run generated code: listen on a private network only (see docs/remote.md).
+until Ctrl-C, SIGTERM or SIGHUP.
+
+Anyone who can publish jobs makes workers run generated code, and anyone
+who can publish results writes timings into the tuner's database. With
+--auth DIR the broker admits only the credentials in DIR, and speaks TLS
+only. It makes those missing there: tuner.key (for 'tune' and 'workers')
+and NAME.key for each worker of --workers (NAME@HASH binds a worker to the
+device whose hash 'autotune worker --fingerprint' prints), each readable
+by its owner only; copy each to its machine and pass it with --nats-key.
+The tuner alone may publish jobs; a worker may take only the jobs of its
+device (any device when unbound), publish results and register under its
+own name, so every record names the worker that measured it as the broker
+authenticated it. Without --tls-cert and --tls-key it makes a self-signed
+certificate, DIR/broker.pem, that clients trust with --nats-ca. Listening
+beyond loopback without --auth is refused unless --insecure says so.
 
 Examples:
   autotune broker
-  autotune broker --listen 10.0.0.5:4222 --store /var/lib/autotune/nats
+  autotune broker --listen 10.0.0.5:4222 --store /var/lib/autotune/nats --auth /etc/autotune/fleet --workers gpu1,gpu2
 `,
 	run: func(c *command, std *stdio, args []string) error {
 		fs := newFlags(c, std)
 		listen := fs.String("listen", "127.0.0.1:4222", "host:port to listen on (port 0: any free port)")
 		store := fs.String("store", filepath.Join(os.TempDir(), "autotune-nats"), "directory of the JetStream streams")
+		auth := fs.String("auth", "", "directory of the fleet's credentials: admit only them, over TLS, making those missing")
+		workers := fs.String("workers", "", "comma-separated worker names (NAME or NAME@HASH) to make credentials for in --auth")
+		cert := fs.String("tls-cert", "", "PEM certificate of the broker (default with --auth: a self-signed one made in DIR)")
+		key := fs.String("tls-key", "", "PEM private key of --tls-cert")
+		insecure := fs.Bool("insecure", false, "allow listening beyond loopback without --auth: anyone who reaches it can run code on the workers")
 		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
-		_, port, err := net.SplitHostPort(*listen)
+		host, port, err := net.SplitHostPort(*listen)
 		if err == nil {
 			_, err = strconv.ParseUint(port, 10, 16)
 		}
 		if err != nil {
 			return usagef("--listen %q: want host:port with a port from 0 to 65535, such as 127.0.0.1:4222", *listen)
 		}
+		switch {
+		case *workers != "" && *auth == "":
+			return usagef("--workers makes credentials in --auth DIR: give --auth")
+		case (*cert == "") != (*key == ""):
+			return usagef("--tls-cert and --tls-key go together")
+		case *auth == "" && !loopback(host) && !*insecure:
+			return usagef("--listen %s reaches beyond this machine: give --auth DIR to admit only your fleet, or --insecure to admit anyone", *listen)
+		}
+		sec, err := brokerSecurity(*auth, splitList(*workers), *cert, *key, host)
+		if err != nil {
+			return err
+		}
 		// The handler first: a signal that comes once the broker has said
 		// where it listens must stop it, not kill the process.
 		ctx, caught, stop := signalContext()
 		defer stop()
-		s, err := remote.Serve(*listen, *store)
+		s, err := remote.Serve(*listen, *store, sec)
 		if err != nil {
 			return err
+		}
+		if *auth != "" {
+			// Workers may not create the streams: set them up as the tuner.
+			if err := setupAsTuner(s.ClientURL(), *auth, *cert); err != nil {
+				s.Shutdown()
+				return err
+			}
+			fmt.Fprintf(std.errs, "broker admits the credentials in %s, over TLS (clients trust %s)\n", *auth, cmp.Or(*cert, filepath.Join(*auth, brokerCert)))
 		}
 		fmt.Fprintf(std.errs, "broker listening on %s, streams in %s\n", s.ClientURL(), *store)
 		<-ctx.Done()
@@ -106,25 +172,109 @@ Examples:
 	},
 }
 
+// The self-signed certificate and key that 'broker --auth DIR' makes in DIR.
+const (
+	brokerCert = "broker.pem"
+	brokerKey  = "broker-key.pem"
+)
+
+// brokerSecurity returns what the broker demands: nil without --auth and
+// TLS flags, else the credentials of auth (made where missing) and TLS
+// with cert and key or, with none given, the self-signed pair of auth.
+func brokerSecurity(auth string, workers []string, cert, key, host string) (*remote.Security, error) {
+	if auth == "" && cert == "" {
+		return nil, nil
+	}
+	sec := &remote.Security{}
+	if auth != "" {
+		creds, err := remote.EnsureCredentials(auth, workers)
+		if err != nil {
+			return nil, err
+		}
+		sec.Credentials = creds
+		if cert == "" {
+			cert, key = filepath.Join(auth, brokerCert), filepath.Join(auth, brokerKey)
+			name, _ := os.Hostname()
+			if err := remote.SelfSigned(cert, key, []string{host, name}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	tc, err := remote.ServerTLS(cert, key)
+	if err != nil {
+		return nil, err
+	}
+	sec.TLS = tc
+	return sec, nil
+}
+
+// setupAsTuner creates the streams and the workers bucket of the broker
+// at url with the tuner's credential in auth.
+func setupAsTuner(url, auth, cert string) error {
+	n := natsFlags{url: url, key: filepath.Join(auth, remote.CredentialFile(remote.TunerName)), ca: cmp.Or(cert, filepath.Join(auth, brokerCert))}
+	nc, err := n.connect("autotune broker", nil)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err == nil {
+		_, err = remote.Setup(ctx, js)
+	}
+	return err
+}
+
+// loopback reports whether a listen host is reachable from this machine
+// only.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 var workerCommand = command{
 	name:    "worker",
 	summary: "measure jobs sent through NATS on this machine",
 	help: `
-Usage: autotune worker [--nats URL] [--device DEV]
+Usage: autotune worker [--nats URL] [--nats-key FILE --nats-ca FILE] [--device DEV]
+       autotune worker --fingerprint [--device DEV]
 
 Measures, with this machine's measurer, the jobs that 'autotune tune --nats'
 sends for this machine's device fingerprint, and sends back the results. A
 job names a workload, a template version and a config; the worker generates
 the code itself, and refuses a template version its autotune does not have.
 It registers in the workers bucket ('autotune workers') while it runs, and
-stops on Ctrl-C or SIGTERM; a job it was measuring goes to another worker
+stops on Ctrl-C, SIGTERM or SIGHUP; a job it was measuring goes to another worker
 once --ack-wait has passed without a sign of life from it (a worker that
 is measuring says it is alive every third of --ack-wait). When the NATS
 server goes away it waits for it and reconnects.
 
+With a credential of 'autotune broker --auth' (--nats-key), the worker
+goes by the credential's name, and the broker checks it: the results it
+sends are recorded as measured by that name. Without one it goes by a
+random name. --fingerprint prints the device's fingerprint and the hash
+that binds a credential to it (--workers NAME@HASH of the broker), and
+exits.
+
 Examples:
   autotune worker --nats nats://10.0.0.5:4222
-  autotune worker --nats nats://10.0.0.5:4222 --device cpu --nats-creds worker.creds
+  autotune worker --nats nats://10.0.0.5:4222 --nats-key gpu1.key --nats-ca broker.pem
+  autotune worker --fingerprint --device sm_86
 `,
 	run: func(c *command, std *stdio, args []string) error {
 		fs := newFlags(c, std)
@@ -132,6 +282,7 @@ Examples:
 		n.register(fs, "URL of the NATS server")
 		dev := fs.String("device", "cpu", "target measured here: cpu or a CUDA architecture")
 		seed := fs.Uint64("seed", 1, "seed of the test inputs")
+		printFP := fs.Bool("fingerprint", false, "print the device fingerprint and its hash, and exit")
 		ackWait := fs.Duration("ack-wait", time.Minute, "how long a job may go without a sign of life from its worker before another worker gets it; the workers of a device share one value, set by the last one that created the device's consumer")
 		if err := parseFlags(fs, args); err != nil {
 			return err
@@ -146,6 +297,14 @@ Examples:
 		if err != nil {
 			return usagef("--device: %s", strings.TrimPrefix(err.Error(), "device: "))
 		}
+		if *printFP {
+			fmt.Fprintf(std.out, "%s\t%s\n", remote.Hash(target.Fingerprint()), target.Fingerprint())
+			return nil
+		}
+		cred, _, err := n.credential()
+		if err != nil {
+			return err
+		}
 		m, err := tune.NewMeasurer(kernels.BackendOf(target), tune.MeasurerOptions{Seed: *seed, Target: target})
 		if err != nil {
 			return err
@@ -159,73 +318,17 @@ Examples:
 		ctx, caught, stop := signalContext()
 		defer stop()
 		w, err := remote.NewWorker(ctx, nc, remote.WorkerOptions{
-			Target: target, Measurer: m, Log: logs, AckWait: *ackWait,
+			Target: target, Measurer: m, Log: logs, AckWait: *ackWait, Name: cred.Name, Tool: version,
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(std.errs, "worker for %s taking jobs from %s\n", w.Fingerprint(), n.url)
+		fmt.Fprintf(std.errs, "worker %s for %s taking jobs from %s\n", w.Name(), w.Fingerprint(), n.url)
 		if err := w.Run(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(std.errs, "worker stopped after %d jobs\n", w.JobsDone())
 		return stoppedBy(caught(), "")
-	},
-}
-
-var workersCommand = command{
-	name:    "workers",
-	summary: "list the live remote workers",
-	help: `
-Usage: autotune workers [--nats URL]
-
-Lists the workers registered with the NATS server: device fingerprint, host,
-process, start time and jobs done (refreshed after each batch of jobs). A
-worker that stopped refreshing its entry drops off the list within half a
-minute. With none registered it prints nothing and says so on stderr.
-
-Examples:
-  autotune workers --nats nats://10.0.0.5:4222
-`,
-	run: func(c *command, std *stdio, args []string) error {
-		fs := newFlags(c, std)
-		var n natsFlags
-		n.register(fs, "URL of the NATS server")
-		if err := parseFlags(fs, args); err != nil {
-			return err
-		}
-		if n.url == "" {
-			n.url = defaultNATS
-		}
-		nc, err := n.connect("autotune workers", nil)
-		if err != nil {
-			return err
-		}
-		defer nc.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return err
-		}
-		kv, err := remote.Setup(ctx, js)
-		if err != nil {
-			return err
-		}
-		regs, err := remote.Workers(ctx, kv)
-		if err != nil {
-			return err
-		}
-		if len(regs) == 0 {
-			fmt.Fprintf(std.errs, "no live workers at %s (start one with 'autotune worker --nats %s')\n", n.url, n.url)
-			return nil
-		}
-		tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "FINGERPRINT\tHOST\tPID\tSTARTED\tJOBS DONE")
-		for _, r := range regs {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", r.Fingerprint, r.Host, r.PID, r.Started.Format(time.RFC3339), r.JobsDone)
-		}
-		return tw.Flush()
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -188,7 +189,7 @@ func TestBrokerCommand(t *testing.T) {
 // serveNATS starts an embedded NATS server for the test.
 func serveNATS(t *testing.T) string {
 	t.Helper()
-	s, err := remote.Serve("127.0.0.1:0", t.TempDir())
+	s, err := remote.Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,5 +402,92 @@ func TestTuneTasksThroughWorkers(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s: %d records, want 1", k, n)
 		}
+	}
+}
+
+// TestSecureBrokerCommands runs 'broker --auth' (a process of its own, so
+// that a signal reaches it alone) and a worker with the credential it
+// made, lists the worker as the tuner, refuses a worker without a
+// credential, and stops both with SIGHUP.
+func TestSecureBrokerCommands(t *testing.T) {
+	auth := filepath.Join(t.TempDir(), "fleet")
+	broker := exec.Command(os.Args[0], "broker", "--listen", "127.0.0.1:0", "--store", t.TempDir(), "--auth", auth, "--workers", "w1")
+	broker.Env = append(os.Environ(), asMainEnv+"=1")
+	berrs := newWatch("broker stopped")
+	pr, pw := io.Pipe()
+	broker.Stderr = io.MultiWriter(berrs, pw)
+	if err := broker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan int, 1)
+	go func() { broker.Wait(); pw.Close(); exited <- broker.ProcessState.ExitCode() }()
+	t.Cleanup(func() { broker.Process.Kill() })
+	var url []string
+	for sc := bufio.NewScanner(pr); url == nil && sc.Scan(); {
+		url = regexp.MustCompile(`listening on (tls://\S+),`).FindStringSubmatch(sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	if url == nil {
+		t.Fatalf("the broker does not say it listens with TLS:\n%s", berrs.String())
+	}
+	for _, f := range []string{"tuner.key", "w1.key", "broker-key.pem"} {
+		if fi, err := os.Stat(filepath.Join(auth, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want a file readable by its owner only", f, err)
+		}
+	}
+	key := func(name string) string { return filepath.Join(auth, name+".key") }
+	ca := filepath.Join(auth, "broker.pem")
+	code, stdout, stderr := run(t, "", "worker", "--nats", url[1], "--nats-ca", ca)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "Authorization Violation") {
+		t.Errorf("a worker without a credential: exit %d, stdout %q, stderr %q; want exit 1 and an authorization violation", code, stdout, stderr)
+	}
+	wdone, werrs := start(t, "taking jobs from", "worker", "--nats", url[1], "--nats-key", key("w1"), "--nats-ca", ca)
+	if !strings.Contains(werrs.String(), "worker w1 for ") {
+		t.Errorf("the worker does not go by its credential's name:\n%s", werrs.String())
+	}
+	listed := false
+	for range 50 {
+		code, stdout, _ = run(t, "", "workers", "--nats", url[1], "--nats-key", key("tuner"), "--nats-ca", ca)
+		if code == 0 && strings.Contains(stdout, "\nw1 ") {
+			listed = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !listed {
+		t.Errorf("workers does not list w1:\n%s", stdout)
+	}
+	if code := stop(t, wdone, syscall.SIGHUP); code != 129 {
+		t.Errorf("worker after SIGHUP: exit %d, want 129\n%s", code, werrs.String())
+	}
+	broker.Process.Signal(syscall.SIGHUP)
+	select {
+	case code := <-exited:
+		if code != 129 || !strings.Contains(berrs.String(), "broker stopped") {
+			t.Errorf("broker after SIGHUP: exit %d, want 129\n%s", code, berrs.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("the broker did not stop within 30s of SIGHUP")
+	}
+}
+
+func TestBrokerRefusesAnOpenNetwork(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"broker", "--listen", "0.0.0.0:0"}, "--listen 0.0.0.0:0 reaches beyond this machine: give --auth DIR"},
+		{[]string{"broker", "--listen", ":0"}, "--listen :0 reaches beyond this machine"},
+		{[]string{"broker", "--workers", "w1"}, "--workers makes credentials in --auth DIR"},
+		{[]string{"broker", "--tls-cert", "x.pem"}, "--tls-cert and --tls-key go together"},
+	} {
+		code, stdout, stderr := run(t, "", tt.args...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+	auth := t.TempDir()
+	if code, _, stderr := run(t, "", "broker", "--listen", "127.0.0.1:0", "--store", t.TempDir(), "--auth", auth, "--workers", "a.b"); code != 1 || !strings.Contains(stderr, `credential name "a.b"`) {
+		t.Errorf("a worker name with a dot: exit %d, %s", code, stderr)
 	}
 }

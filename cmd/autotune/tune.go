@@ -95,7 +95,12 @@ are left out with a note). Reruns resume every task.
 --nats URL sends each batch to the 'autotune worker' processes of the
 target's device fingerprint through a NATS server ('autotune broker' or a
 cluster) instead of measuring here; this process still writes the database
-(docs/remote.md).
+(docs/remote.md). --nats-key and --nats-ca pass the tuner's credential and
+the certificate of a broker started with --auth. Each record names the
+worker that measured it, and the leaders are measured again on another
+worker than the one that found each: figures that disagree beyond their
+spreads are settled by a third worker, and those it does not side with are
+marked suspect and never make the winner ('autotune workers --db').
 
 --isa avx2 tunes at AVX2 on an AVX-512 machine: AVX-512 configs leave the
 space and the harness runs with GODEBUG=cpu.avx512f=off; the records are
@@ -119,6 +124,7 @@ Examples:
   autotune tune --op gemm --shape 64x64x64 --isa avx2
   autotune tune --tasks examples/tasks/bert-base-128.json --trials 400
   autotune tune --op gemm --shape 1024x1024x1024 --device cpu --nats nats://10.0.0.5:4222
+  autotune tune --op gemm --shape 1024x1024x1024 --nats tls://10.0.0.5:4222 --nats-key tuner.key --nats-ca broker.pem
 `,
 	run: runTune,
 }

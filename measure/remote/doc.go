@@ -58,7 +58,20 @@
 // jobs stream, publishes again those missing at two checks in a row, and
 // reads its results again from the start.
 //
+// Each worker goes by a name, and publishes its results on a subject that
+// ends with it (resultSubject) and registers under a key that holds it; a
+// worker also takes the jobs sent to it by name (directSubject) through a
+// consumer of its own, which MeasureExcept uses to have leaders measured
+// again on another worker than the one that found them. The Measurer
+// reads a result's worker from its subject, not from its content.
+//
 // Anyone who can publish to the jobs subjects makes workers generate, build
-// and run code from the configs they send: the subjects must not be open to
-// untrusted publishers (see docs/remote.md).
+// and run code from the configs they send, and anyone who can publish
+// results writes timings into the tuner's database. Serve with a Security
+// admits only the Credentials given (nkeys, one per member, made by
+// EnsureCredentials), each with the permissions of its role
+// (Credential.Permissions), over TLS (SelfSigned makes a certificate): the
+// tuner alone publishes jobs, and a worker publishes results and registers
+// under its own name only, so a name read from a subject is one the
+// server authenticated (see docs/remote.md).
 package remote

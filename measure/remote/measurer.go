@@ -70,13 +70,45 @@ func New(ctx context.Context, nc *nats.Conn, o *Options) (*Measurer, error) {
 // pollEvery is how often a waiting batch checks that workers are alive.
 var pollEvery = time.Second
 
-// Measure publishes b's configs as jobs and waits for their results.
+// Measure publishes b's configs as jobs and waits for their results. Each
+// result's Measurer names the worker that measured it: by the name in the
+// subject it was published to, which a broker with credentials
+// authenticates, and by the host and version the worker states.
 func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
+	return m.measure(ctx, b, "")
+}
+
+// MeasureExcept measures b on one live worker of its fingerprint whose
+// name is none of not, such as the worker whose figures are to be checked;
+// ok is false when there is no such worker.
+func (m *Measurer) MeasureExcept(ctx context.Context, b measure.Batch, not []string) (_ []measure.Result, ok bool, _ error) {
+	lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	regs, err := Workers(lctx, m.kv)
+	cancel()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range regs {
+		if r.Fingerprint == b.Target.Fingerprint() && !slices.Contains(not, r.Name) {
+			results, err := m.measure(ctx, b, r.Name)
+			return results, true, err
+		}
+	}
+	return nil, false, nil
+}
+
+// measure measures b on the workers of its fingerprint, or on the worker
+// named to alone when to is not "".
+func (m *Measurer) measure(ctx context.Context, b measure.Batch, to string) ([]measure.Result, error) {
 	if len(b.Configs) == 0 {
 		return nil, nil
 	}
 	fp := b.Target.Fingerprint()
 	batch := newID()
+	subject, consumer := Subject(fp), consumerName(fp)
+	if to != "" {
+		subject, consumer = directSubject(fp, to), directConsumer(to)
+	}
 
 	// Listen before publishing, through ordered consumers, which resume
 	// where they were when the connection comes back: the results, and
@@ -104,9 +136,9 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		cfg    jetstream.OrderedConsumerConfig
 		to     chan jetstream.Msg
 	}{
-		{ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + batch}}, arrived},
+		{ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + batch + ".*"}}, arrived},
 		{GivenUpStream, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{givenUpPrefix + consumerName(fp)},
+			FilterSubjects: []string{givenUpPrefix + consumer},
 			DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: ptr(time.Now().Add(-time.Minute)),
 		}, givenUp},
 	}
@@ -180,7 +212,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 		if data[i], err = json.Marshal(j); err != nil {
 			return nil, fmt.Errorf("remote: %w", err)
 		}
-		futures[i], _ = m.js.PublishAsync(Subject(fp), data[i], jetstream.WithMsgID(j.ID))
+		futures[i], _ = m.js.PublishAsync(subject, data[i], jetstream.WithMsgID(j.ID))
 	}
 	acked, cancelAcks := context.WithTimeout(ctx, attemptTimeout)
 	defer cancelAcks()
@@ -198,7 +230,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			// again, until it is, which its message ID makes safe.
 			start := time.Now()
 			err := retry(ctx, m.stall, func(ctx context.Context) (err error) {
-				ack, err = m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+				ack, err = m.js.Publish(ctx, subject, data[i], jetstream.WithMsgID(jobID(batch, i)))
 				return m.heal(ctx, err)
 			})
 			if err != nil {
@@ -234,7 +266,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Format != Format || r.JobID != jobID(batch, r.Index) {
 				continue // not a result of this batch's jobs
 			}
-			finish(r.Index, r.Result)
+			finish(r.Index, withName(r.Result, strings.TrimPrefix(msg.Subject(), resultsPrefix+batch+".")))
 			lastAlive, lastHeard = time.Now(), time.Now()
 		case msg := <-givenUp:
 			var adv struct {
@@ -250,11 +282,14 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 		case <-tick.C:
 			lctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-			live, err := m.live(lctx, fp)
+			live, err := m.live(lctx, fp, to)
 			cancel()
 			if err == nil && live > 0 {
 				lastAlive = time.Now()
-			} else if since := time.Since(lastAlive); since > m.stall {
+			} else if since := time.Since(lastAlive); since > m.stall && to != "" {
+				return nil, fmt.Errorf("remote: worker %s of device %s gone for %v; %d of %d results of the batch arrived",
+					to, fp, since.Round(time.Second), len(b.Configs)-len(pending), len(b.Configs))
+			} else if since > m.stall {
 				return nil, fmt.Errorf("remote: no live worker of device %s for %v; %d of %d results of the batch arrived (start one there with 'autotune worker --device %s', and check 'autotune workers')",
 					fp, since.Round(time.Second), len(b.Configs)-len(pending), len(b.Configs), b.Target.Name)
 			}
@@ -268,7 +303,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 			}
 			if time.Since(lastHeard) >= recheckEvery && time.Since(lastCheck) >= recheckEvery {
 				lastCheck = time.Now()
-				if m.recover(ctx, fp, batch, data, pending, bySeq, missing) {
+				if m.recover(ctx, subject, batch, data, pending, bySeq, missing) {
 					ended = true // the stream was made anew
 				}
 			}
@@ -297,7 +332,7 @@ var recheckEvery = 10 * time.Second
 // is still known and the copy is dropped, and a job measured twice yields
 // one result. missing carries the jobs found missing from one check to
 // the next. It reports whether it published any job again.
-func (m *Measurer) recover(ctx context.Context, fp, batch string, data [][]byte, pending map[int]uint64, bySeq map[uint64]int, missing map[int]bool) (republished bool) {
+func (m *Measurer) recover(ctx context.Context, subject, batch string, data [][]byte, pending map[int]uint64, bySeq map[uint64]int, missing map[int]bool) (republished bool) {
 	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
 	s, err := m.js.Stream(ctx, JobsStream)
@@ -315,7 +350,7 @@ func (m *Measurer) recover(ctx context.Context, fp, batch string, data [][]byte,
 		case !missing[i]:
 			missing[i] = true
 		default:
-			ack, err := m.js.Publish(ctx, Subject(fp), data[i], jetstream.WithMsgID(jobID(batch, i)))
+			ack, err := m.js.Publish(ctx, subject, data[i], jetstream.WithMsgID(jobID(batch, i)))
 			if err != nil {
 				continue // at the next check
 			}
@@ -338,12 +373,25 @@ func (m *Measurer) heal(ctx context.Context, err error) error {
 	return err
 }
 
-// live counts the registered workers of fingerprint fp.
-func (m *Measurer) live(ctx context.Context, fp string) (int, error) {
+// withName returns r as measured by the worker named name: the name the
+// result was published under, whatever the worker says in it.
+func withName(r measure.Result, name string) measure.Result {
+	who := measure.Measurer{}
+	if r.Measurer != nil {
+		who = *r.Measurer
+	}
+	who.Name = name
+	r.Measurer = &who
+	return r
+}
+
+// live counts the registered workers of fingerprint fp, or those named to
+// when to is not "".
+func (m *Measurer) live(ctx context.Context, fp, to string) (int, error) {
 	regs, err := Workers(ctx, m.kv)
 	n := 0
 	for _, r := range regs {
-		if r.Fingerprint == fp {
+		if r.Fingerprint == fp && (to == "" || r.Name == to) {
 			n++
 		}
 	}
@@ -368,6 +416,11 @@ func Workers(ctx context.Context, kv jetstream.KeyValue) ([]Registration, error)
 		}
 		var r Registration
 		if json.Unmarshal(e.Value(), &r) == nil {
+			// The name in the key, which a broker with credentials
+			// checks, over the one the worker states.
+			if parts := strings.Split(key, "."); len(parts) == 3 {
+				r.Name = parts[1]
+			}
 			out = append(out, r)
 		}
 	}

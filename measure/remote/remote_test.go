@@ -95,7 +95,7 @@ func (f *fake) count() int {
 // serve starts an embedded server on loopback and returns a connection to it.
 func serve(t testing.TB) (string, *nats.Conn) {
 	t.Helper()
-	s, err := Serve("127.0.0.1:0", t.TempDir())
+	s, err := Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func serve(t testing.TB) (string, *nats.Conn) {
 func startWorker(t testing.TB, nc *nats.Conn, target device.Target, m LocalMeasurer, logs *syncBuffer) *Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	o := WorkerOptions{Target: target, Measurer: m, Host: "test", AckWait: time.Second}
+	o := WorkerOptions{Target: target, Measurer: m, Host: "test", Tool: "test-tool", AckWait: time.Second}
 	if logs != nil {
 		o.Log = log.New(logs, "", 0)
 	}
@@ -193,7 +193,7 @@ func measureOnce(t *testing.T, m *Measurer, b measure.Batch, during func(finishe
 func TestRoundTrip(t *testing.T) {
 	_, nc := serve(t)
 	a, b := &fake{}, &fake{}
-	startWorker(t, nc, targetA, a, nil)
+	wa := startWorker(t, nc, targetA, a, nil)
 	wb := startWorker(t, nc, targetB, b, nil)
 	m, err := New(context.Background(), nc, &Options{Stall: 5 * time.Second})
 	if err != nil {
@@ -204,6 +204,9 @@ func TestRoundTrip(t *testing.T) {
 	for i, r := range results {
 		if r.Status != measure.StatusOK || r.MedianNS != medianOf(batch.Configs[i]) || len(r.SamplesNS) != 1 {
 			t.Errorf("result %d: %+v, want ok with median %v", i, r, medianOf(batch.Configs[i]))
+		}
+		if want := (measure.Measurer{Name: wa.Name(), Host: "test", Tool: "test-tool"}); r.Measurer == nil || *r.Measurer != want {
+			t.Errorf("result %d measured by %+v, want %+v", i, r.Measurer, want)
 		}
 	}
 	if a.count() != 10 {
@@ -345,7 +348,7 @@ func TestBrokerRestart(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := Serve("127.0.0.1:0", dir)
+			s, err := Serve("127.0.0.1:0", dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +367,7 @@ func TestBrokerRestart(t *testing.T) {
 				s.Shutdown()
 				s.WaitForShutdown()
 				time.Sleep(500 * time.Millisecond) // long enough for every client to notice
-				s, err = Serve(addr, dir)
+				s, err = Serve(addr, dir, nil)
 				if err != nil {
 					t.Error(err)
 				}
@@ -399,7 +402,7 @@ func TestBrokerRestart(t *testing.T) {
 				go func() {
 					time.Sleep(300 * time.Millisecond)
 					mu.Lock()
-					s, err = Serve(addr, dir)
+					s, err = Serve(addr, dir, nil)
 					mu.Unlock()
 					if err != nil {
 						t.Error(err)
@@ -604,7 +607,7 @@ func TestGivenUpWhileDisconnected(t *testing.T) {
 // the middle of a batch, whose lost jobs the tuner publishes again. Every
 // result arrives exactly once.
 func TestBrokerNewStore(t *testing.T) {
-	s, err := Serve("127.0.0.1:0", t.TempDir())
+	s, err := Serve("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,7 +618,7 @@ func TestBrokerNewStore(t *testing.T) {
 		defer mu.Unlock()
 		s.Shutdown()
 		s.WaitForShutdown()
-		if s, err = Serve(addr, t.TempDir()); err != nil {
+		if s, err = Serve(addr, t.TempDir(), nil); err != nil {
 			t.Error(err)
 		}
 	}

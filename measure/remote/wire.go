@@ -15,8 +15,9 @@ import (
 )
 
 // Format is the version of the job and result messages; a worker refuses a
-// job of another format.
-const Format = 1
+// job of another format. Format 2 put the worker's name in the subject of
+// its results (resultSubject).
+const Format = 2
 
 // Names of the JetStream assets and subject prefixes.
 const (
@@ -57,6 +58,27 @@ func Subject(fingerprint string) string { return jobsPrefix + Hash(fingerprint) 
 
 func consumerName(fingerprint string) string { return "workers-" + Hash(fingerprint) }
 
+// directSubject is the subject of the jobs sent to the worker named name
+// alone, and directConsumer the consumer through which it takes them: the
+// tuner has a config measured again on another worker than the one that
+// found it (Measurer.MeasureExcept).
+func directSubject(fingerprint, name string) string { return Subject(fingerprint) + "." + name }
+
+func directConsumer(name string) string { return "to-" + name }
+
+// resultSubject is where the worker named name publishes the results of
+// a batch. A broker with credentials lets a worker publish under its own
+// name only, so the name the tuner reads from the subject is the one the
+// broker authenticated.
+func resultSubject(batch, name string) string { return resultsPrefix + batch + "." + name }
+
+// registrationKey is the key of a worker's registration: its device's
+// hash, its name (which a broker with credentials checks, as for results)
+// and the instance, since two processes may share a name.
+func registrationKey(fingerprint, name, instance string) string {
+	return Hash(fingerprint) + "." + name + "." + instance
+}
+
 // A job is one config of a batch to measure.
 type job struct {
 	Format   int         `json:"format"`
@@ -73,18 +95,23 @@ type job struct {
 	BestNS   int64       `json:"best_ns,omitempty"`
 }
 
-// A result is a job's measurement, published by the worker that ran it.
+// A result is a job's measurement, published by the worker that ran it;
+// Result.Measurer says who the worker claims to be.
 type result struct {
 	Format int            `json:"format"`
 	JobID  string         `json:"job"`
 	Index  int            `json:"index"`
-	Worker string         `json:"worker"`
 	Result measure.Result `json:"result"`
 }
 
 // A Registration is what a worker keeps in the workers bucket.
 type Registration struct {
-	ID          string    `json:"id"`
+	// Name is the worker's: its credential's when the broker has
+	// credentials (read from the key, which the broker checks), a random
+	// token otherwise.
+	Name        string    `json:"name"`
+	ID          string    `json:"id"` // the instance
+	Tool        string    `json:"tool,omitempty"`
 	Fingerprint string    `json:"fingerprint"`
 	Host        string    `json:"host"`
 	PID         int       `json:"pid"`

@@ -32,10 +32,16 @@ type LocalMeasurer interface {
 type WorkerOptions struct {
 	Target   device.Target // the device it measures on; its fingerprint picks the jobs
 	Measurer LocalMeasurer
-	Host     string        // shown by Workers; "" means os.Hostname
-	AckWait  time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
-	Batch    int           // jobs taken and measured together at most; 0 means 64
-	Log      *log.Logger   // a line per batch of jobs, malformed jobs, failures; nil means the standard logger
+	// Name is the worker's name, which results and its registration
+	// carry: its credential's name when the broker has credentials (the
+	// broker refuses any other); "" means a random token.
+	Name string
+	Host string // shown by Workers and in results; "" means os.Hostname
+	Tool string // the autotune version, stated in results
+
+	AckWait time.Duration // how long a job may go unacknowledged before it is redelivered; 0 means one minute
+	Batch   int           // jobs taken and measured together at most; 0 means 64
+	Log     *log.Logger   // a line per batch of jobs, malformed jobs, failures; nil means the standard logger
 }
 
 // A Worker measures the jobs of its target's fingerprint until its context
@@ -43,7 +49,8 @@ type WorkerOptions struct {
 type Worker struct {
 	o    WorkerOptions
 	fp   string
-	id   string
+	id   string // of this instance
+	me   measure.Measurer
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	done atomic.Int64
@@ -79,8 +86,19 @@ func NewWorker(ctx context.Context, nc *nats.Conn, o WorkerOptions) (*Worker, er
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{o: o, fp: o.Target.Fingerprint(), id: newID()[:12], js: js, kv: kv}, nil
+	id := newID()[:12]
+	if o.Name == "" {
+		o.Name = id
+	}
+	if !validToken(o.Name) {
+		return nil, fmt.Errorf("remote: NewWorker: name %q: want letters, digits, '-' or '_'", o.Name)
+	}
+	return &Worker{o: o, fp: o.Target.Fingerprint(), id: id, js: js, kv: kv,
+		me: measure.Measurer{Name: o.Name, Host: o.Host, Tool: o.Tool}}, nil
 }
+
+// Name returns the name w goes by.
+func (w *Worker) Name() string { return w.o.Name }
 
 // Fingerprint returns the device fingerprint whose jobs w takes.
 func (w *Worker) Fingerprint() string { return w.fp }
@@ -93,16 +111,18 @@ func (w *Worker) JobsDone() int64 { return w.done.Load() }
 func (w *Worker) Run(ctx context.Context) error {
 	// The server may be restarting: give it as long as a batch of the
 	// tuner waits for a worker.
-	var cons jetstream.Consumer
+	var cons, direct jetstream.Consumer
 	err := retry(ctx, time.Minute, func(ctx context.Context) (err error) {
-		cons, err = w.consumer(ctx)
+		if cons, err = w.consumer(ctx); err == nil {
+			direct, err = w.directConsumer(ctx)
+		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("remote: jobs consumer: %w", err)
 	}
-	key := Hash(w.fp) + "." + w.id
-	reg := Registration{ID: w.id, Fingerprint: w.fp, Host: w.o.Host, PID: os.Getpid(), Started: time.Now().UTC()}
+	key := registrationKey(w.fp, w.o.Name, w.id)
+	reg := Registration{Name: w.o.Name, ID: w.id, Tool: w.o.Tool, Fingerprint: w.fp, Host: w.o.Host, PID: os.Getpid(), Started: time.Now().UTC()}
 	register := func(ctx context.Context) error {
 		reg.JobsDone = w.done.Load()
 		data, _ := json.Marshal(reg)
@@ -145,6 +165,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	failing := false // since the last fetch that worked
 	for ctx.Err() == nil {
+		direct = w.serveDirect(ctx, direct)
 		msgs, err := w.fetch(ctx, cons)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -185,6 +206,45 @@ func (w *Worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
 		AckWait:       w.o.AckWait,
 		MaxDeliver:    MaxDeliver,
 	})
+}
+
+// directConsumer creates (or updates) the consumer of the jobs sent to
+// w by name. It is removed by the server once unused for a while: a
+// worker without a credential has a new name each time it starts.
+func (w *Worker) directConsumer(ctx context.Context) (jetstream.Consumer, error) {
+	return w.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:           directConsumer(w.o.Name),
+		FilterSubject:     directSubject(w.fp, w.o.Name),
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           w.o.AckWait,
+		MaxDeliver:        MaxDeliver,
+		InactiveThreshold: time.Hour,
+	})
+}
+
+// serveDirect measures the jobs waiting for w by name, before those of
+// the shared consumer: they are few (a check of a run's leaders) and a
+// tuner waits for them. It returns direct, or the consumer made again
+// when the server lost it (a new store: the shared consumer's rebind sets
+// the stream up again).
+func (w *Worker) serveDirect(ctx context.Context, direct jetstream.Consumer) jetstream.Consumer {
+	b, err := direct.FetchNoWait(w.o.Batch)
+	if err != nil {
+		return direct
+	}
+	var msgs []jetstream.Msg
+	for m := range b.Messages() {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > 0 {
+		w.serve(ctx, msgs)
+	}
+	if errors.Is(b.Error(), jetstream.ErrConsumerNotFound) || errors.Is(b.Error(), nats.ErrNoResponders) {
+		if c, err := w.directConsumer(ctx); err == nil {
+			return c
+		}
+	}
+	return direct
 }
 
 // rebind returns the jobs consumer created again when a failed fetch (err)
@@ -343,18 +403,18 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg) (task, bool) {
 	}
 	tmpl, ok := kernels.TemplateFor(j.Op, kernels.BackendOf(w.o.Target))
 	if !ok {
-		return fail("worker %s on %s has no %s template of %s", w.id, w.o.Host, kernels.BackendOf(w.o.Target), j.Op)
+		return fail("worker %s on %s has no %s template of %s", w.o.Name, w.o.Host, kernels.BackendOf(w.o.Target), j.Op)
 	}
 	if tmpl.Version != j.Template {
-		return fail("worker %s on %s has template %s of %s, the job wants %s: update autotune there", w.id, w.o.Host, tmpl.Version, j.Op, j.Template)
+		return fail("worker %s on %s has template %s of %s, the job wants %s: update autotune there", w.o.Name, w.o.Host, tmpl.Version, j.Op, j.Template)
 	}
 	// A tuner before jobs named a dtype sent f32.
 	dt, err := dtype.Parse(string(j.DType))
 	if err != nil {
-		return fail("worker %s on %s: %v: update autotune there", w.id, w.o.Host, err)
+		return fail("worker %s on %s: %v: update autotune there", w.o.Name, w.o.Host, err)
 	}
 	if err := tmpl.CheckDType(dt); err != nil {
-		return fail("worker %s on %s: %v", w.id, w.o.Host, err)
+		return fail("worker %s on %s: %v", w.o.Name, w.o.Host, err)
 	}
 	j.DType = dt
 	cfg, err := schedule.ParseConfig(j.Config)
@@ -457,11 +517,12 @@ func (w *Worker) measure(ctx context.Context, ts []task) {
 // by its message ID. It keeps trying for an ack wait (the server may be
 // restarting), after which the job would be delivered again anyway.
 func (w *Worker) publish(t task, r measure.Result) {
-	data, err := json.Marshal(result{Format: Format, JobID: t.job.ID, Index: t.job.Index, Worker: w.id, Result: r})
+	r.Measurer = &w.me
+	data, err := json.Marshal(result{Format: Format, JobID: t.job.ID, Index: t.job.Index, Result: r})
 	if err == nil {
 		// Not ctx: a worker told to stop still delivers what it measured.
 		err = retry(context.Background(), w.o.AckWait, func(ctx context.Context) error {
-			_, err := w.js.Publish(ctx, resultsPrefix+t.job.Batch, data, jetstream.WithMsgID(t.job.ID))
+			_, err := w.js.Publish(ctx, resultSubject(t.job.Batch, w.o.Name), data, jetstream.WithMsgID(t.job.ID))
 			return err
 		})
 	}
