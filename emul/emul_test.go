@@ -1,6 +1,7 @@
 package emul
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -20,5 +21,19 @@ func TestCommand(t *testing.T) {
 		if !slices.Equal(cmd.Args, tt.want) {
 			t.Errorf("%s=%q: Args = %q, want %q", Env, tt.env, cmd.Args, tt.want)
 		}
+	}
+}
+
+func TestFor(t *testing.T) {
+	t.Setenv(Env, "")
+	if w, ok := For(runtime.GOARCH); !ok || len(w) != 0 {
+		t.Errorf("For(%s) = %q, %v, want nothing, true", runtime.GOARCH, w, ok)
+	}
+	if w, ok := For("mips"); ok {
+		t.Errorf("For(mips) = %q, true, want false", w)
+	}
+	t.Setenv(Env, "emu -x")
+	if w, ok := For("mips"); !ok || !slices.Equal(w, []string{"emu", "-x"}) {
+		t.Errorf("For(mips) with %s set = %q, %v", Env, w, ok)
 	}
 }

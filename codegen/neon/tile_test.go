@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -14,27 +13,11 @@ import (
 	"github.com/autotune-dev/autotune/emul"
 )
 
-// arm64 returns the command line that runs an arm64 program here: none
-// on arm64, else the wrapper of package emul or qemu-aarch64-static; ok is
-// false when there is neither.
-func arm64() (wrapper []string, ok bool) {
-	if runtime.GOARCH == "arm64" {
-		return nil, true
-	}
-	if w := emul.Wrapper(); len(w) > 0 {
-		return w, true
-	}
-	if q, err := exec.LookPath("qemu-aarch64-static"); err == nil {
-		return []string{q}, true
-	}
-	return nil, false
-}
-
 // TestTiles builds tiletest's tiles of 4 lanes into its program for
 // arm64 and runs it: natively on arm64, elsewhere under user-mode
 // emulation, skipped where there is none.
 func TestTiles(t *testing.T) {
-	wrapper, ok := arm64()
+	wrapper, ok := emul.For("arm64")
 	if !ok {
 		t.Skip("not arm64, and no emulator: install qemu-user-static or set " + emul.Env)
 	}
