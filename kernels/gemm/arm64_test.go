@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
@@ -13,24 +14,54 @@ import (
 var neoverse = device.Target{Name: "cpu", CPU: &device.CPU{Model: "Neoverse-N1", Cores: 2,
 	ISA: device.ISA{ASIMD: true, FP16: true}, L1D: 64 << 10, L2: 1 << 20, L3: 32 << 20}}
 
-// TestARM64Kernels is TestKernels for arm64: the NEON configs of the
-// grid of the arm64 space, and its first scalar config (the same Go as on
-// amd64, which TestKernels checks at length), built for arm64 and run
-// natively or under emulation, skipped where neither can run.
+// arm64Schedules are the schedules of the NEON configs TestARM64Kernels
+// checks, of the assembly schedules of schedules: B packed and in place,
+// A packed and in place, split over rows and columns; -short keeps the
+// first, AUTOTUNE_EXHAUSTIVE=1 adds the others. Under emulation a kernel
+// runs some hundred times slower than natively.
+func arm64Schedules() []string {
+	var asm []string
+	for _, s := range schedules {
+		if strings.Contains(s, "micro=asm") {
+			asm = append(asm, s)
+		}
+	}
+	switch {
+	case exhaustive:
+		return asm
+	case testing.Short():
+		return asm[:1]
+	}
+	return []string{asm[0], asm[2]}
+}
+
+// arm64Shapes are testShapes with the large one, which has tails in M, N
+// and K over several blocks of each, shrunk to fewer blocks: under
+// emulation its hundred-odd kernels took minutes.
+var arm64Shapes = [][]int{{1, 1, 1}, {131, 263, 70}, {1, 4096, 1}, {17, 1, 33}, {64, 64, 1}}
+
+// TestARM64Kernels is TestKernels for arm64: NEON configs of the grid of
+// the arm64 space at arm64Schedules, and its first scalar config (the
+// same Go as on amd64, which TestKernels checks at length), of gemm and
+// its epilogues, on arm64Shapes, built for arm64 and run natively or under emulation,
+// skipped where neither can run.
 func TestARM64Kernels(t *testing.T) {
+	scheds := arm64Schedules()
 	var ks []genKernel
-	for _, shape := range testShapes {
+	for _, shape := range arm64Shapes {
 		for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
-			short := testing.Short() || tmpl != &Template
 			scalar := false
-			for _, cfg := range grid(t, shape, neoverse, short) {
+			for _, cfg := range grid(t, shape, neoverse, false) {
+				keep := false
 				if cfg.Int("vec") == 1 {
-					if scalar {
-						continue
-					}
-					scalar = true
+					keep, scalar = !scalar, true
 				}
-				ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, cfg: cfg, arm64: true})
+				for _, s := range scheds {
+					keep = keep || strings.HasSuffix(cfg.String(), ","+s)
+				}
+				if keep {
+					ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), tmpl: tmpl, shape: shape, cfg: cfg, arm64: true})
+				}
 			}
 		}
 	}

@@ -153,11 +153,17 @@ func TestKernels(t *testing.T) {
 	checkKernels(t, ks)
 }
 
-// checkKernels generates ks, kernels of testShapes, into one module, builds
+// checkKernels generates ks, kernels of testShapes (or of others), into one module, builds
 // and vets it once with GOEXPERIMENT=simd, and checks every kernel against
 // its template's float64 reference on random inputs, with the output
 // poisoned with NaN beforehand: one subtest per shape.
 func checkKernels(t *testing.T, ks []genKernel) {
+	var shapes [][]int // of ks, in order
+	for _, k := range ks {
+		if !slices.ContainsFunc(shapes, func(s []int) bool { return slices.Equal(s, k.shape) }) {
+			shapes = append(shapes, k.shape)
+		}
+	}
 	start := time.Now()
 	m, dir, bin := buildModule(t, ks)
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
@@ -171,7 +177,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 	biasRNG := rand.New(rand.NewPCG(3, 4)) // Template's inputs do not depend on the epilogues'
 	type inputs struct{ a, b, bias []float32 }
 	ins := make(map[string]inputs)
-	for _, shape := range testShapes {
+	for _, shape := range shapes {
 		m, n, k := shape[0], shape[1], shape[2]
 		key := kernels.FormatShape(shape)
 		in := inputs{random(m*k, rng), random(k*n, rng), random(n, biasRNG)}
@@ -192,7 +198,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 	}
 	start = time.Now()
 	run := kerneltest.Start(t, dir, bin, jobs.String())
-	for _, shape := range testShapes {
+	for _, shape := range shapes {
 		t.Run(kernels.FormatShape(shape), func(t *testing.T) {
 			m, n, _ := shape[0], shape[1], shape[2]
 			in := ins[kernels.FormatShape(shape)]
