@@ -40,22 +40,44 @@ func (t Target) Fingerprint() string {
 	panic("device: Fingerprint of a Target with neither CPU nor GPU")
 }
 
-// ISA lists the x86 vector extensions that kernels choose between. AVX512 means the AVX-512
-// F+CD+BW+DQ+VL bundle, the same set that simd/archsimd's X86.AVX512() and GOAMD64=v4 require,
-// so a config the tuner accepts is one that archsimd code can run.
-type ISA struct{ SSE42, AVX2, FMA, AVX512 bool }
+// ISA lists the vector extensions that kernels choose between, x86's and arm64's; a CPU has only
+// its own architecture's set. On amd64, AVX512 means the AVX-512 F+CD+BW+DQ+VL bundle, the same
+// set that simd/archsimd's X86.AVX512() and GOAMD64=v4 require, so a config the tuner accepts is
+// one that archsimd code can run. On arm64, ASIMD is NEON (every ARMv8-A core has it), FP16 its
+// half-precision arithmetic (ASIMDHP), BF16 and I8MM the bf16 and int8 matrix instructions, and
+// SVEBits the SVE vector length in bits, 0 without SVE.
+type ISA struct {
+	SSE42, AVX2, FMA, AVX512 bool
+	ASIMD, FP16, BF16, I8MM  bool
+	SVEBits                  int
+}
 
-// String returns the extensions joined by "+" in a fixed order (it is part of the fingerprint),
-// or "none".
+// Arch returns the architecture whose extensions i lists: "amd64", "arm64", or "" for none.
+func (i ISA) Arch() string {
+	switch {
+	case i.SSE42 || i.AVX2 || i.FMA || i.AVX512:
+		return "amd64"
+	case i.ASIMD || i.FP16 || i.BF16 || i.I8MM || i.SVEBits > 0:
+		return "arm64"
+	}
+	return ""
+}
+
+// String lists the extensions joined by '+' ("sse4.2+avx2+fma", "asimd+fp16+sve128"), or
+// "none"; it is the ISA part of a CPU's fingerprint.
 func (i ISA) String() string {
 	var s []string
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{i.SSE42, "sse4.2"}, {i.AVX2, "avx2"}, {i.FMA, "fma"}, {i.AVX512, "avx512"}} {
+	}{{i.SSE42, "sse4.2"}, {i.AVX2, "avx2"}, {i.FMA, "fma"}, {i.AVX512, "avx512"},
+		{i.ASIMD, "asimd"}, {i.FP16, "fp16"}, {i.BF16, "bf16"}, {i.I8MM, "i8mm"}} {
 		if f.on {
 			s = append(s, f.name)
 		}
+	}
+	if i.SVEBits > 0 {
+		s = append(s, fmt.Sprintf("sve%d", i.SVEBits))
 	}
 	if len(s) == 0 {
 		return "none"
@@ -63,11 +85,10 @@ func (i ISA) String() string {
 	return strings.Join(s, "+")
 }
 
-// CPU describes the host processor.
 type CPU struct {
 	Model string // /proc/cpuinfo "model name" on Linux; runtime.GOARCH when unknown
 	Cores int    // logical cores, runtime.NumCPU()
-	ISA   ISA    // all false on non-amd64
+	ISA   ISA    // the extensions of Arch; none on other architectures
 	// Cache sizes in bytes of cpu0's level-1 data, level-2 and level-3 caches, from sysfs or,
 	// where sysfs has none (some VMs), from CPUID; 0 when neither says. CacheSource says which.
 	L1D, L2, L3 int

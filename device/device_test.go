@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -220,7 +221,9 @@ func TestISAString(t *testing.T) {
 		{ISA{AVX512: true}, "avx512"},
 		{ISA{FMA: true, AVX2: true}, "avx2+fma"},
 		{ISA{AVX512: true, SSE42: true}, "sse4.2+avx512"},
-		{ISA{true, true, true, true}, "sse4.2+avx2+fma+avx512"},
+		{ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}, "sse4.2+avx2+fma+avx512"},
+		{ISA{ASIMD: true}, "asimd"},
+		{ISA{SVEBits: 256, I8MM: true, ASIMD: true, BF16: true, FP16: true}, "asimd+fp16+bf16+i8mm+sve256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -228,6 +231,39 @@ func TestISAString(t *testing.T) {
 				t.Errorf("%+v.String() = %q, want %q", tt.isa, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestISAArch(t *testing.T) {
+	for _, tt := range []struct {
+		isa  ISA
+		want string
+	}{
+		{ISA{}, ""},
+		{ISA{SSE42: true}, "amd64"},
+		{ISA{AVX512: true}, "amd64"},
+		{ISA{ASIMD: true, FP16: true}, "arm64"},
+		{ISA{SVEBits: 128}, "arm64"},
+	} {
+		if got := tt.isa.Arch(); got != tt.want {
+			t.Errorf("%v.Arch() = %q, want %q", tt.isa, got, tt.want)
+		}
+	}
+}
+
+// TestHostArch checks that the detected extensions are this process's
+// architecture's: an arm64 build (run under emulation in CI) finds NEON.
+func TestHostArch(t *testing.T) {
+	isa := Host().CPU.ISA
+	switch runtime.GOARCH {
+	case "amd64", "arm64":
+		if got := isa.Arch(); got != runtime.GOARCH {
+			t.Errorf("host ISA %s is of %q, want %q", isa, got, runtime.GOARCH)
+		}
+	default:
+		if isa != (ISA{}) {
+			t.Errorf("host ISA on %s = %s, want none", runtime.GOARCH, isa)
+		}
 	}
 }
 

@@ -2,7 +2,9 @@
 // the CUDA architectures ("sm_70" … "sm_90").
 //
 // A [Target] is plain data. Templates in kernels read it as constraints on their knob spaces: a
-// CPU's [ISA] decides which vector widths are valid (Float32x16 needs AVX-512), a GPU's [Limits]
+// CPU's [ISA] decides which vector widths are valid (Float32x16 needs AVX-512; NEON's four lanes
+// need arm64, whose extensions, ASIMD, FP16, BF16, I8MM and the SVE length, come from the hardware
+// capabilities through golang.org/x/sys/cpu and /proc/cpuinfo), a GPU's [Limits]
 // bound threads, shared memory and registers per block. The tuning database keys its records by
 // [Target.Fingerprint], so a measurement is never applied to a different machine or architecture.
 //

@@ -11,10 +11,14 @@ import (
 // without bound.
 const maxCores = 1 << 12
 
+// The SVE vector lengths the architecture allows: multiples of 128 bits up
+// to 2048.
+const minSVEBits, maxSVEBits = 128, 2048
+
 // FromFingerprint rebuilds a target from its fingerprint, so that records
 // of another machine can be read with the knob space that machine had. A
 // CPU's, "cpu/<model>/<isa>/<cores>c", gives cores and ISA, what CPU spaces
-// depend on; cache sizes are not in the fingerprint and stay zero. A CUDA
+// depend on (the ISA's extensions name the architecture, ISA.Arch); cache sizes are not in the fingerprint and stay zero. A CUDA
 // one, "cuda/<arch>" or "cuda/<arch>/<name>/<driver>", gives the
 // architecture's limits from the table, with the GPU's name and driver when
 // the fingerprint has them.
@@ -57,26 +61,35 @@ func FromFingerprint(fingerprint string) (Target, error) {
 	if err != nil || cores < 1 || cores > maxCores {
 		return Target{}, bad
 	}
-	var isa ISA
-	if isaText != "none" {
-		for _, f := range strings.Split(isaText, "+") {
-			switch f {
-			case "sse4.2":
-				isa.SSE42 = true
-			case "avx2":
-				isa.AVX2 = true
-			case "fma":
-				isa.FMA = true
-			case "avx512":
-				isa.AVX512 = true
-			default:
-				return Target{}, bad
-			}
-		}
+	isa, ok := parseISA(isaText)
+	if !ok {
+		return Target{}, bad
 	}
 	t := Target{Name: "cpu", CPU: &CPU{Model: model, Cores: cores, ISA: isa}}
 	if t.Fingerprint() != fingerprint {
 		return Target{}, bad
 	}
 	return t, nil
+}
+
+// parseISA is ISA.String's inverse; ok is false for an unknown extension or
+// one that ISA.String would write differently (order, SVE length).
+func parseISA(text string) (isa ISA, ok bool) {
+	if text == "none" {
+		return ISA{}, true
+	}
+	flags := map[string]*bool{"sse4.2": &isa.SSE42, "avx2": &isa.AVX2, "fma": &isa.FMA, "avx512": &isa.AVX512,
+		"asimd": &isa.ASIMD, "fp16": &isa.FP16, "bf16": &isa.BF16, "i8mm": &isa.I8MM}
+	for _, f := range strings.Split(text, "+") {
+		if on := flags[f]; on != nil {
+			*on = true
+			continue
+		}
+		bits, err := strconv.Atoi(strings.TrimPrefix(f, "sve"))
+		if !strings.HasPrefix(f, "sve") || err != nil || bits < minSVEBits || bits > maxSVEBits || bits%minSVEBits != 0 {
+			return ISA{}, false
+		}
+		isa.SVEBits = bits
+	}
+	return isa, isa.String() == text
 }

@@ -7,11 +7,10 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/cpu"
 )
 
 // Host returns the target for this machine's CPU. Detection runs once per process; each call
@@ -32,15 +31,7 @@ func detectCPU() CPU {
 		f.Close()
 	}
 	// x/sys/cpu also fills X86 on 386, where archsimd does not exist.
-	if runtime.GOARCH == "amd64" {
-		x := cpu.X86
-		c.ISA = ISA{
-			SSE42:  x.HasSSE42,
-			AVX2:   x.HasAVX2,
-			FMA:    x.HasFMA,
-			AVX512: x.HasAVX512F && x.HasAVX512CD && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL,
-		}
-	}
+	c.ISA = hostISA()
 	c.L1D, c.L2, c.L3 = parseCaches(os.DirFS("/sys/devices/system/cpu/cpu0/cache"))
 	c.CacheSource = CacheSysfs
 	if c.L1D == 0 && c.L2 == 0 && c.L3 == 0 {
@@ -67,6 +58,20 @@ func parseCPUModel(r io.Reader) string {
 		}
 	}
 	return ""
+}
+
+// hasFeature reports whether the "Features" line of a Linux /proc/cpuinfo
+// on arm64 lists feature.
+func hasFeature(r io.Reader, feature string) bool {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "Features" {
+			return slices.Contains(strings.Fields(val), feature)
+		}
+	}
+	return false
 }
 
 // parseCaches reads a sysfs cache directory (index*/{level,type,size}) and returns the sizes in

@@ -202,3 +202,26 @@ func TestParseCPUIDCaches(t *testing.T) {
 		})
 	}
 }
+
+func TestHasFeature(t *testing.T) {
+	const graviton3 = `processor	: 0
+BogoMIPS	: 2100.00
+Features	: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg dcpodp svei8mm svebf16 i8mm bf16 dgh rng
+CPU implementer	: 0x41
+`
+	for _, tt := range []struct {
+		in, feature string
+		want        bool
+	}{
+		{graviton3, "bf16", true},
+		{graviton3, "i8mm", true},
+		{graviton3, "sve2", false},
+		{graviton3, "bf1", false}, // whole words only
+		{"processor : 0\nflags : avx2 bf16\n", "bf16", false},
+		{"", "bf16", false},
+	} {
+		if got := hasFeature(strings.NewReader(tt.in), tt.feature); got != tt.want {
+			t.Errorf("hasFeature(%.30q, %q) = %v, want %v", tt.in, tt.feature, got, tt.want)
+		}
+	}
+}

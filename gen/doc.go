@@ -8,7 +8,9 @@
 // the Options.Variants winners that win the most shapes; and the
 // template's default config, generic (kernels.Template.DefaultConfig).
 // This plan knows no architecture: the architecture's part of the writer,
-// package gen/amd64, says in which forms each config is compiled (a vector
+// package gen/amd64 (gen/arm64 for records of an arm64 CPU: a NEON form
+// under the arm64 build tag, and the scalar form), says in which forms
+// each config is compiled (a vector
 // form that the CPU may lack, a scalar form every build has, a plain form
 // of a config with Go assembly for builds without GOEXPERIMENT=simd) and
 // writes what is x86 in the package: build tags, the dispatch conditions,

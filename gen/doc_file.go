@@ -9,6 +9,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/gen/amd64"
+	"github.com/autotune-dev/autotune/gen/arm64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -47,7 +48,11 @@ func (p *plan) docFile() *jen.File {
 	w("Variant(op, shape...) says which kernel a call would run and why. LoadTuning reads a tuning log ")
 	w("(autotune db export) of the same device and template versions and from then on sends each shape of the log ")
 	w("to the fastest of the compiled kernels there.\n\n")
-	w("# Builds\n\n%s", amd64.BuildsDoc(p.hasPlain()))
+	if arm64.Is(p.target) {
+		w("# Builds\n\n%s", arm64.BuildsDoc())
+	} else {
+		w("# Builds\n\n%s", amd64.BuildsDoc(p.hasPlain()))
+	}
 	w("# Tuning\n\n")
 	w("Device: %s\n\n", p.o.Device)
 	if !p.date.IsZero() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/gen/amd64"
+	"github.com/autotune-dev/autotune/gen/arm64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -101,6 +102,11 @@ func Generate(src Source, o Options) (map[string][]byte, error) {
 				return nil, err
 			}
 		}
+		if kf.neon != nil {
+			if err := add(op.op.Name+"_arm64.go", kf.neon); err != nil {
+				return nil, err
+			}
+		}
 		maps.Copy(files, kf.asm)
 	}
 	if p.hasPlain() {
@@ -176,29 +182,38 @@ type opFiles struct {
 	scalar *jen.File // the scalar forms, in every build
 	vector *jen.File // the vector forms, under amd64.SIMDTag; nil when there are none
 	plain  *jen.File // the plain forms, under amd64.PlainTag; nil when there are none
+	neon   *jen.File // the NEON forms, under arm64.Tag; nil when there are none
 	// asm is the Go assembly of the vector forms by file name: that of
 	// kernels with plain forms in every amd64 build, which the plain forms
 	// declare too; that of kernels without (a 16-bit kernel's conversions
-	// around archsimd rows) under goexperiment.simd (amd64.AsmFile).
+	// around archsimd rows) under goexperiment.simd (amd64.AsmFile); that
+	// of the NEON forms in every arm64 build.
 	asm map[string][]byte
 }
 
 // kernelFiles returns the files of op's kernels.
 func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
-	out := opFiles{scalar: p.newFile(""), vector: p.newFile(amd64.SIMDTag), plain: p.newFile(amd64.PlainTag)}
-	var asms, simdAsms [][]byte // of kernels with plain forms, and of kernels without
-	var installs, plainInstalls []jen.Code
+	out := opFiles{scalar: p.newFile(""), vector: p.newFile(amd64.SIMDTag), plain: p.newFile(amd64.PlainTag), neon: p.newFile(arm64.Tag)}
+	var asms, simdAsms, neonAsms [][]byte // of kernels with plain forms, of kernels without, of NEON forms
+	var installs, plainInstalls, neonInstalls []jen.Code
 	hasVector, hasPlain := false, false
 	for i, v := range op.variants {
-		if err := emitKernel(out.scalar, op, v.scalarName(), v.shape, v.Scalar, false, nil); err != nil {
+		if err := emitKernel(out.scalar, op, v.scalarName(), v.shape, v.Scalar, kernels.AMD64, nil); err != nil {
 			return opFiles{}, err
+		}
+		if v.neon {
+			if err := emitKernel(out.neon, op, v.name, v.shape, v.cfg, kernels.ARM64, &neonAsms); err != nil {
+				return opFiles{}, err
+			}
+			neonInstalls = append(neonInstalls, install(op, i, callName(v.name, v.shape), v.name)...)
+			continue
 		}
 		if !v.vector() {
 			continue
 		}
 		hasVector = true
 		before := len(asms)
-		if err := emitKernel(out.vector, op, v.name, v.shape, v.cfg, false, &asms); err != nil {
+		if err := emitKernel(out.vector, op, v.name, v.shape, v.cfg, kernels.AMD64, &asms); err != nil {
 			return opFiles{}, err
 		}
 		switch hasAsm := len(asms) > before; {
@@ -211,24 +226,27 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 		wrap := v.name + "Clear"
 		amd64.EmitClearWrapper(out.vector, wrap, v.name, params(op),
 			jen.Id(callName(v.name, v.shape)).Call(append(ids(op.api.Args), ids(op.api.Dims)...)...))
-		installs = append(installs, jen.If(v.Needs.SIMDCond()).Block(
-			jen.Id(op.ident+"Fns").Index(jen.Lit(i)).Op("=").Id(wrap),
-			jen.Id(op.ident+"Op").Dot("kernels").Index(jen.Lit(i)).Dot("name").Op("=").Lit(v.name),
-		))
+		installs = append(installs, jen.If(v.Needs.SIMDCond()).Block(install(op, i, wrap, v.name)...))
 		if !v.Plain {
 			continue
 		}
 		hasPlain = true
-		if err := emitKernel(out.plain, op, v.name, v.shape, v.cfg, true, nil); err != nil {
+		if err := emitKernel(out.plain, op, v.name, v.shape, v.cfg, kernels.AMD64Plain, nil); err != nil {
 			return opFiles{}, err
 		}
-		plainInstalls = append(plainInstalls, jen.If(v.Needs.PlainCond()).Block(
-			jen.Id(op.ident+"Fns").Index(jen.Lit(i)).Op("=").Id(callName(v.name, v.shape)),
-			jen.Id(op.ident+"Op").Dot("kernels").Index(jen.Lit(i)).Dot("name").Op("=").Lit(v.name),
-		))
+		plainInstalls = append(plainInstalls, jen.If(v.Needs.PlainCond()).Block(install(op, i, callName(v.name, v.shape), v.name)...))
+	}
+	out.asm = map[string][]byte{}
+	if len(neonInstalls) > 0 {
+		out.neon.Comment("init installs the NEON forms, which every arm64 CPU runs; the other kernels keep their scalar forms.")
+		out.neon.Func().Id("init").Params().Block(neonInstalls...)
+		out.asm[op.op.Name+"_arm64.s"] = p.asmFile("", neonAsms)
+	} else {
+		out.neon = nil
 	}
 	if !hasVector {
-		return opFiles{scalar: out.scalar}, nil
+		out.vector, out.plain = nil, nil
+		return out, nil
 	}
 	out.vector.Comment("init installs the vector kernels the CPU runs; the others keep their scalar forms.")
 	out.vector.Func().Id("init").Params().Block(installs...)
@@ -238,7 +256,6 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 	} else {
 		out.plain = nil
 	}
-	out.asm = map[string][]byte{}
 	for _, set := range []struct {
 		asms  [][]byte
 		plain bool
@@ -250,6 +267,15 @@ func (p *plan) kernelFiles(op *opPlan) (opFiles, error) {
 		out.asm[name] = p.asmFile(constraint, set.asms)
 	}
 	return out, nil
+}
+
+// install returns the statements that make fn the kernel i of op, named
+// name, in the init of a file of forms.
+func install(op *opPlan, i int, fn, name string) []jen.Code {
+	return []jen.Code{
+		jen.Id(op.ident + "Fns").Index(jen.Lit(i)).Op("=").Id(fn),
+		jen.Id(op.ident + "Op").Dot("kernels").Index(jen.Lit(i)).Dot("name").Op("=").Lit(name),
+	}
 }
 
 // asmFile joins the assembly of kernels into one file under constraint
@@ -292,18 +318,19 @@ func callName(name string, shape []int) string {
 
 // emitKernel adds to f the kernel name of op with cfg, specialised to
 // shape (with a wrapper in the shape-generic convention) or generic when
-// shape is nil, in its plain form when plain is set, and appends its
-// assembly, if any, to asms (nil: it must have none). The plain form calls
-// the assembly of the vector form, so it appends none.
-func emitKernel(f *jen.File, op *opPlan, name string, shape []int, c schedule.Config, plain bool, asms *[][]byte) (err error) {
+// shape is nil, in the form arch asks for, and appends its assembly, if
+// any, to asms (nil: it must have none). The plain form of amd64
+// (kernels.AMD64Plain) calls the assembly of the vector form, so it
+// appends none.
+func emitKernel(f *jen.File, op *opPlan, name string, shape []int, c schedule.Config, arch kernels.Arch, asms *[][]byte) (err error) {
 	cfg := c
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("gen: emitting %s %s: %v", op.op.Name, cfg, r)
 		}
 	}()
-	asm := op.tmpl.Go.EmitGo(f, kernels.Kernel{Name: name, Shape: slices.Clone(shape), DType: op.dtype, Config: c, Arch: amd64.Arch(plain)})
-	if plain {
+	asm := op.tmpl.Go.EmitGo(f, kernels.Kernel{Name: name, Shape: slices.Clone(shape), DType: op.dtype, Config: c, Arch: arch})
+	if arch == kernels.AMD64Plain {
 		asm = nil // the vector form's, which that form appended
 	}
 	if shape != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/gen/amd64"
+	"github.com/autotune-dev/autotune/gen/arm64"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -65,12 +66,16 @@ type variant struct {
 	name string          // Go name of its vector form, or of its only form
 	cfg  schedule.Config // as tuned
 	amd64.Forms
+	// neon says that cfg, tuned on arm64, has a NEON form (gen/arm64),
+	// which arm64 builds run; Forms then has its scalar form only.
+	neon   bool
 	shape  []int          // the shape of a specialised kernel; nil for a generic one
 	record *tunedb.Record // the winning record of a specialised kernel
 }
 
-// vector reports whether v has a vector form besides its scalar one.
-func (v variant) vector() bool { return v.Needs != amd64.Scalar }
+// vector reports whether v has a vector form besides its scalar one: an
+// amd64 one or a NEON one.
+func (v variant) vector() bool { return v.Needs != amd64.Scalar || v.neon }
 
 // scalarName is the Go name of v's scalar form.
 func (v variant) scalarName() string {
@@ -313,6 +318,13 @@ func (p *plan) newVariant(op *opPlan, name string, cfg schedule.Config, shape []
 	at := shape
 	if at == nil {
 		at = p.tunedShapeOf(op, cfg)
+	}
+	if arm64.Is(p.target) {
+		neon, scalar, err := arm64.FormsOf(op.tmpl, cfg, at, p.target)
+		if err != nil {
+			return variant{}, fmt.Errorf("gen: %s: %w", op.op.Name, err)
+		}
+		return variant{name: name, cfg: cfg, Forms: amd64.Forms{Needs: amd64.Scalar, Scalar: scalar}, neon: neon, shape: shape}, nil
 	}
 	forms, err := amd64.FormsOf(op.tmpl, cfg, at, p.target)
 	if err != nil {

@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"fmt"
+
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -62,4 +64,20 @@ func WidestVector(t device.Target) int {
 		return 8
 	}
 	return 1
+}
+
+// PortableScalar returns k as an emitter without NEON code of its own
+// writes it: k itself, except that an arm64 kernel of a scalar config
+// (vec=1), plain Go the same on every architecture, is asked for as on
+// amd64. It panics for an arm64 kernel of a vector config, which the
+// template's arm64 space never offers (VectorConstraints).
+func PortableScalar(k Kernel) Kernel {
+	if k.Arch.ISA != ARM64.ISA {
+		return k
+	}
+	if k.Config.Int("vec") != 1 {
+		panic(fmt.Sprintf("kernels: %s: no arm64 kernel of %s: the template has scalar code only there", k.Name, k.Config))
+	}
+	k.Arch = AMD64
+	return k
 }

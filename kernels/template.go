@@ -105,7 +105,7 @@ type Kernel struct {
 // An Arch is the instruction set a kernel is written for and the form of
 // its code there.
 type Arch struct {
-	// ISA is the instruction set: "amd64" for the CPU templates today; a
+	// ISA is the instruction set: "amd64" or "arm64" for the CPU templates; a
 	// CUDA kernel's architecture is its target's (sm_XX), and the zero
 	// value is all a CUDA emitter is asked with.
 	ISA string
@@ -125,6 +125,20 @@ var AMD64 = Arch{ISA: "amd64"}
 // AMD64Plain is the architecture of the plain forms of the CPU templates'
 // kernels that call Go assembly.
 var AMD64Plain = Arch{ISA: "amd64", Plain: true}
+
+// ARM64 is the architecture of the CPU templates' kernels on arm64: there
+// is no archsimd there, so every form is plain Go, around Go assembly for
+// NEON (codegen/neon) in the configs of a template that has it.
+var ARM64 = Arch{ISA: "arm64", Plain: true}
+
+// ArchOf returns the architecture of the kernels for a CPU target:
+// ARM64 for an arm64 CPU, else AMD64.
+func ArchOf(t device.Target) Arch {
+	if t.CPU != nil && t.CPU.ISA.Arch() == "arm64" {
+		return ARM64
+	}
+	return AMD64
+}
 
 // A GoEmitter writes the Go (and Go assembly) of a template's kernels.
 type GoEmitter interface {

@@ -31,6 +31,8 @@ and exports Softmax, Gemm, GemmBias, GemmBiasReLU and Attention, Variant
 kernels from a tuning log). Its package doc says what each build runs:
 without GOEXPERIMENT=simd, on amd64, the kernels with Go assembly tiles
 still run them, with plain Go around, and the others their scalar forms.
+From records of an arm64 CPU, the kernels with NEON tiles run them in
+arm64 builds (build tag arm64), and their scalar forms elsewhere.
 
 Files whose bytes would not change are not rewritten; files of DIR that
 the generator wrote before and no longer produces are removed, any other

@@ -90,13 +90,16 @@ func limitToAVX2(target device.Target, godebug string) isaLevel {
 	return isaLevel{name: isaAVX2, target: target, env: append([]string{"GODEBUG=" + godebug}, avx2Limits...)}
 }
 
-// levelOf names the highest level isa has: avx512, avx2, or scalar.
+// levelOf names the highest level isa has: avx512, avx2, neon (arm64,
+// whose one level --isa does not choose), or scalar.
 func levelOf(isa device.ISA) string {
 	switch {
 	case isa.AVX512:
 		return isaAVX512
 	case isa.AVX2 && isa.FMA:
 		return isaAVX2
+	case isa.ASIMD:
+		return "neon"
 	}
 	return "scalar"
 }

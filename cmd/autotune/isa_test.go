@@ -43,6 +43,8 @@ func TestAtISA(t *testing.T) {
 		{"GODEBUG and avx2", "avx2", "cpu.avx512bw=off", avx2FMA, "avx2", false, append([]string{"GODEBUG=cpu.avx512bw=off"}, limits...), ""},
 		{"an AVX2 CPU", "", "", avx2FMA, "avx2", false, nil, ""},
 		{"no vectors", "", "", noVectors, "scalar", false, nil, ""},
+		{"arm64", "", "", device.ISA{ASIMD: true, FP16: true}, "neon", false, nil, ""},
+		{"avx2 on arm64", "avx2", "", device.ISA{ASIMD: true}, "", false, nil, "--isa avx2: this CPU has no AVX2 and FMA (asimd)"},
 		{"avx512 missing", "avx512", "", avx2FMA, "", false, nil, "--isa avx512: this CPU has no AVX-512 (sse4.2+avx2+fma)"},
 		{"avx512 hidden", "avx512", "cpu.avx512f=off", avx2FMA, "", false, nil, "with GODEBUG=cpu.avx512f=off"},
 		{"avx2 missing", "avx2", "", noVectors, "", false, nil, "--isa avx2: this CPU has no AVX2 and FMA"},

@@ -54,15 +54,6 @@ func (l Level) PlainCond() jen.Code {
 // CPUVar is the variable of CPUFiles that holds what the CPU has.
 const CPUVar = "cpuHas"
 
-// Arch is the architecture of the kernels a package holds, in their
-// plain form or not.
-func Arch(plain bool) kernels.Arch {
-	if plain {
-		return kernels.AMD64Plain
-	}
-	return kernels.AMD64
-}
-
 // The build constraints of a generated package's files: archsimd exists
 // with GOEXPERIMENT=simd on amd64 only, so the vector forms are under
 // SIMDTag; the plain forms, which the other amd64 builds run, under
@@ -117,9 +108,9 @@ func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target dev
 		f.Scalar = cfg
 		return f, nil
 	}
-	f.Plain = hasAsm(tmpl, cfg)
+	f.Plain = HasAsm(tmpl, cfg)
 	scalarTarget := at(Scalar)
-	if c, ok := withScalarVec(cfg); ok {
+	if c, ok := WithScalarVec(cfg); ok {
 		space := tmpl.Space(shape, scalarTarget)
 		if c, err := space.Parse(c.String()); err == nil && space.Valid(c) {
 			f.Scalar = c
@@ -134,9 +125,9 @@ func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target dev
 	return f, nil
 }
 
-// withScalarVec returns cfg with its vec knob (the vector width in lanes,
+// WithScalarVec returns cfg with its vec knob (the vector width in lanes,
 // kernels.VectorConstraints) at 1, and whether it has one.
-func withScalarVec(cfg schedule.Config) (schedule.Config, bool) {
+func WithScalarVec(cfg schedule.Config) (schedule.Config, bool) {
 	if _, ok := cfg.Lookup("vec"); !ok {
 		return cfg, false
 	}
@@ -151,9 +142,9 @@ func withScalarVec(cfg schedule.Config) (schedule.Config, bool) {
 	return c, err == nil
 }
 
-// hasAsm reports whether the kernels of cfg call Go assembly. An emitter
+// HasAsm reports whether the kernels of cfg call Go assembly. An emitter
 // that panics has none here; emitting the kernel reports its panic.
-func hasAsm(tmpl kernels.Template, cfg schedule.Config) (ok bool) {
+func HasAsm(tmpl kernels.Template, cfg schedule.Config) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false

@@ -17,6 +17,6 @@
 // It is a package of gen's rather than a part of the templates: the
 // templates (package kernels) describe kernels for an architecture, while
 // build tags, run-time CPU detection and the choice among compiled forms
-// are how a generated package ships them. A writer for another
-// architecture (arm64) would be a package beside this one.
+// are how a generated package ships them. gen/arm64, beside this one, is
+// the arm64 writer.
 package amd64

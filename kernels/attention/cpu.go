@@ -75,6 +75,7 @@ func newTemplate(causal bool) kernels.Template {
 type goEmitter struct{ causal bool }
 
 func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	k = kernels.PortableScalar(k) // no NEON code yet
 	k.Want(kernels.AMD64.ISA, dtype.F32)
 	switch {
 	case k.Arch.Plain:

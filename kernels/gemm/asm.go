@@ -59,7 +59,7 @@ func (k kernel) asmTiles() []goasm.Tile {
 	for _, last := range lasts {
 		for _, first := range []bool{true, false} {
 			t := goasm.Tile{
-				Name: k.asmTile(first, last), Lanes: k.v.Lanes(), MR: k.mr, NV: k.nv,
+				Name: k.asmTile(first, last), Lanes: k.lanes, MR: k.mr, NV: k.nv,
 				ARow: 4 * k.k, AStep: 4, BStep: bStep, CRow: 4 * k.n, Init: goasm.Load,
 				Bias: last,
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -58,6 +59,9 @@ func vectorConfig(cfg schedule.Config) bool { return cfg.Int("vec") > 1 }
 type goEmitter struct{ e epilogue }
 
 func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	if k.Arch.ISA == kernels.ARM64.ISA {
+		return g.emitARM64(f, k)
+	}
 	k.Want(kernels.AMD64.ISA, dtype.F32)
 	switch {
 	case k.Arch.Plain:
@@ -73,6 +77,30 @@ func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	return emitAsm(k.Name, k.Shape, k.Config, g.e)
 }
 
+// emitARM64 writes the arm64 kernel of k: the plain form around NEON
+// tiles (codegen/neon) for micro=asm, whose vec is neon.Lanes; the
+// scalar kernel, plain Go on every architecture, for vec=1.
+func (g goEmitter) emitARM64(f *jen.File, k kernels.Kernel) []byte {
+	k.Want(kernels.ARM64.ISA, dtype.F32)
+	switch {
+	case g.Asm(k.Config):
+		emitPlain(f, k.Name, k.Shape, k.Config, g.e)
+	case k.Config.Int("vec") != 1:
+		panic(fmt.Sprintf("gemm: no arm64 kernel of %s: vectors there are NEON assembly (micro=asm)", k.Config))
+	case k.Shape == nil:
+		emitGeneric(f, k.Name, k.Config, g.e)
+	default:
+		emitEpilogue(f, k.Name, k.Shape, k.Config, g.e)
+	}
+	var kr kernel
+	if k.Shape == nil {
+		kr = newGenericKernel(k.Name, k.Config, g.e)
+	} else {
+		kr = newKernel(k.Name, k.Shape, k.Config, g.e)
+	}
+	return neon.File(kr.asmTiles()...)
+}
+
 // Asm reports whether cfg's full micro-kernel is assembly (micro=asm).
 func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("micro") == "asm" }
 
@@ -81,16 +109,20 @@ func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("micro") == "asm
 // rows can end in a partial tile; nc values are powers of two, multiples of
 // every nr.
 var (
-	vecs    = []int{1, 8, 16}
-	mrs     = []int{1, 2, 4, 6, 8, 12}
-	nrVecs  = []int{1, 2}
-	kcs     = []int{64, 128, 256, 512}
-	mcs     = []int{24, 48, 96, 192, 384, 768}
-	ncs     = []int{256, 512, 1024, 2048, 4096}
-	unrolls = []int{1, 2, 4}
-	micros  = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
-	splits  = []string{"m", "n"}    // what the goroutines split: runs of rows, or of columns
-	chunks  = []int{1, 2, 4, 8}     // runs per goroutine: 1 fixed in advance, more dealt from a counter
+	vecs   = []int{1, 8, 16}
+	mrs    = []int{1, 2, 4, 6, 8, 12}
+	nrVecs = []int{1, 2}
+	// On arm64 vectors are NEON's 4 lanes, in assembly tiles only, and
+	// the 32 V registers hold tiles of up to 4 vectors a row (6×4).
+	neonVecs   = []int{1, neon.Lanes}
+	neonNRVecs = []int{1, 2, 4}
+	kcs        = []int{64, 128, 256, 512}
+	mcs        = []int{24, 48, 96, 192, 384, 768}
+	ncs        = []int{256, 512, 1024, 2048, 4096}
+	unrolls    = []int{1, 2, 4}
+	micros     = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
+	splits     = []string{"m", "n"}    // what the goroutines split: runs of rows, or of columns
+	chunks     = []int{1, 2, 4, 8}     // runs per goroutine: 1 fixed in advance, more dealt from a counter
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -137,6 +169,16 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
 	constraints = append(constraints, kernels.VectorConstraints(isa)...)
+	vecValues, nrValues := vecs, nrVecs
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		// arm64 has no archsimd: its vectors are the assembly tiles'. The
+		// amd64 space, which Version hashes, has neither these values nor
+		// the constraint.
+		vecValues, nrValues = neonVecs, neonNRVecs
+		constraints = append(constraints, schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool {
+			return c.Int("vec") != neon.Lanes || c.Str("micro") == "asm"
+		}})
+	}
 	constraints = append(constraints, []schedule.Constraint{
 		// The assembly micro-kernel is vector code and does not unroll
 		// (its loop costs 4 instructions against mr·nr_vecs FMAs), so it
@@ -184,9 +226,9 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 		}},
 	}...)
 	knobs := []schedule.Knob{
-		schedule.Choice("vec", vecs...),
+		schedule.Choice("vec", vecValues...),
 		schedule.Choice("mr", mrs...),
-		schedule.Choice("nr_vecs", nrVecs...),
+		schedule.Choice("nr_vecs", nrValues...),
 		schedule.Choice("kc", kcs...),
 		schedule.Choice("mc", mcs...),
 		schedule.Choice("nc", ncs...),
@@ -281,9 +323,9 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 }
 
 // defaultConfig is a 4×2-vector archsimd tile of the widest vectors the
-// target has, on one goroutine, with blocks that fit the smallest caches
-// templates assume (256 KiB of L2, no L3), shrunk to what the shape
-// offers.
+// target has (on arm64 a NEON assembly tile), on one goroutine, with
+// blocks that fit the smallest caches templates assume (256 KiB of L2, no
+// L3), shrunk to what the shape offers.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
 	return defaultOf(space(shape, target), shape, target, ",chunks=1,pack_a=false")
 }
@@ -301,9 +343,13 @@ func defaultOf(sp *schedule.Space, shape []int, target device.Target, more strin
 		}
 		return best
 	}
+	vec, micro := kernels.WidestVector(target), "go"
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		vec, micro = neon.Lanes, "asm" // NEON is assembly only
+	}
 	c, err := sp.Parse(fmt.Sprintf(
-		"vec=%d,mr=4,nr_vecs=2,kc=%d,mc=%d,nc=%d,pack_b=true,unroll=1,threads=1,micro=go,split=m%s",
-		kernels.WidestVector(target), largest(256, k, kcs), largest(96, m, mcs), largest(256, n, ncs), more))
+		"vec=%d,mr=4,nr_vecs=2,kc=%d,mc=%d,nc=%d,pack_b=true,unroll=1,threads=1,micro=%s,split=m%s",
+		vec, largest(256, k, kcs), largest(96, m, mcs), largest(256, n, ncs), micro, more))
 	if err != nil {
 		panic(err) // the knobs are ours: a bug
 	}

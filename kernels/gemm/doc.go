@@ -83,8 +83,10 @@
 // # Knobs
 //
 //	vec      1, 8, 16            scalar Go, archsimd.Float32x8, archsimd.Float32x16
+//	         1, 4 on arm64       scalar Go, NEON (assembly tiles only)
 //	mr       1, 2, 4, 6, 8, 12   rows of the micro-kernel's tile
 //	nr_vecs  1, 2                vectors per tile row: nr = nr_vecs·vec columns
+//	         1, 2, 4 on arm64    (32 V registers of 4 lanes: up to 6×4 vectors)
 //	kc       64 … 512            depth of a slice of K
 //	mc       24 … 768            rows of a block of A (multiples of 24, so of every mr)
 //	nc       256 … 4096          columns of a panel of B
@@ -101,13 +103,15 @@
 //	needs_cpu_target       the template has only a Go emitter
 //	vec8_needs_avx2_fma    from the target's ISA
 //	vec16_needs_avx512     from the target's ISA
-//	asm_needs_vectors      micro=asm takes vec 8 or 16 and unroll 1
+//	asm_needs_vectors      micro=asm takes vec 8 or 16 (4 on arm64) and unroll 1
+//	neon_needs_asm         on arm64, vec=4 takes micro=asm: there is no archsimd
 //	register_budget        micro=go: mr·nr_vecs accumulators + nr_vecs for B + 1 for
 //	                       A ≤ 14: Go 1.26 allocates X0–X14 on AVX2 and AVX-512
 //	                       alike; an AVX-512 6×32 tile (15) spilled and ran at 26
 //	                       GFLOP/s, 4×32 (11) at 58–74 on one core. micro=asm:
-//	                       mr·nr_vecs + nr_vecs + 2 ≤ 32 registers at 16 lanes,
-//	                       16 at 8 (goasm.Fits), so 12×32 on AVX-512
+//	                       mr·nr_vecs + nr_vecs + 2 ≤ 32 registers at 16 lanes
+//	                       and at NEON's 4, 16 at 8 (goasm.Fits), so 12×32 on
+//	                       AVX-512, 6×16 or 12×8 on arm64
 //	a_block_fits_l2        4·mc·kc ≤ L2 (256 KiB when the target does not say)
 //	b_panel_fits_cache     4·kc·nc·threads ≤ L3, or 4·kc·nc ≤ L2 without an L3
 //	kc_within_k            a block larger than twice the extent repeats the kernel
@@ -171,6 +175,17 @@
 // tiles' instructions); only its edge tiles are slower than the tuned
 // form's. Its golden files carry plainRevision (cpu.go), which is not part
 // of Version either: the tuner measures the archsimd form.
+//
+// # arm64
+//
+// The arm64 space (kernels.ArchOf of the target) has its own values of
+// vec and nr_vecs, above; Version hashes the amd64 space only, so bump
+// revision when the arm64 one changes. An arm64 kernel (kernels.ARM64) of
+// a micro=asm config is the plain form around NEON tiles (codegen/neon),
+// which take the same goasm.Tile descriptions and Go declarations as the
+// amd64 ones; of a scalar config, the scalar Go, which is the same on
+// every architecture. They are checked under emulation
+// (TestARM64Kernels), never timed on arm64 hardware: see docs/arm64.md.
 //
 // # CUDA
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -15,11 +16,12 @@ type kernel struct {
 	name       string
 	cfg        schedule.Config
 	m, n, k    int
-	v          golang.F32
-	mr, nv, nr int  // tile rows, vectors per tile row, tile columns (nv·lanes)
-	kc, mc, nc int  // cache blocks, capped at the matrix
-	pack       bool // B packed into strips (pack_b)
-	packA      bool // A's full tiles packed per block (pack_a, packa.go)
+	v          golang.F32 // the archsimd Go's vectors; none for NEON (lanes 4), which only the assembly tiles use
+	lanes      int        // float32s a vector: the vec knob
+	mr, nv, nr int        // tile rows, vectors per tile row, tile columns (nv·lanes)
+	kc, mc, nc int        // cache blocks, capped at the matrix
+	pack       bool       // B packed into strips (pack_b)
+	packA      bool       // A's full tiles packed per block (pack_a, packa.go)
 	unroll     int
 	threads    int
 	epi        epilogue
@@ -148,10 +150,14 @@ func newKernel(name string, shape []int, cfg schedule.Config, e epilogue) kernel
 
 // newKernelOf returns the kernel of cfg with no shape and no blocks yet.
 func newKernelOf(name string, cfg schedule.Config, e epilogue) kernel {
-	v := golang.Float32(cfg.Int("vec"))
+	lanes := cfg.Int("vec")
+	var v golang.F32 // none for NEON, whose vectors are the assembly tiles' only
+	if lanes != neon.Lanes {
+		v = golang.Float32(lanes)
+	}
 	kr := kernel{
 		name: name, cfg: cfg, epi: e,
-		v:  v,
+		v: v, lanes: lanes,
 		mr: cfg.Int("mr"), nv: cfg.Int("nr_vecs"),
 		pack:    cfg.Bool("pack_b"),
 		packA:   cfg.Bool("pack_a"),
@@ -160,7 +166,7 @@ func newKernelOf(name string, cfg schedule.Config, e epilogue) kernel {
 		asm:     cfg.Str("micro") == "asm",
 		splitN:  cfg.Str("split") == "n",
 	}
-	kr.nr = kr.nv * v.Lanes()
+	kr.nr = kr.nv * lanes
 	return kr
 }
 
@@ -202,13 +208,15 @@ func (k kernel) panelLen() int { return k.kc * roundUp(k.nc, k.nr) }
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
 	switch {
-	case k.plain && k.v.Lanes() == 8:
+	case k.plain && k.lanes == neon.Lanes:
+		need = " Its full tiles are Go assembly for arm64's NEON, the code around them plain Go."
+	case k.plain && k.lanes == 8:
 		need = " Its full tiles are Go assembly for AVX2 and FMA, the code around them plain Go."
 	case k.plain:
 		need = " Its full tiles are Go assembly for AVX-512, the code around them plain Go."
-	case k.v.Lanes() == 8:
+	case k.lanes == 8:
 		need = " It uses archsimd.Float32x8 and needs AVX2 and FMA."
-	case k.v.Lanes() == 16:
+	case k.lanes == 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	what, vectorOf := "c = a·b", ""
@@ -481,7 +489,7 @@ func (k kernel) shortNCall(shortM bool, args []jen.Code) jen.Code {
 		cases = append(cases, jen.Case(jen.Lit(nv)).Block(jen.Id(k.shortNFn(shortM, nv)).Call(args...)))
 	}
 	cases = append(cases, jen.Default().Block(jen.Id(k.shortNFn(shortM, k.nv)).Call(args...)))
-	return jen.Switch(jen.Parens(jen.Id("cols").Op("+").Lit(k.v.Lanes() - 1)).Op("/").Lit(k.v.Lanes())).Block(cases...)
+	return jen.Switch(jen.Parens(jen.Id("cols").Op("+").Lit(k.lanes - 1)).Op("/").Lit(k.lanes)).Block(cases...)
 }
 
 // emitPacks emits the pools of packing buffers and the functions that
@@ -553,7 +561,7 @@ func (k kernel) emitPack(f *jen.File) {
 // in the last vector of a row: B's is loaded partially (or read from the
 // zero padding of the packed panel) and c's is stored partially.
 func (k kernel) emitTile(f *jen.File, name string, rows, cols int) {
-	lanes := k.v.Lanes()
+	lanes := k.lanes
 	k.emitTileCols(f, name, rows, tileCols{nv: (cols + lanes - 1) / lanes, cols: cols})
 }
 
@@ -768,10 +776,10 @@ func (k kernel) declareGenericTile(f *jen.File, name string, rows int, tc tileCo
 	if k.pack {
 		bWhat = fmt.Sprintf("b, a packed strip with stride %d", k.nr)
 	}
-	width := fmt.Sprintf("%d columns", tc.nv*k.v.Lanes())
+	width := fmt.Sprintf("%d columns", tc.nv*k.lanes)
 	ints := []jen.Code{id("n"), id("k")}
 	if tc.runtime {
-		width = fmt.Sprintf("cols columns (%d to %d)", (tc.nv-1)*k.v.Lanes()+1, tc.nv*k.v.Lanes())
+		width = fmt.Sprintf("cols columns (%d to %d)", (tc.nv-1)*k.lanes+1, tc.nv*k.lanes)
 		ints = append(ints, id("cols"))
 	}
 	ints = append(ints, id("depth"))

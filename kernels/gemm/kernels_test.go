@@ -28,6 +28,7 @@ type genKernel struct {
 	cfg   schedule.Config
 	base  *kernels.Baseline
 	plain bool // the plain form of a micro=asm config (kernels.AMD64Plain)
+	arm64 bool // the arm64 kernel (kernels.ARM64); a module holds arm64 kernels or none
 }
 
 func (k genKernel) String() string {
@@ -37,6 +38,9 @@ func (k genKernel) String() string {
 	}
 	if k.plain {
 		s += " (plain)"
+	}
+	if k.arm64 {
+		s += " (arm64)"
 	}
 	if k.tmpl != nil && k.tmpl.Op.Name != Template.Op.Name {
 		s = k.tmpl.Op.Name + " " + s
@@ -97,10 +101,14 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 	if short {
 		scheds = scheds[:3]
 	}
+	vecValues, nrValues := vecs, nrVecs
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		vecValues, nrValues = neonVecs, neonNRVecs
+	}
 	var out []schedule.Config
-	for _, vec := range vecs {
+	for _, vec := range vecValues {
 		for _, mr := range mrs {
-			for _, nv := range nrVecs {
+			for _, nv := range nrValues {
 				for _, s := range scheds {
 					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=%d,nr_vecs=%d,%s", vec, mr, nv, s))
 					if err != nil {
@@ -145,17 +153,23 @@ func TestKernels(t *testing.T) {
 	checkKernels(t, ks)
 }
 
-// checkKernels generates ks, kernels of testShapes, into one module, builds
+// checkKernels generates ks, kernels of testShapes (or of others), into one module, builds
 // and vets it once with GOEXPERIMENT=simd, and checks every kernel against
 // its template's float64 reference on random inputs, with the output
 // poisoned with NaN beforehand: one subtest per shape.
 func checkKernels(t *testing.T, ks []genKernel) {
+	var shapes [][]int // of ks, in order
+	for _, k := range ks {
+		if !slices.ContainsFunc(shapes, func(s []int) bool { return slices.Equal(s, k.shape) }) {
+			shapes = append(shapes, k.shape)
+		}
+	}
 	start := time.Now()
-	dir, bin := buildModule(t, ks)
+	m, dir, bin := buildModule(t, ks)
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
 
 	t.Run("vet", func(t *testing.T) {
-		kerneltest.Go(t, dir, "vet", ".")
+		m.Vet(dir)
 	})
 
 	var jobs strings.Builder
@@ -163,7 +177,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 	biasRNG := rand.New(rand.NewPCG(3, 4)) // Template's inputs do not depend on the epilogues'
 	type inputs struct{ a, b, bias []float32 }
 	ins := make(map[string]inputs)
-	for _, shape := range testShapes {
+	for _, shape := range shapes {
 		m, n, k := shape[0], shape[1], shape[2]
 		key := kernels.FormatShape(shape)
 		in := inputs{random(m*k, rng), random(k*n, rng), random(n, biasRNG)}
@@ -184,7 +198,7 @@ func checkKernels(t *testing.T, ks []genKernel) {
 	}
 	start = time.Now()
 	run := kerneltest.Start(t, dir, bin, jobs.String())
-	for _, shape := range testShapes {
+	for _, shape := range shapes {
 		t.Run(kernels.FormatShape(shape), func(t *testing.T) {
 			m, n, _ := shape[0], shape[1], shape[2]
 			in := ins[kernels.FormatShape(shape)]
@@ -269,16 +283,19 @@ func TestSpeed(t *testing.T) {
 			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg})
 		}
 	}
-	_, bin := buildModule(t, ks)
+	_, _, bin := buildModule(t, ks)
 	kerneltest.Bench(t, bin, 5)
 }
 
 // buildModule writes ks, a table of them and the driver into a throw-away
-// module, builds it with GOEXPERIMENT=simd and returns the module's
-// directory and the binary.
-func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
+// module, builds it with GOEXPERIMENT=simd (for arm64 if ks are arm64
+// kernels) and returns the module, its directory and the binary.
+func buildModule(t *testing.T, ks []genKernel) (m *kerneltest.Module, dir, bin string) {
 	t.Helper()
-	m := kerneltest.NewModule(t)
+	m = kerneltest.NewModule(t)
+	if len(ks) > 0 && ks[0].arm64 {
+		m.SetArch(kernels.ARM64)
+	}
 	for _, k := range ks {
 		f := m.File(k.shape)
 		if k.base != nil {
@@ -286,9 +303,12 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 			k.base.EmitGo(f, k.name, k.shape)
 		} else {
 			var asm []byte
-			if k.plain {
+			switch {
+			case k.arm64:
+				asm = k.template().Go.EmitGo(f, kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.ARM64})
+			case k.plain:
 				asm = k.template().Go.EmitGo(f, kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64Plain})
-			} else {
+			default:
 				asm = k.template().Go.EmitGo(f, kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64})
 			}
 			m.Asm(k.shape, asm)
@@ -296,5 +316,6 @@ func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 		ins, out := k.template().Args(k.shape)
 		m.Add(kerneltest.Kernel{Name: k.name, Config: k.String(), Ins: ins, Out: out, FLOPs: k.template().FLOPs(k.shape)})
 	}
-	return m.Build()
+	dir, bin = m.Build()
+	return m, dir, bin
 }

@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	_ "embed"
 	"encoding/binary"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/emul"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -34,6 +36,7 @@ type Module struct {
 	rows     []jen.Code
 	requires []string
 	halves   map[dtype.DType]bool // the 16-bit dtypes of kernels added, whose conversions table.go holds
+	goarch   string               // the architecture it is built for (SetArch)
 }
 
 // driver is the source of the driver every Module holds.
@@ -58,7 +61,19 @@ type Kernel struct {
 
 // NewModule returns an empty module.
 func NewModule(t testing.TB) *Module {
-	return &Module{t: t, byShape: make(map[string]*jen.File), asm: make(map[string][]byte), halves: make(map[dtype.DType]bool)}
+	return &Module{t: t, byShape: make(map[string]*jen.File), asm: make(map[string][]byte), halves: make(map[dtype.DType]bool), goarch: runtime.GOARCH}
+}
+
+// SetArch makes the module one of kernels of arch (kernels.ARM64 or
+// AMD64), built for its GOARCH; the default is this process's. It skips the test
+// when programs of arch cannot run here (see package emul): Start and
+// Bench run the driver through emul.For.
+func (m *Module) SetArch(arch kernels.Arch) {
+	m.t.Helper()
+	if _, ok := emul.For(arch.ISA); !ok {
+		m.t.Skipf("%s programs cannot run here: no emulator (qemu-user-static) and %s unset", arch.ISA, emul.Env)
+	}
+	m.goarch = arch.ISA
 }
 
 // File returns the file the kernels of shape go in: one file per shape
@@ -177,7 +192,7 @@ func (m *Module) Build() (dir, bin string) {
 		files["kernels_"+key+".go"] = render(t, f)
 	}
 	for key, src := range m.asm {
-		files["kernels_"+key+"_amd64.s"] = src
+		files["kernels_"+key+"_"+m.goarch+".s"] = src
 	}
 	table := golang.NewFile("main")
 	for _, dt := range dtype.Known() {
@@ -194,8 +209,15 @@ func (m *Module) Build() (dir, bin string) {
 		}
 	}
 	bin = filepath.Join(dir, "driver")
-	Go(t, dir, "build", "-o", bin, ".")
+	goCmd(t, dir, []string{"GOARCH=" + m.goarch}, "build", "-o", bin, ".")
 	return dir, bin
+}
+
+// Vet runs go vet on the module Build wrote into dir, for its
+// architecture.
+func (m *Module) Vet(dir string) {
+	m.t.Helper()
+	goCmd(m.t, dir, []string{"GOARCH=" + m.goarch}, "vet", ".")
 }
 
 func render(t testing.TB, f *jen.File) []byte {
@@ -212,13 +234,19 @@ func render(t testing.TB, f *jen.File) []byte {
 // the test if there is no go command.
 func Go(t testing.TB, dir string, args ...string) {
 	t.Helper()
+	goCmd(t, dir, nil, args...)
+}
+
+// goCmd is Go with env added to the environment (GOARCH).
+func goCmd(t testing.TB, dir string, env []string, args ...string) {
+	t.Helper()
 	tool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command:", err)
 	}
 	cmd := exec.Command(tool, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off")
+	cmd.Env = append(append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=", "GOWORK=off"), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -254,7 +282,7 @@ func Start(t testing.TB, dir, bin, jobs string) *Run {
 	if err := os.WriteFile(jobsFile, []byte(jobs), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	r := &Run{cmd: exec.Command(bin, "run", jobsFile)}
+	r := &Run{cmd: command(t, bin, "run", jobsFile)}
 	r.cmd.Stderr = &r.stderr
 	pipe, err := r.cmd.StdoutPipe()
 	if err != nil {
@@ -298,10 +326,33 @@ func (r *Run) Wait(t testing.TB) {
 // it ran on.
 func Bench(t testing.TB, bin string, rounds int) {
 	t.Helper()
-	out, err := exec.Command(bin, "bench", strconv.Itoa(rounds)).CombinedOutput()
+	out, err := command(t, bin, "bench", strconv.Itoa(rounds)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("driver: %v\n%s", err, out)
 	}
 	host := device.Host()
 	t.Logf("%s, %d cores (GOMAXPROCS %d):\n%s", host.CPU.Model, host.CPU.Cores, runtime.GOMAXPROCS(0), out)
+}
+
+// command returns the command that runs the driver bin with args: through
+// the emulator of its architecture where this machine does not run it
+// (emul.For).
+func command(t testing.TB, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	goarch := runtime.GOARCH
+	if f, err := elf.Open(bin); err == nil {
+		switch f.Machine {
+		case elf.EM_AARCH64:
+			goarch = "arm64"
+		case elf.EM_X86_64:
+			goarch = "amd64"
+		}
+		f.Close()
+	}
+	w, ok := emul.For(goarch)
+	if !ok {
+		t.Skipf("%s programs cannot run here", goarch)
+	}
+	run := append(w, bin)
+	return exec.Command(run[0], append(run[1:], args...)...)
 }

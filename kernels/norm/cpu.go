@@ -68,6 +68,7 @@ func (k kind) cpuTemplate() kernels.Template {
 type goEmitter struct{ kind }
 
 func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
+	kn = kernels.PortableScalar(kn) // no NEON code yet
 	kn.Want(kernels.AMD64.ISA, dtypes...)
 	if kn.Arch.Plain && !e.Asm(kn.Config) {
 		panic(fmt.Sprintf("norm: no plain form of %s %s: its rows are not assembly", e.name, kn.Config))

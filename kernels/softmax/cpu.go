@@ -42,6 +42,7 @@ var Template = kernels.Template{
 type goEmitter struct{}
 
 func (goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	k = kernels.PortableScalar(k) // no NEON code yet
 	k.Want(kernels.AMD64.ISA, dtype.F32, dtype.BF16, dtype.F16)
 	switch {
 	case k.Arch.Plain:

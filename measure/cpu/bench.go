@@ -17,6 +17,7 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/emul"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu/peak"
@@ -241,7 +242,7 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			name: name, doc: doc + cfg.String(), pkg: pkg, checked: true, bytes: b.Template.BytesOf(slices.Clone(shape), of), flops: flops,
 			half: of.Size() == 2,
 			emit: func(f *jen.File) []byte {
-				return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: of, Config: cfg, Arch: kernels.AMD64})
+				return b.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(shape), DType: of, Config: cfg, Arch: kernels.ArchOf(b.Target)})
 			},
 		}
 	}
@@ -358,7 +359,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 		}
 		files[filepath.Join(e.pkg, e.pkg+".go")] = src
 		if asm != nil {
-			files[filepath.Join(e.pkg, asmFile(e.pkg))] = asm
+			files[filepath.Join(e.pkg, asmFile(e.pkg, b.Target))] = asm
 		}
 	}
 	table, err := renderTable(rows)
@@ -406,7 +407,7 @@ func buildBench(ctx context.Context, goCmd, dir string, b BenchBatch, entries []
 //
 // After a failed check the harness times nothing and says done.
 func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, entries []benchEntry) ([]BenchResult, [][]harness.Sample, error) {
-	cmd := exec.Command(bin,
+	cmd := emul.Command(bin,
 		"-"+flagBench,
 		"-"+flagData, dir,
 		"-"+flagWarmup, strconv.Itoa(m.opts.Warmup),

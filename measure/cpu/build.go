@@ -17,6 +17,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
@@ -65,7 +66,7 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 			return "", nil, fmt.Errorf("cpu: writing candidate: %w", err)
 		}
 		if asm != nil {
-			if err := os.WriteFile(filepath.Join(pkg, asmFile(pkgName(id))), asm, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(pkg, asmFile(pkgName(id), b.batch.Target)), asm, 0o644); err != nil {
 				return "", nil, fmt.Errorf("cpu: writing candidate: %w", err)
 			}
 		}
@@ -119,7 +120,7 @@ func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	ins, _ := b.batch.Template.Args(slices.Clone(b.batch.Shape))
 	src, msg = emitPackage(pkgName(id), func(f *jen.File) {
 		asm = b.batch.Template.Go.EmitGo(f, kernels.Kernel{Name: kernelName, Shape: slices.Clone(b.batch.Shape),
-			DType: b.batch.DType, Config: b.batch.Configs[id], Arch: kernels.AMD64})
+			DType: b.batch.DType, Config: b.batch.Configs[id], Arch: kernels.ArchOf(b.batch.Target)})
 		assertSignature(f, len(ins), b.batch.DType)
 	})
 	if msg != "" {
@@ -128,9 +129,11 @@ func (b *builder) emit(id int) (src, asm []byte, msg string) {
 	return src, asm, ""
 }
 
-// asmFile is the name of package pkg's assembly file: amd64 only, as the
-// templates' assembly is.
-func asmFile(pkg string) string { return pkg + "_amd64.s" }
+// asmFile is the name of package pkg's assembly file for target: of its
+// architecture (kernels.ArchOf), so that only that build reads it.
+func asmFile(pkg string, target device.Target) string {
+	return pkg + "_" + kernels.ArchOf(target).ISA + ".s"
+}
 
 // assertSignature states the kernel calling convention, func(out, in0, ...
 // []E) with E the element type of dt (kernels.GoElem), in the candidate's
@@ -185,6 +188,10 @@ func (b *builder) goBuild(ctx context.Context, bin string) ([]byte, error) {
 	}
 	cmd.Env = append(os.Environ(),
 		"GOEXPERIMENT=simd", // simd/archsimd exists only with it
+		// The harness measures on this machine, in this process's
+		// architecture, even where the go command is of another (autotune
+		// for arm64 under emulation; see package emul).
+		"GOARCH="+runtime.GOARCH,
 		"GOWORK=off",        // the batch module stands alone
 		"GOFLAGS=",          // a caller's -mod=vendor or -race is not for the harness
 		"GOTOOLCHAIN=local", // never download a toolchain in the middle of a tuning run

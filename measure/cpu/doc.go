@@ -25,7 +25,11 @@
 // package) and keeps the compiled packages of the others in its cache when
 // the batch is built again without the failures. One go build builds the
 // batch, with GOEXPERIMENT=simd (for simd/archsimd), GOWORK=off, an empty
-// GOFLAGS, GOTOOLCHAIN=local and CGO_ENABLED=0, using the normal build cache.
+// GOFLAGS, GOTOOLCHAIN=local and CGO_ENABLED=0, using the normal build cache,
+// for the architecture autotune runs as (GOARCH): the kernels are the
+// target's form (kernels.ArchOf: amd64, or arm64 with NEON), and the
+// harness starts through AUTOTUNE_EXEC_WRAPPER when it is set (package
+// emul), as under qemu-user.
 // A candidate whose source cannot be emitted, or whose package the build
 // output blames ("k007/k007.go:12:3: ..."), becomes build_error with those
 // messages; table.go is generated again without it and the batch is rebuilt,

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autotune-dev/autotune/emul"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
@@ -75,7 +76,7 @@ func (r *runner) runChild(ctx context.Context, ids []int) (rest []int, err error
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("cpu: batch interrupted: %w", err)
 	}
-	cmd := exec.Command(r.bin,
+	cmd := emul.Command(r.bin,
 		"-"+flagData, r.dir,
 		"-"+flagIDs, joinInts(ids),
 		"-"+flagWarmup, strconv.Itoa(r.opts.Warmup),
