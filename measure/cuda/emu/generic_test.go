@@ -21,27 +21,52 @@ import (
 // genericCase is a CUDA template whose shape-generic kernels, of configs
 // valid at tuned, run at shapes.
 type genericCase struct {
-	tmpl   kernels.Template
-	dt     dtype.DType
-	tuned  []int
-	shapes [][]int
+	tmpl    kernels.Template
+	dt      dtype.DType
+	tuned   []int
+	configs []string // besides the default and sampled ones; invalid ones are left out
+	shapes  [][]int
 }
 
+var (
+	softmaxGeneric = []string{
+		"tpr=64,rows_per_block=2,vec=2,keep=smem,algo=online,exp=fast",
+		"tpr=32,rows_per_block=4,vec=4,keep=regs,algo=online,exp=fast",
+		"tpr=256,rows_per_block=1,vec=4,keep=smem,algo=threepass,exp=precise",
+	}
+	normGeneric = []string{
+		"tpr=32,rows_per_block=4,vec=4", "tpr=256,rows_per_block=1,vec=4",
+		"tpr=32,rows_per_block=4,vec=4,algo=onepass", "tpr=256,rows_per_block=1,vec=4,algo=twopass",
+	}
+	gemmGeneric = []string{
+		"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3",
+		"bm=64,bn=64,bk=8,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=2",
+		"bm=32,bn=64,bk=8,tm=2,tn=4,vec_a=1,vec_b=4,copy=regs,stages=1",
+	}
+	attentionGeneric = []string{
+		"br=64,bc=32,warps=4,tn=4,kv_copy=cp_async",
+		"br=16,bc=64,warps=2,tn=2,kv_copy=cp_async",
+	}
+	gemmShapes      = [][]int{{1, 1, 1}, {7, 13, 5}, {33, 65, 31}, {64, 36, 20}}
+	attentionShapes = [][]int{{1, 1, 1, 1}, {1, 2, 13, 7}, {2, 1, 37, 64}, {1, 1, 70, 12}, {1, 1, 5, 128}, {1, 1, 3, 129}}
+)
+
 var genericCases = []genericCase{
-	{softmax.CUDATemplate, dtype.F32, []int{4096, 1024}, [][]int{{1, 1}, {3, 7}, {13, 97}, {5, 1023}, {2, 4099}}},
-	{softmax.CUDATemplate, dtype.BF16, []int{4096, 1024}, [][]int{{1, 1}, {3, 7}, {5, 1023}}},
-	{softmax.CUDATemplate, dtype.F16, []int{4096, 1024}, [][]int{{1, 3}, {13, 97}, {2, 4099}}},
-	{norm.RMSCUDATemplate, dtype.F32, []int{4096, 4096}, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
-	{norm.LayerCUDATemplate, dtype.F32, []int{4096, 4096}, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
-	{gemm.CUDATemplate, dtype.F32, []int{2048, 2048, 2048}, [][]int{{1, 1, 1}, {7, 13, 5}, {33, 65, 31}, {64, 36, 20}}},
-	{gemm.BiasCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, [][]int{{1, 1, 1}, {33, 65, 31}, {64, 36, 20}}},
-	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, [][]int{{1, 1, 1}, {33, 65, 31}, {64, 36, 20}}},
-	{attention.CUDATemplate, dtype.F32, []int{1, 8, 1024, 64}, [][]int{{1, 1, 1, 1}, {1, 2, 13, 7}, {2, 1, 37, 64}, {1, 1, 70, 12}}},
-	{attention.CUDATemplateCausal, dtype.F32, []int{1, 8, 1024, 64}, [][]int{{1, 1, 1, 1}, {1, 2, 13, 7}, {2, 1, 37, 64}, {1, 1, 70, 12}}},
+	{softmax.CUDATemplate, dtype.F32, []int{4096, 1024}, softmaxGeneric, [][]int{{1, 1}, {3, 7}, {13, 97}, {5, 1023}, {2, 4099}}},
+	{softmax.CUDATemplate, dtype.BF16, []int{4096, 1024}, softmaxGeneric, [][]int{{1, 1}, {3, 7}, {5, 1023}}},
+	{softmax.CUDATemplate, dtype.F16, []int{4096, 1024}, softmaxGeneric, [][]int{{1, 3}, {13, 97}, {2, 4099}}},
+	{norm.RMSCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
+	{norm.LayerCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
+	{gemm.CUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric, gemmShapes},
+	{gemm.BiasCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:2], gemmShapes},
+	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:1], gemmShapes},
+	{attention.CUDATemplate, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
+	{attention.CUDATemplateCausal, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
 }
 
 // TestGeneric runs the shape-generic kernels of every CUDA template under
-// emulation: the default config at the tuned shape and two sampled ones,
+// emulation: the default config at the tuned shape, the case's configs
+// and two sampled ones,
 // each built once and run at odd shapes (one element, primes, tails past
 // every tile) on every input set of the op, against the float64
 // reference. A shape a kernel does not serve (CUDALaunch.Serves) must say
@@ -59,11 +84,21 @@ func TestGeneric(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfgs := append([]schedule.Config{def}, sample(t, gc.tmpl.Space(gc.tuned, tg), r, 2)[1:]...)
+			sp := gc.tmpl.Space(gc.tuned, tg)
+			cfgs := append([]schedule.Config{def}, parseValid(sp, gc.configs)...)
+			cfgs = append(cfgs, sample(t, sp, r, 2)[1:]...)
+			t.Logf("%d configs", len(cfgs))
 			for i, cfg := range cfgs {
 				k := gc.tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", DType: gc.dt, Config: cfg})
 				if k.Generic == nil {
 					t.Fatalf("%s: no launch description", cfg)
+				}
+				// At the tuned shape the generic kernel launches as the
+				// specialised one does, with at least its shared memory.
+				spec := gc.tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: gc.tuned, DType: gc.dt, Config: cfg})
+				if grid, shared, err := k.Generic.At(gc.tuned); err != nil || grid != spec.Grid || k.Generic.Block != spec.Block || shared < spec.SharedBytes {
+					t.Errorf("%s at %v: generic launch %v %v %d (%v), specialised %v %v %d",
+						cfg, gc.tuned, grid, k.Generic.Block, shared, err, spec.Grid, spec.Block, spec.SharedBytes)
 				}
 				if i == 0 {
 					if o, err := c.PTX(context.Background(), k, "sm_80"); err != nil || !o.OK {
