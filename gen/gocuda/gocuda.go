@@ -270,11 +270,11 @@ func (p planned) ptxPath() string { return "ptx/" + p.arch + "/" + p.name + ".pt
 // Manifest is the generated package's manifest.json: what was compiled,
 // from what, with what.
 type Manifest struct {
-	Command   string             `json:"command"`
-	Compiler  string             `json:"compiler"`
-	Archs     []string           `json:"archs"`
-	Templates map[string]string  `json:"templates"` // op → template version
-	Kernels   []ManifestKernel   `json:"kernels"`
+	Command   string            `json:"command"`
+	Compiler  string            `json:"compiler"`
+	Archs     []string          `json:"archs"`
+	Templates map[string]string `json:"templates"` // op → template version
+	Kernels   []ManifestKernel  `json:"kernels"`
 }
 
 // ManifestKernel is one compiled kernel of a Manifest.
