@@ -221,8 +221,8 @@ func runBench(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	if tmpl.Backend != kernels.CPU {
-		return fmt.Errorf("bench runs on the CPU only for now: %s on %s can be tuned ('autotune tune') and looked up ('autotune best')", w.op.Name, w.target)
+	if tmpl.Backend == kernels.CUDA {
+		return benchCUDA(w)
 	}
 	db, err := openDB(o.db, readDB)
 	if errors.Is(err, os.ErrNotExist) {
