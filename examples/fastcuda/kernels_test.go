@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -83,15 +81,4 @@ func TestDispatch(t *testing.T) {
 	if got := Variant("sm_10", "softmax", 1, 1); !strings.Contains(got, "no kernels for sm_10") && len(ops["softmax"].archs) > 0 {
 		t.Errorf("an architecture older than the package's: %q", got)
 	}
-}
-
-// TestGPU needs a GPU: without a CUDA driver it says so and skips.
-func TestGPU(t *testing.T) {
-	if err := Load(os.Getenv("LIBCUDA")); err != nil {
-		if !errors.Is(err, ErrNoDriver) {
-			t.Fatal(err)
-		}
-		t.Skipf("no GPU here (%v): the kernels were checked in autotune's CUDA emulator, not run", err)
-	}
-	t.Skip("a CUDA driver is here, but this package's tests do not yet run its kernels on a GPU: autotune's device script does")
 }

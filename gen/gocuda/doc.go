@@ -25,8 +25,12 @@
 // generic that can run the shape → default; a device of a newer
 // architecture than the package's runs the PTX of the newest older one,
 // JIT-compiled by the driver (Arch says so). Its tests check the embedded
-// files against the manifest and the dispatch, and skip, saying so, the
-// part that needs a GPU.
+// files against the manifest and the dispatch; on a GPU, TestGPU runs
+// every op at its tuned shapes and at odd ones against the op's float64
+// reference (kernels.Op.EmitReference, reference_test.go) on NaN-poisoned
+// output, and without a driver it skips, saying so. No GPU has run it yet:
+// this package's tests run it against the fake libcuda of
+// measure/cuda/driver, where it must find the output unwritten.
 //
 // The kernels are float32; the package has no LoadTuning yet.
 package gocuda

@@ -27,10 +27,14 @@ import (
 //go:embed runtime.go.txt
 var runtimeSource string
 
-// testSource is the generated package's test file.
-//
-//go:embed kernels_test.go.txt
-var testSource string
+// testSource is the generated package's test of its files and dispatch;
+// gpuTestSource the harness of its GPU test.
+var (
+	//go:embed kernels_test.go.txt
+	testSource string
+	//go:embed gpu_test.go.txt
+	gpuTestSource string
+)
 
 // A Compiler compiles a CUDA kernel to PTX for an architecture (sm_XX):
 // NVRTC where it is installed, else clang; the command line wires one.
@@ -232,13 +236,19 @@ func (w *writer) files() (map[string][]byte, error) {
 		return nil, err
 	}
 	files["manifest.json"] = m
+	ref, err := w.referenceFile()
+	if err != nil {
+		return nil, err
+	}
+	files["reference_test.go"] = ref
 	for name, body := range map[string]struct {
 		src     string
 		imports []string
 	}{
 		"runtime.go":      {runtimeSource, []string{"cmp", "errors", "fmt", "maps", "math", "slices", "strconv", "strings", "sync", "sync/atomic", "unsafe", "github.com/ebitengine/purego"}},
 		"kernels.go":      {w.kernelsFile(), []string{"embed"}},
-		"kernels_test.go": {testSource, []string{"crypto/sha256", "encoding/hex", "encoding/json", "errors", "os", "regexp", "strings", "testing"}},
+		"kernels_test.go": {testSource, []string{"crypto/sha256", "encoding/hex", "encoding/json", "regexp", "strings", "testing"}},
+		"gpu_test.go":     {w.gpuTestFile(), []string{"cmp", "errors", "fmt", "math", "math/rand/v2", "os", "testing", "unsafe", "github.com/ebitengine/purego"}},
 		"doc.go":          {"", nil},
 	} {
 		var b bytes.Buffer

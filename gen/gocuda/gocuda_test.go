@@ -246,7 +246,8 @@ func TestFakeDriver(t *testing.T) {
 // kernel, the arguments (pointers, then a generic kernel's extents), the
 // shared memory attribute of a kernel above 48 KiB, the nearest rule, the
 // JIT fallback of a newer architecture, and a launch that allocates
-// nothing.
+// nothing; and that the package's GPU test, run on the fake, finds the
+// output its kernels (which compute nothing there) leave poisoned.
 func TestLauncherOnFakeDriver(t *testing.T) {
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -284,5 +285,15 @@ func TestLauncherOnFakeDriver(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestFakeDriver") {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	// The fake's kernels compute nothing: the GPU test must find the
+	// poisoned output of its first case, through every driver call it
+	// makes.
+	cmd = exec.Command("go", "test", "-count=1", "-run", "TestGPU", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "LIBCUDA="+fake)
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "outputs wrong, the first out[0] = NaN") {
+		t.Fatalf("TestGPU on the fake driver: %v, want it to find NaN\n%s", err, out)
 	}
 }
