@@ -113,6 +113,10 @@ The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
 stderr, the results to stdout.
 
+--device sm_XX (a CUDA architecture) needs a CUDA driver with a GPU and
+NVRTC, and exits 1 naming what is missing; on a GPU the comparison is not
+written yet (see docs/gen-cuda.md).
+
 Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
   autotune bench --op softmax --shape 4096x1024 --samples 100 --time 5s
