@@ -62,10 +62,10 @@ var ops = map[string]*opState{
 	"softmax":          opSoftmax,
 }
 
-var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-2-9811c34e1b9a", archs: map[string]*table{
-	"sm_80": {def: 0, entries: []entry{}},
-	"sm_86": {def: 1, entries: []entry{}},
-	"sm_90": {def: 4, entries: []entry{newEntry([]int{1, 8, 1024, 64}, 3, 2)}},
+var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-2-9811c34e1b9a", archs: map[string]*tables{
+	"sm_80": newTables(0, []entry{}),
+	"sm_86": newTables(1, []entry{}),
+	"sm_90": newTables(4, []entry{newEntry([]int{1, 8, 1024, 64}, 3, 2)}),
 }}
 
 // Attention runs attention (softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -77,10 +77,10 @@ func Attention(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 	return opAttention.launch(stream, ptrs[:], dims[:])
 }
 
-var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-2-65675c7b1489", archs: map[string]*table{
-	"sm_80": {def: 5, entries: []entry{}},
-	"sm_86": {def: 6, entries: []entry{}},
-	"sm_90": {def: 9, entries: []entry{newEntry([]int{1, 8, 1024, 64}, 8, 7)}},
+var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-2-65675c7b1489", archs: map[string]*tables{
+	"sm_80": newTables(5, []entry{}),
+	"sm_86": newTables(6, []entry{}),
+	"sm_90": newTables(9, []entry{newEntry([]int{1, 8, 1024, 64}, 8, 7)}),
 }}
 
 // AttentionCausal runs attention_causal (softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -92,10 +92,10 @@ func AttentionCausal(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 	return opAttentionCausal.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemm = &opState{name: "gemm", fn: "Gemm", dims: []string{"m", "n", "k"}, template: "gemm-cuda-2-ced84c351267", archs: map[string]*table{
-	"sm_80": {def: 10, entries: []entry{}},
-	"sm_86": {def: 11, entries: []entry{}},
-	"sm_90": {def: 14, entries: []entry{newEntry([]int{2048, 2048, 2048}, 13, 12)}},
+var opGemm = &opState{name: "gemm", fn: "Gemm", dims: []string{"m", "n", "k"}, template: "gemm-cuda-2-ced84c351267", archs: map[string]*tables{
+	"sm_80": newTables(10, []entry{}),
+	"sm_86": newTables(11, []entry{}),
+	"sm_90": newTables(14, []entry{newEntry([]int{2048, 2048, 2048}, 13, 12)}),
 }}
 
 // Gemm runs gemm (C = A·B for row-major M×K and K×N matrices) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -107,10 +107,10 @@ func Gemm(stream uintptr, c, a, b uintptr, m, n, k int) error {
 	return opGemm.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemmBias = &opState{name: "gemm_bias", fn: "GemmBias", dims: []string{"m", "n", "k"}, template: "gemm-bias-cuda-2-b134802794e0", archs: map[string]*table{
-	"sm_80": {def: 15, entries: []entry{}},
-	"sm_86": {def: 16, entries: []entry{}},
-	"sm_90": {def: 17, entries: []entry{}},
+var opGemmBias = &opState{name: "gemm_bias", fn: "GemmBias", dims: []string{"m", "n", "k"}, template: "gemm-bias-cuda-2-b134802794e0", archs: map[string]*tables{
+	"sm_80": newTables(15, []entry{}),
+	"sm_86": newTables(16, []entry{}),
+	"sm_90": newTables(17, []entry{}),
 }}
 
 // GemmBias runs gemm_bias (C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -122,10 +122,10 @@ func GemmBias(stream uintptr, c, a, b, bias uintptr, m, n, k int) error {
 	return opGemmBias.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemmBiasReLU = &opState{name: "gemm_bias_relu", fn: "GemmBiasReLU", dims: []string{"m", "n", "k"}, template: "gemm-bias+relu-cuda-2-93c1443fb219", archs: map[string]*table{
-	"sm_80": {def: 18, entries: []entry{}},
-	"sm_86": {def: 19, entries: []entry{}},
-	"sm_90": {def: 20, entries: []entry{}},
+var opGemmBiasReLU = &opState{name: "gemm_bias_relu", fn: "GemmBiasReLU", dims: []string{"m", "n", "k"}, template: "gemm-bias+relu-cuda-2-93c1443fb219", archs: map[string]*tables{
+	"sm_80": newTables(18, []entry{}),
+	"sm_86": newTables(19, []entry{}),
+	"sm_90": newTables(20, []entry{}),
 }}
 
 // GemmBiasReLU runs gemm_bias_relu (C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -137,10 +137,10 @@ func GemmBiasReLU(stream uintptr, c, a, b, bias uintptr, m, n, k int) error {
 	return opGemmBiasReLU.launch(stream, ptrs[:], dims[:])
 }
 
-var opLayerNorm = &opState{name: "layernorm", fn: "LayerNorm", dims: []string{"rows", "cols"}, template: "layernorm-norm-cuda-1-3e87ec98ee57", archs: map[string]*table{
-	"sm_80": {def: 21, entries: []entry{}},
-	"sm_86": {def: 22, entries: []entry{}},
-	"sm_90": {def: 23, entries: []entry{}},
+var opLayerNorm = &opState{name: "layernorm", fn: "LayerNorm", dims: []string{"rows", "cols"}, template: "layernorm-norm-cuda-1-3e87ec98ee57", archs: map[string]*tables{
+	"sm_80": newTables(21, []entry{}),
+	"sm_86": newTables(22, []entry{}),
+	"sm_90": newTables(23, []entry{}),
 }}
 
 // LayerNorm runs layernorm (LayerNorm of each row of an R×C matrix, scaled by gamma and shifted by beta (eps 1e-05)) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -152,10 +152,10 @@ func LayerNorm(stream uintptr, y, x, gamma, beta uintptr, rows, cols int) error 
 	return opLayerNorm.launch(stream, ptrs[:], dims[:])
 }
 
-var opRMSNorm = &opState{name: "rmsnorm", fn: "RMSNorm", dims: []string{"rows", "cols"}, template: "rmsnorm-norm-cuda-1-18226649f18b", archs: map[string]*table{
-	"sm_80": {def: 24, entries: []entry{}},
-	"sm_86": {def: 25, entries: []entry{}},
-	"sm_90": {def: 26, entries: []entry{}},
+var opRMSNorm = &opState{name: "rmsnorm", fn: "RMSNorm", dims: []string{"rows", "cols"}, template: "rmsnorm-norm-cuda-1-18226649f18b", archs: map[string]*tables{
+	"sm_80": newTables(24, []entry{}),
+	"sm_86": newTables(25, []entry{}),
+	"sm_90": newTables(26, []entry{}),
 }}
 
 // RMSNorm runs rmsnorm (RMSNorm of each row of an R×C matrix, scaled by gamma (eps 1e-06)) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -167,10 +167,10 @@ func RMSNorm(stream uintptr, y, x, gamma uintptr, rows, cols int) error {
 	return opRMSNorm.launch(stream, ptrs[:], dims[:])
 }
 
-var opSoftmax = &opState{name: "softmax", fn: "Softmax", dims: []string{"rows", "cols"}, template: "softmax-cuda-2-5d2fc5218f78", archs: map[string]*table{
-	"sm_80": {def: 27, entries: []entry{}},
-	"sm_86": {def: 28, entries: []entry{}},
-	"sm_90": {def: 31, entries: []entry{newEntry([]int{4096, 1024}, 30, 29)}},
+var opSoftmax = &opState{name: "softmax", fn: "Softmax", dims: []string{"rows", "cols"}, template: "softmax-cuda-2-5d2fc5218f78", archs: map[string]*tables{
+	"sm_80": newTables(27, []entry{}),
+	"sm_86": newTables(28, []entry{}),
+	"sm_90": newTables(31, []entry{newEntry([]int{4096, 1024}, 30, 29)}),
 }}
 
 // Softmax runs softmax (row-wise softmax over the last axis of an R×C matrix) on stream, a CUstream of the calling thread's current context (0: its default stream).

@@ -63,7 +63,7 @@ func TestManifest(t *testing.T) {
 func TestDispatch(t *testing.T) {
 	for name, o := range ops {
 		for _, arch := range archs {
-			tb := o.archs[arch]
+			tb := o.archs[arch].base
 			for _, e := range tb.entries {
 				if got := Variant(arch, name, e.shape...); got != kernels[e.exact].name+" (exact)" {
 					t.Errorf("Variant(%s, %s, %v) = %q, want %s (exact)", arch, name, e.shape, got, kernels[e.exact].name)
@@ -80,5 +80,39 @@ func TestDispatch(t *testing.T) {
 	}
 	if got := Variant("sm_10", "softmax", 1, 1); !strings.Contains(got, "no kernels for sm_10") && len(ops["softmax"].archs) > 0 {
 		t.Errorf("an architecture older than the package's: %q", got)
+	}
+}
+
+// TestLoadTuning checks that a log that measured an op's default kernel
+// at an untuned shape makes it that shape's exact kernel, said to come
+// from the log, and that a log of another architecture is refused and
+// leaves dispatch as it was.
+func TestLoadTuning(t *testing.T) {
+	defer LoadTuning(strings.NewReader("")) // refused: the generated dispatch stays
+	for name, o := range ops {
+		arch := archs[0]
+		def := o.archs[arch].base.def
+		shape := make([]int, len(o.dims))
+		for i := range shape {
+			shape[i] = 5
+		}
+		line := func(device string) string {
+			b, _ := json.Marshal(map[string]any{
+				"workload": map[string]any{"op": name, "shape": shape, "dtype": "f32", "device": device, "template": o.template},
+				"config":   json.RawMessage(kernels[def].json), "status": "ok", "median_ns": 1, "time": "2026-01-01T00:00:00Z"})
+			return string(b) + "\n"
+		}
+		if err := LoadTuning(strings.NewReader(line("cuda/sm_10/Old GPU/1.0"))); err == nil {
+			t.Errorf("%s: a log of another architecture was loaded", name)
+		}
+		if err := LoadTuning(strings.NewReader(line("cuda/" + arch + "/Some GPU/13.0"))); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := Variant(arch, name, shape...), kernels[def].name+" (exact, tuning log)"; got != want {
+			t.Errorf("after LoadTuning, Variant(%s, %s, %v) = %q, want %q", arch, name, shape, got, want)
+		}
+		for _, ts := range o.archs {
+			ts.cur.Store(ts.base)
+		}
 	}
 }

@@ -3,10 +3,13 @@
 package fastcuda
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/ebitengine/purego"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -291,8 +295,7 @@ func (o *opState) launch(stream uintptr, ptrs []uintptr, dims []int) error {
 	if err != nil {
 		return err
 	}
-	t := o.archs[st.arch]
-	k, _, _ := t.pick(dims)
+	k, _, _ := o.archs[st.arch].cur.Load().pick(dims)
 	kn := &kernels[k]
 	grid, block, shared := kn.grid, kn.block, kn.shared
 	if g := kn.generic; g != nil {
@@ -396,7 +399,20 @@ type opState struct {
 	name, fn string
 	dims     []string
 	template string
-	archs    map[string]*table
+	archs    map[string]*tables
+}
+
+// tables are an op's dispatch on one architecture: as generated, and as
+// LoadTuning last set it.
+type tables struct {
+	base *table
+	cur  atomic.Pointer[table]
+}
+
+func newTables(def int, entries []entry) *tables {
+	t := &tables{base: &table{def: def, entries: entries}}
+	t.cur.Store(t.base)
+	return t
 }
 
 // A table is an op's dispatch on one architecture.
@@ -407,11 +423,12 @@ type table struct {
 
 // An entry is a tuned shape and the kernels that serve it.
 type entry struct {
-	shape []int
-	log2  [8]float64
-	size  float64
-	exact int // the kernel specialised to it
-	near  int // the generic kernel of its winner, or -1
+	shape   []int
+	log2    [8]float64
+	size    float64
+	exact   int  // the kernel specialised to it (from a log: the fastest there)
+	near    int  // the generic kernel of its winner, or -1
+	fromLog bool // set by LoadTuning
 }
 
 func newEntry(shape []int, exact, near int) entry {
@@ -482,7 +499,7 @@ func Variant(arch, op string, shape ...int) string {
 	if err != nil {
 		return err.Error()
 	}
-	k, rule, from := o.archs[a].pick(shape)
+	k, rule, from := o.archs[a].cur.Load().pick(shape)
 	why := "default"
 	switch rule {
 	case ruleExact:
@@ -499,8 +516,140 @@ func Variant(arch, op string, shape ...int) string {
 			why += "; cannot run it: " + s
 		}
 	}
+	if from != nil && from.fromLog {
+		why += ", tuning log"
+	}
 	if a != arch {
 		why += ", PTX of " + a + " JIT-compiled for " + arch
 	}
 	return kernels[k].name + " (" + why + ")"
+}
+
+// logRecord is what LoadTuning reads of a line of a tuning log.
+type logRecord struct {
+	Workload struct {
+		Op       string `json:"op"`
+		Shape    []int  `json:"shape"`
+		DType    string `json:"dtype"`
+		Device   string `json:"device"`
+		Template string `json:"template"`
+	} `json:"workload"`
+	Config   json.RawMessage `json:"config"`
+	Status   string          `json:"status"`
+	MedianNS float64         `json:"median_ns"`
+	Time     time.Time       `json:"time"`
+}
+
+// LoadTuning reads a tuning log, JSON Lines as `autotune db export`
+// writes it, and from then on sends each shape of the log, on each
+// architecture, to the fastest of this package's kernels of that
+// architecture according to the log: the kernel whose config has the
+// fastest latest ok record there (a kernel specialised to another shape
+// does not count). Other shapes are served as before, the log's shapes
+// counting as tuned shapes for the nearest rule. Records of other ops,
+// dtypes than f32, architectures this package lacks (by the device's
+// fingerprint, cuda/sm_XX/...) or template versions are ignored; a log
+// with none of this package's is refused, and so is one that does not
+// parse, leaving dispatch as it was. Each call replaces what an earlier
+// call loaded. It is safe to call while kernels run.
+func LoadTuning(r io.Reader) error {
+	type key struct {
+		op, arch, shape string
+	}
+	type best struct {
+		median float64
+		time   time.Time
+	}
+	measured := map[key]map[int]best{}
+	shapes := map[key][]int{}
+	dec := json.NewDecoder(r)
+	for n := 1; ; n++ {
+		var rec logRecord
+		if err := dec.Decode(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: LoadTuning: record %d: %v", pkgName, n, err)
+		}
+		w := rec.Workload
+		o, ok := ops[w.Op]
+		arch, _, _ := strings.Cut(strings.TrimPrefix(w.Device, "cuda/"), "/")
+		if !ok || w.DType != "f32" || !strings.HasPrefix(w.Device, "cuda/") || o.archs[arch] == nil || w.Template != o.template {
+			continue
+		}
+		if rec.Status != "ok" || !(rec.MedianNS > 0) || len(w.Shape) != len(o.dims) {
+			continue
+		}
+		var cfg bytes.Buffer
+		if err := json.Compact(&cfg, rec.Config); err != nil {
+			return fmt.Errorf("%s: LoadTuning: record %d: config: %v", pkgName, n, err)
+		}
+		for i, k := range kernels {
+			if k.arch != arch || k.json != cfg.String() || !o.has(arch, i) || k.shape != nil && !slices.Equal(k.shape, w.Shape) {
+				continue
+			}
+			kk := key{o.name, arch, fmt.Sprint(w.Shape)}
+			if measured[kk] == nil {
+				measured[kk] = map[int]best{}
+				shapes[kk] = slices.Clone(w.Shape)
+			}
+			if prev, ok := measured[kk][i]; !ok || rec.Time.After(prev.time) {
+				measured[kk][i] = best{rec.MedianNS, rec.Time}
+			}
+		}
+	}
+	if len(measured) == 0 {
+		return fmt.Errorf("%s: LoadTuning: the log has no ok f32 records of this package's kernels on %s with its template versions", pkgName, strings.Join(archs, ", "))
+	}
+	next := map[*tables]*table{}
+	for _, kk := range slices.SortedFunc(maps.Keys(measured), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.op, b.op), cmp.Compare(a.arch, b.arch), cmp.Compare(a.shape, b.shape))
+	}) {
+		ts := ops[kk.op].archs[kk.arch]
+		t := next[ts]
+		if t == nil {
+			t = &table{def: ts.base.def, entries: slices.Clone(ts.base.entries)}
+			next[ts] = t
+		}
+		exact, near := -1, -1
+		for _, i := range slices.Sorted(maps.Keys(measured[kk])) {
+			m := measured[kk][i].median
+			if exact < 0 || m < measured[kk][exact].median {
+				exact = i
+			}
+			if kernels[i].generic != nil && (near < 0 || m < measured[kk][near].median) {
+				near = i
+			}
+		}
+		e := newEntry(shapes[kk], exact, near)
+		e.fromLog = true
+		if j := slices.IndexFunc(t.entries, func(x entry) bool { return slices.Equal(x.shape, e.shape) }); j >= 0 {
+			t.entries[j] = e
+		} else {
+			t.entries = append(t.entries, e)
+		}
+	}
+	for _, o := range ops {
+		for _, ts := range o.archs {
+			if t := next[ts]; t != nil {
+				ts.cur.Store(t)
+			} else {
+				ts.cur.Store(ts.base)
+			}
+		}
+	}
+	return nil
+}
+
+// has reports whether kernel i is one of o's on arch.
+func (o *opState) has(arch string, i int) bool {
+	t := o.archs[arch].base
+	if t.def == i {
+		return true
+	}
+	for _, e := range t.entries {
+		if e.exact == i || e.near == i {
+			return true
+		}
+	}
+	return false
 }

@@ -32,5 +32,7 @@
 // this package's tests run it against the fake libcuda of
 // measure/cuda/driver, where it must find the output unwritten.
 //
-// The kernels are float32; the package has no LoadTuning yet.
+// LoadTuning re-ranks the compiled kernels from a tuning log of the
+// package's architectures, as the CPU package's does. The kernels are
+// float32.
 package gocuda

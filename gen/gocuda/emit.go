@@ -34,14 +34,14 @@ func (w *writer) kernelsFile() string {
 	}
 	f("}\n\n")
 	for _, op := range w.ops {
-		f("var %s = &opState{name: %q, fn: %q, dims: %#v, template: %q, archs: map[string]*table{\n", opVar(op), op.op.Name, op.api.Func, op.api.Dims, op.tmpl.Version)
+		f("var %s = &opState{name: %q, fn: %q, dims: %#v, template: %q, archs: map[string]*tables{\n", opVar(op), op.op.Name, op.api.Func, op.api.Dims, op.tmpl.Version)
 		for _, arch := range w.o.Archs {
 			ap := op.archs[arch]
-			f("\t%q: {def: %d, entries: []entry{", arch, ap.def)
+			f("\t%q: newTables(%d, []entry{", arch, ap.def)
 			for _, e := range ap.entries {
 				f("newEntry(%#v, %d, %d), ", e.shape, e.exact, e.near)
 			}
-			f("}},\n")
+			f("}),\n")
 		}
 		f("}}\n\n")
 		w.function(&b, op)
@@ -107,7 +107,9 @@ func (w *writer) doc() string {
 	f("A call runs, allocating nothing once its kernel is loaded: the kernel specialised to its shape when that shape was tuned on the architecture; ")
 	f("else the shape-generic kernel of the winner of the nearest tuned shape that has one and can run the shape ")
 	f("(nearest by the sum over dimensions of |log2 a − log2 b|); else the template's default, shape-generic. ")
-	f("Variant(arch, op, shape...) says which kernel and why. manifest.json lists every kernel with its config, ")
+	f("Variant(arch, op, shape...) says which kernel and why. LoadTuning reads a tuning log (autotune db export) of the package's ")
+	f("architectures and template versions and from then on sends each shape of the log to the fastest of the compiled kernels there. ")
+	f("manifest.json lists every kernel with its config, ")
 	f("template version and the hashes of its source (cu/) and PTX (ptx/).\n\n")
 	f("# Kernels\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)

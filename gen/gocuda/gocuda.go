@@ -245,7 +245,7 @@ func (w *writer) files() (map[string][]byte, error) {
 		src     string
 		imports []string
 	}{
-		"runtime.go":      {runtimeSource, []string{"cmp", "errors", "fmt", "maps", "math", "slices", "strconv", "strings", "sync", "sync/atomic", "unsafe", "github.com/ebitengine/purego"}},
+		"runtime.go":      {runtimeSource, []string{"bytes", "cmp", "encoding/json", "errors", "fmt", "io", "maps", "math", "slices", "strconv", "strings", "sync", "sync/atomic", "time", "unsafe", "github.com/ebitengine/purego"}},
 		"kernels.go":      {w.kernelsFile(), []string{"embed"}},
 		"kernels_test.go": {testSource, []string{"crypto/sha256", "encoding/hex", "encoding/json", "regexp", "strings", "testing"}},
 		"gpu_test.go":     {w.gpuTestFile(), []string{"cmp", "errors", "fmt", "math", "math/rand/v2", "os", "testing", "unsafe", "github.com/ebitengine/purego"}},
