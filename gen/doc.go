@@ -35,4 +35,9 @@
 // shapes never tuned, and check that Variant agrees with what
 // tunedb.Nearest says here. Write puts the files in place, rewriting only
 // what changed and removing only stale files of its own.
+//
+// Select is the part of this plan that knows no backend (the winner of
+// each tuned shape, the generic winners ranked by the shapes they win,
+// the default): package gen/gocuda, the writer of Go packages of CUDA
+// kernels, plans with it, beside this package's Go/CPU writer.
 package gen

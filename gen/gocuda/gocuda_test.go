@@ -163,7 +163,6 @@ import (
 	"errors"
 	"os"
 	"testing"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -236,7 +235,6 @@ func TestFakeDriver(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { Softmax(7, 0x1000, 0x2000, 5, 77) }); n != 0 {
 		t.Errorf("a launch allocates %v times", n)
 	}
-	_ = unsafe.Pointer(nil)
 }
 `
 
