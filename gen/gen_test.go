@@ -203,6 +203,24 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWriteSubdirectories checks that Write creates the subdirectories of
+// its files and removes from them any file it no longer writes.
+func TestWriteSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"ptx/sm_80/a.ptx": []byte("a"), "ptx/sm_80/b.ptx": []byte("b"), "cu/a.cu": []byte("a")}
+	if w, _, err := Write(dir, files); err != nil || len(w) != 3 {
+		t.Fatalf("first Write: wrote %v, %v", w, err)
+	}
+	delete(files, "ptx/sm_80/b.ptx")
+	w, r, err := Write(dir, files)
+	if err != nil || len(w) != 0 || !slices.Equal(r, []string{"ptx/sm_80/b.ptx"}) {
+		t.Errorf("second Write: wrote %v, removed %v, %v; want nothing written, b.ptx removed", w, r, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ptx", "sm_80", "a.ptx")); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestGofmtClean generates from the example's tuning log, whose winners
 // include Go-assembly tiles (declared with a doc comment and
 // //go:noescape), and checks that gofmt would change none of the Go files.
