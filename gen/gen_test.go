@@ -204,7 +204,8 @@ func TestWrite(t *testing.T) {
 }
 
 // TestWriteSubdirectories checks that Write creates the subdirectories of
-// its files and removes from them any file it no longer writes.
+// its files and removes under them any file it no longer writes, in a
+// directory it no longer writes to as well (an architecture dropped).
 func TestWriteSubdirectories(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string][]byte{"ptx/sm_80/a.ptx": []byte("a"), "ptx/sm_80/b.ptx": []byte("b"), "cu/a.cu": []byte("a")}
@@ -212,9 +213,15 @@ func TestWriteSubdirectories(t *testing.T) {
 		t.Fatalf("first Write: wrote %v, %v", w, err)
 	}
 	delete(files, "ptx/sm_80/b.ptx")
+	if err := os.MkdirAll(filepath.Join(dir, "ptx", "sm_86"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ptx", "sm_86", "c.ptx"), []byte("c"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	w, r, err := Write(dir, files)
-	if err != nil || len(w) != 0 || !slices.Equal(r, []string{"ptx/sm_80/b.ptx"}) {
-		t.Errorf("second Write: wrote %v, removed %v, %v; want nothing written, b.ptx removed", w, r, err)
+	if err != nil || len(w) != 0 || !slices.Equal(r, []string{"ptx/sm_80/b.ptx", "ptx/sm_86/c.ptx"}) {
+		t.Errorf("second Write: wrote %v, removed %v, %v; want nothing written, b.ptx and c.ptx removed", w, r, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ptx", "sm_80", "a.ptx")); err != nil {
 		t.Error(err)
