@@ -39,4 +39,9 @@
 // what changed and removing only stale files of its own; it writes every
 // file in full beside its target before renaming any into place, so a
 // failed or killed gen never leaves a truncated file in the package.
+//
+// Select is the part of this plan that knows no backend (the winner of
+// each tuned shape, the generic winners ranked by the shapes they win,
+// the default): package gen/gocuda, the writer of Go packages of CUDA
+// kernels, plans with it, beside this package's Go/CPU writer.
 package gen

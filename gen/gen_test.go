@@ -212,16 +212,46 @@ func TestWriteFailsWhole(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.go"), old, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file named b stands where Write needs a directory b: it cannot
+	// write b/cannot.go.
+	if err := os.WriteFile(filepath.Join(dir, "b"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files := map[string][]byte{
 		"a.go":        []byte(Header("autotune gen x") + "\n\npackage p // new\n"),
-		"b/cannot.go": []byte("package p\n"), // no such directory: it cannot be written
+		"b/cannot.go": []byte("package p\n"),
 	}
 	if _, _, err := Write(dir, files); err == nil {
 		t.Fatal("Write of a file it cannot write: no error")
 	}
 	entries, _ := os.ReadDir(dir)
-	if got, _ := os.ReadFile(filepath.Join(dir, "a.go")); !bytes.Equal(got, old) || len(entries) != 1 {
-		t.Errorf("after a failed Write, a.go holds %q and the package %d files; want the old a.go alone", got, len(entries))
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.go")); !bytes.Equal(got, old) || len(entries) != 2 {
+		t.Errorf("after a failed Write, a.go holds %q and the package %d files; want the old a.go and b alone", got, len(entries))
+	}
+}
+
+// TestWriteSubdirectories checks that Write creates the subdirectories of
+// its files and removes under them any file it no longer writes, in a
+// directory it no longer writes to as well (an architecture dropped).
+func TestWriteSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"ptx/sm_80/a.ptx": []byte("a"), "ptx/sm_80/b.ptx": []byte("b"), "cu/a.cu": []byte("a")}
+	if w, _, err := Write(dir, files); err != nil || len(w) != 3 {
+		t.Fatalf("first Write: wrote %v, %v", w, err)
+	}
+	delete(files, "ptx/sm_80/b.ptx")
+	if err := os.MkdirAll(filepath.Join(dir, "ptx", "sm_86"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ptx", "sm_86", "c.ptx"), []byte("c"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, r, err := Write(dir, files)
+	if err != nil || len(w) != 0 || !slices.Equal(r, []string{"ptx/sm_80/b.ptx", "ptx/sm_86/c.ptx"}) {
+		t.Errorf("second Write: wrote %v, removed %v, %v; want nothing written, b.ptx and c.ptx removed", w, r, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ptx", "sm_80", "a.ptx")); err != nil {
+		t.Error(err)
 	}
 }
 

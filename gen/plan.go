@@ -254,43 +254,25 @@ func (p *plan) planVariants(op *opPlan) error {
 		t.exact = len(op.variants)
 		op.variants = append(op.variants, v)
 	}
-	type winner struct {
-		cfg    schedule.Config
-		shapes int
-		size   float64
+	tuned := make([]Tuned, len(op.tuned))
+	for i, t := range op.tuned {
+		tuned[i] = Tuned{Shape: t.shape, Record: t.record}
 	}
-	var winners []winner
-	for _, t := range op.tuned {
-		size := 1.0
-		for _, n := range t.shape {
-			size *= float64(n)
-		}
-		i := slices.IndexFunc(winners, func(w winner) bool { return w.cfg.Equal(t.record.Config) })
-		if i < 0 {
-			winners = append(winners, winner{cfg: t.record.Config})
-			i = len(winners) - 1
-		}
-		winners[i].shapes++
-		winners[i].size = max(winners[i].size, size)
-	}
-	slices.SortStableFunc(winners, func(a, b winner) int {
-		return cmp.Or(-cmp.Compare(a.shapes, b.shapes), -cmp.Compare(a.size, b.size), cmp.Compare(a.cfg.String(), b.cfg.String()))
-	})
-	winners = winners[:min(len(winners), p.o.Variants)]
+	winners := rankWinners(tuned, p.o.Variants)
 	for i, w := range winners {
-		v, err := p.newVariant(op, fmt.Sprintf("%sG%d", op.ident, i+1), w.cfg, nil)
+		v, err := p.newVariant(op, fmt.Sprintf("%sG%d", op.ident, i+1), w, nil)
 		if err != nil {
 			return err
 		}
 		for j := range op.tuned {
-			if op.tuned[j].record.Config.Equal(w.cfg) {
+			if op.tuned[j].record.Config.Equal(w) {
 				op.tuned[j].near = len(op.variants)
 			}
 		}
 		op.variants = append(op.variants, v)
 	}
 	for j := range op.tuned {
-		if !slices.ContainsFunc(winners, func(w winner) bool { return w.cfg.Equal(op.tuned[j].record.Config) }) {
+		if !slices.ContainsFunc(winners, func(w schedule.Config) bool { return w.Equal(op.tuned[j].record.Config) }) {
 			op.tuned[j].near = -1
 		}
 	}

@@ -22,7 +22,7 @@ import (
 //
 // Kernels are specialised to one shape: the shape is a compile-time constant
 // in the generated code, as in TVM, so the compiler sees exact trip counts.
-// A CPU template also emits shape-generic kernels (a Kernel whose Shape is
+// Every template also emits shape-generic kernels (a Kernel whose Shape is
 // nil), the same knobs with the shape an argument, so that a config tuned
 // for one shape serves every shape.
 //
@@ -193,7 +193,18 @@ type CUDAEmitter interface {
 	// EmitCUDA returns the CUDA C of a kernel that computes the op for
 	// k.Shape with k.Config, with k.Name as its entry point, and how to
 	// launch it. k.Config is a valid point of Space(k.Shape, target) for
-	// a CUDA target; CUDA kernels are specialised, so k.Shape is set.
+	// a CUDA target.
+	//
+	// For a nil Shape the kernel is shape-generic (k.Config a valid point
+	// for some shape, usually the one it was tuned on): its extents are
+	// int arguments after the pointers, in the order of Dims, every tail
+	// is handled at run time, and CUDAKernel.Generic says how the host
+	// computes the launch from them. A knob whose constraint depended on
+	// the tuned shape is clamped in the generic code, or becomes a limit
+	// of Generic (Multiple, Max), as each template's doc says. The
+	// generic form is not part of Version (the tuner measures specialised
+	// kernels); each template's golden files of it carry a revision of
+	// their own.
 	EmitCUDA(k Kernel) CUDAKernel
 }
 
@@ -239,17 +250,22 @@ func (t Template) Revision(version string) (Template, bool) {
 // CUDAKernel is one generated CUDA kernel and its launch geometry. Source
 // defines `extern "C" __global__ void Entry(float *out, const float *in0,
 // ...)`: the output and then the inputs, each a device pointer to the
-// op's row-major float32 array of the size Op.Args gives, and nothing
-// else, since the shape is baked into the code as constants (as for the
-// CPU). The source includes no headers, so NVRTC needs no include path.
+// op's row-major array of the size Op.Args gives (float32, or the 16 bits
+// of a bf16 or f16 element), and nothing else, since the shape is baked
+// into the code as constants (as for the CPU); a shape-generic kernel
+// takes the extents after them, `int d0, int d1, ...`. The source
+// includes no headers, so NVRTC needs no include path.
 type CUDAKernel struct {
 	Source string
 	Entry  string
 	// Grid and Block are the launch dimensions, X first; SharedBytes is
 	// the dynamic shared memory per block (static shared memory is in
-	// Source).
+	// Source). Zero for a shape-generic kernel.
 	Grid, Block [3]int
 	SharedBytes int
+	// Generic is how to launch a shape-generic kernel; nil for a
+	// specialised one.
+	Generic *CUDALaunch
 }
 
 // A Baseline is code the tuned kernel is compared with.

@@ -10,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/gen"
+	"github.com/autotune-dev/autotune/gen/gocuda"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -20,6 +21,7 @@ var genCommand = command{
 	summary: "write a Go package of the tuned kernels",
 	help: `
 Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--dtype DTYPE] [--ops OPS] [--variants N]
+       autotune gen --device sm_80,sm_86,sm_90 --out DIR --pkg NAME [--db PATH | --log FILE] [--ops OPS] [--variants N]
 
 Writes a Go package of the kernels tuned on a device into DIR: for every
 tuned workload of the ops, its winner specialised to its shape; for every
@@ -47,6 +49,17 @@ records from a JSON Lines export instead of a database. --dtype is the
 element type of the kernels (generated packages hold f32 kernels only,
 for now).
 
+--device sm_XX[,sm_YY...] writes a Go package of CUDA kernels instead:
+per architecture, the winners of the records of its GPUs specialised to
+their shapes, and shape-generic kernels of the N most used winners and of
+each template's default, compiled to PTX now (NVRTC when it is installed,
+else clang-19) and embedded with a manifest (manifest.json: configs,
+template versions, hashes of the sources and the PTX, the compiler). The
+package exports Softmax, Gemm, ... taking a stream and device pointers
+(uintptr), loads libcuda with purego at its first launch (it builds with
+CGO_ENABLED=0), and has Variant and Arch; its tests pass without a GPU.
+The kernels are float32. See docs/gen-cuda.md.
+
 Of the records of a shape, those measured with the Go toolchain that
 runs here ('go env GOVERSION') are used; when a shape has only records of
 other toolchains (or of an unknown one: databases written before records
@@ -56,6 +69,7 @@ Examples:
   autotune gen --out ./fastkernels --pkg fastkernels
   autotune gen --out ./kernels --pkg kernels --ops softmax,attention --variants 2
   autotune db export > tuning.jsonl && autotune gen --log tuning.jsonl --out ./k --pkg k
+  autotune gen --device sm_80,sm_86,sm_90 --out ./fastcuda --pkg fastcuda
 `,
 	run: runGen,
 }
@@ -67,7 +81,7 @@ func runGen(c *command, std *stdio, args []string) error {
 	fs.StringVar(&logPath, "log", "", "read the records from this JSON Lines export instead of a database")
 	fs.StringVar(&out, "out", "", "directory of the generated package (required)")
 	fs.StringVar(&pkg, "pkg", "", "name of the generated package (required)")
-	fs.StringVar(&dev, "device", "cpu", "cpu (this machine) or a CPU fingerprint")
+	fs.StringVar(&dev, "device", "cpu", "cpu (this machine), a CPU fingerprint, or CUDA architectures (sm_80,sm_90)")
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
 	dtypeFlag(fs, &dt)
 	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
@@ -91,7 +105,18 @@ func runGen(c *command, std *stdio, args []string) error {
 	if o.Variants == 0 {
 		o.Variants = -1 // Options reads 0 as the default
 	}
+	var archs []string
 	switch {
+	case strings.HasPrefix(dev, "sm_"):
+		archs = strings.Split(dev, ",")
+		for _, a := range archs {
+			if t, err := device.Lookup(a); err != nil || !t.IsCUDA() {
+				return usagef("--device: %q is not a CUDA architecture (sm_70 … sm_90)", a)
+			}
+		}
+		if dt != "" && dt != "f32" {
+			return usagef("--dtype %s: generated CUDA packages hold f32 kernels only", dt)
+		}
 	case dev == "cpu":
 		o.Device = device.Host().Fingerprint()
 	case strings.HasPrefix(dev, "cpu/"):
@@ -146,9 +171,17 @@ func runGen(c *command, std *stdio, args []string) error {
 	}
 	// Planning happens in memory, where a signal can abandon it; writing
 	// is quick, and a signal during it is answered once it is done, so
-	// that the package is left whole (gen.Write).
+	// that the package is left whole (gen.Write). Compiling CUDA to PTX
+	// stops with the signal.
 	ctx, caught, stop := signalContext()
 	defer stop()
+	if archs != nil {
+		err := genCUDA(ctx, std, src, gocuda.Options{Pkg: pkg, Archs: archs, Ops: o.Ops, Variants: o.Variants, Command: o.Command}, out)
+		if sig := caught(); sig != nil {
+			return stoppedBy(sig, "")
+		}
+		return err
+	}
 	var files map[string][]byte
 	err = interruptible(ctx, func() (err error) {
 		files, err = gen.Generate(src, o)

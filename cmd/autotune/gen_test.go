@@ -11,6 +11,7 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure/cuda/emu"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -20,13 +21,41 @@ func TestGenUsage(t *testing.T) {
 		{"gen", "--out", "d"},
 		{"gen", "--out", "d", "--pkg", "9x"},
 		{"gen", "--out", "d", "--pkg", "x", "--ops", "nope"},
-		{"gen", "--out", "d", "--pkg", "x", "--device", "sm_80"},
+		{"gen", "--out", "d", "--pkg", "x", "--device", "sm_12"},
+		{"gen", "--out", "d", "--pkg", "x", "--device", "sm_80,cpu"},
+		{"gen", "--out", "d", "--pkg", "x", "--device", "sm_80", "--dtype", "bf16"},
 		{"gen", "--out", "d", "--pkg", "x", "--variants", "-1"},
 	} {
 		var out, errs bytes.Buffer
 		if code := Main(args, strings.NewReader(""), &out, &errs); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errs.String())
 		}
+	}
+}
+
+// TestGenCUDA generates the package of CUDA kernels of one op from an
+// empty log (defaults only): a manifest naming the compiler, and PTX.
+func TestGenCUDA(t *testing.T) {
+	if _, err := emu.FindClang(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "k")
+	code, _, errs := run(t, "", "gen", "--device", "sm_80,sm_90", "--log", log, "--ops", "softmax", "--out", out, "--pkg", "k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"manifest.json", "kernels.go", "runtime.go", "ptx/sm_80/softmax_sm_80_default.ptx", "ptx/sm_90/softmax_sm_90_default.ptx"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(errs, "compiling to PTX with") {
+		t.Errorf("stderr does not name the compiler: %s", errs)
 	}
 }
 

@@ -35,6 +35,16 @@ func TestCUDAGolden(t *testing.T) {
 	)
 }
 
+// TestCUDAGoldenGeneric is TestCUDAGolden for the shape-generic CUDA of
+// both templates.
+func TestCUDAGoldenGeneric(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden.sum"), "kernels/attention/cuda.go", cudaGenericRevision, CUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_64x64_4warps_cp_async", Shape: "1x8x1024x64", Config: "br=64,bc=64,warps=4,tn=4,kv_copy=cp_async", Generic: true})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden_causal.sum"), "kernels/attention/cuda.go", cudaGenericRevision, CUDATemplateCausal,
+		kerneltest.CUDAGolden{Name: "generic_causal_32x64_2warps", Shape: "1x8x1024x64", Config: "br=32,bc=64,warps=2,tn=4,kv_copy=sync", Generic: true})
+}
+
 func TestCUDAConstraints(t *testing.T) {
 	sm90, sm75 := cudaTarget(t, "sm_90"), cudaTarget(t, "sm_75")
 	for _, tt := range []struct {

@@ -174,6 +174,17 @@
 // start first. The CUDA revisions (cudaRevision, cudaCausalRevision) guard
 // the golden files testdata/cuda_*.golden as the CPU's revisions do.
 //
+// Asked for a kernel without a shape, the CUDA templates emit the
+// shape-generic kernel of the config: `..., int b, int h, int s, int d`
+// after the pointers, d at most 128 (cudaGenericMaxD: the output
+// accumulators are registers sized for it; CUDALaunch.Max), every tile of
+// rows and keys checked against S, Q, K and V loaded and O stored a float
+// at a time, 1/√D computed in the kernel, and the tiles' columns D rounded
+// up to 4 and to the threads of a row, which sizes the dynamic shared
+// memory on the host (kernels.CUDASize). Its golden files
+// (testdata/cuda_generic_*) carry cudaGenericRevision; measure/cuda/emu's
+// TestGeneric runs it at odd shapes.
+//
 // # Accuracy
 //
 // Inputs are assumed at most inputBound = 4 in magnitude, as the tuner's

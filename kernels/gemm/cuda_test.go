@@ -50,6 +50,17 @@ func TestCUDAGolden(t *testing.T) {
 	}
 }
 
+// TestCUDAGoldenGeneric is TestCUDAGolden for the shape-generic CUDA:
+// float4 loads of A and B with a cp.async pipeline, and the bias and ReLU
+// epilogue stored a float at a time.
+func TestCUDAGoldenGeneric(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden.sum"), "kernels/gemm/cuda.go", cudaGenericRevision, CUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_64x64x16_cp_async3", Shape: "2048x2048x2048", Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3", Generic: true})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden_bias_relu.sum"), "kernels/gemm/cuda.go", cudaGenericRevision, BiasReLUCUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_bias_relu_32x32x8_regs2", Shape: "2048x2048x2048", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2", Generic: true})
+}
+
 func TestCUDAConstraints(t *testing.T) {
 	sm90, sm75 := cudaTarget(t, "sm_90"), cudaTarget(t, "sm_75")
 	const fast = "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2"

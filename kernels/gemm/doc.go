@@ -238,6 +238,17 @@
 // guards their golden files (testdata/cuda_*.golden) as revision guards
 // the CPU's.
 //
+// Asked for a kernel without a shape, the CUDA templates emit the
+// shape-generic kernel of the config: `..., int m, int n, int k` after
+// the pointers, every tile of A, B and C checked against M, N and K, 64-bit
+// indices, and the launch (grid ⌈N/bn⌉×⌈M/bm⌉, the config's shared memory)
+// as a kernels.CUDALaunch. vec_a=4 and vec_b=4 stay float4 loads, so such
+// a kernel serves K (or N) a multiple of 4 only (CUDALaunch.Multiple), as
+// the space asks of the tuned shape; C is stored a float4 at a time where
+// B is loaded so. Its golden files (testdata/cuda_generic_*) carry
+// cudaGenericRevision; measure/cuda/emu's TestGeneric runs it at odd
+// shapes.
+//
 // # Accuracy
 //
 // Each output is a float32 sum of K products in order (FMA in vector code,

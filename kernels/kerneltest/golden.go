@@ -98,10 +98,14 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 }
 
 // A CUDAGolden is a config of a CUDA template whose generated source is
-// checked in, as testdata/cuda_NAME.golden, of DType ("" is f32).
+// checked in, as testdata/cuda_NAME.golden, of DType ("" is f32). With
+// Generic, the config (valid at Shape) is emitted shape-generic and the
+// file ends with its launch description; a template's generic goldens go
+// in a CheckCUDAGolden of their own, with the generic revision.
 type CUDAGolden struct {
 	Name, Shape, Config string
 	DType               dtype.DType
+	Generic             bool
 }
 
 // CheckCUDAGolden does for a CUDA template what CheckGolden does for a CPU
@@ -127,8 +131,15 @@ func CheckCUDAGolden(t *testing.T, target device.Target, sumFile, bumpIn, revisi
 			t.Fatal(err)
 		}
 		name := tmpl.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
-		k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: name, Shape: shape, DType: g.DType, Config: cfg})
+		kn := kernels.Kernel{Name: name, Shape: shape, DType: g.DType, Config: cfg}
+		if g.Generic {
+			kn.Name, kn.Shape = tmpl.Op.Name+"_generic", nil
+		}
+		k := tmpl.CUDA.EmitCUDA(kn)
 		src := []byte(fmt.Sprintf("%s// entry %s, grid %v, block %v, shared %d bytes\n", k.Source, k.Entry, k.Grid, k.Block, k.SharedBytes))
+		if k.Generic != nil {
+			src = fmt.Appendf(src, "// generic launch %+v\n", *k.Generic)
+		}
 		digest.Write(src)
 		files[filepath.Join("testdata", "cuda_"+g.Name+".golden")] = src
 	}

@@ -117,6 +117,14 @@
 // (multiwarp_rows_alone). autotune check runs the first input set only;
 // TestCUDAEmulated runs every set in the emulator.
 //
+// Asked for a kernel without a shape, the CUDA templates emit the
+// shape-generic kernel of the config, `..., int rows, int cols` after the
+// pointers, launched as a kernels.CUDALaunch says (a block per
+// rows_per_block rows): a row that vec does not divide is swept a float
+// at a time, so every config serves every shape. Its golden files
+// (testdata/cuda_generic_*) carry cudaGenericRevision; measure/cuda/emu's
+// TestGeneric runs it at odd shapes.
+//
 // # Baselines
 //
 // naive is plain Go with float64 statistics, one goroutine. onednn

@@ -78,6 +78,19 @@ func TestCUDAGolden(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass"})
 }
 
+// TestCUDAGoldenGeneric is TestCUDAGolden for the shape-generic CUDA:
+// rows that vec does not divide swept a float at a time.
+func TestCUDAGoldenGeneric(t *testing.T) {
+	sm90, err := device.Lookup("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden.sum"), "cuda.go", cudaGenericRevision, RMSCUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4", Generic: true})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_layer_golden.sum"), "cuda.go", cudaGenericRevision, LayerCUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass", Generic: true})
+}
+
 // TestPlainForm checks that the plain forms of RMSNorm's code=asm configs
 // (kernels.AMD64Plain), specialised and generic, of 8 and 16 lanes, with
 // and without goroutines, do not import archsimd, so that they build

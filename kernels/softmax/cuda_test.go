@@ -37,6 +37,19 @@ func TestCUDAGolden(t *testing.T) {
 	)
 }
 
+// TestCUDAGoldenGeneric is TestCUDAGolden for the shape-generic CUDA: a
+// warp per row with keep=regs (which the generic kernel re-reads from
+// global memory), and rows in shared memory sized on the host, in f32
+// and bf16.
+func TestCUDAGoldenGeneric(t *testing.T) {
+	kerneltest.CheckCUDAGolden(t, cudaTarget(t, "sm_90"), "testdata/cuda_generic_golden.sum", "kernels/softmax/cuda.go",
+		cudaGenericRevision, CUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_warp_vec4_regs", Shape: "4096x1024", Config: "tpr=32,rows_per_block=4,vec=4,keep=regs,algo=online,exp=fast", Generic: true},
+		kerneltest.CUDAGolden{Name: "generic_warps_smem_vec2", Shape: "5x1023", Config: "tpr=64,rows_per_block=2,vec=2,keep=smem,algo=online,exp=fast", Generic: true},
+		kerneltest.CUDAGolden{Name: "generic_bf16_smem_vec4", Shape: "4096x1024", DType: dtype.BF16, Config: "tpr=128,rows_per_block=1,vec=4,keep=smem,algo=threepass,exp=precise", Generic: true},
+	)
+}
+
 func TestCUDAConstraints(t *testing.T) {
 	sm86 := cudaTarget(t, "sm_86")
 	for _, tt := range []struct {

@@ -191,6 +191,16 @@
 // them yet (measure/cuda's TestGPUSoftmax16 does where there is one), so
 // their speed is unmeasured.
 //
+// Asked for a kernel without a shape, CUDATemplate emits the shape-generic
+// kernel of the config, `..., int rows, int cols` after the pointers, in
+// every dtype: every row may start off a vector boundary (head, vectors,
+// tail), keep=smem's copy is sized on the host from cols
+// (kernels.CUDALaunch), and keep=regs re-reads the row as keep=global
+// does, since how many vectors a thread would hold depends on cols. Its
+// golden files (testdata/cuda_generic_*) carry cudaGenericRevision;
+// measure/cuda/emu's TestGeneric runs it at odd shapes in f32, bf16 and
+// f16.
+//
 // # Shape-generic kernels
 //
 // The Go emitter, asked for a kernel without a shape, emits the same kernel with the shape an argument,

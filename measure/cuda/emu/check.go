@@ -113,6 +113,21 @@ func (c *Checker) setup() error {
 // done.
 func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int, target device.Target,
 	cfgs []schedule.Config, progress func(i int, r Report)) ([]Report, error) {
+	return c.check(ctx, tmpl, shape, target, cfgs, progress, false)
+}
+
+// CheckGeneric is Check of the shape-generic kernel of each config (a
+// valid point of the space of some shape, not necessarily of shape's), run
+// with shape's extents as its arguments and the launch its
+// kernels.CUDALaunch computes for them; a shape the kernel does not serve
+// is its error.
+func (c *Checker) CheckGeneric(ctx context.Context, tmpl kernels.Template, shape []int, target device.Target,
+	cfgs []schedule.Config, progress func(i int, r Report)) ([]Report, error) {
+	return c.check(ctx, tmpl, shape, target, cfgs, progress, true)
+}
+
+func (c *Checker) check(ctx context.Context, tmpl kernels.Template, shape []int, target device.Target,
+	cfgs []schedule.Config, progress func(i int, r Report), generic bool) ([]Report, error) {
 	if tmpl.CUDA == nil || !target.IsCUDA() {
 		return nil, fmt.Errorf("emu: %s is not a CUDA template or %s not a CUDA target", tmpl.Op.Name, target.Name)
 	}
@@ -134,17 +149,22 @@ func (c *Checker) Check(ctx context.Context, tmpl kernels.Template, shape []int,
 			return reports, fmt.Errorf("emu: %w", err)
 		}
 		r := Report{Config: cfg}
-		if err := space.Check(cfg); err != nil {
+		kn := kernels.Kernel{Name: name, Shape: shape, DType: dt, Config: cfg}
+		if generic {
+			kn.Shape = nil
+		}
+		if err := space.Check(cfg); err != nil && !generic {
 			r.PTX = Outcome{Error: "invalid config: " + err.Error()}
 			r.Emu = r.PTX
-		} else if k, err := emit(tmpl, kernels.Kernel{Name: name, Shape: shape, DType: dt, Config: cfg}); err != nil {
+		} else if k, err := emit(tmpl, kn); err != nil {
 			r.PTX = Outcome{Error: err.Error()}
 			r.Emu = r.PTX
 		} else {
 			if r.PTX, err = c.PTX(ctx, k, target.GPU.Arch); err != nil {
 				return reports, err
 			}
-			if r.Emu, err = c.Emulate(ctx, k, target.GPU.Arch, ins, want, rel, abs); err != nil {
+			set := measure.InputSet{Ins: ins, Want: want, Rel: rel, Abs: abs}
+			if r.Emu, err = c.EmulateAt(ctx, k, shape, target.GPU.Arch, []measure.InputSet{set}); err != nil {
 				return reports, err
 			}
 		}
@@ -204,11 +224,22 @@ func (c *Checker) Emulate(ctx context.Context, k kernels.CUDAKernel, arch string
 // EmulateSets is Emulate on each of sets in turn, with one build: the
 // first that fails is the outcome, its error prefixed by the set's name.
 func (c *Checker) EmulateSets(ctx context.Context, k kernels.CUDAKernel, arch string, sets []measure.InputSet) (Outcome, error) {
+	return c.EmulateAt(ctx, k, nil, arch, sets)
+}
+
+// EmulateAt is EmulateSets of a kernel that may be shape-generic: one is
+// launched with the extents of shape as its arguments, and the grid and
+// shared memory its Generic computes for them.
+func (c *Checker) EmulateAt(ctx context.Context, k kernels.CUDAKernel, shape []int, arch string, sets []measure.InputSet) (Outcome, error) {
 	if err := c.setup(); err != nil {
 		return Outcome{}, err
 	}
 	if c.NoEmu {
 		return Outcome{Skipped: "not asked for"}, nil
+	}
+	l, err := launchAt(k, shape)
+	if err != nil {
+		return Outcome{Error: err.Error()}, nil
 	}
 	dir, err := os.MkdirTemp("", "autotune-emu-")
 	if err != nil {
@@ -224,7 +255,7 @@ func (c *Checker) EmulateSets(ctx context.Context, k kernels.CUDAKernel, arch st
 		return Outcome{}, err
 	}
 	for _, set := range sets {
-		o, err := c.emulateSet(ctx, k, lib, dir, set)
+		o, err := c.emulateSet(ctx, l, lib, dir, set)
 		if err != nil || !o.OK {
 			if set.Name != "" {
 				o.Error = "input set " + set.Name + ": " + o.Error
@@ -235,8 +266,35 @@ func (c *Checker) EmulateSets(ctx context.Context, k kernels.CUDAKernel, arch st
 	return Outcome{OK: true}, nil
 }
 
-// emulateSet runs lib, k built in dir, on set.
-func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir string, set measure.InputSet) (Outcome, error) {
+// launch is how a job launches its kernel.
+type launch struct {
+	grid, block [3]int
+	shared      int
+	extents     []int32 // a shape-generic kernel's last arguments
+}
+
+// launchAt returns k's launch: its own, or for a shape-generic kernel the
+// one for shape.
+func launchAt(k kernels.CUDAKernel, shape []int) (launch, error) {
+	if k.Generic == nil {
+		return launch{grid: k.Grid, block: k.Block, shared: k.SharedBytes}, nil
+	}
+	if shape == nil {
+		return launch{}, errors.New("a shape-generic kernel needs a shape to run")
+	}
+	grid, shared, err := k.Generic.At(shape)
+	if err != nil {
+		return launch{}, fmt.Errorf("launch: %w", err)
+	}
+	l := launch{grid: grid, block: k.Generic.Block, shared: shared}
+	for _, d := range shape {
+		l.extents = append(l.extents, int32(d))
+	}
+	return l, nil
+}
+
+// emulateSet runs lib, built in dir, on set with the launch l.
+func (c *Checker) emulateSet(ctx context.Context, l launch, lib, dir string, set measure.InputSet) (Outcome, error) {
 	ins, want, rel, abs := set.Ins, set.Want, set.Rel, set.Abs
 	var inLens []int
 	dt := cmp.Or(c.DType, dtype.Default)
@@ -246,7 +304,7 @@ func (c *Checker) emulateSet(ctx context.Context, k kernels.CUDAKernel, lib, dir
 		}
 		inLens = append(inLens, len(in))
 	}
-	j := job{Lib: lib, Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Dir: dir,
+	j := job{Lib: lib, Grid: l.grid, Block: l.block, SharedBytes: l.shared, Extents: l.extents, Dir: dir,
 		InLens: inLens, OutLen: len(want), ElemSize: dt.Size(), Orders: c.Orders, Seed: c.Seed}
 	r, failure, err := c.runWorker(ctx, j)
 	switch {

@@ -13,7 +13,10 @@
 // block. The library exports autotune_emu_launch, which takes the kernel's
 // arguments as the void** array cuLaunchKernel takes (built by
 // driver.Params, as on a GPU), so the emulation checks the argument
-// marshalling too.
+// marshalling too. A shape-generic kernel (kernels.CUDAKernel.Generic) is
+// launched with a shape's extents as its last arguments and the grid and
+// shared memory its kernels.CUDALaunch computes ([Checker.CheckGeneric],
+// [Checker.EmulateAt]).
 //
 // A worker process ([WorkerArg], [ServeWorker]) loads the library with
 // purego, places each input and the output between guard pages (an

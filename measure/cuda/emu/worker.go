@@ -34,8 +34,9 @@ type job struct {
 	Lib         string // the library Build made
 	Grid, Block [3]int
 	SharedBytes int
-	Dir         string // holds in0.raw, ...; the worker writes out0.raw, ...
-	InLens      []int  // elements
+	Extents     []int32 `json:",omitempty"` // int arguments after the pointers
+	Dir         string  // holds in0.raw, ...; the worker writes out0.raw, ...
+	InLens      []int   // elements
 	OutLen      int
 	ElemSize    int // bytes of an element of every buffer: 4, or 2 for bf16 and f16
 	Orders      []Order

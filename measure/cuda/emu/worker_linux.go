@@ -119,6 +119,9 @@ func serve(j job) (reply, error) {
 	for _, b := range bufs[1:] {
 		args = append(args, driver.Ptr(b.addr()))
 	}
+	for _, d := range j.Extents {
+		args = append(args, d)
+	}
 
 	var r reply
 	msg := make([]byte, 4096)

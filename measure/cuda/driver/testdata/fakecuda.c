@@ -2,7 +2,11 @@
 // memory, a module is any image, and its kernels are C functions that read
 // their arguments from the void** of cuLaunchKernel exactly as the GPU would.
 // Built by driver_test.go with the C compiler; -DOMIT_LAUNCH leaves
-// cuLaunchKernel out, to test a missing symbol.
+// cuLaunchKernel out, to test a missing symbol. Generated CUDA packages
+// (gen/gocuda) are tested against it too: a PTX image (one that starts
+// with "//") loads, any other entry point is a kernel that only records
+// its launch, and fake_last_launch, fake_last_params and fake_last_attr
+// say what the last launch and cuFuncSetAttribute got.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +41,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 	case 75: *v = 8; return 0;        // compute capability 8.6
 	case 76: *v = 6; return 0;
 	case 38: *v = 1 << 20; return 0;  // L2
+	case 97: *v = 99 << 10; return 0; // shared memory per block, opted in
 	}
 	*v = 0;
 	return 0;
@@ -44,10 +49,14 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 static int ctx;
 CUresult cuDevicePrimaryCtxRetain(void **c, int dev) { *c = &ctx; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
-CUresult cuCtxSetCurrent(void *c) { return c == &ctx ? 0 : 1; }
+static void *current;
+CUresult cuCtxSetCurrent(void *c) { if (c != &ctx && c != 0) return 1; current = c; return 0; }
+CUresult cuCtxGetCurrent(void **c) { *c = current; return 0; }
+CUresult cuCtxGetDevice(int *dev) { if (!current) return 201; *dev = 0; return 0; }
 CUresult cuCtxSynchronize(void) { return sticky; }
-static int module;
+static int module, ptxmodule;
 CUresult cuModuleLoadData(void **m, const void *image) {
+	if (strncmp((const char *)image, "//", 2) == 0) { *m = &ptxmodule; return 0; }
 	if (strcmp((const char *)image, "fake image") != 0) return 200;
 	*m = &module;
 	return 0;
@@ -66,16 +75,32 @@ static void saxpy(void **p) {
 	for (int i = 0; i < n; i++) out[i] = a * in[i] + (float)b + (float)c + (float)i;
 }
 static void trap(void **p) { sticky = 700; }
+// record keeps the first 8 bytes of each of its arguments, up to a null
+// pointer after the last (their slots must hold that many: gen/gocuda's
+// do): fake_last_params.
+static unsigned long long last_params[16];
+static int last_nparams;
+void fake_last_params(unsigned long long *out, int n) {
+	for (int i = 0; i < n && i < 16; i++) out[i] = i < last_nparams ? last_params[i] : 0;
+}
+static void record(void **p) {
+	for (last_nparams = 0; last_nparams < 16 && p[last_nparams]; last_nparams++)
+		last_params[last_nparams] = *(unsigned long long *)p[last_nparams];
+}
 typedef void (*kernel)(void **);
-static struct { const char *name; kernel k; } kernels[] = {{"saxpy", saxpy}, {"trap", trap}};
+static struct { const char *name; kernel k; } kernels[] = {{"saxpy", saxpy}, {"trap", trap}, {"record", record}};
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 	for (unsigned i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
 		if (strcmp(name, kernels[i].name) == 0) { *f = (void *)&kernels[i]; return 0; }
-	return 500;
+	if (m != &ptxmodule) return 500;
+	*f = (void *)&kernels[2]; // any other entry point of PTX records its launch
+	return 0;
 }
 CUresult cuFuncGetAttribute(int *v, int attr, void *f) { *v = attr == 4 ? 42 : 0; return 0; }
-CUresult cuFuncSetAttribute(void *f, int attr, int v) { return 0; }
+static int last_attr[2];
+void fake_last_attr(int *out) { out[0] = last_attr[0]; out[1] = last_attr[1]; }
+CUresult cuFuncSetAttribute(void *f, int attr, int v) { last_attr[0] = attr; last_attr[1] = v; return 0; }
 
 static unsigned last_launch[7]; // grid, block, shared bytes
 void fake_last_launch(unsigned *dims) { memcpy(dims, last_launch, sizeof last_launch); }
