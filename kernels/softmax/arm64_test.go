@@ -1,0 +1,98 @@
+package softmax
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// neoverse is an arm64 target: two cores of NEON.
+var neoverse = device.Target{Name: "cpu", CPU: &device.CPU{Model: "Neoverse-N1", Cores: 2,
+	ISA: device.ISA{ASIMD: true, FP16: true}}}
+
+// arm64Shapes are the shapes of TestARM64Kernels: one element; partial
+// vectors of 1, 2 and 3 lanes; rows of whole vectors, 12 of them, which
+// an unroll of 4 takes as 3 groups; rows that cap an unroll of 4 at 3,
+// with a tail; a long prime row, groups, single vectors and a tail.
+var arm64Shapes = [][]int{{1, 1}, {3, 6}, {3, 17}, {5, 48}, {7, 15}, {2, 1031}}
+
+// arm64Configs returns the NEON configs of TestARM64Kernels valid at
+// shape on neoverse: every unroll, exp and prefetch on one goroutine,
+// one on two, and a scalar config (the same Go as on amd64).
+func arm64Configs(t *testing.T, shape []int) []schedule.Config {
+	sp := Template.Space(shape, neoverse)
+	var texts []string
+	for _, u := range []int{1, 2, 4} {
+		for _, exp := range []string{"poly4", "poly5"} {
+			for _, pf := range []bool{false, true} {
+				texts = append(texts, fmt.Sprintf("vec=4,unroll=%d,algo=threepass,exp=%s,threads=1,rows_per_chunk=1,code=asm,prefetch=%t", u, exp, pf))
+			}
+		}
+	}
+	texts = append(texts,
+		"vec=4,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=false",
+		"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false")
+	var out []schedule.Config
+	for _, text := range texts {
+		cfg, err := sp.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp.Valid(cfg) {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}
+
+// TestARM64Kernels is TestKernels for arm64: the NEON configs of
+// arm64Configs on arm64Shapes, built for arm64 and run natively or under
+// emulation (skipped where neither can run), against the float64
+// reference on every input kind.
+func TestARM64Kernels(t *testing.T) {
+	var ks []genKernel
+	for _, shape := range arm64Shapes {
+		for _, cfg := range arm64Configs(t, shape) {
+			ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, cfg: cfg, arm64: true})
+		}
+	}
+	checkKernels(t, arm64Shapes, ks)
+}
+
+// TestARM64Space checks that the arm64 space offers NEON in assembly
+// only, without amd64's vectors, and that its default is NEON.
+func TestARM64Space(t *testing.T) {
+	shape := []int{64, 100}
+	sp := Template.Space(shape, neoverse)
+	neonAsm := 0
+	for i := range sp.Size() {
+		c := sp.At(i)
+		if !sp.Valid(c) {
+			continue
+		}
+		switch {
+		case c.Int("vec") > 4:
+			t.Fatalf("%s is valid on arm64", c)
+		case c.Int("vec") == 4 && c.Str("code") != "asm":
+			t.Fatalf("%s, NEON in Go, is valid on arm64", c)
+		case c.Int("vec") == 4:
+			neonAsm++
+		}
+	}
+	if neonAsm == 0 {
+		t.Error("no NEON config on arm64")
+	}
+	c, err := Template.DefaultConfig(shape, neoverse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Int("vec") != 4 || c.Str("code") != "asm" {
+		t.Errorf("default on arm64 = %s, want NEON", c)
+	}
+	if got := kernels.ArchOf(neoverse); got != kernels.ARM64 {
+		t.Fatalf("ArchOf(neoverse) = %v", got)
+	}
+}

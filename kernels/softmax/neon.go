@@ -1,0 +1,272 @@
+package softmax
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/codegen/neon"
+	"github.com/autotune-dev/autotune/schedule"
+)
+
+// On arm64 the rows of a code=asm config are Go assembly for NEON, the
+// same three passes as amd64's (asm.go) on 4-lane vectors, called by the
+// same plain Go (emitPlain, emitAsmRows). A row is cols/(4·unroll) groups
+// of unroll vectors, then up to unroll-1 single vectors, then a partial
+// vector of cols%4 elements, moved a lane at a time, since NEON has no
+// masked loads; the counts are worked out once per call, from a constant
+// in a specialised kernel and from cols in a generic one, which are
+// otherwise the same code.
+
+// neonMaxUnroll is the most vectors the NEON assembly keeps in flight: per
+// vector the exp's x, k, p and t and an accumulator, 20 of the 32 V
+// registers at 4, with the exp's 11 constants and the row's maximum
+// (then 1/sum) in the rest.
+const neonMaxUnroll = 4
+
+// NEON vector registers (neonRegs): the bases of the per-vector
+// registers, vector u of a group using base+u; the row's maximum and
+// then 1/sum; the exp's constants.
+const (
+	nX, nK, nP, nT, nAcc = 0, 4, 8, 12, 16
+	nMax                 = 31
+	nExp                 = 20 // to 30 at most: degree 5 has 11 constants
+)
+
+// General registers of the NEON assembly: R0 and R1 the rows of dst and
+// src, R2 the rows left, R3 cols, R4 and R5 the pointers a pass walks, R6
+// a loop's count, R7 the bytes of a row, R8 the next row of src with
+// prefetch, R9 the groups of a row, R10 its single vectors, R11 the
+// elements of its partial vector, R12 scratch.
+
+// emitNEON returns the NEON assembly of the kernel of cfg for shape (nil:
+// shape-generic), or nil for code=go.
+func emitNEON(name string, shape []int, cfg schedule.Config) []byte {
+	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
+	if !k.asm {
+		return nil
+	}
+	if shape == nil {
+		k.generic = true
+	} else {
+		_, k.cols = checkShape(shape)
+		k.unroll = min(k.unroll, max(1, k.cols/k.lanes)) // as emitPlain caps it
+	}
+	if k.lanes != neon.Lanes || k.unroll > neonMaxUnroll {
+		panic(fmt.Sprintf("softmax: no NEON assembly for %s", k.cfg))
+	}
+	w := &neonWriter{kernel: k, exp: neon.Exp{Degree: expDegree[cfg.Str("exp")], First: nExp}}
+	w.file()
+	return []byte(w.b.String())
+}
+
+// neonWriter writes the NEON assembly of one kernel.
+type neonWriter struct {
+	kernel
+	exp neon.Exp
+	b   strings.Builder
+}
+
+func (w *neonWriter) w(format string, args ...any) { fmt.Fprintf(&w.b, "\t"+format+"\n", args...) }
+func (w *neonWriter) label(l string)               { fmt.Fprintf(&w.b, "%s:\n", l) }
+
+// vregs returns the list of the unroll registers from base, for VLD1
+// and VST1.
+func (w *neonWriter) vregs(base, n int) string {
+	r := make([]string, n)
+	for u := range r {
+		r[u] = fmt.Sprintf("V%d.S4", base+u)
+	}
+	return "[" + strings.Join(r, ", ") + "]"
+}
+
+// file writes the .s file: one function, a loop over rows.
+func (w *neonWriter) file() {
+	k := w.kernel
+	w.b.WriteString(goasm.Header)
+	args, frame := "dst, src, rows", 24
+	if k.generic {
+		args, frame = args+", cols", 32
+	}
+	fmt.Fprintf(&w.b, "\n// func %s(%s)\n", k.asmFn(), args)
+	fmt.Fprintf(&w.b, "// The softmax of each row in %s.\n", k.asmPasses())
+	fmt.Fprintf(&w.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
+	w.w("MOVD dst+0(FP), R0")
+	w.w("MOVD src+8(FP), R1")
+	w.w("MOVD rows+16(FP), R2")
+	if k.generic {
+		w.w("MOVD cols+24(FP), R3")
+	} else {
+		w.w("MOVD $%d, R3", k.cols)
+	}
+	w.w("LSL $2, R3, R7")
+	w.w("MOVD $%d, R12", 4*k.unroll)
+	w.w("UDIV R12, R3, R9 // groups of %d vectors", k.unroll)
+	w.w("LSR $2, R3, R10")
+	w.w("MOVD $%d, R12", k.unroll)
+	w.w("MUL R9, R12, R12")
+	w.w("SUB R12, R10, R10 // single vectors")
+	w.w("AND $3, R3, R11 // elements of the partial vector")
+	for _, l := range w.exp.Load("R12") {
+		w.w("%s", l)
+	}
+	w.w("CBZ R2, done")
+	w.label("row")
+	if k.prefetch {
+		w.w("ADD R7, R1, R8 // the next row of src, fetched during the sums")
+	}
+	w.maxPass()
+	w.sumPass()
+	w.scalePass()
+	w.w("ADD R7, R0")
+	w.w("ADD R7, R1")
+	w.w("SUBS $1, R2")
+	w.w("BNE row")
+	w.label("done")
+	w.w("RET")
+}
+
+// sweep writes the loops of one pass over the row, reading through R4
+// (and writing through R5 where the pass does): group(n) is the body of n
+// vectors from the registers' bases on, whole loads and stores; tail that
+// of the partial vector, its loads and stores by lanes (lanes).
+func (w *neonWriter) sweep(name string, group func(n int), tail func()) {
+	for _, l := range []struct {
+		count, label string
+		n            int
+	}{{"R9", "group", w.unroll}, {"R10", "vec", 1}} {
+		if l.label == "vec" && w.unroll == 1 {
+			break // the groups are the single vectors
+		}
+		loop := name + "_" + l.label
+		w.w("MOVD %s, R6", l.count)
+		w.w("CBZ R6, %s_end", loop)
+		w.label(loop)
+		group(l.n)
+		w.w("SUBS $1, R6")
+		w.w("BNE %s", loop)
+		w.label(loop + "_end")
+	}
+	w.w("CBZ R11, %s_tail_end", name)
+	tail()
+	w.label(name + "_tail_end")
+}
+
+// lanes writes op(i) for the lanes i of the partial vector, 1 to 3 of
+// them (R11).
+func (w *neonWriter) lanes(name string, op func(i int) string) {
+	for i := range 3 {
+		w.w("%s", op(i))
+		if i < 2 {
+			w.w("CMP $%d, R11", i+1)
+			w.w("BEQ %s", name)
+		}
+	}
+	w.label(name)
+}
+
+// reduce folds the unroll accumulators into acc's first with op, then
+// its four lanes into each of them with the pairwise form.
+func (w *neonWriter) reduce(op, pairwise neon.Op) {
+	for step := 1; step < w.unroll; step *= 2 {
+		for u := 0; u+step < w.unroll; u += 2 * step {
+			w.w("%s", op.Word(nAcc+u, nAcc+u, nAcc+u+step))
+		}
+	}
+	w.w("%s", pairwise.Word(nAcc, nAcc, nAcc))
+	w.w("%s", pairwise.Word(nAcc, nAcc, nAcc))
+}
+
+// maxPass writes the row's maximum into every lane of nMax. The partial
+// vector starts as the first accumulator, so that the lanes past the
+// row's end leave the maximum as it is.
+func (w *neonWriter) maxPass() {
+	w.w("MOVW $0x%08x, R12 // -MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN", math.Float32bits(-math.MaxFloat32))
+	for u := range w.unroll {
+		w.w("VDUP R12, V%d.S4", nAcc+u)
+	}
+	w.w("MOVD R1, R4")
+	w.sweep("max", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+		for u := range n {
+			w.w("%s", neon.FMAX.Word(nAcc+u, nAcc+u, nX+u))
+		}
+	}, func() {
+		w.w("VMOV V%d.B16, V%d.B16", nAcc, nX)
+		w.lanes("max_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		w.w("%s", neon.FMAX.Word(nAcc, nAcc, nX))
+	})
+	w.reduce(neon.FMAX, neon.FMAXP)
+	w.w("VMOV V%d.B16, V%d.B16", nAcc, nMax)
+}
+
+// exps writes e^(x-max) of the n vectors from nX, their steps
+// interleaved so that the exps overlap, and returns the base of their
+// results.
+func (w *neonWriter) exps(n int) int {
+	bodies := make([][]string, n)
+	res := 0
+	for u := range n {
+		lines, r := w.exp.Emit(nX+u, nK+u, nP+u, nT+u)
+		bodies[u], res = append([]string{neon.FSUB.Word(nX+u, nX+u, nMax)}, lines...), r-u
+	}
+	for i := range bodies[0] {
+		for u := range n {
+			w.w("%s", bodies[u][i])
+		}
+	}
+	return res
+}
+
+// sumPass writes e^(x-max) into dst, its sum, and 1/sum into every lane
+// of nMax. Of the partial vector only its lanes go to dst and the sum.
+func (w *neonWriter) sumPass() {
+	for u := range w.unroll {
+		w.w("VEOR V%d.B16, V%d.B16, V%d.B16", nAcc+u, nAcc+u, nAcc+u)
+	}
+	w.w("MOVD R1, R4")
+	w.w("MOVD R0, R5")
+	w.sweep("sum", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+		if w.prefetch {
+			w.w("PRFM (R8), PLDL1KEEP")
+			w.w("ADD $%d, R8", 16*n)
+		}
+		res := w.exps(n)
+		w.w("VST1.P %s, %d(R5)", w.vregs(res, n), 16*n)
+		for u := range n {
+			w.w("%s", neon.FADD.Word(nAcc+u, nAcc+u, res+u))
+		}
+	}, func() {
+		w.w("VEOR V%d.B16, V%d.B16, V%d.B16", nX, nX, nX)
+		w.lanes("sum_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		res := w.exps(1)
+		w.w("VEOR V%d.B16, V%d.B16, V%d.B16 // the lanes to sum", nK, nK, nK)
+		w.lanes("sum_stored", func(i int) string {
+			return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)\n\tVMOV V%d.S[%d], V%d.S[%d]", res, i, res, i, nK, i)
+		})
+		w.w("%s", neon.FADD.Word(nAcc, nAcc, nK))
+	})
+	w.reduce(neon.FADD, neon.FADDP)
+	w.w("FMOVS $(1.0), F%d", nMax)
+	w.w("VDUP V%d.S[0], V%d.S4", nMax, nMax)
+	w.w("%s", neon.FDIV.Word(nMax, nMax, nAcc))
+}
+
+// scalePass writes dst *= 1/sum.
+func (w *neonWriter) scalePass() {
+	w.w("MOVD R0, R4")
+	w.w("MOVD R0, R5")
+	w.sweep("scale", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+		for u := range n {
+			w.w("%s", neon.FMUL.Word(nX+u, nX+u, nMax))
+		}
+		w.w("VST1.P %s, %d(R5)", w.vregs(nX, n), 16*n)
+	}, func() {
+		w.lanes("scale_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		w.w("%s", neon.FMUL.Word(nX, nX, nMax))
+		w.lanes("scale_stored", func(i int) string { return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)", nX, i) })
+	})
+}
