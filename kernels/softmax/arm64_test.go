@@ -96,3 +96,34 @@ func TestARM64Space(t *testing.T) {
 		t.Fatalf("ArchOf(neoverse) = %v", got)
 	}
 }
+
+// TestARM64GenericKernels is TestGenericKernels for arm64: the generic
+// NEON kernels of every unroll and exp, on one goroutine and on two, on
+// rows of every tail of 4 lanes and of the unrolls, under emulation
+// where this is not arm64.
+func TestARM64GenericKernels(t *testing.T) {
+	var shapes [][]int
+	for _, r := range []int{1, 3, 17} {
+		for _, c := range []int{1, 2, 3, 4, 5, 8, 15, 17, 33, 257} {
+			shapes = append(shapes, []int{r, c})
+		}
+	}
+	sp := Template.Space(genericTuned, neoverse)
+	var forms []genericForm
+	for _, s := range []string{
+		"unroll=1,exp=poly5,threads=1,rows_per_chunk=1",
+		"unroll=2,exp=poly4,threads=2,rows_per_chunk=16",
+		"unroll=4,exp=poly5,threads=1,rows_per_chunk=1",
+		"unroll=4,exp=poly4,threads=2,rows_per_chunk=1",
+	} {
+		cfg, err := sp.Parse("vec=4,algo=threepass,code=asm,prefetch=true," + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sp.Check(cfg); err != nil {
+			t.Fatal(err)
+		}
+		forms = append(forms, genericForm{cfg, kernels.ARM64})
+	}
+	checkGeneric(t, shapes, forms)
+}
