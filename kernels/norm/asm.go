@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -28,8 +29,11 @@ const (
 
 // asmISA names the instructions k's assembly needs, for comments.
 func (k kernel) asmISA() string {
-	if k.v.Lanes() == asmLanesAVX2 {
+	switch k.lanes {
+	case asmLanesAVX2:
 		return "AVX2 and FMA"
+	case neon.Lanes:
+		return "arm64's NEON"
 	}
 	return "AVX-512"
 }
@@ -119,7 +123,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 func (k kernel) asmSweeps() string {
 	s := "two sweeps: the sum of squares, in float64 where its float32 sum overflows; y = x·(1/rms)·gamma"
 	if k.stream {
-		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.v.Lanes())
+		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.lanes)
 	}
 	if k.prefetch {
 		s += "; the output sweep fetches the next row of x"
@@ -140,7 +144,7 @@ func (k kernel) asmSweeps() string {
 // one masked vector (K2, Y10), R12 and R13 end its groups and vectors,
 // and K3 (Y11) masks its partial vector.
 func (k kernel) asmFile() []byte {
-	lanes := k.v.Lanes()
+	lanes := k.lanes
 	if k.layer || (lanes != asmLanes && lanes != asmLanesAVX2) || (lanes == asmLanesAVX2 && k.unroll > asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("norm: no assembly for %s %s", k.kind.name, k.cfg))
 	}

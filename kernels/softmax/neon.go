@@ -3,7 +3,6 @@ package softmax
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/neon"
@@ -56,42 +55,31 @@ func emitNEON(name string, shape []int, cfg schedule.Config) []byte {
 	if k.lanes != neon.Lanes || k.unroll > neonMaxUnroll {
 		panic(fmt.Sprintf("softmax: no NEON assembly for %s", k.cfg))
 	}
-	w := &neonWriter{kernel: k, exp: neon.Exp{Degree: expDegree[cfg.Str("exp")], First: nExp}}
+	w := &neonWriter{kernel: k, exp: neon.Exp{Degree: expDegree[cfg.Str("exp")], First: nExp},
+		Rows: &neon.Rows{Unroll: k.unroll, Groups: "R9", Vecs: "R10", Tail: "R11", Count: "R6"}}
 	w.file()
-	return []byte(w.b.String())
+	return w.Bytes()
 }
 
 // neonWriter writes the NEON assembly of one kernel.
 type neonWriter struct {
 	kernel
+	*neon.Rows
 	exp neon.Exp
-	b   strings.Builder
 }
 
-func (w *neonWriter) w(format string, args ...any) { fmt.Fprintf(&w.b, "\t"+format+"\n", args...) }
-func (w *neonWriter) label(l string)               { fmt.Fprintf(&w.b, "%s:\n", l) }
-
-// vregs returns the list of the unroll registers from base, for VLD1
-// and VST1.
-func (w *neonWriter) vregs(base, n int) string {
-	r := make([]string, n)
-	for u := range r {
-		r[u] = fmt.Sprintf("V%d.S4", base+u)
-	}
-	return "[" + strings.Join(r, ", ") + "]"
-}
+func (w *neonWriter) w(format string, args ...any) { w.Line(format, args...) }
 
 // file writes the .s file: one function, a loop over rows.
 func (w *neonWriter) file() {
 	k := w.kernel
-	w.b.WriteString(goasm.Header)
+	w.Text(goasm.Header)
 	args, frame := "dst, src, rows", 24
 	if k.generic {
 		args, frame = args+", cols", 32
 	}
-	fmt.Fprintf(&w.b, "\n// func %s(%s)\n", k.asmFn(), args)
-	fmt.Fprintf(&w.b, "// The softmax of each row in %s.\n", k.asmPasses())
-	fmt.Fprintf(&w.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
+	w.Text(fmt.Sprintf("\n// func %s(%s)\n// The softmax of each row in %s.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n",
+		k.asmFn(), args, k.asmPasses(), k.asmFn(), frame))
 	w.w("MOVD dst+0(FP), R0")
 	w.w("MOVD src+8(FP), R1")
 	w.w("MOVD rows+16(FP), R2")
@@ -101,18 +89,12 @@ func (w *neonWriter) file() {
 		w.w("MOVD $%d, R3", k.cols)
 	}
 	w.w("LSL $2, R3, R7")
-	w.w("MOVD $%d, R12", 4*k.unroll)
-	w.w("UDIV R12, R3, R9 // groups of %d vectors", k.unroll)
-	w.w("LSR $2, R3, R10")
-	w.w("MOVD $%d, R12", k.unroll)
-	w.w("MUL R9, R12, R12")
-	w.w("SUB R12, R10, R10 // single vectors")
-	w.w("AND $3, R3, R11 // elements of the partial vector")
+	w.Counts("R3", "R12")
 	for _, l := range w.exp.Load("R12") {
 		w.w("%s", l)
 	}
 	w.w("CBZ R2, done")
-	w.label("row")
+	w.Label("row")
 	if k.prefetch {
 		w.w("ADD R7, R1, R8 // the next row of src, fetched during the sums")
 	}
@@ -123,59 +105,8 @@ func (w *neonWriter) file() {
 	w.w("ADD R7, R1")
 	w.w("SUBS $1, R2")
 	w.w("BNE row")
-	w.label("done")
+	w.Label("done")
 	w.w("RET")
-}
-
-// sweep writes the loops of one pass over the row, reading through R4
-// (and writing through R5 where the pass does): group(n) is the body of n
-// vectors from the registers' bases on, whole loads and stores; tail that
-// of the partial vector, its loads and stores by lanes (lanes).
-func (w *neonWriter) sweep(name string, group func(n int), tail func()) {
-	for _, l := range []struct {
-		count, label string
-		n            int
-	}{{"R9", "group", w.unroll}, {"R10", "vec", 1}} {
-		if l.label == "vec" && w.unroll == 1 {
-			break // the groups are the single vectors
-		}
-		loop := name + "_" + l.label
-		w.w("MOVD %s, R6", l.count)
-		w.w("CBZ R6, %s_end", loop)
-		w.label(loop)
-		group(l.n)
-		w.w("SUBS $1, R6")
-		w.w("BNE %s", loop)
-		w.label(loop + "_end")
-	}
-	w.w("CBZ R11, %s_tail_end", name)
-	tail()
-	w.label(name + "_tail_end")
-}
-
-// lanes writes op(i) for the lanes i of the partial vector, 1 to 3 of
-// them (R11).
-func (w *neonWriter) lanes(name string, op func(i int) string) {
-	for i := range 3 {
-		w.w("%s", op(i))
-		if i < 2 {
-			w.w("CMP $%d, R11", i+1)
-			w.w("BEQ %s", name)
-		}
-	}
-	w.label(name)
-}
-
-// reduce folds the unroll accumulators into acc's first with op, then
-// its four lanes into each of them with the pairwise form.
-func (w *neonWriter) reduce(op, pairwise neon.Op) {
-	for step := 1; step < w.unroll; step *= 2 {
-		for u := 0; u+step < w.unroll; u += 2 * step {
-			w.w("%s", op.Word(nAcc+u, nAcc+u, nAcc+u+step))
-		}
-	}
-	w.w("%s", pairwise.Word(nAcc, nAcc, nAcc))
-	w.w("%s", pairwise.Word(nAcc, nAcc, nAcc))
 }
 
 // maxPass writes the row's maximum into every lane of nMax. The partial
@@ -187,17 +118,17 @@ func (w *neonWriter) maxPass() {
 		w.w("VDUP R12, V%d.S4", nAcc+u)
 	}
 	w.w("MOVD R1, R4")
-	w.sweep("max", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+	w.Sweep("max", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
 		for u := range n {
 			w.w("%s", neon.FMAX.Word(nAcc+u, nAcc+u, nX+u))
 		}
 	}, func() {
 		w.w("VMOV V%d.B16, V%d.B16", nAcc, nX)
-		w.lanes("max_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		w.Lanes("max_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
 		w.w("%s", neon.FMAX.Word(nAcc, nAcc, nX))
 	})
-	w.reduce(neon.FMAX, neon.FMAXP)
+	w.Reduce(nAcc, neon.FMAX, neon.FMAXP)
 	w.w("VMOV V%d.B16, V%d.B16", nAcc, nMax)
 }
 
@@ -227,28 +158,28 @@ func (w *neonWriter) sumPass() {
 	}
 	w.w("MOVD R1, R4")
 	w.w("MOVD R0, R5")
-	w.sweep("sum", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+	w.Sweep("sum", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
 		if w.prefetch {
 			w.w("PRFM (R8), PLDL1KEEP")
 			w.w("ADD $%d, R8", 16*n)
 		}
 		res := w.exps(n)
-		w.w("VST1.P %s, %d(R5)", w.vregs(res, n), 16*n)
+		w.w("VST1.P %s, %d(R5)", neon.List(res, n), 16*n)
 		for u := range n {
 			w.w("%s", neon.FADD.Word(nAcc+u, nAcc+u, res+u))
 		}
 	}, func() {
 		w.w("VEOR V%d.B16, V%d.B16, V%d.B16", nX, nX, nX)
-		w.lanes("sum_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		w.Lanes("sum_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
 		res := w.exps(1)
 		w.w("VEOR V%d.B16, V%d.B16, V%d.B16 // the lanes to sum", nK, nK, nK)
-		w.lanes("sum_stored", func(i int) string {
+		w.Lanes("sum_stored", func(i int) string {
 			return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)\n\tVMOV V%d.S[%d], V%d.S[%d]", res, i, res, i, nK, i)
 		})
 		w.w("%s", neon.FADD.Word(nAcc, nAcc, nK))
 	})
-	w.reduce(neon.FADD, neon.FADDP)
+	w.Reduce(nAcc, neon.FADD, neon.FADDP)
 	w.w("FMOVS $(1.0), F%d", nMax)
 	w.w("VDUP V%d.S[0], V%d.S4", nMax, nMax)
 	w.w("%s", neon.FDIV.Word(nMax, nMax, nAcc))
@@ -258,15 +189,15 @@ func (w *neonWriter) sumPass() {
 func (w *neonWriter) scalePass() {
 	w.w("MOVD R0, R4")
 	w.w("MOVD R0, R5")
-	w.sweep("scale", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, w.vregs(nX, n))
+	w.Sweep("scale", func(n int) {
+		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
 		for u := range n {
 			w.w("%s", neon.FMUL.Word(nX+u, nX+u, nMax))
 		}
-		w.w("VST1.P %s, %d(R5)", w.vregs(nX, n), 16*n)
+		w.w("VST1.P %s, %d(R5)", neon.List(nX, n), 16*n)
 	}, func() {
-		w.lanes("scale_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
+		w.Lanes("scale_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
 		w.w("%s", neon.FMUL.Word(nX, nX, nMax))
-		w.lanes("scale_stored", func(i int) string { return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)", nX, i) })
+		w.Lanes("scale_stored", func(i int) string { return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)", nX, i) })
 	})
 }
