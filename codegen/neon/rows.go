@@ -30,9 +30,26 @@ func (r *Rows) Text(s string) { r.b.WriteString(s) }
 // Bytes returns what was written.
 func (r *Rows) Bytes() []byte { return []byte(r.b.String()) }
 
-// List returns the register list of n vectors from base, for VLD1 and
-// VST1, which take four at most.
-func List(base, n int) string {
+// Load writes the loads of n vectors from the address in ptr into the
+// registers from base, advancing ptr past them: VLD1 takes four at most.
+func (r *Rows) Load(ptr string, base, n int) {
+	for i := 0; i < n; i += 4 {
+		c := min(4, n-i)
+		r.Line("VLD1.P %d(%s), %s", 16*c, ptr, list(base+i, c))
+	}
+}
+
+// Store writes the stores of the n vectors from base to the address in
+// ptr, advancing ptr past them.
+func (r *Rows) Store(ptr string, base, n int) {
+	for i := 0; i < n; i += 4 {
+		c := min(4, n-i)
+		r.Line("VST1.P %s, %d(%s)", list(base+i, c), 16*c, ptr)
+	}
+}
+
+// list returns the register list of n vectors from base, at most four.
+func list(base, n int) string {
 	regs := make([]string, n)
 	for u := range regs {
 		regs[u] = reg(base + u)

@@ -18,8 +18,8 @@ type kernel struct {
 	kind
 	name       string
 	cfg        schedule.Config
-	rows, cols int  // 0 when generic
-	generic    bool // rows and cols are arguments
+	rows, cols int        // 0 when generic
+	generic    bool       // rows and cols are arguments
 	v          golang.F32 // the zero F32 for NEON, whose vectors are the assembly's only
 	lanes      int        // of a vector: vec
 	unroll     int

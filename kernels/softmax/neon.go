@@ -119,7 +119,7 @@ func (w *neonWriter) maxPass() {
 	}
 	w.w("MOVD R1, R4")
 	w.Sweep("max", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
+		w.Load("R4", nX, n)
 		for u := range n {
 			w.w("%s", neon.FMAX.Word(nAcc+u, nAcc+u, nX+u))
 		}
@@ -159,13 +159,13 @@ func (w *neonWriter) sumPass() {
 	w.w("MOVD R1, R4")
 	w.w("MOVD R0, R5")
 	w.Sweep("sum", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
+		w.Load("R4", nX, n)
 		if w.prefetch {
 			w.w("PRFM (R8), PLDL1KEEP")
 			w.w("ADD $%d, R8", 16*n)
 		}
 		res := w.exps(n)
-		w.w("VST1.P %s, %d(R5)", neon.List(res, n), 16*n)
+		w.Store("R5", res, n)
 		for u := range n {
 			w.w("%s", neon.FADD.Word(nAcc+u, nAcc+u, res+u))
 		}
@@ -190,11 +190,11 @@ func (w *neonWriter) scalePass() {
 	w.w("MOVD R0, R4")
 	w.w("MOVD R0, R5")
 	w.Sweep("scale", func(n int) {
-		w.w("VLD1.P %d(R4), %s", 16*n, neon.List(nX, n))
+		w.Load("R4", nX, n)
 		for u := range n {
 			w.w("%s", neon.FMUL.Word(nX+u, nX+u, nMax))
 		}
-		w.w("VST1.P %s, %d(R5)", neon.List(nX, n), 16*n)
+		w.Store("R5", nX, n)
 	}, func() {
 		w.Lanes("scale_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
 		w.w("%s", neon.FMUL.Word(nX, nX, nMax))
