@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
@@ -141,5 +142,26 @@ func TestARM64Space(t *testing.T) {
 		if tmpl == &RMSTemplate && (neonAsm == 0 || c.Int("vec") != 4 || c.Str("code") != "asm") {
 			t.Errorf("rmsnorm on arm64: %d NEON configs, default %s; want some, and NEON", neonAsm, c)
 		}
+	}
+}
+
+// TestARM64HalfKernels checks RMSNorm's arm64 kernels of bf16 and f16,
+// whose conversions are Go around the float32 NEON rows: every third
+// config of arm64Schedules on testShapes, specialised and shape-generic,
+// under emulation where this is not arm64.
+func TestARM64HalfKernels(t *testing.T) {
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		t.Run(string(dt), func(t *testing.T) {
+			var specs []kerneltest.Spec
+			for _, shape := range testShapes {
+				for i, cfg := range arm64Configs(t, &RMSTemplate, shape) {
+					if i%3 == 0 {
+						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
+							kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+					}
+				}
+			}
+			kerneltest.CheckDType(t, &RMSTemplate, dt, specs)
+		})
 	}
 }

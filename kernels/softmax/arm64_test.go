@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -126,4 +128,25 @@ func TestARM64GenericKernels(t *testing.T) {
 		forms = append(forms, genericForm{cfg, kernels.ARM64})
 	}
 	checkGeneric(t, shapes, forms)
+}
+
+// TestARM64HalfKernels checks the arm64 kernels of bf16 and f16, whose
+// conversions are Go around the float32 NEON rows: the NEON configs of
+// arm64Configs on halfShapes, specialised and shape-generic, under
+// emulation where this is not arm64.
+func TestARM64HalfKernels(t *testing.T) {
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		t.Run(string(dt), func(t *testing.T) {
+			var specs []kerneltest.Spec
+			for _, shape := range halfShapes {
+				for i, cfg := range arm64Configs(t, shape) {
+					if i%3 == 0 {
+						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
+							kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+					}
+				}
+			}
+			kerneltest.CheckDType(t, &Template, dt, specs)
+		})
+	}
 }
