@@ -17,14 +17,20 @@ import (
 var neoverse = device.Target{Name: "cpu", CPU: &device.CPU{Model: "Neoverse-N1", Cores: 2,
 	ISA: device.ISA{ASIMD: true, FP16: true}}}
 
-// arm64Schedules are the configs of the arm64 tests: RMSNorm's NEON rows
-// at every unroll, with and without prefetch, on one goroutine and on
-// two; and a scalar config of each op, the same Go as on amd64.
+// arm64Schedules are the configs of the arm64 tests: the NEON rows at
+// every unroll, RMSNorm's with and without prefetch, LayerNorm's of both
+// algorithms, on one goroutine and on two; and a scalar config of each
+// op, the same Go as on amd64.
 func arm64Schedules(tmpl *kernels.Template) []string {
-	if tmpl.Op.Name == LayerOp.Name {
-		return []string{"vec=1,unroll=4,threads=1,rows_per_chunk=1,algo=twopass", "vec=1,unroll=2,threads=2,rows_per_chunk=1,algo=onepass"}
-	}
 	var out []string
+	if tmpl.Op.Name == LayerOp.Name {
+		for _, u := range unrolls {
+			for _, algo := range algos {
+				out = append(out, fmt.Sprintf("vec=4,unroll=%d,threads=1,rows_per_chunk=1,algo=%s", u, algo))
+			}
+		}
+		return append(out, "vec=4,unroll=4,threads=2,rows_per_chunk=1,algo=onepass", "vec=1,unroll=4,threads=1,rows_per_chunk=1,algo=twopass")
+	}
 	for _, u := range unrolls {
 		for _, pf := range []bool{false, true} {
 			out = append(out, fmt.Sprintf("vec=4,unroll=%d,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=%t", u, pf))
@@ -113,9 +119,9 @@ func containsShape(shapes [][]int, s []int) bool {
 	return false
 }
 
-// TestARM64Space checks the arm64 spaces: RMSNorm's NEON in assembly
-// only, cached stores, and a NEON default; LayerNorm scalar only; neither
-// with amd64's vectors.
+// TestARM64Space checks the arm64 spaces: NEON in assembly only
+// (LayerNorm's vec=4 is), RMSNorm's with cached stores; NEON defaults;
+// neither with amd64's vectors.
 func TestARM64Space(t *testing.T) {
 	shape := []int{64, 100}
 	for _, tmpl := range templates {
@@ -127,9 +133,11 @@ func TestARM64Space(t *testing.T) {
 				continue
 			}
 			switch {
-			case c.Int("vec") > 4 || tmpl == &LayerTemplate && c.Int("vec") != 1:
+			case c.Int("vec") > 4:
 				t.Fatalf("%s: %s is valid on arm64", tmpl.Op.Name, c)
-			case c.Int("vec") == 4 && (c.Str("code") != "asm" || c.Str("store") != "cached"):
+			case c.Int("vec") == 4 && !tmpl.Go.Asm(c):
+				t.Fatalf("%s: %s, NEON in Go, is valid on arm64", tmpl.Op.Name, c)
+			case c.Int("vec") == 4 && tmpl == &RMSTemplate && c.Str("store") != "cached":
 				t.Fatalf("%s: %s is valid on arm64", tmpl.Op.Name, c)
 			case c.Int("vec") == 4:
 				neonAsm++
@@ -139,29 +147,31 @@ func TestARM64Space(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tmpl == &RMSTemplate && (neonAsm == 0 || c.Int("vec") != 4 || c.Str("code") != "asm") {
-			t.Errorf("rmsnorm on arm64: %d NEON configs, default %s; want some, and NEON", neonAsm, c)
+		if neonAsm == 0 || c.Int("vec") != 4 || !tmpl.Go.Asm(c) {
+			t.Errorf("%s on arm64: %d NEON configs, default %s; want some, and NEON", tmpl.Op.Name, neonAsm, c)
 		}
 	}
 }
 
-// TestARM64HalfKernels checks RMSNorm's arm64 kernels of bf16 and f16,
-// whose conversions are Go around the float32 NEON rows: every third
-// config of arm64Schedules on testShapes, specialised and shape-generic,
-// under emulation where this is not arm64.
+// TestARM64HalfKernels checks the arm64 kernels of bf16 and f16, whose
+// conversions are Go around the float32 NEON rows: every third config of
+// arm64Schedules on testShapes, specialised and shape-generic, under
+// emulation where this is not arm64.
 func TestARM64HalfKernels(t *testing.T) {
-	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
-		t.Run(string(dt), func(t *testing.T) {
-			var specs []kerneltest.Spec
-			for _, shape := range testShapes {
-				for i, cfg := range arm64Configs(t, &RMSTemplate, shape) {
-					if i%3 == 0 {
-						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
-							kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+	for _, tmpl := range templates {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+			t.Run(tmpl.Op.Name+"/"+string(dt), func(t *testing.T) {
+				var specs []kerneltest.Spec
+				for _, shape := range testShapes {
+					for i, cfg := range arm64Configs(t, tmpl, shape) {
+						if i%3 == 0 {
+							specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
+								kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+						}
 					}
 				}
-			}
-			kerneltest.CheckDType(t, &RMSTemplate, dt, specs)
-		})
+				kerneltest.CheckDType(t, tmpl, dt, specs)
+			})
+		}
 	}
 }

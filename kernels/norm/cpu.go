@@ -84,8 +84,18 @@ func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
 	return emitAsm(e.kind, kn.Name, kn.Shape, kn.DType, kn.Config)
 }
 
-// Asm reports whether cfg's rows are assembly: RMSNorm's code=asm.
-func (e goEmitter) Asm(cfg schedule.Config) bool { return !e.layer && cfg.Str("code") == "asm" }
+// Asm reports whether cfg's rows are assembly (asmRows).
+func (e goEmitter) Asm(cfg schedule.Config) bool { return asmRows(e.kind, cfg) }
+
+// asmRows reports whether cfg's rows are assembly: RMSNorm's code=asm,
+// and LayerNorm's NEON vectors (vec=4, which only its arm64 space offers:
+// it has no code knob, and NEON is assembly only).
+func asmRows(k kind, cfg schedule.Config) bool {
+	if k.layer {
+		return cfg.Int("vec") == neon.Lanes
+	}
+	return cfg.Str("code") == "asm"
+}
 
 // Knob values, in the order mutation walks.
 var (
@@ -120,13 +130,10 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 	arm64 := kernels.ArchOf(target) == kernels.ARM64
 	if arm64 {
 		// arm64 has no archsimd: its vectors are RMSNorm's assembly
-		// (neon_needs_asm); LayerNorm has none there yet. The amd64
-		// space, which Version hashes, has neither the value nor the
-		// constraints.
-		vecValues = []int{1}
-		if !k.layer {
-			vecValues = neonVecs
-		}
+		// (RMSNorm's neon_needs_asm; LayerNorm's vec=4 is assembly). The
+		// amd64 space, which Version hashes, has neither the value nor
+		// the constraints.
+		vecValues = neonVecs
 	}
 	knobs := []schedule.Knob{
 		schedule.Choice("vec", vecValues...),
@@ -177,7 +184,7 @@ func (k kind) version() string {
 // arm64 NEON assembly: valid on every shape.
 func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	vec, code := kernels.WidestVector(target), "go"
-	if kernels.ArchOf(target) == kernels.ARM64 && !k.layer {
+	if kernels.ArchOf(target) == kernels.ARM64 {
 		vec, code = neon.Lanes, "asm"
 	}
 	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", vec)

@@ -18,7 +18,7 @@
 // # CPU knobs
 //
 //	vec             1, 8, 16      scalar Go, archsimd.Float32x8, archsimd.Float32x16
-//	                1, 4 on arm64 RMSNorm: scalar Go, NEON (assembly rows only); LayerNorm: 1
+//	                1, 4 on arm64 scalar Go, NEON (assembly rows only: RMSNorm's code=asm; LayerNorm's vec=4 is)
 //	unroll          1, 2, 4, 8    independent accumulators (vectors per loop iteration)
 //	algo            twopass       LayerNorm: the mean, then the sum of squared deviations
 //	                onepass       LayerNorm: Σt and Σt² in one sweep, var = E[t²]−E[t]²
@@ -111,14 +111,19 @@
 // # arm64
 //
 // The arm64 space (kernels.ArchOf of the target) has its own vec values,
-// above. An arm64 kernel (kernels.ARM64) of RMSNorm's code=asm config is
-// the plain form around NEON rows (neon.go): amd64's two sweeps on 4-lane
-// vectors, unroll up to 8, the float64 path where the float32 sum
-// overflows, the partial vector moved a lane at a time (codegen/neon's
-// Rows). Every other arm64 kernel, LayerNorm's all, is the scalar Go,
-// the same everywhere. The default of RMSNorm on arm64 is NEON. Version
-// hashes the amd64 space only; the revisions were not bumped, since every
-// config of the scalar-only arm64 spaces is still valid in them. The NEON
+// above. An arm64 kernel (kernels.ARM64) of RMSNorm's code=asm config,
+// or of LayerNorm's vec=4 one (LayerNorm has no code knob: its vectors on
+// arm64 are assembly), is the plain form around NEON rows (neon.go), on
+// 4-lane vectors, unroll up to 8, the partial vector moved a lane at a
+// time (codegen/neon's Rows): RMSNorm's amd64 two sweeps; LayerNorm the
+// sweeps of the Go rows, of t = x-x[0] (twopass: Σt, then Σ(t-mean)²;
+// onepass: Σt and Σt² together), then y = (t-mean)·(1/σ)·γ + β, γ and β
+// fused. Both take the float64 path where the float32 sum of squares
+// overflows, and 1/rms or 1/σ is float64, as in the Go rows. A scalar
+// config's arm64 kernel is the scalar Go, the same everywhere. The
+// defaults on arm64 are NEON. Version hashes the amd64 space only; the
+// revisions were not bumped, since every config of the scalar-only arm64
+// spaces is still valid in them. The NEON
 // kernels are checked under emulation (TestARM64Kernels), never timed on
 // arm64 hardware: see docs/arm64.md.
 //

@@ -26,7 +26,7 @@ type kernel struct {
 	onepass    bool // LayerNorm's algo=onepass
 	threads    int
 	chunk      int
-	// asm: RMSNorm's rows in assembly (code=asm, asm.go); stream: its
+	// asm: the rows in assembly (asmRows); stream: RMSNorm's
 	// output sweep stores with VMOVNTPS (store=stream)
 	asm, stream bool
 	// prefetch: the assembly's output sweep fetches the next row of x
@@ -48,7 +48,7 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		threads:  cfg.Int("threads"),
 		chunk:    cfg.Int("rows_per_chunk"),
 		onepass:  k.layer && cfg.Str("algo") == "onepass",
-		asm:      !k.layer && cfg.Str("code") == "asm",
+		asm:      asmRows(k, cfg),
 		stream:   !k.layer && cfg.Str("store") == "stream",
 		prefetch: !k.layer && cfg.Bool("prefetch"),
 	}
