@@ -14,9 +14,9 @@ import (
 // same plain Go (emitPlain, emitAsmRows). A row is cols/(4·unroll) groups
 // of unroll vectors, then up to unroll-1 single vectors, then a partial
 // vector of cols%4 elements, moved a lane at a time, since NEON has no
-// masked loads; the counts are worked out once per call, from a constant
-// in a specialised kernel and from cols in a generic one, which are
-// otherwise the same code.
+// masked loads (codegen/neon's Rows); the counts are worked out once per
+// call, from a constant in a specialised kernel and from cols in a
+// generic one, which are otherwise the same code.
 
 // neonMaxUnroll is the most vectors the NEON assembly keeps in flight: per
 // vector the exp's x, k, p and t and an accumulator, 20 of the 32 V
@@ -24,7 +24,7 @@ import (
 // (then 1/sum) in the rest.
 const neonMaxUnroll = 4
 
-// NEON vector registers (neonRegs): the bases of the per-vector
+// NEON vector registers: the bases of the per-vector
 // registers, vector u of a group using base+u; the row's maximum and
 // then 1/sum; the exp's constants.
 const (
@@ -68,8 +68,6 @@ type neonWriter struct {
 	exp neon.Exp
 }
 
-func (w *neonWriter) w(format string, args ...any) { w.Line(format, args...) }
-
 // file writes the .s file: one function, a loop over rows.
 func (w *neonWriter) file() {
 	k := w.kernel
@@ -80,56 +78,56 @@ func (w *neonWriter) file() {
 	}
 	w.Text(fmt.Sprintf("\n// func %s(%s)\n// The softmax of each row in %s.\nTEXT ·%s(SB), NOSPLIT, $0-%d\n",
 		k.asmFn(), args, k.asmPasses(), k.asmFn(), frame))
-	w.w("MOVD dst+0(FP), R0")
-	w.w("MOVD src+8(FP), R1")
-	w.w("MOVD rows+16(FP), R2")
+	w.Line("MOVD dst+0(FP), R0")
+	w.Line("MOVD src+8(FP), R1")
+	w.Line("MOVD rows+16(FP), R2")
 	if k.generic {
-		w.w("MOVD cols+24(FP), R3")
+		w.Line("MOVD cols+24(FP), R3")
 	} else {
-		w.w("MOVD $%d, R3", k.cols)
+		w.Line("MOVD $%d, R3", k.cols)
 	}
-	w.w("LSL $2, R3, R7")
+	w.Line("LSL $2, R3, R7")
 	w.Counts("R3", "R12")
 	for _, l := range w.exp.Load("R12") {
-		w.w("%s", l)
+		w.Line("%s", l)
 	}
-	w.w("CBZ R2, done")
+	w.Line("CBZ R2, done")
 	w.Label("row")
 	if k.prefetch {
-		w.w("ADD R7, R1, R8 // the next row of src, fetched during the sums")
+		w.Line("ADD R7, R1, R8 // the next row of src, fetched during the sums")
 	}
 	w.maxPass()
 	w.sumPass()
 	w.scalePass()
-	w.w("ADD R7, R0")
-	w.w("ADD R7, R1")
-	w.w("SUBS $1, R2")
-	w.w("BNE row")
+	w.Line("ADD R7, R0")
+	w.Line("ADD R7, R1")
+	w.Line("SUBS $1, R2")
+	w.Line("BNE row")
 	w.Label("done")
-	w.w("RET")
+	w.Line("RET")
 }
 
 // maxPass writes the row's maximum into every lane of nMax. The partial
 // vector starts as the first accumulator, so that the lanes past the
 // row's end leave the maximum as it is.
 func (w *neonWriter) maxPass() {
-	w.w("MOVW $0x%08x, R12 // -MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN", math.Float32bits(-math.MaxFloat32))
+	w.Line("MOVW $0x%08x, R12 // -MaxFloat32: running maxima start here, not at -Inf, since -Inf-(-Inf) would be NaN", math.Float32bits(-math.MaxFloat32))
 	for u := range w.unroll {
-		w.w("VDUP R12, V%d.S4", nAcc+u)
+		w.Line("VDUP R12, V%d.S4", nAcc+u)
 	}
-	w.w("MOVD R1, R4")
+	w.Line("MOVD R1, R4")
 	w.Sweep("max", func(n int) {
 		w.Load("R4", nX, n)
 		for u := range n {
-			w.w("%s", neon.FMAX.Word(nAcc+u, nAcc+u, nX+u))
+			w.Line("%s", neon.FMAX.Word(nAcc+u, nAcc+u, nX+u))
 		}
 	}, func() {
-		w.w("VMOV V%d.B16, V%d.B16", nAcc, nX)
+		w.Line("VMOV V%d.B16, V%d.B16", nAcc, nX)
 		w.Lanes("max_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
-		w.w("%s", neon.FMAX.Word(nAcc, nAcc, nX))
+		w.Line("%s", neon.FMAX.Word(nAcc, nAcc, nX))
 	})
 	w.Reduce(nAcc, neon.FMAX, neon.FMAXP)
-	w.w("VMOV V%d.B16, V%d.B16", nAcc, nMax)
+	w.Line("VMOV V%d.B16, V%d.B16", nAcc, nMax)
 }
 
 // exps writes e^(x-max) of the n vectors from nX, their steps
@@ -144,7 +142,7 @@ func (w *neonWriter) exps(n int) int {
 	}
 	for i := range bodies[0] {
 		for u := range n {
-			w.w("%s", bodies[u][i])
+			w.Line("%s", bodies[u][i])
 		}
 	}
 	return res
@@ -154,50 +152,50 @@ func (w *neonWriter) exps(n int) int {
 // of nMax. Of the partial vector only its lanes go to dst and the sum.
 func (w *neonWriter) sumPass() {
 	for u := range w.unroll {
-		w.w("VEOR V%d.B16, V%d.B16, V%d.B16", nAcc+u, nAcc+u, nAcc+u)
+		w.Line("VEOR V%d.B16, V%d.B16, V%d.B16", nAcc+u, nAcc+u, nAcc+u)
 	}
-	w.w("MOVD R1, R4")
-	w.w("MOVD R0, R5")
+	w.Line("MOVD R1, R4")
+	w.Line("MOVD R0, R5")
 	w.Sweep("sum", func(n int) {
 		w.Load("R4", nX, n)
 		if w.prefetch {
-			w.w("PRFM (R8), PLDL1KEEP")
-			w.w("ADD $%d, R8", 16*n)
+			w.Line("PRFM (R8), PLDL1KEEP")
+			w.Line("ADD $%d, R8", 16*n)
 		}
 		res := w.exps(n)
 		w.Store("R5", res, n)
 		for u := range n {
-			w.w("%s", neon.FADD.Word(nAcc+u, nAcc+u, res+u))
+			w.Line("%s", neon.FADD.Word(nAcc+u, nAcc+u, res+u))
 		}
 	}, func() {
-		w.w("VEOR V%d.B16, V%d.B16, V%d.B16", nX, nX, nX)
+		w.Line("VEOR V%d.B16, V%d.B16, V%d.B16", nX, nX, nX)
 		w.Lanes("sum_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
 		res := w.exps(1)
-		w.w("VEOR V%d.B16, V%d.B16, V%d.B16 // the lanes to sum", nK, nK, nK)
+		w.Line("VEOR V%d.B16, V%d.B16, V%d.B16 // the lanes to sum", nK, nK, nK)
 		w.Lanes("sum_stored", func(i int) string {
 			return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)\n\tVMOV V%d.S[%d], V%d.S[%d]", res, i, res, i, nK, i)
 		})
-		w.w("%s", neon.FADD.Word(nAcc, nAcc, nK))
+		w.Line("%s", neon.FADD.Word(nAcc, nAcc, nK))
 	})
 	w.Reduce(nAcc, neon.FADD, neon.FADDP)
-	w.w("FMOVS $(1.0), F%d", nMax)
-	w.w("VDUP V%d.S[0], V%d.S4", nMax, nMax)
-	w.w("%s", neon.FDIV.Word(nMax, nMax, nAcc))
+	w.Line("FMOVS $(1.0), F%d", nMax)
+	w.Line("VDUP V%d.S[0], V%d.S4", nMax, nMax)
+	w.Line("%s", neon.FDIV.Word(nMax, nMax, nAcc))
 }
 
 // scalePass writes dst *= 1/sum.
 func (w *neonWriter) scalePass() {
-	w.w("MOVD R0, R4")
-	w.w("MOVD R0, R5")
+	w.Line("MOVD R0, R4")
+	w.Line("MOVD R0, R5")
 	w.Sweep("scale", func(n int) {
 		w.Load("R4", nX, n)
 		for u := range n {
-			w.w("%s", neon.FMUL.Word(nX+u, nX+u, nMax))
+			w.Line("%s", neon.FMUL.Word(nX+u, nX+u, nMax))
 		}
 		w.Store("R5", nX, n)
 	}, func() {
 		w.Lanes("scale_loaded", func(i int) string { return fmt.Sprintf("VLD1.P 4(R4), V%d.S[%d]", nX, i) })
-		w.w("%s", neon.FMUL.Word(nX, nX, nMax))
+		w.Line("%s", neon.FMUL.Word(nX, nX, nMax))
 		w.Lanes("scale_stored", func(i int) string { return fmt.Sprintf("VST1.P V%d.S[%d], 4(R5)", nX, i) })
 	})
 }
