@@ -19,7 +19,8 @@ import (
 const graviton = "cpu/arm64/asimd+fp16+bf16+i8mm+sve256/64c"
 
 // TestGenerateARM64 generates a package from arm64 records (gemm's NEON
-// tiles with tails in M, N and K, gemm_bias_relu's, and a scalar softmax),
+// tiles with tails in M, N and K, gemm_bias_relu's, softmax's and
+// rmsnorm's and layernorm's NEON rows with tails),
 // checks its files, vets it for arm64 and amd64, and runs its tests in an
 // arm64 build, natively or under emulation (skipped where neither can
 // run) and in this machine's build, where the NEON kernels run their
@@ -38,7 +39,9 @@ func TestGenerateARM64(t *testing.T) {
 	}{
 		{"gemm", []int{67, 45, 33}, "vec=4,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=2,pack_a=false"},
 		{"gemm_bias_relu", []int{33, 70, 17}, "vec=4,mr=4,nr_vecs=4,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=true"},
-		{"softmax", []int{37, 45}, "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
+		{"softmax", []int{37, 45}, "vec=4,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true"},
+		{"rmsnorm", []int{5, 37}, "vec=4,unroll=8,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false"},
+		{"layernorm", []int{5, 37}, "vec=4,unroll=2,algo=onepass,threads=2,rows_per_chunk=1"},
 	} {
 		tmpl, _ := kernels.TemplateFor(w.op, kernels.CPU)
 		sp := tmpl.Space(w.shape, target)
@@ -54,18 +57,18 @@ func TestGenerateARM64(t *testing.T) {
 	if err := mem.Commit(recs); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(mem, Options{Pkg: "fk", Device: graviton, Ops: []string{"gemm", "gemm_bias_relu", "softmax"}, Command: "autotune gen --pkg fk"})
+	files, err := Generate(mem, Options{Pkg: "fk", Device: graviton, Ops: []string{"gemm", "gemm_bias_relu", "softmax", "rmsnorm", "layernorm"}, Command: "autotune gen --pkg fk"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"gemm_arm64.go", "gemm_arm64.s", "gemm_bias_relu_arm64.go", "gemm_bias_relu_arm64.s"} {
+	for _, name := range []string{"gemm_arm64.go", "gemm_arm64.s", "gemm_bias_relu_arm64.go", "gemm_bias_relu_arm64.s", "softmax_arm64.go", "softmax_arm64.s", "rmsnorm_arm64.go", "rmsnorm_arm64.s", "layernorm_arm64.go", "layernorm_arm64.s"} {
 		if files[name] == nil {
 			t.Errorf("no %s", name)
 		}
 	}
 	for name := range files {
-		if strings.Contains(name, "softmax_") || strings.HasSuffix(name, "_simd.go") || strings.HasSuffix(name, "_plain.go") || strings.Contains(name, "amd64") {
-			t.Errorf("%s: a package of arm64 records has NEON forms of gemm's tiles only", name)
+		if strings.HasSuffix(name, "_simd.go") || strings.HasSuffix(name, "_plain.go") || strings.Contains(name, "amd64") {
+			t.Errorf("%s: a package of arm64 records has NEON forms and scalar ones only", name)
 		}
 	}
 	if src := string(files["gemm_arm64.go"]); !strings.Contains(src, "\n//go:build arm64\n") || !strings.Contains(src, "func init()") {

@@ -14,9 +14,17 @@
 // register instead, needs a of the tile's rows contiguous, which only a
 // packed A has; Go's assembler lacks it too.
 //
-// Go 1.26's arm64 assembler has no vector FADD, FMUL or FMAX: the
-// epilogues (Bias, ReLU) and Init Scaled write them as WORD encodings,
-// each with a comment naming the instruction (vectorOp). The functions
+// Go 1.26's arm64 assembler has no vector FADD, FSUB, FMUL, FDIV, FMAX
+// or their pairwise forms: the epilogues (Bias, ReLU), Init Scaled and
+// the row kernels write them as WORD encodings, each with a comment
+// naming the instruction (Op.Word).
+//
+// For the kernels that sweep rows (softmax's and RMSNorm's NEON rows),
+// Exp emits the polynomial exp of codegen/golang and codegen/goasm (same
+// operations, same constants, same bits) on 4-lane vectors, and Rows
+// writes the loops over a row: groups of unrolled vectors, single
+// vectors, and the partial vector a lane at a time, NEON having no masked
+// loads. The functions
 // follow ABI0 (arguments on the stack, NOSPLIT, no frame) and use R0–R15
 // and R19–R20, none of which Go reserves.
 //

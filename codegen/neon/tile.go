@@ -239,7 +239,7 @@ func (t tile) initAcc() {
 		t.rows(rC, t.accRow, t.MR, rCRow, "VLD1")
 		for r := range t.MR {
 			for j := range t.NV {
-				t.vectorOp(fmul, t.acc(r, j), t.acc(r, j), j)
+				t.vectorOp(FMUL, t.acc(r, j), t.acc(r, j), j)
 			}
 		}
 	}
@@ -259,9 +259,9 @@ func (t tile) epilogue() {
 	for r := range t.MR {
 		for j := range t.NV {
 			a := t.acc(r, j)
-			t.vectorOp(fadd, a, a, j)
+			t.vectorOp(FADD, a, a, j)
 			if t.ReLU {
-				t.vectorOp(fmax, a, a, zero)
+				t.vectorOp(FMAX, a, a, zero)
 			}
 		}
 	}
@@ -280,27 +280,5 @@ func (t tile) nextTile() {
 	t.w("BNE tile")
 }
 
-// A vector instruction that Go's assembler lacks: its name and the
-// encoding of its 4-lane single-precision form without registers.
-type op struct {
-	name string
-	bits uint32
-}
-
-var (
-	fadd = op{"FADD", 0x4e20d400}
-	fmul = op{"FMUL", 0x6e20dc00}
-	fmax = op{"FMAX", 0x4e20f400}
-)
-
-// vectorOp writes Vd.4S = o(Vn.4S, Vm.4S) as a WORD, with the instruction
-// in a comment.
-func (t tile) vectorOp(o op, d, n, m int) {
-	t.w("WORD $0x%08x // %s V%d.4S, V%d.4S, V%d.4S", encode(o, d, n, m), o.name, d, n, m)
-}
-
-// encode returns the instruction word of o on registers d, n and m (the
-// three-same form: Rm at bit 16, Rn at bit 5, Rd at bit 0).
-func encode(o op, d, n, m int) uint32 {
-	return o.bits | uint32(m)<<16 | uint32(n)<<5 | uint32(d)
-}
+// vectorOp writes Vd.4S = o(Vn.4S, Vm.4S) as a WORD (Op.Word).
+func (t tile) vectorOp(o Op, d, n, m int) { t.w("%s", o.Word(d, n, m)) }

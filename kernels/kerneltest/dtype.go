@@ -17,12 +17,14 @@ import (
 
 // A Spec is a kernel CheckDType checks: a config at a shape, specialised
 // or shape-generic (called with the shape's extents), in its plain form
-// (kernels.AMD64Plain) or not.
+// (kernels.AMD64Plain) or not, or its arm64 kernel (kernels.ARM64; a
+// module holds arm64 kernels or none).
 type Spec struct {
 	Config  schedule.Config
 	Shape   []int
 	Generic bool
 	Plain   bool
+	ARM64   bool
 }
 
 // CheckDType builds the kernels of specs of tmpl in dtype dt into one
@@ -34,6 +36,9 @@ type Spec struct {
 func CheckDType(t *testing.T, tmpl *kernels.Template, dt dtype.DType, specs []Spec) {
 	t.Helper()
 	m := NewModule(t)
+	if len(specs) > 0 && specs[0].ARM64 {
+		m.SetArch(kernels.ARM64)
+	}
 	type job struct {
 		name string
 		spec Spec
@@ -43,8 +48,11 @@ func CheckDType(t *testing.T, tmpl *kernels.Template, dt dtype.DType, specs []Sp
 	api := tmpl.Op.GoAPI()
 	for i, s := range specs {
 		arch := kernels.AMD64
-		if s.Plain {
+		switch {
+		case s.Plain:
 			arch = kernels.AMD64Plain
+		case s.ARM64:
+			arch = kernels.ARM64
 		}
 		name := fmt.Sprintf("K%d", i)
 		ins, out := tmpl.Args(s.Shape)

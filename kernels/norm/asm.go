@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -28,8 +29,11 @@ const (
 
 // asmISA names the instructions k's assembly needs, for comments.
 func (k kernel) asmISA() string {
-	if k.v.Lanes() == asmLanesAVX2 {
+	switch k.lanes {
+	case asmLanesAVX2:
 		return "AVX2 and FMA"
+	case neon.Lanes:
+		return "arm64's NEON"
 	}
 	return "AVX-512"
 }
@@ -80,7 +84,11 @@ func (k kernel) emitAsmRows(f *jen.File) {
 			id("block").Op("=").Lit(max(1, asmBlock/k.cols)).Comment(fmt.Sprintf("rows per call: at most %d elements, or one row", asmBlock)),
 		))
 	}
-	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), jen.Op("&").Id("gamma").Index(jen.Lit(0)), id("n")}
+	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), jen.Op("&").Id("gamma").Index(jen.Lit(0))}
+	if k.layer {
+		call = append(call, jen.Op("&").Id("beta").Index(jen.Lit(0)))
+	}
+	call = append(call, id("n"))
 	if k.generic {
 		call = append(call, cols)
 	}
@@ -103,23 +111,41 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	}
 	f.Func().Id(k.rowsFn()).Params(params...).Block(body...)
 
-	decl := []jen.Code{jen.List(id("y"), id("x"), id("gamma")).Op("*").Float32(), id("rows").Int()}
+	ptrs := []jen.Code{id("y"), id("x"), id("gamma")}
+	if k.layer {
+		ptrs = append(ptrs, id("beta"))
+	}
+	decl := []jen.Code{jen.List(ptrs...).Op("*").Float32(), id("rows").Int()}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
 		decl[1] = jen.List(id("rows"), id("cols")).Int()
 		what = "rows rows of cols elements"
 	}
-	f.Add(golang.Comment(fmt.Sprintf("%s writes to y the RMSNorm of %s of x in %s. "+
-		"It is Go assembly on %s, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), what, k.asmSweeps(), k.asmISA())))
+	f.Add(golang.Comment(fmt.Sprintf("%s writes to y the %s of %s of x in %s. "+
+		"It is Go assembly on %s, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), k.opName(), what, k.asmSweeps(), k.asmISA())))
 	f.Comment("//go:noescape")
 	f.Func().Id(k.asmFn()).Params(decl...)
 }
 
+// opName is the name of k's op in comments.
+func (k kernel) opName() string {
+	if k.layer {
+		return "LayerNorm"
+	}
+	return "RMSNorm"
+}
+
 // asmSweeps describes the sweeps of the assembly, for comments.
 func (k kernel) asmSweeps() string {
+	if k.layer {
+		if k.onepass {
+			return "two sweeps of t = x-x[0]: Σt and Σt², for the mean and the variance, in float64 where Σt² overflows float32; y"
+		}
+		return "three sweeps of t = x-x[0]: Σt, for the mean; the sum of squared deviations, in float64 where it overflows float32; y"
+	}
 	s := "two sweeps: the sum of squares, in float64 where its float32 sum overflows; y = x·(1/rms)·gamma"
 	if k.stream {
-		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.v.Lanes())
+		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.lanes)
 	}
 	if k.prefetch {
 		s += "; the output sweep fetches the next row of x"
@@ -140,7 +166,7 @@ func (k kernel) asmSweeps() string {
 // one masked vector (K2, Y10), R12 and R13 end its groups and vectors,
 // and K3 (Y11) masks its partial vector.
 func (k kernel) asmFile() []byte {
-	lanes := k.v.Lanes()
+	lanes := k.lanes
 	if k.layer || (lanes != asmLanes && lanes != asmLanesAVX2) || (lanes == asmLanesAVX2 && k.unroll > asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("norm: no assembly for %s %s", k.kind.name, k.cfg))
 	}

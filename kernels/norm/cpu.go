@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
@@ -68,7 +69,13 @@ func (k kind) cpuTemplate() kernels.Template {
 type goEmitter struct{ kind }
 
 func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
-	kn = kernels.PortableScalar(kn) // no NEON code yet
+	if kn.Arch.ISA == kernels.ARM64.ISA && e.Asm(kn.Config) {
+		// The plain form around RMSNorm's NEON rows (neon.go).
+		kn.Want(kernels.ARM64.ISA, dtypes...)
+		emitGo(e.kind, f, kn.Name, kn.Shape, kn.DType, kn.Config, true)
+		return emitNEON(e.kind, kn.Name, kn.Shape, kn.Config)
+	}
+	kn = kernels.PortableScalar(kn) // scalar Go, the same on arm64
 	kn.Want(kernels.AMD64.ISA, dtypes...)
 	if kn.Arch.Plain && !e.Asm(kn.Config) {
 		panic(fmt.Sprintf("norm: no plain form of %s %s: its rows are not assembly", e.name, kn.Config))
@@ -77,8 +84,18 @@ func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
 	return emitAsm(e.kind, kn.Name, kn.Shape, kn.DType, kn.Config)
 }
 
-// Asm reports whether cfg's rows are assembly: RMSNorm's code=asm.
-func (e goEmitter) Asm(cfg schedule.Config) bool { return !e.layer && cfg.Str("code") == "asm" }
+// Asm reports whether cfg's rows are assembly (asmRows).
+func (e goEmitter) Asm(cfg schedule.Config) bool { return asmRows(e.kind, cfg) }
+
+// asmRows reports whether cfg's rows are assembly: RMSNorm's code=asm,
+// and LayerNorm's NEON vectors (vec=4, which only its arm64 space offers:
+// it has no code knob, and NEON is assembly only).
+func asmRows(k kind, cfg schedule.Config) bool {
+	if k.layer {
+		return cfg.Int("vec") == neon.Lanes
+	}
+	return cfg.Str("code") == "asm"
+}
 
 // Knob values, in the order mutation walks.
 var (
@@ -87,6 +104,7 @@ var (
 	algos      = []string{"twopass", "onepass"}
 	chunkSizes = []int{1, 4, 16, 64}
 	codes      = []string{"go", "asm"}
+	neonVecs   = []int{1, neon.Lanes} // on arm64, NEON in assembly only
 	stores     = []string{"cached", "stream"}
 )
 
@@ -108,8 +126,17 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
+	vecValues := vecs
+	arm64 := kernels.ArchOf(target) == kernels.ARM64
+	if arm64 {
+		// arm64 has no archsimd: its vectors are RMSNorm's assembly
+		// (RMSNorm's neon_needs_asm; LayerNorm's vec=4 is assembly). The
+		// amd64 space, which Version hashes, has neither the value nor
+		// the constraints.
+		vecValues = neonVecs
+	}
 	knobs := []schedule.Knob{
-		schedule.Choice("vec", vecs...),
+		schedule.Choice("vec", vecValues...),
 		schedule.Choice("unroll", unrolls...),
 	}
 	if k.layer {
@@ -134,6 +161,13 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
 			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
 		)
+		if arm64 {
+			constraints = append(constraints,
+				schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool { return c.Int("vec") != neon.Lanes || !goCode(c) }},
+				// NEON has no non-temporal vector store.
+				schedule.Constraint{Name: "neon_stores_cached", OK: func(c schedule.Config) bool { return c.Str("store") == "cached" }},
+			)
+		}
 	}
 	return schedule.NewSpace(knobs, constraints...)
 }
@@ -146,14 +180,18 @@ func (k kind) version() string {
 }
 
 // defaultConfig is the widest vectors the target has, unrolled by 4, the
-// two-pass variance, on one goroutine, in archsimd Go: valid on every
-// shape.
+// two-pass variance, on one goroutine, in archsimd Go, or for RMSNorm on
+// arm64 NEON assembly: valid on every shape.
 func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
-	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", kernels.WidestVector(target))
+	vec, code := kernels.WidestVector(target), "go"
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		vec, code = neon.Lanes, "asm"
+	}
+	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", vec)
 	if k.layer {
 		text += ",algo=twopass"
 	} else {
-		text += ",code=go,store=cached,prefetch=false"
+		text += ",code=" + code + ",store=cached,prefetch=false"
 	}
 	c, err := k.space(shape, target).Parse(text)
 	if err != nil {

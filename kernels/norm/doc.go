@@ -18,6 +18,7 @@
 // # CPU knobs
 //
 //	vec             1, 8, 16      scalar Go, archsimd.Float32x8, archsimd.Float32x16
+//	                1, 4 on arm64 scalar Go, NEON (assembly rows only: RMSNorm's code=asm; LayerNorm's vec=4 is)
 //	unroll          1, 2, 4, 8    independent accumulators (vectors per loop iteration)
 //	algo            twopass       LayerNorm: the mean, then the sum of squared deviations
 //	                onepass       LayerNorm: Σt and Σt² in one sweep, var = E[t²]−E[t]²
@@ -32,7 +33,9 @@
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
 // rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target;
 // for RMSNorm asm_needs_vectors, asm_vec8_unroll_at_most_4 (AVX2 has 16
-// vector registers), stream_needs_asm and prefetch_needs_asm.
+// vector registers), stream_needs_asm and prefetch_needs_asm; on arm64
+// neon_needs_asm and neon_stores_cached (NEON has no non-temporal vector
+// store).
 // The unroll is capped at the vectors a row holds when a specialised
 // kernel is emitted. The elements of a partial vector at a row's end are
 // handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
@@ -104,6 +107,25 @@
 // 6e4, whose squares overflow f16, so a kernel that accumulated in f16
 // would fail), tiny16 (subnormals) and constant16. The CUDA kernels are
 // float32 only.
+//
+// # arm64
+//
+// The arm64 space (kernels.ArchOf of the target) has its own vec values,
+// above. An arm64 kernel (kernels.ARM64) of RMSNorm's code=asm config,
+// or of LayerNorm's vec=4 one (LayerNorm has no code knob: its vectors on
+// arm64 are assembly), is the plain form around NEON rows (neon.go), on
+// 4-lane vectors, unroll up to 8, the partial vector moved a lane at a
+// time (codegen/neon's Rows): RMSNorm's amd64 two sweeps; LayerNorm the
+// sweeps of the Go rows, of t = x-x[0] (twopass: Σt, then Σ(t-mean)²;
+// onepass: Σt and Σt² together), then y = (t-mean)·(1/σ)·γ + β, γ and β
+// fused. Both take the float64 path where the float32 sum of squares
+// overflows, and 1/rms or 1/σ is float64, as in the Go rows. A scalar
+// config's arm64 kernel is the scalar Go, the same everywhere. The
+// defaults on arm64 are NEON. Version hashes the amd64 space only; the
+// revisions were not bumped, since every config of the scalar-only arm64
+// spaces is still valid in them. The NEON
+// kernels are checked under emulation (TestARM64Kernels), never timed on
+// arm64 hardware: see docs/arm64.md.
 //
 // # CUDA
 //

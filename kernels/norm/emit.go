@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -17,14 +18,15 @@ type kernel struct {
 	kind
 	name       string
 	cfg        schedule.Config
-	rows, cols int  // 0 when generic
-	generic    bool // rows and cols are arguments
-	v          golang.F32
+	rows, cols int        // 0 when generic
+	generic    bool       // rows and cols are arguments
+	v          golang.F32 // the zero F32 for NEON, whose vectors are the assembly's only
+	lanes      int        // of a vector: vec
 	unroll     int
 	onepass    bool // LayerNorm's algo=onepass
 	threads    int
 	chunk      int
-	// asm: RMSNorm's rows in assembly (code=asm, asm.go); stream: its
+	// asm: the rows in assembly (asmRows); stream: RMSNorm's
 	// output sweep stores with VMOVNTPS (store=stream)
 	asm, stream bool
 	// prefetch: the assembly's output sweep fetches the next row of x
@@ -38,21 +40,26 @@ type kernel struct {
 }
 
 func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Config) kernel {
+	lanes := cfg.Int("vec")
 	kn := kernel{
 		kind: k, name: name, cfg: cfg,
-		v:        golang.Float32(cfg.Int("vec")),
+		lanes:    lanes,
 		unroll:   cfg.Int("unroll"),
 		threads:  cfg.Int("threads"),
 		chunk:    cfg.Int("rows_per_chunk"),
 		onepass:  k.layer && cfg.Str("algo") == "onepass",
-		asm:      !k.layer && cfg.Str("code") == "asm",
+		asm:      asmRows(k, cfg),
 		stream:   !k.layer && cfg.Str("store") == "stream",
 		prefetch: !k.layer && cfg.Bool("prefetch"),
 	}
+	if lanes != neon.Lanes {
+		kn.v = golang.Float32(lanes)
+	}
 	if dt.Size() == 2 {
 		// Whole vectors convert in assembly at the kernel's own level:
-		// vectors mean AVX2 at least (goasm.Half).
-		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: !kn.v.Scalar()}
+		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
+		// convert in Go.
+		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes}
 	}
 	if shape == nil {
 		kn.generic = true
@@ -60,7 +67,7 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 	}
 	kn.rows, kn.cols = checkShape(shape)
 	// Accumulators beyond the vectors a row holds would stay zero.
-	kn.unroll = min(kn.unroll, max(1, kn.cols/kn.v.Lanes()))
+	kn.unroll = min(kn.unroll, max(1, kn.cols/kn.lanes))
 	return kn
 }
 
@@ -129,8 +136,11 @@ func (k kernel) emitEntry(f *jen.File) {
 	}
 	if k.plain {
 		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
-		if k.v.Lanes() == asmLanesAVX2 {
+		switch k.lanes {
+		case asmLanesAVX2:
 			need = " It calls Go assembly on AVX2 and FMA and needs them; its Go does not use archsimd."
+		case neon.Lanes:
+			need = " It calls Go assembly for arm64's NEON; its Go does not use archsimd."
 		}
 	}
 	form := ""

@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -37,8 +38,11 @@ const asmBlock = 1 << 16
 
 // asmISA names the instructions k's assembly needs, for comments.
 func (k kernel) asmISA() string {
-	if k.v.Lanes() == asmLanesAVX2 {
+	switch k.lanes {
+	case asmLanesAVX2:
 		return "AVX2 and FMA"
+	case neon.Lanes:
+		return "arm64's NEON"
 	}
 	return "AVX-512"
 }
@@ -61,7 +65,7 @@ type asmRegs struct {
 // regs returns k's asmRegs.
 func (k kernel) regs() asmRegs {
 	degree := expDegree[k.cfg.Str("exp")]
-	if k.v.Lanes() == asmLanes {
+	if k.lanes == asmLanes {
 		return asmRegs{x: 0, k: 4, p: 8, acc: 12, max: 30, scale: 31, lowest: 27, one: 28,
 			exp: goasm.Exp{Lanes: asmLanes, Degree: degree, First: 16}} // to 26 at most: degree 5 has 11 constants
 	}
@@ -83,7 +87,7 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 		return nil
 	}
 	_, k.cols = checkShape(shape)
-	k.unroll = min(k.unroll, max(1, k.cols/k.v.Lanes())) // as emitGo caps it
+	k.unroll = min(k.unroll, max(1, k.cols/k.lanes)) // as emitGo caps it
 	return k.asmFile()
 }
 
@@ -173,7 +177,7 @@ func (k kernel) asmPasses() string {
 // from the right offset (for a generic kernel R13 points at it), since no
 // register is free to hold it through the sums.
 func (k kernel) asmFile() []byte {
-	lanes := k.v.Lanes()
+	lanes := k.lanes
 	if !(lanes == asmLanes && k.unroll <= asmMaxUnroll || lanes == asmLanesAVX2 && k.unroll <= asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("softmax: no assembly for %s", k.cfg))
 	}
@@ -228,7 +232,7 @@ func (a *asmWriter) file() {
 	k := a.kernel
 	a.b.WriteString(goasm.Header)
 	if !a.generic {
-		a.whole, a.tail = k.cols/k.v.Lanes(), k.cols%k.v.Lanes()
+		a.whole, a.tail = k.cols/k.lanes, k.cols%k.lanes
 	}
 	if !a.zmm && a.hasTail() {
 		a.b.WriteString("\n")

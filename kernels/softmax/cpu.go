@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -41,8 +42,14 @@ var Template = kernels.Template{
 // kernels of the same config.
 type goEmitter struct{}
 
-func (goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
-	k = kernels.PortableScalar(k) // no NEON code yet
+func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
+	if k.Arch.ISA == kernels.ARM64.ISA && g.Asm(k.Config) {
+		// The plain form around the NEON rows (neon.go).
+		k.Want(kernels.ARM64.ISA, dtype.F32, dtype.BF16, dtype.F16)
+		emitPlain(f, k.Name, k.Shape, k.DType, k.Config)
+		return emitNEON(k.Name, k.Shape, k.Config)
+	}
+	k = kernels.PortableScalar(k) // scalar Go, the same on arm64
 	k.Want(kernels.AMD64.ISA, dtype.F32, dtype.BF16, dtype.F16)
 	switch {
 	case k.Arch.Plain:
@@ -65,6 +72,7 @@ func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("code") == "asm"
 // Knob values. The order is the order mutation walks.
 var (
 	vecs       = []int{1, 8, 16}
+	neonVecs   = []int{1, neon.Lanes} // on arm64, NEON in assembly only
 	unrolls    = []int{1, 2, 4, 8}
 	algos      = []string{"threepass", "online"}
 	exps       = []string{"f64", "poly4", "poly5"}
@@ -101,8 +109,19 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
+	vecValues := vecs
+	arm64 := kernels.ArchOf(target) == kernels.ARM64
+	if arm64 {
+		// arm64 has no archsimd: its vectors are the assembly's
+		// (neon_needs_asm). The amd64 space, which Version hashes, has
+		// neither the value nor the constraint.
+		vecValues = []int{1}
+		if asm {
+			vecValues = neonVecs
+		}
+	}
 	knobs := []schedule.Knob{
-		schedule.Choice("vec", vecs...),
+		schedule.Choice("vec", vecValues...),
 		schedule.Choice("unroll", unrolls...),
 		schedule.Enum("algo", algos...),
 		schedule.Enum("exp", exps...),
@@ -132,6 +151,11 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		// archsimd has no prefetch.
 		{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !c.Bool("prefetch") || !goCode(c) }},
 	}...)
+	if arm64 {
+		constraints = append(constraints, schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool {
+			return c.Int("vec") != neon.Lanes || !goCode(c)
+		}})
+	}
 	return schedule.NewSpace(knobs, constraints...)
 }
 
@@ -166,11 +190,15 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 
 // defaultConfig is, with vectors, the assembly's three passes on the
 // widest the target has with the degree-5 exp, unrolled by 4 on AVX-512
-// and by 2 on AVX2 (the most each takes); without, scalar Go, the online
+// and by 2 on AVX2 (the most each takes), and by 4 on NEON (arm64);
+// without, scalar Go, the online
 // algorithm with the degree-5 exp, unrolled by 4; on one goroutine: fast
 // on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
 	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", neon.Lanes, neonMaxUnroll)
+	}
 	switch kernels.WidestVector(target) {
 	case asmLanes:
 		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanes, asmMaxUnroll)

@@ -13,6 +13,7 @@
 // # Knobs
 //
 //	vec             1, 8, 16    scalar Go, archsimd.Float32x8, archsimd.Float32x16
+//	                1, 4 on arm64  scalar Go, NEON (assembly rows only)
 //	unroll          1, 2, 4, 8  independent accumulators (vectors per loop iteration)
 //	algo            threepass   max; e^(x-m) into dst and its sum; dst·(1/sum)
 //	                online      running max and sum per lane, one exp per element
@@ -251,6 +252,23 @@
 // FLOPs counts 5 per element: the max, the subtraction, exp as one, the add
 // to the sum and the multiply by 1/sum. Bytes is 2·4·rows·cols: src read
 // once and dst written once; the other passes hit the row in L1.
+//
+// # arm64
+//
+// The arm64 space (kernels.ArchOf of the target) offers vec 1 and 4, and
+// vec=4 only with code=asm (neon_needs_asm): there is no archsimd there.
+// An arm64 kernel (kernels.ARM64) of a code=asm config is the plain form
+// around NEON rows (neon.go): the same three passes as AVX-512's on
+// 4-lane vectors, the exp codegen/neon's, whose operations and constants
+// are goasm's, unroll up to 4 (5 registers a vector and the exp's 11
+// constants in the 32 V registers), the partial vector moved a lane at a
+// time. Of a scalar config it is the scalar Go, the same everywhere; the
+// 16-bit dtypes convert in Go there. The default on arm64 is NEON,
+// unrolled by 4. Version hashes the amd64 space only; revision was not
+// bumped when the arm64 space gained NEON, since every config of the
+// scalar-only arm64 space is still valid in it. The NEON kernels are
+// checked under emulation (TestARM64Kernels, TestARM64GenericKernels),
+// never timed on arm64 hardware: see docs/arm64.md.
 //
 // # Version
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -16,7 +17,8 @@ type kernel struct {
 	name           string
 	cfg            schedule.Config
 	rows, cols     int
-	v              golang.F32
+	v              golang.F32 // the zero F32 for NEON, whose vectors are the assembly's only
+	lanes          int        // of a vector: vec
 	unroll         int
 	online         bool
 	exp            golang.Exp
@@ -42,7 +44,7 @@ func emitGo(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.
 	k.rows, k.cols = rows, cols
 	// Accumulators beyond the vectors a row holds would stay at their
 	// initial values: leave them out.
-	k.unroll = min(k.unroll, max(1, cols/k.v.Lanes()))
+	k.unroll = min(k.unroll, max(1, cols/k.lanes))
 	k.emit(f)
 }
 
@@ -71,7 +73,7 @@ func emitPlain(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedu
 		k.generic = true
 	} else {
 		k.rows, k.cols = checkShape(shape)
-		k.unroll = min(k.unroll, max(1, k.cols/k.v.Lanes())) // as emitGo and emitAsm cap it
+		k.unroll = min(k.unroll, max(1, k.cols/k.lanes)) // as emitGo and emitAsm cap it
 	}
 	k.emit(f)
 }
@@ -89,7 +91,11 @@ func (k kernel) goroutine(body ...jen.Code) *jen.Statement {
 // newKernel returns the kernel of cfg in dtype dt named name, for no
 // shape yet.
 func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
-	v := golang.Float32(cfg.Int("vec"))
+	lanes := cfg.Int("vec")
+	var v golang.F32
+	if lanes != neon.Lanes {
+		v = golang.Float32(lanes)
+	}
 	degree, ok := expDegree[cfg.Str("exp")]
 	if !ok {
 		panic(fmt.Sprintf("softmax: unknown exp %q in %s", cfg.Str("exp"), cfg))
@@ -97,13 +103,15 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 	var half golang.Half
 	if dt.Size() == 2 {
 		// Whole vectors convert in assembly at the kernel's own level:
-		// vectors mean AVX2 at least (goasm.Half).
-		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: !v.Scalar()}
+		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
+		// convert in Go.
+		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes}
 	}
 	return kernel{
 		half: half,
 		name: name, cfg: cfg,
 		v:        v,
+		lanes:    lanes,
 		unroll:   cfg.Int("unroll"),
 		online:   cfg.Str("algo") == "online",
 		exp:      golang.NewExp(v, degree),
@@ -158,7 +166,7 @@ func (k kernel) emitEntry(f *jen.File) {
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	if k.plain {
-		need = " It calls Go assembly on AVX-512 and needs it; its Go does not use archsimd."
+		need = fmt.Sprintf(" It calls Go assembly on %s and needs it; its Go does not use archsimd.", k.asmISA())
 	}
 	if dt := k.half.DType; dt != "" {
 		need = fmt.Sprintf(" dst and src hold %s, as their 16 bits; it computes in float32 and rounds dst to nearest even.", dt) + need

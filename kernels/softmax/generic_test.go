@@ -114,37 +114,45 @@ func TestGenericKernels(t *testing.T) {
 			shapes = append(shapes, []int{r, 19})
 		}
 	}
-	cfgs := genericConfigs(t)
+	var forms []genericForm
+	for _, cfg := range genericConfigs(t) {
+		forms = append(forms, genericForm{cfg, kernels.AMD64})
+		// A code=asm config with goroutines is also emitted in its plain
+		// form (kernels.AMD64Plain), the one whose Go differs.
+		if cfg.Str("code") == "asm" && cfg.Int("threads") > 1 {
+			forms = append(forms, genericForm{cfg, kernels.AMD64Plain})
+		}
+	}
+	checkGeneric(t, shapes, forms)
+}
+
+// A genericForm is a config of a generic kernel and the architecture and
+// form of its code.
+type genericForm struct {
+	cfg  schedule.Config
+	arch kernels.Arch
+}
+
+// checkGeneric emits the shape-generic kernel of each form once, and for
+// every shape a wrapper with the driver's signature that calls it with
+// that shape, builds and vets them in one module (for arm64 if the forms
+// are), and checks every (form, shape) against the float64 reference on
+// random, -Inf and tailmax inputs, the output poisoned with NaN.
+func checkGeneric(t *testing.T, shapes [][]int, forms []genericForm) {
 	m := kerneltest.NewModule(t)
+	if forms[0].arch == kernels.ARM64 {
+		m.SetArch(kernels.ARM64)
+	}
 	type job struct {
 		name  string
 		cfg   schedule.Config
 		shape []int
 	}
 	var jobsOf = make(map[string][]job) // by shape
-	// A code=asm config with goroutines is also emitted in its plain form
-	// (kernels.AMD64Plain), the one whose Go differs.
-	type form struct {
-		cfg   schedule.Config
-		plain bool
-	}
-	var forms []form
-	for _, cfg := range cfgs {
-		forms = append(forms, form{cfg, false})
-		if cfg.Str("code") == "asm" && cfg.Int("threads") > 1 {
-			forms = append(forms, form{cfg, true})
-		}
-	}
 	for i, fm := range forms {
 		cfg := fm.cfg
 		generic := fmt.Sprintf("G%d", i)
-		var asm []byte
-		if fm.plain {
-			asm = Template.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Shape: nil, Config: cfg, Arch: kernels.AMD64Plain})
-		} else {
-			asm = Template.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: kernels.AMD64})
-		}
-		m.Asm(shapes[0], asm)
+		m.Asm(shapes[0], Template.Go.EmitGo(m.File(shapes[0]), kernels.Kernel{Name: generic, Config: cfg, Arch: fm.arch}))
 		for _, shape := range shapes {
 			name := fmt.Sprintf("%s_%dx%d", generic, shape[0], shape[1])
 			dst, src := jen.Id("dst"), jen.Id("src")

@@ -27,6 +27,7 @@ type genKernel struct {
 	cfg   schedule.Config
 	base  *kernels.Baseline // a baseline instead of a config
 	plain bool              // the plain form of a code=asm config (kernels.AMD64Plain)
+	arm64 bool              // the arm64 kernel (kernels.ARM64); a module holds arm64 kernels or none
 }
 
 // testShapes are the shapes every config of the grid is checked on: one
@@ -103,6 +104,13 @@ func TestKernels(t *testing.T) {
 			}
 		}
 	}
+	checkKernels(t, testShapes, ks)
+}
+
+// checkKernels builds ks, kernels of shapes, into one module, vets it, and
+// checks every kernel against the float64 reference on every input kind
+// that runs takes, with the output poisoned with NaN beforehand.
+func checkKernels(t *testing.T, shapes [][]int, ks []genKernel) {
 	start := time.Now()
 	dir, bin := buildModule(t, ks)
 	t.Logf("generated and built %d kernels in %v", len(ks), time.Since(start).Round(time.Millisecond))
@@ -122,7 +130,7 @@ func TestKernels(t *testing.T) {
 	var jobs strings.Builder
 	rng := rand.New(rand.NewPCG(1, 2))
 	inputs := make(map[string][]float32)
-	for _, shape := range testShapes {
+	for _, shape := range shapes {
 		for _, kind := range inputKinds {
 			file := filepath.Join(dir, fmt.Sprintf("in_%s_%s.bin", kernels.FormatShape(shape), kind))
 			in := input(shape, kind, rng)
@@ -154,8 +162,11 @@ func TestKernels(t *testing.T) {
 				if c.Bad > 0 {
 					cols := g.shape[1]
 					what := k.cfg.String()
-					if k.plain {
+					switch {
+					case k.plain:
 						what += " (plain)"
+					case k.arm64:
+						what += " (arm64)"
 					}
 					t.Errorf("%s: %d of %d outputs wrong; first at [%d][%d]: got %g, want %g (rel %.2g, abs %.2g)",
 						what, c.Bad, len(got), c.First/cols, c.First%cols, got[c.First], want[c.First], rel, abs)
@@ -274,16 +285,24 @@ func TestSpeed(t *testing.T) {
 func buildModule(t *testing.T, ks []genKernel) (dir, bin string) {
 	t.Helper()
 	m := kerneltest.NewModule(t)
+	if len(ks) > 0 && ks[0].arm64 {
+		m.SetArch(kernels.ARM64)
+	}
 	for _, k := range ks {
 		ins, out := Template.Args(k.shape)
 		desc := k.cfg.String()
 		if k.base != nil {
 			k.base.EmitGo(m.File(k.shape), k.name, k.shape)
 			desc = k.base.Name
-		} else if k.plain {
-			m.Asm(k.shape, Template.Go.EmitGo(m.File(k.shape), kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64Plain}))
 		} else {
-			m.Asm(k.shape, Template.Go.EmitGo(m.File(k.shape), kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: kernels.AMD64}))
+			arch := kernels.AMD64
+			switch {
+			case k.plain:
+				arch = kernels.AMD64Plain
+			case k.arm64:
+				arch = kernels.ARM64
+			}
+			m.Asm(k.shape, Template.Go.EmitGo(m.File(k.shape), kernels.Kernel{Name: k.name, Shape: k.shape, Config: k.cfg, Arch: arch}))
 		}
 		m.Add(kerneltest.Kernel{Name: k.name, Config: desc, Ins: ins, Out: out, FLOPs: Template.FLOPs(k.shape)})
 	}
