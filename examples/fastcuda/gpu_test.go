@@ -30,7 +30,7 @@ type gpu struct {
 	deviceAttribute func(*int32, int32, int32) int32
 }
 
-func openGPU(t *testing.T, path string) *gpu {
+func openGPU(t testing.TB, path string) *gpu {
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func openGPU(t *testing.T, path string) *gpu {
 }
 
 // upload returns a device copy of x, or of n NaNs when x is nil.
-func (g *gpu) upload(t *testing.T, x []float32, n int) uintptr {
+func (g *gpu) upload(t testing.TB, x []float32, n int) uintptr {
 	t.Helper()
 	var p uintptr
 	if c := g.memAlloc(&p, uintptr(4*max(n, 1))); c != 0 {
@@ -152,64 +152,118 @@ type gpuCase struct {
 }
 
 // gpuShape is a shape of a gpuCase with its arguments' lengths and the
-// op's tolerance there.
+// op's tolerance there; tuned says a record chose its kernel.
 type gpuShape struct {
 	shape    []int
 	ins      []int
 	out      int
 	rel, abs float64
+	tuned    bool
+}
+
+// BenchmarkGPU times every op at its tuned shapes: b.N launches back to
+// back on the default stream, then one synchronisation, so the time per
+// launch is the kernel's own once the queue is full (the launch's host
+// cost overlaps the previous kernel). GB/s counts each argument read once
+// and the output written once. Without a CUDA driver it skips.
+func BenchmarkGPU(b *testing.B) {
+	path := cmp.Or(os.Getenv("LIBCUDA"), LibCUDA)
+	if err := Load(path); err != nil {
+		b.Skipf("no GPU here: %v", err)
+	}
+	g := openGPU(b, path)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range gpuCases {
+		for _, s := range c.shapes {
+			if !s.tuned {
+				continue
+			}
+			ins := make([][]float32, len(s.ins))
+			bytes := 4 * s.out
+			for i, n := range s.ins {
+				ins[i] = make([]float32, n)
+				bytes += 4 * n
+			}
+			c.fill(s.shape, r, ins)
+			ptrs := []uintptr{g.upload(b, nil, s.out)}
+			for i, in := range ins {
+				ptrs = append(ptrs, g.upload(b, in, s.ins[i]))
+			}
+			b.Run(fmt.Sprintf("%s/%v", c.op, s.shape), func(b *testing.B) {
+				for i := 0; i < 3; i++ { // module load and first-launch costs
+					if err := c.run(ptrs, s.shape); err != nil {
+						b.Fatal(err)
+					}
+				}
+				g.synchronize()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := c.run(ptrs, s.shape); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if code := g.synchronize(); code != 0 {
+					b.Fatalf("cuCtxSynchronize: CUresult %d", code)
+				}
+				b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+			for _, p := range ptrs {
+				g.memFree(p)
+			}
+		}
+	}
 }
 
 var gpuCases = []gpuCase{
 	{op: "attention", run: func(p []uintptr, d []int) error { return Attention(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2], d[3]) },
 		fill: fillAttention, reference: referenceAttention, shapes: []gpuShape{
-			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875},
-			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375},
-			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195},
+			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: true},
+			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375, tuned: false},
+			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195, tuned: false},
 		}},
 	{op: "attention_causal", run: func(p []uintptr, d []int) error {
 		return AttentionCausal(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2], d[3])
 	},
 		fill: fillAttentionCausal, reference: referenceAttentionCausal, shapes: []gpuShape{
-			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875},
-			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375},
-			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195},
+			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: true},
+			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375, tuned: false},
+			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195, tuned: false},
 		}},
 	{op: "gemm", run: func(p []uintptr, d []int) error { return Gemm(0, p[0], p[1], p[2], d[0], d[1], d[2]) },
 		fill: fillGemm, reference: referenceGemm, shapes: []gpuShape{
-			{shape: []int{2048, 2048, 2048}, ins: []int{4194304, 4194304}, out: 4194304, rel: 1.1028011797890435e-05, abs: 0.015625},
-			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125},
-			{shape: []int{1, 1, 1}, ins: []int{1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06},
-			{shape: []int{3, 37, 61}, ins: []int{183, 2257}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625},
+			{shape: []int{2048, 2048, 2048}, ins: []int{4194304, 4194304}, out: 4194304, rel: 1.1028011797890435e-05, abs: 0.015625, tuned: true},
+			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125, tuned: false},
+			{shape: []int{1, 1, 1}, ins: []int{1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06, tuned: false},
+			{shape: []int{3, 37, 61}, ins: []int{183, 2257}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625, tuned: false},
 		}},
 	{op: "gemm_bias", run: func(p []uintptr, d []int) error { return GemmBias(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2]) },
 		fill: fillGemmBias, reference: referenceGemmBias, shapes: []gpuShape{
-			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576, 1024}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125},
-			{shape: []int{1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06},
-			{shape: []int{3, 37, 61}, ins: []int{183, 2257, 37}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625},
+			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576, 1024}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125, tuned: false},
+			{shape: []int{1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06, tuned: false},
+			{shape: []int{3, 37, 61}, ins: []int{183, 2257, 37}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625, tuned: false},
 		}},
 	{op: "gemm_bias_relu", run: func(p []uintptr, d []int) error { return GemmBiasReLU(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2]) },
 		fill: fillGemmBiasReLU, reference: referenceGemmBiasReLU, shapes: []gpuShape{
-			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576, 1024}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125},
-			{shape: []int{1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06},
-			{shape: []int{3, 37, 61}, ins: []int{183, 2257, 37}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625},
+			{shape: []int{1024, 1024, 1024}, ins: []int{1048576, 1048576, 1024}, out: 1048576, rel: 7.867813110351562e-06, abs: 0.0078125, tuned: false},
+			{shape: []int{1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 4.76837158203125e-07, abs: 7.62939453125e-06, tuned: false},
+			{shape: []int{3, 37, 61}, ins: []int{183, 2257, 37}, out: 111, rel: 2.100527209259666e-06, abs: 0.00046539306640625, tuned: false},
 		}},
 	{op: "layernorm", run: func(p []uintptr, d []int) error { return LayerNorm(0, p[0], p[1], p[2], p[3], d[0], d[1]) },
 		fill: fillLayerNorm, reference: referenceLayerNorm, shapes: []gpuShape{
-			{shape: []int{4096, 4096}, ins: []int{16777216, 4096, 4096}, out: 16777216, rel: 8.58306884765625e-06, abs: 1.71661376953125e-05},
-			{shape: []int{1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 1.0728836059570312e-06, abs: 2.1457672119140625e-06},
-			{shape: []int{3, 37}, ins: []int{111, 37, 37}, out: 111, rel: 1.6787961161492131e-06, abs: 3.3575922322984263e-06},
+			{shape: []int{4096, 4096}, ins: []int{16777216, 4096, 4096}, out: 16777216, rel: 8.58306884765625e-06, abs: 1.71661376953125e-05, tuned: false},
+			{shape: []int{1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 1.0728836059570312e-06, abs: 2.1457672119140625e-06, tuned: false},
+			{shape: []int{3, 37}, ins: []int{111, 37, 37}, out: 111, rel: 1.6787961161492131e-06, abs: 3.3575922322984263e-06, tuned: false},
 		}},
 	{op: "rmsnorm", run: func(p []uintptr, d []int) error { return RMSNorm(0, p[0], p[1], p[2], d[0], d[1]) },
 		fill: fillRMSNorm, reference: referenceRMSNorm, shapes: []gpuShape{
-			{shape: []int{4096, 4096}, ins: []int{16777216, 4096}, out: 16777216, rel: 8.58306884765625e-06, abs: 1e-37},
-			{shape: []int{1, 1}, ins: []int{1, 1}, out: 1, rel: 1.0728836059570312e-06, abs: 1e-37},
-			{shape: []int{3, 37}, ins: []int{111, 37}, out: 111, rel: 1.6787961161492131e-06, abs: 1e-37},
+			{shape: []int{4096, 4096}, ins: []int{16777216, 4096}, out: 16777216, rel: 8.58306884765625e-06, abs: 1e-37, tuned: false},
+			{shape: []int{1, 1}, ins: []int{1, 1}, out: 1, rel: 1.0728836059570312e-06, abs: 1e-37, tuned: false},
+			{shape: []int{3, 37}, ins: []int{111, 37}, out: 111, rel: 1.6787961161492131e-06, abs: 1e-37, tuned: false},
 		}},
 	{op: "softmax", run: func(p []uintptr, d []int) error { return Softmax(0, p[0], p[1], d[0], d[1]) },
 		fill: fillSoftmax, reference: referenceSoftmax, shapes: []gpuShape{
-			{shape: []int{4096, 1024}, ins: []int{4194304}, out: 4194304, rel: 1.851302185058594e-05, abs: 1e-37},
-			{shape: []int{1, 1}, ins: []int{1}, out: 1, rel: 1.11220458984375e-05, abs: 1e-37},
-			{shape: []int{3, 37}, ins: []int{111}, out: 111, rel: 1.2333870918821865e-05, abs: 1e-37},
+			{shape: []int{4096, 1024}, ins: []int{4194304}, out: 4194304, rel: 1.851302185058594e-05, abs: 1e-37, tuned: true},
+			{shape: []int{1, 1}, ins: []int{1}, out: 1, rel: 1.11220458984375e-05, abs: 1e-37, tuned: false},
+			{shape: []int{3, 37}, ins: []int{111}, out: 111, rel: 1.2333870918821865e-05, abs: 1e-37, tuned: false},
 		}},
 }

@@ -32,7 +32,7 @@ func (w *writer) gpuTestFile() string {
 		for _, shape := range w.testShapes(op) {
 			ins, out := op.op.Args(shape)
 			rel, abs := op.op.Tolerance(shape, dtype.F32)
-			fmt.Fprintf(&b, "\t\t\t{shape: %#v, ins: %#v, out: %d, rel: %v, abs: %v},\n", shape, ins, out, rel, abs)
+			fmt.Fprintf(&b, "\t\t\t{shape: %#v, ins: %#v, out: %d, rel: %v, abs: %v, tuned: %v},\n", shape, ins, out, rel, abs, w.tuned(op, shape))
 		}
 		b.WriteString("\t\t}},\n")
 	}
@@ -64,6 +64,19 @@ func (w *writer) testShapes(op *opPlan) [][]int {
 	add(ones)
 	add(odd)
 	return shapes
+}
+
+// tuned says whether a record of some architecture chose op's kernel for
+// shape.
+func (w *writer) tuned(op *opPlan, shape []int) bool {
+	for _, arch := range w.o.Archs {
+		for _, e := range op.archs[arch].entries {
+			if slices.Equal(e.shape, shape) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // referenceFile is the ops' float64 references and input fills, in plain
