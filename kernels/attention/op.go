@@ -98,10 +98,10 @@ func reference(causal bool, shape []int, ins [][]float32, out []float64) {
 	q, k, v := ins[0][:n], ins[1][:n], ins[2][:n]
 	out = out[:n]
 	scale := 1 / math.Sqrt(float64(d))
-	w := make([]float64, s)
-	for bh := range b * h {
-		base := bh * s * d
-		for i := range s {
+	kernels.ForRows(b*h*s, func(lo, hi int) {
+		w := make([]float64, s)
+		for row := lo; row < hi; row++ {
+			base, i := row/s*s*d, row%s
 			qi := q[base+i*d : base+(i+1)*d]
 			w := w[:s]
 			if causal {
@@ -134,7 +134,7 @@ func reference(causal bool, shape []int, ins [][]float32, out []float64) {
 				o[x] /= sum
 			}
 		}
-	}
+	})
 }
 
 // Error model of the tolerance (see the package doc). Inputs are assumed to

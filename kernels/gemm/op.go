@@ -108,16 +108,18 @@ func reference(shape []int, ins [][]float32, out []float64) {
 	m, n, k := checkShape(shape)
 	a, b := ins[0][:m*k], ins[1][:k*n]
 	out = out[:m*n]
-	for i := range m {
-		c := out[i*n : (i+1)*n]
-		clear(c)
-		for p := range k {
-			aip := float64(a[i*k+p])
-			for j, bpj := range b[p*n : (p+1)*n] {
-				c[j] += aip * float64(bpj)
+	kernels.ForRows(m, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c := out[i*n : (i+1)*n]
+			clear(c)
+			for p := range k {
+				aip := float64(a[i*k+p])
+				for j, bpj := range b[p*n : (p+1)*n] {
+					c[j] += aip * float64(bpj)
+				}
 			}
 		}
-	}
+	})
 }
 
 // Error model of the tolerance (see the package doc). Inputs are assumed to
