@@ -1,37 +1,86 @@
 #!/usr/bin/env bash
-# run.sh, on a GPU machine (NVIDIA driver and CUDA toolkit; no Go needed):
-# runs what prepare.sh built beside it and writes every result under $OUT:
+# run.sh, on a GPU machine (NVIDIA driver, CUDA toolkit, PyTorch; no Go
+# needed): runs what prepare.sh built beside it, in order of what matters
+# most, each step with its own time limit and all of them within
+# RUN_SECONDS (default 450), and leaves under $OUT:
 #
-#   device.txt          nvidia-smi: the GPU and its driver
-#   fastcuda-test.txt   examples/fastcuda's tests: TestGPU runs every op at
-#                       its tuned and at odd shapes against the float64
-#                       reference (the package's kernels are of sm_80, sm_86
-#                       and sm_90; a newer GPU runs sm_90's PTX by JIT)
-#   gen-nvrtc/          the same package regenerated with NVRTC for this GPU
-#   measure-cuda.txt    autotune's own GPU tests (tuning's worker, every
-#                       template's CUDA against the reference)
-#   bench.txt           autotune bench --device on this GPU
+#   summary.txt   one line per step: ok, failed (exit status) or skipped
+#                 (no time left), and its seconds
+#   results.tgz   every step's output (refreshed after each step, so a run
+#                 stopped at its limit still returns what it did)
 #
-# It goes on after a failure and exits 1 if anything failed.
+# Steps: the GPU and its software; the generated example package's tests
+# and benchmarks on the GPU (examples/fastcuda: every op at tuned and odd
+# shapes against the float64 reference); autotune's own GPU tests; short
+# tunes of the half-precision workloads into gpu.db; bench --device of each
+# against the copy floor and cuBLAS; PyTorch's kernels at the same
+# workloads (torch_baseline.py); a PyTorch extension generated from gpu.db
+# (gen --torch), built, checked and timed against torch (its bench.py); a
+# Go package generated from gpu.db with NVRTC; gpu.db exported as JSON
+# Lines.
 set -uo pipefail
 : "${OUT:?set OUT to the directory for the results}"
 here=$(cd "$(dirname "$0")" && pwd)
+res=$(mktemp -d)
 mkdir -p "$OUT"
+deadline=$((SECONDS + ${RUN_SECONDS:-450}))
 status=0
-step() { # step NAME FILE COMMAND...: runs COMMAND, output to $OUT/FILE
-	local name=$1 file=$2
-	shift 2
-	echo "== $name"
-	if ! "$@" >"$OUT/$file" 2>&1; then
-		echo "   failed: see $file"
+pack() { tar -C "$res" -czf "$OUT/results.tgz" . 2>/dev/null; }
+# step NAME LIMIT FILE COMMAND...: runs COMMAND for at most LIMIT seconds
+# (less if the run's deadline comes first), output to FILE under results.
+step() {
+	local name=$1 limit=$2 file=$3 t0=$SECONDS rc
+	shift 3
+	local left=$((deadline - SECONDS))
+	if ((left < 15)); then
+		echo "skipped  $name (no time left)" | tee -a "$OUT/summary.txt"
+		return
+	fi
+	timeout -k 5 $((limit < left ? limit : left)) "$@" >"$res/$file" 2>&1
+	rc=$?
+	if ((rc == 0)); then
+		echo "ok       $name ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
+	else
+		echo "failed   $name: exit $rc ($((SECONDS - t0)) s), see $file" | tee -a "$OUT/summary.txt"
 		status=1
 	fi
+	pack
 }
-nvidia-smi >"$OUT/device.txt" 2>&1
+at="$here/autotune"
+db="$res/gpu.db"
+{ nvidia-smi; nvcc --version; python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'; } >"$res/device.txt" 2>&1
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 arch=sm_${arch:-90}
-step "examples/fastcuda on the GPU" fastcuda-test.txt "$here/fastcuda.test" -test.v -test.run 'TestGPU|TestManifest|TestDispatch'
-step "gen --device $arch with NVRTC" gen-nvrtc.txt "$here/autotune" gen --device "$arch" --log "$here/fastcuda-tune.jsonl" --out "$OUT/gen-nvrtc" --pkg fastcuda
-step "autotune's GPU tests" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.run 'TestGPU'
-step "bench --device $arch" bench.txt "$here/autotune" bench --op softmax --shape 4096x1024 --device "$arch"
+echo "device $arch" >"$OUT/summary.txt"
+
+step "examples/fastcuda tests on the GPU" 60 fastcuda-test.txt "$here/fastcuda.test" -test.v -test.run 'TestGPU|TestManifest|TestDispatch'
+step "examples/fastcuda benchmarks" 60 fastcuda-bench.txt "$here/fastcuda.test" -test.run '^$' -test.bench GPU -test.benchtime 300x -test.count 3
+step "autotune's GPU tests" 150 measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout 150s -test.run "${GPU_TESTS:-TestGPU}"
+
+# Short tunes: TUNES holds "op shape dtype seconds" per line.
+while read -r op shape dt secs; do
+	[[ -z $op ]] && continue
+	step "tune $op $shape $dt" $((secs + 40)) "tune-$op-$shape-$dt.json" \
+		"$at" tune --op "$op" --shape "$shape" --dtype "$dt" --device "$arch" --time "${secs}s" --trials 200 --db "$db" --json
+done <<<"${TUNES:-}"
+
+# bench --device: BENCHES holds "op shape dtype" per line.
+while read -r op shape dt; do
+	[[ -z $op ]] && continue
+	step "bench $op $shape $dt" 60 "bench-$op-$shape-$dt.json" \
+		"$at" bench --op "$op" --shape "$shape" --dtype "$dt" --device "$arch" --db "$db" --json
+done <<<"${BENCHES:-}"
+
+step "torch baselines" 90 torch-baseline.txt python3 "$here/torch_baseline.py" --json "$res/torch-baseline.json" ${TORCH_WORKLOADS:-}
+
+if [[ -n ${TORCH_EXT:-} ]]; then
+	step "gen --torch from gpu.db" 60 gen-torch.txt "$at" gen --torch "$res/ext" --db "$db" --device "$arch"
+	step "torch extension: build, check, time" 240 torch-ext.txt \
+		bash -c "cd '$res/ext' && MAX_JOBS=16 PYTHONUNBUFFERED=1 python3 bench.py --json '$res/torch-ext.json'"
+	rm -rf "$res/ext/build"
+fi
+step "gen --device $arch with NVRTC from gpu.db" 60 gen-nvrtc.txt "$at" gen --device "$arch" --db "$db" --out "$res/gen-nvrtc" --pkg fastcuda
+step "export gpu.db" 20 gpu.jsonl "$at" db export --db "$db"
+rm -rf "$res/gen-nvrtc/ptx"
+pack
 exit $status
