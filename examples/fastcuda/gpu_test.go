@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -28,8 +29,13 @@ type gpu struct {
 	synchronize     func() int32
 	major, minor    int32
 	deviceAttribute func(*int32, int32, int32) int32
+	ctx             uintptr
 }
 
+// openGPU makes the device's primary context current on the calling
+// goroutine's thread, which it locks: a CUDA context is current per OS
+// thread, and the Go scheduler would otherwise move the goroutine to
+// another thread between two calls.
 func openGPU(t testing.TB, path string) *gpu {
 	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
@@ -47,19 +53,27 @@ func openGPU(t testing.TB, path string) *gpu {
 		purego.RegisterLibFunc(s.f, lib, s.name)
 	}
 	var dev int32
-	var ctx uintptr
 	if c := g.deviceGet(&dev, 0); c != 0 {
 		t.Skipf("no GPU: cuDeviceGet: CUresult %d", c)
 	}
-	if c := g.primaryRetain(&ctx, dev); c != 0 {
+	if c := g.primaryRetain(&g.ctx, dev); c != 0 {
 		t.Fatalf("cuDevicePrimaryCtxRetain: CUresult %d", c)
 	}
-	if c := g.setCurrent(ctx); c != 0 {
-		t.Fatalf("cuCtxSetCurrent: CUresult %d", c)
-	}
+	g.makeCurrent(t)
 	g.deviceAttribute(&g.major, 75, dev)
 	g.deviceAttribute(&g.minor, 76, dev)
 	return g
+}
+
+// makeCurrent makes the context current on the calling goroutine's
+// thread, which it locks until t ends.
+func (g *gpu) makeCurrent(t testing.TB) {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	if c := g.setCurrent(g.ctx); c != 0 {
+		t.Fatalf("cuCtxSetCurrent: CUresult %d", c)
+	}
 }
 
 // upload returns a device copy of x, or of n NaNs when x is nil.
@@ -190,6 +204,7 @@ func BenchmarkGPU(b *testing.B) {
 				ptrs = append(ptrs, g.upload(b, in, s.ins[i]))
 			}
 			b.Run(fmt.Sprintf("%s/%v", c.op, s.shape), func(b *testing.B) {
+				g.makeCurrent(b)         // a sub-benchmark runs on a goroutine of its own
 				for i := 0; i < 3; i++ { // module load and first-launch costs
 					if err := c.run(ptrs, s.shape); err != nil {
 						b.Fatal(err)

@@ -248,7 +248,7 @@ func (w *writer) files() (map[string][]byte, error) {
 		"runtime.go":      {runtimeSource, []string{"bytes", "cmp", "encoding/json", "errors", "fmt", "io", "maps", "math", "slices", "strconv", "strings", "sync", "sync/atomic", "time", "unsafe", "github.com/ebitengine/purego"}},
 		"kernels.go":      {w.kernelsFile(), []string{"embed"}},
 		"kernels_test.go": {testSource, []string{"crypto/sha256", "encoding/hex", "encoding/json", "regexp", "strings", "testing"}},
-		"gpu_test.go":     {w.gpuTestFile(), []string{"cmp", "errors", "fmt", "math", "math/rand/v2", "os", "testing", "unsafe", "github.com/ebitengine/purego"}},
+		"gpu_test.go":     {w.gpuTestFile(), []string{"cmp", "errors", "fmt", "math", "math/rand/v2", "os", "runtime", "testing", "unsafe", "github.com/ebitengine/purego"}},
 		"doc.go":          {"", nil},
 	} {
 		var b bytes.Buffer

@@ -323,7 +323,10 @@ func (e *cudaEmitter) kernel(name string, cfg schedule.Config) {
 			e.Line("const int off = (VEC - head) %% VEC;")
 		}
 	case "regs":
-		e.Line("%s rb[%d]; // this thread's vectors of the row", g.vecType(), g.regVectors)
+		// At least one element: when the row is shorter than a vector, every
+		// element is a tail element and rb goes unused, but NVRTC, unlike g++
+		// and clang, rejects an array of size 0.
+		e.Line("%s rb[%d]; // this thread's vectors of the row", g.vecType(), max(g.regVectors, 1))
 	}
 	if g.warpsPerRow > 1 {
 		e.Line("__shared__ float red_a[RPB][%d], red_b[RPB][%d];", g.warpsPerRow, g.warpsPerRow)

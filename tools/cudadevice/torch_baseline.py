@@ -8,7 +8,9 @@ A workload is OP:SHAPE:DTYPE with autotune's op names and shapes
 rmsnorm and layernorm RxC). Each is timed as the median of interleaved
 rounds (warm-up first; inputs random, never zeros), next to a
 device-to-device copy of the workload's bytes (read + written), so that a
-row reads as a fraction of the copy floor whatever the GPU.
+row reads as a fraction of the copy floor whatever the GPU; both cold
+(each call alone after an L2 flush, as autotune's tuner and bench time)
+and warm (back to back, as a generated package's BenchmarkGPU times).
 """
 import argparse
 import json
@@ -50,14 +52,38 @@ def make(op, shape, dt):
     raise SystemExit(f"torch_baseline: unknown op {op}")
 
 
-def timed(fn, n):
+def warm(fn, n):
+    """µs per call of n calls back to back: the queue stays full and the
+    data of one call is in L2 for the next, as in a model's hot loop."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(n):
         fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) / n * 1e3  # µs per call
+    return start.elapsed_time(end) / n * 1e3
+
+
+FLUSH = None
+
+
+def cold(fn, n):
+    """µs per call of n calls each timed alone after a write of twice the
+    L2 cache, as autotune's CUDA worker and bench --device time kernels."""
+    global FLUSH
+    if FLUSH is None:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        FLUSH = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    evs = []
+    for _ in range(n):
+        FLUSH.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        evs.append((a, b))
+    evs[-1][1].synchronize()
+    return sum(a.elapsed_time(b) for a, b in evs) / n * 1e3
 
 
 def main():
@@ -79,14 +105,18 @@ def main():
                 f()
             torch.cuda.synchronize()
             # calls per timed round: about 2 ms of work
-            n = max(1, min(200, int(2000 / max(timed(fn, 3), 1e-3))))
-            ours, floor = [], []
+            n = max(1, min(200, int(2000 / max(warm(fn, 3), 1e-3))))
+            t = {"cold": [], "warm": [], "copy_cold": [], "copy_warm": []}
             for _ in range(args.rounds):
-                ours.append(timed(fn, n))
-                floor.append(timed(copy, n))
-            us, cus = statistics.median(ours), statistics.median(floor)
-            row = {"op": op, "shape": shape, "dtype": dt, "torch_us": us, "copy_us": cus,
-                   "torch_over_copy": us / cus, "gbps": nbytes / us / 1e3,
+                t["cold"].append(cold(fn, min(n, 20)))
+                t["copy_cold"].append(cold(copy, min(n, 20)))
+                t["warm"].append(warm(fn, n))
+                t["copy_warm"].append(warm(copy, n))
+            m = {k: statistics.median(v) for k, v in t.items()}
+            us = m["cold"]
+            row = {"op": op, "shape": shape, "dtype": dt, "torch_us": us, "copy_us": m["copy_cold"],
+                   "torch_warm_us": m["warm"], "copy_warm_us": m["copy_warm"],
+                   "torch_over_copy": us / m["copy_cold"], "gbps": nbytes / us / 1e3,
                    "tflops": flops / us / 1e6 if flops else None}
         except Exception as e:  # one workload failing must not stop the others
             row = {"op": op, "shape": shape, "dtype": dt, "error": str(e)}
@@ -94,14 +124,15 @@ def main():
         print(json.dumps(row), flush=True)
     with open(args.json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
-    print(f"{'workload':40} {'torch µs':>10} {'copy µs':>9} {'×copy':>6} {'TFLOP/s':>8}")
+    print("cold: each call alone after an L2 flush (as autotune times); warm: back to back")
+    print(f"{'workload':40} {'torch µs':>10} {'copy µs':>9} {'×copy':>6} {'TFLOP/s':>8} {'warm µs':>9} {'copy warm':>9}")
     for r in rows:
         name = f"{r['op']} {'x'.join(map(str, r['shape']))} {r['dtype']}"
         if "error" in r:
             print(f"{name:40} error: {r['error'][:60]}")
         else:
             tf = f"{r['tflops']:.1f}" if r["tflops"] else "-"
-            print(f"{name:40} {r['torch_us']:10.1f} {r['copy_us']:9.1f} {r['torch_over_copy']:6.2f} {tf:>8}")
+            print(f"{name:40} {r['torch_us']:10.1f} {r['copy_us']:9.1f} {r['torch_over_copy']:6.2f} {tf:>8} {r['torch_warm_us']:9.1f} {r['copy_warm_us']:9.1f}")
     return 1 if any("error" in r for r in rows) else 0
 
 

@@ -53,7 +53,9 @@ func PTX(ctx context.Context, clang string, k kernels.CUDAKernel, arch, dir stri
 	out := filepath.Join(dir, k.Entry+"."+arch+".ptx")
 	args := []string{"-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=" + arch, "-nocudainc", "-nocudalib",
 		"-Xclang", "-target-feature", "-Xclang", "+ptx" + ptxv, "-O2", "-S",
-		"-include", prelude, "-Wno-unknown-cuda-version", "-o", out, src}
+		"-include", prelude, "-Wno-unknown-cuda-version",
+		"-Werror=zero-length-array", // accepted by clang and g++, rejected by NVRTC
+		"-o", out, src}
 	cmd := exec.CommandContext(ctx, clang, args...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log

@@ -86,6 +86,26 @@ func TestSoftmax16PTX(t *testing.T) {
 	}
 }
 
+// TestSoftmax16PTXShortRows compiles to PTX the keep=regs kernels of rows
+// shorter than a thread's vectors, where the emitted register array once
+// had size 0: g++ (the emulator) accepted it and NVRTC rejected it on a
+// GPU, so the PTX check must reject it too.
+func TestSoftmax16PTXShortRows(t *testing.T) {
+	c := checker(t, true)
+	for _, shape := range [][]int{{1, 1}, {3, 7}} {
+		sp := softmax.CUDATemplate.Space(shape, target(t, "sm_90"))
+		for _, cfg := range parseValid(sp, []string{
+			"tpr=32,rows_per_block=1,vec=1,keep=regs,algo=threepass,exp=fast",
+			"tpr=32,rows_per_block=2,vec=4,keep=regs,algo=online,exp=precise",
+		}) {
+			k := softmax.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dtype.BF16, Config: cfg})
+			if _, err := PTX(context.Background(), c.Clang, k, "sm_90", t.TempDir()); err != nil {
+				t.Errorf("%v %s: %v", shape, cfg, err)
+			}
+		}
+	}
+}
+
 // sixteenBitSum makes the three-pass kernel's sum a 16-bit one: rounded
 // to the dtype after each addition.
 var sixteenBitSum = regexp.MustCompile(`s \+= (.*);`)
