@@ -118,27 +118,29 @@ func (k kind) bytes(shape []int) float64 {
 func (k kind) reference(shape []int, ins [][]float32, out []float64) {
 	rows, cols := checkShape(shape)
 	x, gamma := ins[0][:rows*cols], ins[1][:cols]
-	for r := range rows {
-		s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
-		mean := 0.0
-		if k.layer {
-			for _, v := range s {
-				mean += float64(v)
-			}
-			mean /= float64(cols)
-		}
-		ss := 0.0
-		for _, v := range s {
-			ss += (float64(v) - mean) * (float64(v) - mean)
-		}
-		inv := 1 / math.Sqrt(ss/float64(cols)+k.eps)
-		for i, v := range s {
-			d[i] = (float64(v) - mean) * inv * float64(gamma[i])
+	kernels.ForRows(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s, d := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+			mean := 0.0
 			if k.layer {
-				d[i] += float64(ins[2][i])
+				for _, v := range s {
+					mean += float64(v)
+				}
+				mean /= float64(cols)
+			}
+			ss := 0.0
+			for _, v := range s {
+				ss += (float64(v) - mean) * (float64(v) - mean)
+			}
+			inv := 1 / math.Sqrt(ss/float64(cols)+k.eps)
+			for i, v := range s {
+				d[i] = (float64(v) - mean) * inv * float64(gamma[i])
+				if k.layer {
+					d[i] += float64(ins[2][i])
+				}
 			}
 		}
-	}
+	})
 }
 
 const eps32 = 0x1p-24

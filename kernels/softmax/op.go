@@ -61,21 +61,23 @@ func reference(shape []int, ins [][]float32, out []float64) {
 	rows, cols := checkShape(shape)
 	src := ins[0][:rows*cols]
 	out = out[:rows*cols]
-	for r := range rows {
-		s, d := src[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
-		m := math.Inf(-1)
-		for _, x := range s {
-			m = max(m, float64(x))
+	kernels.ForRows(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s, d := src[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
+			m := math.Inf(-1)
+			for _, x := range s {
+				m = max(m, float64(x))
+			}
+			sum := 0.0
+			for i, x := range s {
+				d[i] = math.Exp(float64(x) - m)
+				sum += d[i]
+			}
+			for i := range d {
+				d[i] /= sum
+			}
 		}
-		sum := 0.0
-		for i, x := range s {
-			d[i] = math.Exp(float64(x) - m)
-			sum += d[i]
-		}
-		for i := range d {
-			d[i] /= sum
-		}
-	}
+	})
 }
 
 // Error budget of the tolerance, relative to each output (see the package
