@@ -529,7 +529,7 @@ func dropDisturbed(res []BenchResult, usage [][]harness.Sample, minSamples int) 
 		for r, u := range usage {
 			entry[r] = u[i]
 		}
-		disturbed, _ := harness.Judge(entry)
+		disturbed, _ := harness.Judge(entry, 0)
 		for r, d := range disturbed {
 			bad[r] = bad[r] || d
 		}

@@ -30,32 +30,105 @@ type Sample struct {
 	Involuntary int64         `json:"involuntary,omitempty"`
 }
 
-// minShare is how much of the CPU time of its least disturbed samples
-// (per unit of wall time) a sample must have got to count as undisturbed:
-// a kernel whose threads lost a fifth of their time to other tasks was
-// timed on a machine it did not have.
-const minShare = 0.8
+// maxLost is the share of its wall time a sample may lose to other work
+// and still count as undisturbed. The evidence is bimodal: on a quiet
+// machine a sample loses what a kernel worker's preemption costs, tens of
+// microseconds, a few per cent of the shortest sample the tuner times
+// (200 µs) and far less of a long one; a sample that shared its core with
+// another busy task lost a scheduler slice, a millisecond or more, which
+// is most of a short sample. doctor --samples measured few samples
+// between 5% and 20% on a loaded 2-vCPU VM (docs/measuring.md); a tenth
+// lies between the two.
+const maxLost = 0.1
 
-// Judge says which samples were disturbed, and the median share of the
-// CPU time the kernel got. A kernel on n goroutines that has its cores to
-// itself gets about n times the wall time in CPU time, but how many it
-// runs on is not known here (a thread count is a knob of some templates,
-// and the runtime's spinning threads add CPU time of their own), so each
-// sample is measured against the reference share (Reference), the level
-// of the samples the machine disturbed least (Disturbed). share is the
-// median against the reference, at most 1.
-func Judge(samples []Sample) (disturbed []bool, share float64) {
-	ref := Reference(samples)
+// maxPooledLost is the share of threads cores' worth of CPU time a
+// kernel's samples together may lose before every sample counts as
+// disturbed: looser than maxLost, since a kernel on several goroutines
+// leaves some idle for a moment when their work is unequal, while a kernel
+// that shares one of two cores with another busy process loses a quarter
+// or more (half, when the runtime runs its goroutines one after another).
+const maxPooledLost = 0.25
+
+// Judge says which samples of a kernel on threads goroutines (0: not
+// known) were disturbed, and the share of the CPU time the kernel got.
+//
+// A sample is disturbed when it lost maxLost of its wall time or more
+// (Sample.Lost) against the share of a core an undisturbed sample gets
+// (Expected). That judges a sample by the time it lost, not by whether
+// the OS preempted one of its threads: on a small VM nearly every sample
+// sees a preemption or two of a few microseconds, which cost nothing
+// worth a retake. Involuntary switches are left out for that reason; a
+// preemption that cost time shows in the CPU time.
+//
+// With threads known, the samples together are also measured against
+// threads cores' worth: when they lost maxPooledLost of it or more, the
+// kernel had fewer cores than it runs on for the whole timing, and every
+// sample is disturbed. Together, since the OS adds the CPU time of a
+// thread running on another core to the process at a clock tick or when
+// the thread stops, which a single sample of a millisecond may miss.
+//
+// share is the samples' CPU time against threads cores' worth of their
+// wall time, or, with threads not known, the median sample's against the
+// expectation; at most 1.
+func Judge(samples []Sample, threads int) (disturbed []bool, share float64) {
+	want := Expected(samples, threads)
 	disturbed = make([]bool, len(samples))
+	if threads > 0 {
+		share = pooledShare(samples, threads)
+	} else if want > 0 {
+		share = median(samples) / want
+	}
+	sustained := share > 0 && threads > 0 && 1-share >= maxPooledLost // share 0: no CPU time read
+	for i, s := range samples {
+		disturbed[i] = sustained || Disturbed(s, want)
+	}
+	return disturbed, min(1, share)
+}
+
+// Expected returns the CPU time per wall time an undisturbed sample of a
+// kernel on threads goroutines gets (0 threads: not known). One goroutine
+// gets one core's worth: the thread that times the sample runs it, and the
+// OS counts that thread's time exactly. More get the samples' median,
+// but at least one core's worth and at most threads: the other threads'
+// time arrives in lumps (see Judge), so the median sample is the typical
+// one. Not known, the reference share of the samples (Reference).
+func Expected(samples []Sample, threads int) float64 {
+	if threads <= 0 {
+		return Reference(samples)
+	}
+	return min(max(median(samples), 1), float64(threads))
+}
+
+// median returns the median CPU time per wall time of samples; 0 for none.
+func median(samples []Sample) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	return sortedRatios(samples)[len(samples)/2]
+}
+
+// sortedRatios returns the CPU time per wall time of each sample, in
+// increasing order.
+func sortedRatios(samples []Sample) []float64 {
 	ratios := make([]float64, len(samples))
 	for i, s := range samples {
-		disturbed[i], ratios[i] = Disturbed(s, ref), s.ratio()
-	}
-	if ref == 0 {
-		return disturbed, 0
+		ratios[i] = s.ratio()
 	}
 	slices.Sort(ratios)
-	return disturbed, min(1, ratios[len(ratios)/2]/ref)
+	return ratios
+}
+
+// pooledShare returns the CPU time of samples against threads cores'
+// worth of their wall time; 0 for none.
+func pooledShare(samples []Sample, threads int) float64 {
+	var cpu, wall time.Duration
+	for _, s := range samples {
+		cpu, wall = cpu+s.CPU, wall+s.Wall
+	}
+	if wall <= 0 {
+		return 0
+	}
+	return float64(cpu) / (float64(threads) * float64(wall))
 }
 
 // Reference is the CPU time per wall time of the samples the machine
@@ -67,19 +140,24 @@ func Reference(samples []Sample) float64 {
 	if len(samples) == 0 {
 		return 0
 	}
-	ratios := make([]float64, len(samples))
-	for i, s := range samples {
-		ratios[i] = s.ratio()
-	}
-	slices.Sort(ratios)
-	return ratios[(len(ratios)-1)*9/10]
+	return sortedRatios(samples)[(len(samples)-1)*9/10]
 }
 
-// Disturbed reports whether s was disturbed, against the reference share
-// ref: the OS preempted one of the process's threads during it, or it got
-// under minShare of ref.
-func Disturbed(s Sample, ref float64) bool {
-	return s.Involuntary > 0 || s.ratio() < minShare*ref
+// Disturbed reports whether s was disturbed when an undisturbed sample
+// gets want cores' worth of CPU time per wall time: it lost maxLost of its
+// wall time or more.
+func Disturbed(s Sample, want float64) bool {
+	return s.Wall > 0 && float64(s.Lost(want)) >= maxLost*float64(s.Wall)
+}
+
+// Lost returns the wall time s lost to other work when an undisturbed
+// sample gets want cores' worth of CPU time per wall time: the CPU time it
+// fell short of that, per core. 0 when the CPU time is not known.
+func (s Sample) Lost(want float64) time.Duration {
+	if want <= 0 || s.CPU <= 0 {
+		return 0
+	}
+	return time.Duration(max(0, (want*float64(s.Wall)-float64(s.CPU))/want))
 }
 
 // ratio is the sample's CPU time per wall time; 0 without a wall time.
@@ -99,13 +177,22 @@ const probeSlowdown = 1.25
 
 // Summary returns the evidence of samples, judged by Judge, with the
 // steal of their interval and the probe's slowdown (its time around the
-// samples against its best; 0 when not run): a probe that ran
-// probeSlowdown times slower than its best makes every sample disturbed.
-func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, probe float64) Evidence {
+// samples against its best; 0 when not run). Every sample counts as
+// disturbed when the probe ran probeSlowdown times slower than its best,
+// or when the steal took maxPooledLost of the cores' time over the
+// samples: /proc/stat counts steal in ticks of 10 ms over all cores of
+// the machine, too coarse to charge to a sample, and some kernels do not
+// take it out of a thread's CPU time.
+func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64) Evidence {
 	e := Evidence{Samples: len(samples), CPUShare: share, StealNS: stealNS, Probe: probe}
-	for i, s := range samples {
+	var wall time.Duration
+	for _, s := range samples {
 		e.InvoluntarySwitches += s.Involuntary
-		if disturbed[i] || probe > probeSlowdown {
+		wall += s.Wall
+	}
+	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxPooledLost*float64(cores)*float64(wall)
+	for i := range samples {
+		if disturbed[i] || stolen || probe > probeSlowdown {
 			e.Disturbed++
 		}
 	}

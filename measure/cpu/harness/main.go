@@ -74,8 +74,11 @@ type Entry struct {
 	Name   string // bench: tuned, a baseline's name, peak or floor
 	Verify bool   // bench: check the output against the reference (not the peak and the floor)
 	Skip   []int  // bench: the input sets Verify leaves out (kernels.Baseline.KnownWrong)
-	Fn     Kernel
-	Fn16   Kernel16
+	// Threads is how many goroutines the kernel runs on (its threads knob,
+	// 1 without one; harness.Judge); 0 where not known (bench's entries).
+	Threads int
+	Fn      Kernel
+	Fn16    Kernel16
 }
 
 // table holds the kernels of this build; the generated table.go fills it.
