@@ -430,8 +430,12 @@ func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions
 		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape, w.dtype))
 	}
 	out.Tied = s.Tied
-	out.Contention = contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
+	out.Contention = newContentionJSON(s)
 	return out
+}
+
+func newContentionJSON(s tune.Summary) contentionJSON {
+	return contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
 }
 
 func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary) {
