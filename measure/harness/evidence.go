@@ -41,13 +41,24 @@ type Sample struct {
 // lies between the two.
 const maxLost = 0.1
 
-// maxPooledLost is the share of threads cores' worth of CPU time a
-// kernel's samples together may lose before every sample counts as
-// disturbed: looser than maxLost, since a kernel on several goroutines
-// leaves some idle for a moment when their work is unequal, while a kernel
-// that shares one of two cores with another busy process loses a quarter
-// or more (half, when the runtime runs its goroutines one after another).
-const maxPooledLost = 0.25
+// maxSustainedLost is the share of its wall time the median sample of a
+// kernel on several goroutines may lose to other work, against threads
+// cores' worth of CPU time, before every sample counts as disturbed: looser than maxLost, since a kernel that shares
+// one of two cores with another busy process loses a quarter or more
+// (half, when the runtime ends up running its goroutines one after
+// another), and the estimate of what was lost to other work is coarse
+// (preemptionCost).
+const maxSustainedLost = 0.25
+
+// preemptionCost is the most time an involuntary switch plausibly cost
+// the kernel: about the slice the Linux scheduler gives the task that
+// preempted it when that task is busy (EEVDF's base slice, 0.75 ms times
+// 1 + log2 of the CPUs: 1.5 ms on 2, 3 ms from 8). A kernel on several
+// goroutines also leaves threads idle of its own accord, when their work
+// is unequal or too short to be worth a second one, and that is no
+// disturbance: the CPU time it fell short of threads cores' worth counts
+// as lost to other work only as far as its preemptions can account for.
+const preemptionCost = 2 * time.Millisecond
 
 // Judge says which samples of a kernel on threads goroutines (0: not
 // known) were disturbed, and the share of the CPU time the kernel got.
@@ -60,12 +71,13 @@ const maxPooledLost = 0.25
 // worth a retake. Involuntary switches are left out for that reason; a
 // preemption that cost time shows in the CPU time.
 //
-// With threads known, the samples together are also measured against
-// threads cores' worth: when they lost maxPooledLost of it or more, the
-// kernel had fewer cores than it runs on for the whole timing, and every
-// sample is disturbed. Together, since the OS adds the CPU time of a
-// thread running on another core to the process at a clock tick or when
-// the thread stops, which a single sample of a millisecond may miss.
+// A kernel on two goroutines or more is also measured against threads
+// cores' worth, which the samples measured against each other cannot see
+// when all of them lost the same: when the median sample lost
+// maxSustainedLost of its wall time or more to other work (sustainedLost),
+// the kernel had fewer cores than it runs on for the whole timing, and
+// every sample is disturbed. One goroutine needs no such check: one
+// core's worth is what each of its samples is measured against.
 //
 // share is the samples' CPU time against threads cores' worth of their
 // wall time, or, with threads not known, the median sample's against the
@@ -78,7 +90,7 @@ func Judge(samples []Sample, threads int) (disturbed []bool, share float64) {
 	} else if want > 0 {
 		share = median(samples) / want
 	}
-	sustained := share > 0 && threads > 0 && 1-share >= maxPooledLost // share 0: no CPU time read
+	sustained := share > 0 && threads > 1 && sustainedLost(samples, threads) >= maxSustainedLost // share 0: no CPU time read
 	for i, s := range samples {
 		disturbed[i] = sustained || Disturbed(s, want)
 	}
@@ -116,6 +128,24 @@ func sortedRatios(samples []Sample) []float64 {
 	}
 	slices.Sort(ratios)
 	return ratios
+}
+
+// sustainedLost returns the share of its wall time the median sample of
+// a kernel on threads goroutines lost to other work: the CPU time it fell
+// short of threads cores' worth, per core, but no more than its
+// involuntary switches can account for (preemptionCost). The median, so
+// that one long stall does not speak for the other samples.
+func sustainedLost(samples []Sample, threads int) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	lost := make([]float64, len(samples))
+	for i, s := range samples {
+		short := float64(s.Lost(float64(threads)))
+		lost[i] = min(short, float64(s.Involuntary)*float64(preemptionCost)) / float64(max(s.Wall, 1))
+	}
+	slices.Sort(lost)
+	return lost[len(lost)/2]
 }
 
 // pooledShare returns the CPU time of samples against threads cores'
@@ -179,7 +209,7 @@ const probeSlowdown = 1.25
 // steal of their interval and the probe's slowdown (its time around the
 // samples against its best; 0 when not run). Every sample counts as
 // disturbed when the probe ran probeSlowdown times slower than its best,
-// or when the steal took maxPooledLost of the cores' time over the
+// or when the steal took maxSustainedLost of the cores' time over the
 // samples: /proc/stat counts steal in ticks of 10 ms over all cores of
 // the machine, too coarse to charge to a sample, and some kernels do not
 // take it out of a thread's CPU time.
@@ -190,7 +220,7 @@ func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, c
 		e.InvoluntarySwitches += s.Involuntary
 		wall += s.Wall
 	}
-	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxPooledLost*float64(cores)*float64(wall)
+	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxSustainedLost*float64(cores)*float64(wall)
 	for i := range samples {
 		if disturbed[i] || stolen || probe > probeSlowdown {
 			e.Disturbed++

@@ -36,18 +36,34 @@ func TestJudge(t *testing.T) {
 		samples: []Sample{{Wall: 200 * us, CPU: 200 * us}, {Wall: 300 * us, CPU: 200 * us, Involuntary: 1}, {Wall: 200 * us, CPU: 200 * us}},
 		want:    []bool{false, true, false}, share: 600.0 / 700,
 	}, {
+		// One long stall speaks for its own sample only.
+		name: "one goroutine, one long stall", threads: 1,
+		samples: append(slices.Repeat([]Sample{{Wall: 200 * us, CPU: 200 * us}}, 9), Sample{Wall: 20 * ms, CPU: 200 * us, Involuntary: 3}),
+		want:    append(slices.Repeat([]bool{false}, 9), true), share: 2000.0 / 21800,
+	}, {
+		name: "two goroutines, one long stall", threads: 2,
+		samples: append(slices.Repeat([]Sample{{Wall: 200 * us, CPU: 400 * us, Involuntary: 1}}, 9), Sample{Wall: 20 * ms, CPU: 400 * us, Involuntary: 3}),
+		want:    append(slices.Repeat([]bool{false}, 9), true), share: 4000.0 / 43600,
+	}, {
 		// The runtime's own threads add CPU time: a sample that got more
 		// than a core does not raise the bar for the others.
 		name: "one goroutine, the runtime's threads on top", threads: 1,
 		samples: []Sample{{Wall: ms, CPU: 3 * ms / 2}, {Wall: ms, CPU: ms}, {Wall: ms, CPU: ms}},
 		want:    []bool{false, false, false}, share: 1,
 	}, {
-		// Two goroutines that got one core's worth throughout: measured
-		// against each other the samples look alike, against two cores
-		// they lost half.
+		// Two goroutines that got one core's worth throughout, preempted
+		// in every sample: measured against each other the samples look
+		// alike, against two cores they lost half.
 		name: "two goroutines on one core", threads: 2,
-		samples: []Sample{{Wall: 2 * ms, CPU: 2 * ms}, {Wall: 2 * ms, CPU: 2 * ms}, {Wall: 2 * ms, CPU: 2 * ms}},
+		samples: slices.Repeat([]Sample{{Wall: 2 * ms, CPU: 2 * ms, Involuntary: 1}}, 3),
 		want:    []bool{true, true, true}, share: 0.5,
+	}, {
+		// The same shortfall with a preemption in one sample of ten: a
+		// kernel whose second goroutine idles of its own accord, which
+		// two milliseconds of preemption do not account for.
+		name: "two goroutines, unequal work", threads: 2,
+		samples: append(slices.Repeat([]Sample{{Wall: 2 * ms, CPU: 2 * ms}}, 9), Sample{Wall: 2 * ms, CPU: 2 * ms, Involuntary: 1}),
+		want:    slices.Repeat([]bool{false}, 10), share: 0.5,
 	}, {
 		// The OS adds another thread's CPU time in lumps: one sample gets
 		// what the others missed, and none is disturbed for it.
