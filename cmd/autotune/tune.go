@@ -69,8 +69,8 @@ template with a threads knob, are measured again, in interleaved rounds,
 and the winner is the fastest of those; the summary says when the two
 fastest are within each other's p20–p80 spread. Every measurement carries
 the evidence of contention (CPU time against wall time, preemptions,
-steal, a calibration probe: docs/measuring.md); disturbed samples are
-taken again, a leader whose samples were mostly disturbed is measured
+steal, a calibration probe: docs/measuring.md); samples that lost a tenth
+of their time to other work are taken again, a leader whose samples were mostly disturbed is measured
 again (up to three times) before it can win, and the summary says how
 many measurements were disturbed, what was measured again, and whether
 the winner stayed disturbed. autotune doctor says how busy the machine

@@ -28,8 +28,8 @@
 // reported with the head of its stack; the harness goes on.
 //
 // With -evidence (the default) it also gathers the evidence of contention
-// for each candidate (sampleJudged): the process's CPU time and
-// preemptions over each sample, which then lasts at least 200 µs, the
+// for each candidate (sampleJudged), with its thread count (Entry.Threads):
+// the process's CPU time and preemptions over each sample, which then lasts at least 200 µs, the
 // steal of the timing, and a calibration probe before and after, judged
 // against -probe, the fastest probe the parent has seen; disturbed
 // samples are taken again and left out when enough others are not.
