@@ -90,7 +90,8 @@ weighted total, and speedup against the op's plain-Go baseline: at the end
 each best config and that baseline are timed side by side in one process,
 as autotune bench does but with fewer samples (--baseline=false skips it;
 workloads above 1e9 FLOPs a call, on a GPU or measured by remote workers
-are left out with a note). Reruns resume every task.
+are left out with a note); then the contention line, for the tasks
+together, as above. Reruns resume every task.
 
 --nats URL sends each batch to the 'autotune worker' processes of the
 target's device fingerprint through a NATS server ('autotune broker' or a
