@@ -17,7 +17,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 openblas_bin := ./autotune-openblas
 openblas_workload := --op gemm --shape $(OPENBLAS_SHAPE) --device cpu $(if $(DB),--db $(DB))
 
-.PHONY: bench-openblas bench-anchors disturbance
+.PHONY: bench-openblas bench-anchors disturbance evidence-overhead tune-vs-bench
 
 # bench-openblas installs OpenBLAS (Debian's libopenblas-dev) if it is missing,
 # builds autotune with the openblas tag, tunes GEMM at OPENBLAS_SHAPE unless
@@ -122,3 +122,33 @@ disturbance:
 	$(disturb_bin) bench --op gemm --shape $(DISTURB_SHAPE) --device cpu --samples 10 --db $(DISTURB_OUT)/quiet.db
 	$(disturb_bin) bench --op gemm --shape $(DISTURB_SHAPE) --device cpu --samples 10 --db $(DISTURB_OUT)/busy.db
 	@grep -h contention $(DISTURB_OUT)/quiet.txt $(DISTURB_OUT)/busy.txt
+
+# evidence-overhead: what the evidence of contention costs tuning's
+# throughput (issue 26: under 2%). OVERHEAD_REPEATS tunes of OVERHEAD_OP at
+# OVERHEAD_SHAPE with the evidence on and as many with it off
+# (AUTOTUNE_NO_EVIDENCE=1), interleaved, each into a fresh database, then
+# the ratio of the medians (tools/overhead.go). Run it on a quiet machine.
+OVERHEAD_OP ?= softmax
+OVERHEAD_SHAPE ?= 256x256
+OVERHEAD_TRIALS ?= 64
+OVERHEAD_REPEATS ?= 5
+measure_bin := ./autotune-measure
+
+evidence-overhead:
+	$(GO) build -o $(measure_bin) ./cmd/autotune
+	$(GO) run tools/overhead.go -bin $(measure_bin) -op $(OVERHEAD_OP) -shape $(OVERHEAD_SHAPE) \
+		-trials $(OVERHEAD_TRIALS) -repeats $(OVERHEAD_REPEATS)
+
+# tune-vs-bench: tune and bench agree (issue 26: medians within 15% on a
+# quiet machine). Each of TUNEBENCH_WORKLOADS (op:shape) is tuned briefly
+# into a fresh database, its winner benched, and both medians printed with
+# their ratio (tools/tunebench.go). Run it on a quiet machine.
+TUNEBENCH_WORKLOADS ?= gemm:256x256x256 gemm:1024x1024x1024 softmax:4096x1024 attention:1x8x1024x64
+TUNEBENCH_TRIALS ?= 40
+TUNEBENCH_TIME ?= 2m
+TUNEBENCH_SAMPLES ?= 10
+
+tune-vs-bench:
+	$(GO) build -o $(measure_bin) ./cmd/autotune
+	$(GO) run tools/tunebench.go -bin $(measure_bin) -trials $(TUNEBENCH_TRIALS) -time $(TUNEBENCH_TIME) \
+		-samples $(TUNEBENCH_SAMPLES) $(TUNEBENCH_WORKLOADS)

@@ -16,14 +16,13 @@ type Disturbance struct {
 	Samples   int `json:"samples"`
 	Disturbed int `json:"disturbed"`
 
-	// CPUShare is the median over the samples of the CPU time the process
-	// got per wall time, against that of the sample that got the most
-	// (which the machine disturbed least): about 1 when every sample had
-	// the same cores, lower when some lost theirs. 0 when it could not be
-	// read. A kernel's thread count is not known to the measurer (some
-	// templates make it a knob, and the runtime's spinning threads add CPU
-	// time), so the share is relative; Probe sees contention that lasted
-	// the whole timing.
+	// CPUShare is the CPU time the process got over the samples against
+	// the kernel's thread count's cores' worth of their wall time: about 1
+	// when the kernel had its cores, lower when it lost them or left some
+	// idle (harness.Judge). Where the thread count is not known (records
+	// before it was, baselines), the median sample's CPU time per wall time
+	// against that of the least disturbed samples. 0 when it could not be
+	// read.
 	CPUShare float64 `json:"cpu_share,omitempty"`
 
 	// StealNS and InvoluntarySwitches are what the OS reports for the

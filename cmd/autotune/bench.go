@@ -35,8 +35,8 @@ as the tuned kernel uses), in one process, interleaved: each round times one sam
 entry, in a rotating order, each after an untimed call of the entry (so
 that, as in tuning, its goroutines are awake and its data in the caches),
 until each has --samples samples and all of them add up to --time. An
-entry's samples that were disturbed (a thread preempted, or CPU time
-starved against its other samples: docs/measuring.md) are made up for
+entry's samples that were disturbed (a tenth of their time lost to other
+work, in CPU time against its other samples: docs/measuring.md) are made up for
 with more rounds, up to as many again, and rounds with a disturbed
 sample are left out when --samples others remain; the samples line says
 how many. The tuned kernel and the baselines are first

@@ -15,7 +15,7 @@ var doctorCommand = command{
 	name:    "doctor",
 	summary: "say how busy this machine is, and what that means for tuning",
 	help: `
-Usage: autotune doctor [--window 1s] [--json]
+Usage: autotune doctor [--window 1s] [--samples N] [--json]
 
 Watches this machine for --window, idle itself, then times the FMA peak
 loop (bench's peak entry) on every core for as long again, and reports:
@@ -28,45 +28,59 @@ carries the evidence of contention, disturbed samples are taken again and
 a disturbed leader is measured again before it can win (docs/measuring.md),
 but it costs time, and the winner is surer on a quiet machine.
 
+--samples N then times N samples of the peak loop of each of 200µs, 2ms
+and 20ms, on one goroutine and on every core, with the evidence the tuner
+reads around a sample, and prints how much time the samples lost and how
+many the judgment marks disturbed; with --json, every sample. It is the
+experiment from which the judgment's thresholds were chosen: run it on a
+quiet machine and with another process holding a core (docs/measuring.md).
+
 Examples:
   autotune doctor
   autotune doctor --window 5s --json
+  autotune doctor --samples 200
 `,
 	run: runDoctor,
 }
 
 // doctorOptions are doctor's flags.
 type doctorOptions struct {
-	window time.Duration
-	json   bool
+	window  time.Duration
+	samples int
+	json    bool
 }
 
 // doctorJSON is doctor's --json output.
 type doctorJSON struct {
-	Cores          int                  `json:"cores"`
-	WindowS        float64              `json:"window_s"`
-	Known          bool                 `json:"cpu_times_known"` // the OS reports CPU times; busy and steal are 0 otherwise
-	Busy           float64              `json:"busy"`            // share of all cores' time other work used
-	Steal          float64              `json:"steal"`           // share the hypervisor took
-	Processes      []measurecpu.Process `json:"processes"`
-	Load           string               `json:"load_average,omitempty"`
-	Governor       string               `json:"governor,omitempty"`
-	Turbo          string               `json:"turbo,omitempty"`
-	PeakRuns       int                  `json:"peak_runs"`
-	PeakSteadiness float64              `json:"peak_steadiness"` // the peak loop's best time over its median
-	Verdict        string               `json:"verdict"`
+	Cores          int                      `json:"cores"`
+	WindowS        float64                  `json:"window_s"`
+	Known          bool                     `json:"cpu_times_known"` // the OS reports CPU times; busy and steal are 0 otherwise
+	Busy           float64                  `json:"busy"`            // share of all cores' time other work used
+	Steal          float64                  `json:"steal"`           // share the hypervisor took
+	Processes      []measurecpu.Process     `json:"processes"`
+	Load           string                   `json:"load_average,omitempty"`
+	Governor       string                   `json:"governor,omitempty"`
+	Turbo          string                   `json:"turbo,omitempty"`
+	PeakRuns       int                      `json:"peak_runs"`
+	PeakSteadiness float64                  `json:"peak_steadiness"` // the peak loop's best time over its median
+	Verdict        string                   `json:"verdict"`
+	Evidence       []measurecpu.EvidenceSet `json:"evidence,omitempty"` // --samples
 }
 
 func runDoctor(c *command, std *stdio, args []string) error {
 	var o doctorOptions
 	fs := newFlags(c, std)
 	fs.DurationVar(&o.window, "window", time.Second, "how long to watch the machine, and to time the peak loop")
+	fs.IntVar(&o.samples, "samples", 0, "then time this many samples of the peak loop per length and goroutine count, with their evidence")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.window <= 0 || o.window > time.Minute {
 		return usagef("--window must be above 0 and at most 1m")
+	}
+	if o.samples < 0 || o.samples > maxEvidenceSamples {
+		return usagef("--samples must be 0 to %d", maxEvidenceSamples)
 	}
 	ctx, caught, stop := signalContext()
 	defer stop()
@@ -77,16 +91,31 @@ func runDoctor(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	var sets []measurecpu.EvidenceSet
+	if o.samples > 0 {
+		sets, err = measurecpu.SampleEvidence(ctx, device.Host(), o.samples)
+		if sig := caught(); sig != nil {
+			return stoppedBy(sig, "")
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if o.json {
 		return writeJSON(std, doctorJSON{
 			Cores: m.Cores, WindowS: m.Window.Seconds(), Known: m.Known, Busy: m.Busy, Steal: m.Steal,
 			Processes: append([]measurecpu.Process{}, m.Processes...), Load: m.Load, Governor: m.Governor, Turbo: m.Turbo,
-			PeakRuns: len(m.Peak), PeakSteadiness: m.PeakSteadiness(), Verdict: m.Verdict(),
+			PeakRuns: len(m.Peak), PeakSteadiness: m.PeakSteadiness(), Verdict: m.Verdict(), Evidence: sets,
 		})
 	}
 	printMachine(std, m)
+	printEvidence(std, sets)
 	return nil
 }
+
+// maxEvidenceSamples bounds --samples: 10000 samples of each length take
+// about 15 minutes.
+const maxEvidenceSamples = 10000
 
 func printMachine(std *stdio, m measurecpu.Machine) {
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
@@ -107,5 +136,21 @@ func printMachine(std *stdio, m measurecpu.Machine) {
 	fmt.Fprintf(tw, "turbo\t%s\n", unknown(m.Turbo))
 	fmt.Fprintf(tw, "peak loop\tmedian at %.0f%% of its best over %d runs on %d cores\n", 100*m.PeakSteadiness(), len(m.Peak), m.Cores)
 	fmt.Fprintf(tw, "verdict\t%s\n", m.Verdict())
+	tw.Flush()
+}
+
+// printEvidence prints, for each set of doctor --samples, the figures of
+// its EvidenceStats.
+func printEvidence(std *stdio, sets []measurecpu.EvidenceSet) {
+	if len(sets) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\ngoroutines\tsample\tsamples\tpreempted\tstolen\tlost p50\tp90\tp99\tmax\tpooled\tdisturbed\n")
+	for _, s := range sets {
+		st := s.Stats()
+		fmt.Fprintf(tw, "%d\t%v\t%d\t%.0f%%\t%.0f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f%%\n", s.Goroutines, s.Length, len(s.Samples),
+			100*st.Preempted, 100*st.Stolen, 100*st.Lost[0], 100*st.Lost[1], 100*st.Lost[2], 100*st.Lost[3], 100*st.PooledLost, 100*st.Disturbed)
+	}
 	tw.Flush()
 }

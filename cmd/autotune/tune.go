@@ -70,8 +70,8 @@ template with a threads knob, are measured again, in interleaved rounds,
 and the winner is the fastest of those; the summary says when the two
 fastest are within each other's p20–p80 spread. Every measurement carries
 the evidence of contention (CPU time against wall time, preemptions,
-steal, a calibration probe: docs/measuring.md); disturbed samples are
-taken again, a leader whose samples were mostly disturbed is measured
+steal, a calibration probe: docs/measuring.md); samples that lost a tenth
+of their time to other work are taken again, a leader whose samples were mostly disturbed is measured
 again (up to three times) before it can win, and the summary says how
 many measurements were disturbed, what was measured again, and whether
 the winner stayed disturbed. autotune doctor says how busy the machine
@@ -91,7 +91,8 @@ weighted total, and speedup against the op's plain-Go baseline: at the end
 each best config and that baseline are timed side by side in one process,
 as autotune bench does but with fewer samples (--baseline=false skips it;
 workloads above 1e9 FLOPs a call, on a GPU or measured by remote workers
-are left out with a note). Reruns resume every task.
+are left out with a note); then the contention line, for the tasks
+together, as above. Reruns resume every task.
 
 --nats URL sends each batch to the 'autotune worker' processes of the
 target's device fingerprint through a NATS server ('autotune broker' or a
@@ -431,8 +432,12 @@ func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions
 		out.Leaders = append(out.Leaders, newBestConfig(r, tmpl, w.shape, w.dtype))
 	}
 	out.Tied = s.Tied
-	out.Contention = contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
+	out.Contention = newContentionJSON(s)
 	return out
+}
+
+func newContentionJSON(s tune.Summary) contentionJSON {
+	return contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
 }
 
 func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary) {

@@ -168,31 +168,34 @@ type taskJSON struct {
 	// Speedup is the plain-Go baseline's median over the tuned kernel's,
 	// timed side by side (PlainGoNS and TunedNS) at the end of the run;
 	// SpeedupNote says why it is absent.
-	Speedup     *float64 `json:"speedup_vs_plain_go"`
-	PlainGoNS   *float64 `json:"plain_go_ns,omitempty"`
-	TunedNS     *float64 `json:"tuned_ns,omitempty"`
-	SpeedupNote string   `json:"speedup_note,omitempty"`
+	Speedup     *float64       `json:"speedup_vs_plain_go"`
+	PlainGoNS   *float64       `json:"plain_go_ns,omitempty"`
+	TunedNS     *float64       `json:"tuned_ns,omitempty"`
+	SpeedupNote string         `json:"speedup_note,omitempty"`
+	Contention  contentionJSON `json:"contention"`
 }
 
 type tasksSummaryJSON struct {
-	Tasks       []taskJSON `json:"tasks"`
-	Scheduler   string     `json:"scheduler"`
-	Strategy    string     `json:"strategy"`
-	Seed        uint64     `json:"seed"`
-	Trials      int        `json:"trials"`
-	TotalNS     float64    `json:"weighted_total_ns"`
-	Missing     int        `json:"without_best"`
-	Interrupted bool       `json:"interrupted"`
-	ElapsedS    float64    `json:"elapsed_s"`
+	Tasks       []taskJSON     `json:"tasks"`
+	Scheduler   string         `json:"scheduler"`
+	Strategy    string         `json:"strategy"`
+	Seed        uint64         `json:"seed"`
+	Trials      int            `json:"trials"`
+	TotalNS     float64        `json:"weighted_total_ns"`
+	Missing     int            `json:"without_best"`
+	Interrupted bool           `json:"interrupted"`
+	ElapsedS    float64        `json:"elapsed_s"`
+	Contention  contentionJSON `json:"contention"` // the tasks' together
 }
 
 func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary, vs []plainGo) tasksSummaryJSON {
 	out := tasksSummaryJSON{Scheduler: o.scheduler, Strategy: o.strategy, Seed: o.seed, Trials: s.Trials,
-		TotalNS: s.Total, Missing: s.Missing, Interrupted: s.Interrupted, ElapsedS: s.Elapsed.Seconds()}
+		TotalNS: s.Total, Missing: s.Missing, Interrupted: s.Interrupted, ElapsedS: s.Elapsed.Seconds(),
+		Contention: newContentionJSON(pooledContention(s.Tasks))}
 	for i, tw := range tws {
 		x := s.Tasks[i]
 		t := taskJSON{Name: tw.spec.Name, Op: tw.w.op.Name, Shape: tw.w.shape, Weight: s.Weights[i],
-			Trials: x.Trials, Batches: s.Batches[i], Resumed: x.Resumed}
+			Trials: x.Trials, Batches: s.Batches[i], Resumed: x.Resumed, Contention: newContentionJSON(x)}
 		if x.Best != nil {
 			b := newBestConfig(*x.Best, tw.tmpl, tw.w.shape, tw.w.dtype)
 			t.Best = &b
@@ -243,6 +246,34 @@ func printTasksSummary(w io.Writer, tws []taskWorkload, s tune.TaskSetSummary, v
 		state = ", interrupted"
 	}
 	fmt.Fprintf(w, "weighted total %s after %d trials in %.1fs%s\n", formatTotal(s.Total, s.Missing), s.Trials, s.Elapsed.Seconds(), state)
+	// Which winners stayed disturbed is said by task, not by the pooled
+	// line.
+	pooled := pooledContention(s.Tasks)
+	pooled.Unsettled = false
+	fmt.Fprintf(w, "contention: %s\n", formatContention(pooled))
+	var unsettled []string
+	for i, t := range tws {
+		if s.Tasks[i].Unsettled {
+			unsettled = append(unsettled, taskLabel(t))
+		}
+	}
+	if len(unsettled) > 0 {
+		fmt.Fprintf(w, "the winners of %s were still mostly disturbed: bench them when the machine is quieter\n", strings.Join(unsettled, ", "))
+	}
+}
+
+// pooledContention returns the contention of the tasks' runs together,
+// as formatContention and contentionJSON read it: the counts summed, and
+// Unsettled when a task's winner was.
+func pooledContention(ss []tune.Summary) tune.Summary {
+	var p tune.Summary
+	for _, s := range ss {
+		p.Evidenced += s.Evidenced
+		p.Contended += s.Contended
+		p.Remeasures += s.Remeasures
+		p.Unsettled = p.Unsettled || s.Unsettled
+	}
+	return p
 }
 
 // plainGoBaseline is the name every op gives its plain-Go baseline among

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -173,5 +175,35 @@ func TestPlainGoLeftOut(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTasksContention: tune --tasks says how disturbed its measurements
+// were, as tune does, for the tasks together and (--json) each.
+func TestTasksContention(t *testing.T) {
+	tws := []taskWorkload{
+		{spec: tasks.Spec{Name: "small"}, w: workload{op: kernels.Op{Name: "softmax"}, shape: []int{3, 17}}},
+		{w: workload{op: kernels.Op{Name: "softmax"}, shape: []int{4, 9}}},
+	}
+	s := tune.TaskSetSummary{
+		Tasks:   []tune.Summary{{Evidenced: 10, Contended: 2, Remeasures: 1}, {Evidenced: 6, Contended: 5, Remeasures: 3, Unsettled: true}},
+		Weights: []float64{1, 1}, Batches: []int{1, 1},
+	}
+	var out strings.Builder
+	printTasksSummary(&out, tws, s, make([]plainGo, 2))
+	for _, want := range []string{
+		"contention: 7 of 16 measurements mostly disturbed; leaders measured again 4×\n",
+		"the winners of softmax 4x9 were still mostly disturbed",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	j := tasksJSON(tws, tuneOptions{}, s, make([]plainGo, 2))
+	if want := (contentionJSON{Evidenced: 16, Contended: 7, Remeasures: 4, Unsettled: true}); j.Contention != want {
+		t.Errorf("--json contention %+v, want %+v", j.Contention, want)
+	}
+	if want := (contentionJSON{Evidenced: 6, Contended: 5, Remeasures: 3, Unsettled: true}); j.Tasks[1].Contention != want {
+		t.Errorf("--json contention of the second task %+v, want %+v", j.Tasks[1].Contention, want)
 	}
 }

@@ -508,8 +508,8 @@ func (m *Measurer) runBench(ctx context.Context, bin, dir string, b BenchBatch, 
 }
 
 // dropDisturbed leaves out of res the rounds in which any entry's sample
-// was disturbed (harness.Judge over each entry's samples: preempted, or
-// starved of CPU time against its least disturbed samples), so that a
+// was disturbed (harness.Judge over each entry's samples: a tenth of its
+// time lost, in CPU time against its least disturbed samples), so that a
 // bench's medians, like tuning's, come from samples that had the machine:
 // a bench spans a second or more of interleaved rounds, and on a busy
 // machine that takes in far more disturbance than tuning's short runs of
@@ -529,7 +529,7 @@ func dropDisturbed(res []BenchResult, usage [][]harness.Sample, minSamples int) 
 		for r, u := range usage {
 			entry[r] = u[i]
 		}
-		disturbed, _ := harness.Judge(entry)
+		disturbed, _ := harness.Judge(entry, 0)
 		for r, d := range disturbed {
 			bad[r] = bad[r] || d
 		}

@@ -51,8 +51,11 @@ func BenchmarkMeasure(b *testing.B) {
 // samples.
 func TestDropDisturbed(t *testing.T) {
 	ms := time.Millisecond
-	quiet, preempted, starved := harness.Sample{Wall: ms, CPU: ms}, harness.Sample{Wall: ms, CPU: ms, Involuntary: 1}, harness.Sample{Wall: 2 * ms, CPU: ms}
-	usage := [][]harness.Sample{{quiet, quiet}, {preempted, quiet}, {quiet, starved}, {quiet, quiet}, {quiet, quiet}}
+	quiet, starved := harness.Sample{Wall: ms, CPU: ms}, harness.Sample{Wall: 2 * ms, CPU: ms}
+	// A preemption that cost 10 µs of a millisecond leaves its round in;
+	// one that cost 300 µs does not.
+	brief, stalled := harness.Sample{Wall: ms, CPU: ms - 10*time.Microsecond, Involuntary: 1}, harness.Sample{Wall: ms, CPU: 7 * ms / 10, Involuntary: 1}
+	usage := [][]harness.Sample{{quiet, quiet}, {stalled, quiet}, {quiet, starved}, {brief, quiet}, {quiet, quiet}}
 	fresh := func() []BenchResult {
 		return []BenchResult{{SamplesNS: []float64{1, 9, 1, 1, 1}}, {SamplesNS: []float64{2, 2, 8, 2, 2}}}
 	}

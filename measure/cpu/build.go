@@ -81,7 +81,8 @@ func (b *builder) build(ctx context.Context, ids []int, res []measure.Result) (b
 	for len(built) > 0 {
 		rows := make([]tableRow, len(built))
 		for i, id := range built {
-			rows[i] = tableRow{id: id, pkg: pkgName(id), inputs: len(inputs), half: b.batch.DType.Size() == 2}
+			rows[i] = tableRow{id: id, pkg: pkgName(id), inputs: len(inputs), half: b.batch.DType.Size() == 2,
+				threads: floorThreads(b.batch.Configs[id])}
 		}
 		table, err := renderTable(rows)
 		if err != nil {

@@ -92,14 +92,15 @@ func writeHarness(dir string) error {
 // inputs inputs, or the expression fn (the floor and the peak). A half row
 // is a kernel of 16-bit elements (the harness's Fn16).
 type tableRow struct {
-	id     int
-	name   string
-	verify bool
-	skip   []int // input sets verify leaves out
-	pkg    string
-	inputs int
-	fn     jen.Code
-	half   bool
+	id      int
+	name    string
+	verify  bool
+	skip    []int // input sets verify leaves out
+	pkg     string
+	inputs  int
+	fn      jen.Code
+	half    bool
+	threads int // goroutines the kernel runs on; 0 not known
 }
 
 // renderTable returns table.go, which fills the harness's table with rows,
@@ -134,6 +135,9 @@ func renderTable(rows []tableRow) ([]byte, error) {
 		}
 		if r.verify {
 			d[jen.Id("Verify")] = jen.True()
+		}
+		if r.threads > 0 {
+			d[jen.Id("Threads")] = jen.Lit(r.threads)
 		}
 		if len(r.skip) > 0 {
 			skip := make([]jen.Code, len(r.skip))

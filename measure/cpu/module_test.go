@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // so that a change shows in review; go test -update rewrites it.
 // TestMeasureEveryFailure builds and vets a whole harness.
 func TestTableGolden(t *testing.T) {
-	tune, err := renderTable([]tableRow{{id: 0, pkg: pkgName(0), inputs: 2}, {id: 7, pkg: pkgName(7), inputs: 2}})
+	tune, err := renderTable([]tableRow{{id: 0, pkg: pkgName(0), inputs: 2, threads: 1}, {id: 7, pkg: pkgName(7), inputs: 2, threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

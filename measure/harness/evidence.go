@@ -30,32 +30,135 @@ type Sample struct {
 	Involuntary int64         `json:"involuntary,omitempty"`
 }
 
-// minShare is how much of the CPU time of its least disturbed samples
-// (per unit of wall time) a sample must have got to count as undisturbed:
-// a kernel whose threads lost a fifth of their time to other tasks was
-// timed on a machine it did not have.
-const minShare = 0.8
+// maxLost is the share of its wall time a sample may lose to other work
+// and still count as undisturbed. The evidence is bimodal: on a quiet
+// machine a sample loses what a kernel worker's preemption costs, tens of
+// microseconds, a few per cent of the shortest sample the tuner times
+// (200 µs) and far less of a long one; a sample that shared its core with
+// another busy task lost a scheduler slice, a millisecond or more, which
+// is most of a short sample. doctor --samples measured few samples
+// between 5% and 20% on a loaded 2-vCPU VM (docs/measuring.md); a tenth
+// lies between the two.
+const maxLost = 0.1
 
-// Judge says which samples were disturbed, and the median share of the
-// CPU time the kernel got. A kernel on n goroutines that has its cores to
-// itself gets about n times the wall time in CPU time, but how many it
-// runs on is not known here (a thread count is a knob of some templates,
-// and the runtime's spinning threads add CPU time of their own), so each
-// sample is measured against the reference share (Reference), the level
-// of the samples the machine disturbed least (Disturbed). share is the
-// median against the reference, at most 1.
-func Judge(samples []Sample) (disturbed []bool, share float64) {
-	ref := Reference(samples)
+// maxSustainedLost is the share of its wall time the median sample of a
+// kernel on several goroutines may lose to other work, against threads
+// cores' worth of CPU time, before every sample counts as disturbed: looser than maxLost, since a kernel that shares
+// one of two cores with another busy process loses a quarter or more
+// (half, when the runtime ends up running its goroutines one after
+// another), and the estimate of what was lost to other work is coarse
+// (preemptionCost).
+const maxSustainedLost = 0.25
+
+// preemptionCost is the most time an involuntary switch plausibly cost
+// the kernel: about the slice the Linux scheduler gives the task that
+// preempted it when that task is busy (EEVDF's base slice, 0.75 ms times
+// 1 + log2 of the CPUs: 1.5 ms on 2, 3 ms from 8). A kernel on several
+// goroutines also leaves threads idle of its own accord, when their work
+// is unequal or too short to be worth a second one, and that is no
+// disturbance: the CPU time it fell short of threads cores' worth counts
+// as lost to other work only as far as its preemptions can account for.
+const preemptionCost = 2 * time.Millisecond
+
+// Judge says which samples of a kernel on threads goroutines (0: not
+// known) were disturbed, and the share of the CPU time the kernel got.
+//
+// A sample is disturbed when it lost maxLost of its wall time or more
+// (Sample.Lost) against the share of a core an undisturbed sample gets
+// (Expected). That judges a sample by the time it lost, not by whether
+// the OS preempted one of its threads: on a small VM nearly every sample
+// sees a preemption or two of a few microseconds, which cost nothing
+// worth a retake. Involuntary switches are left out for that reason; a
+// preemption that cost time shows in the CPU time.
+//
+// A kernel on two goroutines or more is also measured against threads
+// cores' worth, which the samples measured against each other cannot see
+// when all of them lost the same: when the median sample lost
+// maxSustainedLost of its wall time or more to other work (sustainedLost),
+// the kernel had fewer cores than it runs on for the whole timing, and
+// every sample is disturbed. One goroutine needs no such check: one
+// core's worth is what each of its samples is measured against.
+//
+// share is the samples' CPU time against threads cores' worth of their
+// wall time, or, with threads not known, the median sample's against the
+// expectation; at most 1.
+func Judge(samples []Sample, threads int) (disturbed []bool, share float64) {
+	want := Expected(samples, threads)
 	disturbed = make([]bool, len(samples))
+	if threads > 0 {
+		share = pooledShare(samples, threads)
+	} else if want > 0 {
+		share = median(samples) / want
+	}
+	sustained := share > 0 && threads > 1 && sustainedLost(samples, threads) >= maxSustainedLost // share 0: no CPU time read
+	for i, s := range samples {
+		disturbed[i] = sustained || Disturbed(s, want)
+	}
+	return disturbed, min(1, share)
+}
+
+// Expected returns the CPU time per wall time an undisturbed sample of a
+// kernel on threads goroutines gets (0 threads: not known). One goroutine
+// gets one core's worth: the thread that times the sample runs it, and the
+// OS counts that thread's time exactly. More get the samples' median,
+// but at least one core's worth and at most threads: the other threads'
+// time arrives in lumps (see Judge), so the median sample is the typical
+// one. Not known, the reference share of the samples (Reference).
+func Expected(samples []Sample, threads int) float64 {
+	if threads <= 0 {
+		return Reference(samples)
+	}
+	return min(max(median(samples), 1), float64(threads))
+}
+
+// median returns the median CPU time per wall time of samples; 0 for none.
+func median(samples []Sample) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	return sortedRatios(samples)[len(samples)/2]
+}
+
+// sortedRatios returns the CPU time per wall time of each sample, in
+// increasing order.
+func sortedRatios(samples []Sample) []float64 {
 	ratios := make([]float64, len(samples))
 	for i, s := range samples {
-		disturbed[i], ratios[i] = Disturbed(s, ref), s.ratio()
-	}
-	if ref == 0 {
-		return disturbed, 0
+		ratios[i] = s.ratio()
 	}
 	slices.Sort(ratios)
-	return disturbed, min(1, ratios[len(ratios)/2]/ref)
+	return ratios
+}
+
+// sustainedLost returns the share of its wall time the median sample of
+// a kernel on threads goroutines lost to other work: the CPU time it fell
+// short of threads cores' worth, per core, but no more than its
+// involuntary switches can account for (preemptionCost). The median, so
+// that one long stall does not speak for the other samples.
+func sustainedLost(samples []Sample, threads int) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	lost := make([]float64, len(samples))
+	for i, s := range samples {
+		short := float64(s.Lost(float64(threads)))
+		lost[i] = min(short, float64(s.Involuntary)*float64(preemptionCost)) / float64(max(s.Wall, 1))
+	}
+	slices.Sort(lost)
+	return lost[len(lost)/2]
+}
+
+// pooledShare returns the CPU time of samples against threads cores'
+// worth of their wall time; 0 for none.
+func pooledShare(samples []Sample, threads int) float64 {
+	var cpu, wall time.Duration
+	for _, s := range samples {
+		cpu, wall = cpu+s.CPU, wall+s.Wall
+	}
+	if wall <= 0 {
+		return 0
+	}
+	return float64(cpu) / (float64(threads) * float64(wall))
 }
 
 // Reference is the CPU time per wall time of the samples the machine
@@ -67,19 +170,24 @@ func Reference(samples []Sample) float64 {
 	if len(samples) == 0 {
 		return 0
 	}
-	ratios := make([]float64, len(samples))
-	for i, s := range samples {
-		ratios[i] = s.ratio()
-	}
-	slices.Sort(ratios)
-	return ratios[(len(ratios)-1)*9/10]
+	return sortedRatios(samples)[(len(samples)-1)*9/10]
 }
 
-// Disturbed reports whether s was disturbed, against the reference share
-// ref: the OS preempted one of the process's threads during it, or it got
-// under minShare of ref.
-func Disturbed(s Sample, ref float64) bool {
-	return s.Involuntary > 0 || s.ratio() < minShare*ref
+// Disturbed reports whether s was disturbed when an undisturbed sample
+// gets want cores' worth of CPU time per wall time: it lost maxLost of its
+// wall time or more.
+func Disturbed(s Sample, want float64) bool {
+	return s.Wall > 0 && float64(s.Lost(want)) >= maxLost*float64(s.Wall)
+}
+
+// Lost returns the wall time s lost to other work when an undisturbed
+// sample gets want cores' worth of CPU time per wall time: the CPU time it
+// fell short of that, per core. 0 when the CPU time is not known.
+func (s Sample) Lost(want float64) time.Duration {
+	if want <= 0 || s.CPU <= 0 {
+		return 0
+	}
+	return time.Duration(max(0, (want*float64(s.Wall)-float64(s.CPU))/want))
 }
 
 // ratio is the sample's CPU time per wall time; 0 without a wall time.
@@ -99,13 +207,22 @@ const probeSlowdown = 1.25
 
 // Summary returns the evidence of samples, judged by Judge, with the
 // steal of their interval and the probe's slowdown (its time around the
-// samples against its best; 0 when not run): a probe that ran
-// probeSlowdown times slower than its best makes every sample disturbed.
-func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, probe float64) Evidence {
+// samples against its best; 0 when not run). Every sample counts as
+// disturbed when the probe ran probeSlowdown times slower than its best,
+// or when the steal took maxSustainedLost of the cores' time over the
+// samples: /proc/stat counts steal in ticks of 10 ms over all cores of
+// the machine, too coarse to charge to a sample, and some kernels do not
+// take it out of a thread's CPU time.
+func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64) Evidence {
 	e := Evidence{Samples: len(samples), CPUShare: share, StealNS: stealNS, Probe: probe}
-	for i, s := range samples {
+	var wall time.Duration
+	for _, s := range samples {
 		e.InvoluntarySwitches += s.Involuntary
-		if disturbed[i] || probe > probeSlowdown {
+		wall += s.Wall
+	}
+	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxSustainedLost*float64(cores)*float64(wall)
+	for i := range samples {
+		if disturbed[i] || stolen || probe > probeSlowdown {
 			e.Disturbed++
 		}
 	}

@@ -1,62 +1,123 @@
 package harness
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
 )
 
 func TestJudge(t *testing.T) {
-	ms := time.Millisecond
-	samples := []Sample{
-		{Wall: ms, CPU: 2 * ms},                 // the best: two goroutines, each a core
-		{Wall: ms, CPU: 19 * ms / 10},           // within a fifth of it
-		{Wall: 2 * ms, CPU: 2 * ms},             // one core lost for the whole sample
-		{Wall: ms, CPU: 2 * ms, Involuntary: 1}, // preempted, whatever its share
-		{Wall: ms, CPU: 15 * ms / 10},           // a quarter lost
-	}
-	disturbed, share := Judge(samples)
-	want := []bool{false, false, true, true, true}
-	for i := range want {
-		if disturbed[i] != want[i] {
-			t.Errorf("sample %d (%+v): disturbed %v, want %v", i, samples[i], disturbed[i], want[i])
+	us, ms := time.Microsecond, time.Millisecond
+	cases := []struct {
+		name    string
+		threads int
+		samples []Sample
+		want    []bool
+		share   float64
+	}{{
+		// On a small VM nearly every sample sees a preemption; one that
+		// cost 50 µs of a 10 ms sample is no reason to take it again.
+		name: "one goroutine, a short preemption", threads: 1,
+		samples: []Sample{{Wall: 10 * ms, CPU: 10 * ms}, {Wall: 10 * ms, CPU: 10*ms - 50*us, Involuntary: 1}, {Wall: 10 * ms, CPU: 10 * ms}},
+		want:    []bool{false, false, false}, share: (30*ms - 50*us).Seconds() / (30 * ms).Seconds(),
+	}, {
+		name: "one goroutine, a tick's preemption of a long sample", threads: 1,
+		samples: []Sample{{Wall: 100 * ms, CPU: 96 * ms, Involuntary: 1}, {Wall: 100 * ms, CPU: 100 * ms}},
+		want:    []bool{false, false}, share: 0.98,
+	}, {
+		name: "one goroutine, a sample that lost 30%", threads: 1,
+		samples: []Sample{{Wall: 10 * ms, CPU: 10 * ms}, {Wall: 10 * ms, CPU: 7 * ms, Involuntary: 1}, {Wall: 10 * ms, CPU: 10 * ms}},
+		want:    []bool{false, true, false}, share: 0.9,
+	}, {
+		// The time lost counts, not the number of preemptions, so a short
+		// sample with one long stall is disturbed.
+		name: "one goroutine, a big stall in a short sample", threads: 1,
+		samples: []Sample{{Wall: 200 * us, CPU: 200 * us}, {Wall: 300 * us, CPU: 200 * us, Involuntary: 1}, {Wall: 200 * us, CPU: 200 * us}},
+		want:    []bool{false, true, false}, share: 600.0 / 700,
+	}, {
+		// One long stall speaks for its own sample only.
+		name: "one goroutine, one long stall", threads: 1,
+		samples: append(slices.Repeat([]Sample{{Wall: 200 * us, CPU: 200 * us}}, 9), Sample{Wall: 20 * ms, CPU: 200 * us, Involuntary: 3}),
+		want:    append(slices.Repeat([]bool{false}, 9), true), share: 2000.0 / 21800,
+	}, {
+		name: "two goroutines, one long stall", threads: 2,
+		samples: append(slices.Repeat([]Sample{{Wall: 200 * us, CPU: 400 * us, Involuntary: 1}}, 9), Sample{Wall: 20 * ms, CPU: 400 * us, Involuntary: 3}),
+		want:    append(slices.Repeat([]bool{false}, 9), true), share: 4000.0 / 43600,
+	}, {
+		// The runtime's own threads add CPU time: a sample that got more
+		// than a core does not raise the bar for the others.
+		name: "one goroutine, the runtime's threads on top", threads: 1,
+		samples: []Sample{{Wall: ms, CPU: 3 * ms / 2}, {Wall: ms, CPU: ms}, {Wall: ms, CPU: ms}},
+		want:    []bool{false, false, false}, share: 1,
+	}, {
+		// Two goroutines that got one core's worth throughout, preempted
+		// in every sample: measured against each other the samples look
+		// alike, against two cores they lost half.
+		name: "two goroutines on one core", threads: 2,
+		samples: slices.Repeat([]Sample{{Wall: 2 * ms, CPU: 2 * ms, Involuntary: 1}}, 3),
+		want:    []bool{true, true, true}, share: 0.5,
+	}, {
+		// The same shortfall with a preemption in one sample of ten: a
+		// kernel whose second goroutine idles of its own accord, which
+		// two milliseconds of preemption do not account for.
+		name: "two goroutines, unequal work", threads: 2,
+		samples: append(slices.Repeat([]Sample{{Wall: 2 * ms, CPU: 2 * ms}}, 9), Sample{Wall: 2 * ms, CPU: 2 * ms, Involuntary: 1}),
+		want:    slices.Repeat([]bool{false}, 10), share: 0.5,
+	}, {
+		// The OS adds another thread's CPU time in lumps: one sample gets
+		// what the others missed, and none is disturbed for it.
+		name: "two goroutines, a lump of CPU time", threads: 2,
+		samples: append([]Sample{{Wall: ms, CPU: 10 * ms}}, slices.Repeat([]Sample{{Wall: ms, CPU: ms}}, 9)...),
+		want:    slices.Repeat([]bool{false}, 10), share: 0.95,
+	}, {
+		name: "two goroutines, one sample lost a third", threads: 2,
+		samples: []Sample{{Wall: ms, CPU: 2 * ms}, {Wall: ms, CPU: 19 * ms / 10}, {Wall: 3 * ms / 2, CPU: 2 * ms}, {Wall: ms, CPU: 2 * ms}},
+		want:    []bool{false, false, true, false}, share: 7.9 / 9,
+	}, {
+		// Without the thread count, samples are measured against the
+		// least disturbed (Reference): ratios 2, 1.9, 1, 2, 1.5.
+		name: "threads not known", threads: 0,
+		samples: []Sample{{Wall: ms, CPU: 2 * ms}, {Wall: ms, CPU: 19 * ms / 10}, {Wall: 2 * ms, CPU: 2 * ms}, {Wall: ms, CPU: 2 * ms, Involuntary: 1}, {Wall: ms, CPU: 15 * ms / 10}},
+		want:    []bool{false, false, true, false, true}, share: 0.95,
+	}, {
+		name: "no CPU time read", threads: 1,
+		samples: []Sample{{Wall: ms}, {Wall: 2 * ms}},
+		want:    []bool{false, false}, share: 0,
+	}, {
+		name: "no samples", threads: 2,
+	}}
+	for _, c := range cases {
+		disturbed, share := Judge(c.samples, c.threads)
+		if !slices.Equal(disturbed, c.want) && len(disturbed)+len(c.want) > 0 {
+			t.Errorf("%s: disturbed %v, want %v", c.name, disturbed, c.want)
 		}
-	}
-	// Ratios 2, 1.9, 1, 2, 1.5: the median is 1.9, of the best 2.
-	if share != 0.95 {
-		t.Errorf("share %v, want 0.95", share)
-	}
-
-	// One sample gets the CPU time another thread ran up over several
-	// samples, all at once: it does not make the others look starved.
-	lump := []Sample{{Wall: ms, CPU: 9 * ms}}
-	for range 9 {
-		lump = append(lump, Sample{Wall: ms, CPU: ms})
-	}
-	if d, share := Judge(lump); slices.Contains(d, true) || share != 1 {
-		t.Errorf("a lump of CPU time: disturbed %v, share %v; want none, 1", d, share)
-	}
-
-	if d, share := Judge(nil); len(d) != 0 || share != 0 {
-		t.Errorf("no samples: %v, %v", d, share)
-	}
-	// No CPU time could be read: nothing is disturbed for want of it.
-	if d, share := Judge([]Sample{{Wall: ms}, {Wall: 2 * ms}}); d[0] || d[1] || share != 0 {
-		t.Errorf("unreadable CPU time: %v, %v", d, share)
+		if math.Abs(share-c.share) > 1e-9 {
+			t.Errorf("%s: share %v, want %v", c.name, share, c.share)
+		}
 	}
 }
 
 func TestSummary(t *testing.T) {
-	samples := []Sample{{Involuntary: 2}, {}, {Involuntary: 1}}
+	ms := time.Millisecond
+	samples := []Sample{{Wall: 100 * ms, Involuntary: 2}, {Wall: 100 * ms}, {Wall: 100 * ms, Involuntary: 1}}
 	disturbed := []bool{true, false, true}
-	e := Summary(samples, disturbed, 0.9, 5e6, 1.1)
+	e := Summary(samples, disturbed, 0.9, 5e6, 2, 1.1)
 	if e.Samples != 3 || e.Disturbed != 2 || e.InvoluntarySwitches != 3 || e.StealNS != 5e6 || e.CPUShare != 0.9 || e.Probe != 1.1 {
 		t.Errorf("quiet probe: %+v", e)
 	}
 	// A probe that ran slow says the machine was busy all along: every
 	// sample counts, even those the kernel's own CPU time did not show.
-	if e := Summary(samples, disturbed, 0.9, 0, probeSlowdown*1.01); e.Disturbed != 3 {
+	if e := Summary(samples, disturbed, 0.9, 0, 2, probeSlowdown*1.01); e.Disturbed != 3 {
 		t.Errorf("slow probe: %d of 3 disturbed, want 3", e.Disturbed)
+	}
+	// Steal of a quarter of both cores' time over the samples marks them
+	// all; a tick's worth does not.
+	if e := Summary(samples, disturbed, 0.9, int64(150*ms), 2, 1); e.Disturbed != 3 {
+		t.Errorf("steal of a quarter: %d of 3 disturbed, want 3", e.Disturbed)
+	}
+	if e := Summary(samples, disturbed, 0.9, int64(10*ms), 2, 1); e.Disturbed != 2 {
+		t.Errorf("steal of a tick: %d of 3 disturbed, want 2", e.Disturbed)
 	}
 }
 

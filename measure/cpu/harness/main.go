@@ -28,8 +28,8 @@
 // reported with the head of its stack; the harness goes on.
 //
 // With -evidence (the default) it also gathers the evidence of contention
-// for each candidate (sampleJudged): the process's CPU time and
-// preemptions over each sample, which then lasts at least 200 µs, the
+// for each candidate (sampleJudged), with its thread count (Entry.Threads):
+// the process's CPU time and preemptions over each sample, which then lasts at least 200 µs, the
 // steal of the timing, and a calibration probe before and after, judged
 // against -probe, the fastest probe the parent has seen; disturbed
 // samples are taken again and left out when enough others are not.
@@ -74,8 +74,11 @@ type Entry struct {
 	Name   string // bench: tuned, a baseline's name, peak or floor
 	Verify bool   // bench: check the output against the reference (not the peak and the floor)
 	Skip   []int  // bench: the input sets Verify leaves out (kernels.Baseline.KnownWrong)
-	Fn     Kernel
-	Fn16   Kernel16
+	// Threads is how many goroutines the kernel runs on (its threads knob,
+	// 1 without one; harness.Judge); 0 where not known (bench's entries).
+	Threads int
+	Fn      Kernel
+	Fn16    Kernel16
 }
 
 // table holds the kernels of this build; the generated table.go fills it.

@@ -136,12 +136,12 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 	steal0, stealOK := harness.Steal()
 	var m meter
 	samples := sample(d, e, reps, s, &m)
-	// Judged against the first round's reference share, each sample taken
+	// Judged against the first round's expected share, each sample taken
 	// again adds to the undisturbed ones or not, until there are enough.
-	ref := harness.Reference(m.samples)
+	want := harness.Expected(m.samples, e.Threads)
 	clean, total := 0, time.Duration(0)
 	for _, u := range m.samples {
-		if !harness.Disturbed(u, ref) {
+		if !harness.Disturbed(u, want) {
 			clean, total = clean+1, total+u.Wall
 		}
 	}
@@ -149,17 +149,17 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 		(clean < s.minSamples || total < s.minTime); {
 		took := timeOnce(d, e, reps, &m)
 		samples = append(samples, float64(took)/float64(reps))
-		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, ref) {
+		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, want) {
 			clean, total = clean+1, total+u.Wall
 		}
 	}
-	disturbed, share := harness.Judge(m.samples)
+	disturbed, share := harness.Judge(m.samples, e.Threads)
 	var steal int64
 	if steal1, ok := harness.Steal(); ok && stealOK {
 		steal = steal1 - steal0
 	}
 	slowdown := float64(max(probeBefore, probe())) / float64(probeBest)
-	ev := harness.Summary(m.samples, disturbed, share, steal, slowdown)
+	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown)
 	if clean := undisturbed(samples, disturbed); len(clean) >= s.minSamples {
 		samples = clean
 	}
