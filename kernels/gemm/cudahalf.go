@@ -30,12 +30,10 @@ type halfGeometry struct {
 	m, n, k    int
 	bm, bn, bk int
 	wm, wn     int // warp tile
-	mi, ni     int // m16 and n8 fragments of a warp tile
 	threads    int
 	stages     int
 	async      bool // cp.async; else copies through registers
 	va, vb     bool // 16-byte copies asked for
-	lda, ldb   int  // elements per row of A's and B's tiles in shared memory
 	smem       int  // dynamic shared memory, bytes
 	idx        string
 }
@@ -56,9 +54,9 @@ func newHalfGeometry(shape []int, dt dtype.DType, c schedule.Config) halfGeometr
 	tm, tn := c.Int("tm"), c.Int("tn")
 	g.threads = (g.bm / tm) * (g.bn / tn)
 	g.wm, g.wn = warpTile(g.bm, g.bn, 32*tm*tn)
-	g.mi, g.ni = g.wm/16, g.wn/8
-	g.lda, g.ldb = g.bk+halfPad, g.bn+halfPad
-	g.smem = 2 * g.stages * (g.bm*g.lda + g.bk*g.ldb)
+	// Rows of A's and B's tiles in shared memory are bk+halfPad and
+	// bn+halfPad elements.
+	g.smem = 2 * g.stages * (g.bm*(g.bk+halfPad) + g.bk*(g.bn+halfPad))
 	g.idx = "int"
 	if int64(m)*int64(k) >= 1<<31 || int64(k)*int64(n) >= 1<<31 || int64(m)*int64(n) >= 1<<31 {
 		g.idx = "long long"
@@ -89,9 +87,8 @@ func warpTile(bm, bn, area int) (wm, wn int) {
 
 func abs(x int) int { return max(x, -x) }
 
-// vecA and vecB report whether the tiles of A and of B are copied 16
-// bytes at a time: the knob asks for it and the shape allows it (in a
-// generic kernel, decided at run time).
+// vecA and vecB are vecWhen's conditions for the rows of A (extent K)
+// and of B (extent N).
 func (g halfGeometry) vecA() string { return g.vecWhen(g.va, "K", g.k) }
 func (g halfGeometry) vecB() string { return g.vecWhen(g.vb, "N", g.n) }
 
@@ -147,7 +144,7 @@ type halfWriter struct {
 	cuda.Writer
 }
 
-// halfKernel writes the tensor-core kernel: see the package doc for the
+// kernel writes the tensor-core kernel: see the package doc for the
 // code's shape.
 func (w *halfWriter) kernel(cfg schedule.Config) {
 	g := w.g
