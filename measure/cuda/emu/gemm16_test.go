@@ -40,6 +40,11 @@ func TestGemm16(t *testing.T) {
 			for _, shape := range shapes {
 				cfgs := parseValid(tmpl.Space(shape, tg), gemm16Configs)
 				if tmpl.Op.Name != gemm.Op.Name {
+					// The epilogue differs in the store only: two configs at
+					// the shapes with tails, odd and aligned.
+					if shape[0] != 17 && shape[0] != 40 {
+						continue
+					}
 					cfgs = cfgs[:min(2, len(cfgs))]
 				}
 				if len(cfgs) == 0 {
