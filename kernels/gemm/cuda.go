@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -21,8 +22,9 @@ const cudaRevision = "gemm-cuda-2"
 // kernels, which are not part of Version.
 const cudaGenericRevision = "gemm-cuda-generic-1"
 
-// CUDATemplate is the CUDA template of Op: block tiles in shared memory,
-// register tiles of C per thread, FMA in float32 without tensor cores (see
+// CUDATemplate is the CUDA template of Op: block tiles in shared memory;
+// in float32 register tiles of C per thread and FMA without tensor cores,
+// in bf16 and f16 warp tiles of mma.sync fragments on tensor cores (see
 // the package doc).
 var CUDATemplate = cudaTemplate(noEpilogue, Op)
 
@@ -35,14 +37,17 @@ var (
 )
 
 func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
-	op.DTypes = []dtype.DType{dtype.F32} // the CUDA kernels are float32 only
+	op.DTypes = cudaDTypes
 	return kernels.Template{
 		Op:      op,
 		Backend: kernels.CUDA,
 		Version: cudaVersion(e),
 		Space:   cudaSpace,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
-			k.Want("", dtype.F32)
+			k.Want("", cudaDTypes...)
+			if dt := cmp.Or(k.DType, dtype.Default); dt != dtype.F32 {
+				return emitCUDAHalf(k.Name, k.Shape, dt, k.Config, e, op.Name)
+			}
 			if k.Shape == nil {
 				return emitCUDAGeneric(k.Name, k.Config, e, op.Name)
 			}
@@ -50,6 +55,10 @@ func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
 		}),
 	}
 }
+
+// cudaDTypes are the element types of the CUDA kernels: float32 on the
+// FMA units, bf16 and f16 on tensor cores (sm_80 and later).
+var cudaDTypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
 
 // CUDA knob values, in the order mutation walks.
 var (

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -59,6 +60,54 @@ func TestCUDAGoldenGeneric(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "generic_64x64x16_cp_async3", Shape: "2048x2048x2048", Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3", Generic: true})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden_bias_relu.sum"), "kernels/gemm/cuda.go", cudaGenericRevision, BiasReLUCUDATemplate,
 		kerneltest.CUDAGolden{Name: "generic_bias_relu_32x32x8_regs2", Shape: "2048x2048x2048", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2", Generic: true})
+}
+
+// TestCUDAHalfGolden checks the generated CUDA of the tensor-core
+// kernels: 4096³'s 128×128×32 tiles of eight 64×32 warp tiles in a
+// cp.async pipeline of three stages in bf16; f16 with odd N and K (copies
+// and stores an element at a time, tails everywhere) and the bias+ReLU
+// epilogue; and the shape-generic form, which picks 16-byte copies and
+// paired stores at run time.
+func TestCUDAHalfGolden(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden.sum"), "kernels/gemm/cudahalf.go", cudaHalfRevision, CUDATemplate,
+		kerneltest.CUDAGolden{Name: "bf16_128x128x32_cp_async3", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3"},
+		kerneltest.CUDAGolden{Name: "bf16_generic_64x64x16_cp_async2", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2", Generic: true})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden_bias_relu.sum"), "kernels/gemm/cudahalf.go", cudaHalfRevision, BiasReLUCUDATemplate,
+		kerneltest.CUDAGolden{Name: "bias_relu_f16_64x32x16_regs2_tails", Shape: "100x37x51", DType: dtype.F16, Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2"})
+}
+
+// TestCUDAHalfGeometry checks, for every valid config of a few shapes on
+// sm_80, sm_86 and sm_90, that the tensor-core kernel launches the
+// float32 kernel's block and grid, that its shared memory fits the
+// target (the space's constraint estimates the float32 kernel's), and
+// that its warps tile the block tile with warp tiles of tm·tn elements a
+// thread.
+func TestCUDAHalfGeometry(t *testing.T) {
+	for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
+		target := cudaTarget(t, arch)
+		for _, shape := range [][]int{{33, 17, 9}, {4096, 4096, 4096}} {
+			sp := cudaSpace(shape, target)
+			for i := range sp.Size() {
+				cfg := sp.At(i)
+				if !sp.Valid(cfg) {
+					continue
+				}
+				k := CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dtype.BF16, Config: cfg})
+				f32 := newCUDAGeometry(shape, cfg)
+				if grid := [3]int{ceilDiv(shape[1], f32.bn), ceilDiv(shape[0], f32.bm), 1}; k.Grid != grid || k.Block != [3]int{f32.threads, 1, 1} {
+					t.Fatalf("%s %v %s: launch %v %v, the float32 kernel's %v %d", arch, shape, cfg, k.Grid, k.Block, grid, f32.threads)
+				}
+				if k.SharedBytes > target.GPU.SharedMemPerBlockOptin {
+					t.Fatalf("%s %v %s: %d bytes of shared memory, over the %d of %s", arch, shape, cfg, k.SharedBytes, target.GPU.SharedMemPerBlockOptin, arch)
+				}
+				g := newHalfGeometry(shape, dtype.BF16, cfg)
+				if warps := (g.bm / g.wm) * (g.bn / g.wn); warps*32 != g.threads || g.wm*g.wn != 32*cfg.Int("tm")*cfg.Int("tn") || g.wm%16 != 0 || g.wn%16 != 0 {
+					t.Fatalf("%s %v %s: warp tile %dx%d for %d threads", arch, shape, cfg, g.wm, g.wn, g.threads)
+				}
+			}
+		}
+	}
 }
 
 func TestCUDAConstraints(t *testing.T) {

@@ -190,8 +190,8 @@
 // # CUDA
 //
 // CUDATemplate (cuda.go), with BiasCUDATemplate and BiasReLUCUDATemplate,
-// emits one CUDA C kernel per config: C in float32 with FMA, no tensor
-// cores. A block of (bm/tm)·(bn/tn) threads computes a bm×bn tile of C;
+// emits one CUDA C kernel per config: in float32 with FMA, no tensor
+// cores (bf16 and f16 on tensor cores: see below). A block of (bm/tm)·(bn/tn) threads computes a bm×bn tile of C;
 // each thread holds a tm×tn tile of it in registers: rows i·TY+ty and
 // columns in groups of four, (q·TX+tx)·4…+3, so that neighbouring threads
 // read neighbouring float4s of B's tile. K goes by in slices of bk: the
@@ -343,6 +343,39 @@
 // O(MK + KN + MN) beside the O(MNK) arithmetic; converting while packing
 // or in the micro-kernel, and VDPBF16PS where AVX512-BF16 exists, are the
 // forms still to come. f16 has a large set of its own (large16, inputs up
-// to 16) since sums of the large set's products overflow f16. The CUDA
-// templates are float32 only.
+// to 16) since sums of the large set's products overflow f16.
+//
+// The CUDA templates serve bf16 and f16 on tensor cores (cudahalf.go;
+// sm_80 and newer): A, B, C and the bias hold 16-bit elements, products
+// accumulate in float32, and C is rounded to the dtype, nearest even, as
+// it is stored (codegen/cuda's HalfHelpers), as on the CPU. The space does
+// not see the dtype, so the 16-bit kernels read the same knobs, with the
+// same meaning where they can: a block of (bm/tm)·(bn/tn) threads computes
+// a bm×bn tile of C, each thread accumulating tm·tn elements of it; its
+// warps tile it with warp tiles of 32·tm·tn elements, wm×wn as square as
+// the block tile allows (64×32 for tm=tn=8), each made of m16n8
+// accumulator fragments. K goes by in slices of bk (16 for bk=8: one
+// mma.sync m16n8k16 deep); A's slice is [bm][bk+8] in shared memory, B's
+// [bk][bn+8]: 16 bytes of padding keep rows 16-byte aligned and put the
+// eight rows one ldmatrix reads in different banks (no swizzle knob yet).
+// Per 16 of K a warp loads A's fragments with ldmatrix.x4, B's with
+// ldmatrix.x4.trans (B is row-major, the mma wants it by columns), and
+// runs (wm/16)·(wn/8) mma.sync (codegen/cuda's MMAHelpers). copy=cp_async
+// copies slices with cp.async, stages in flight; copy=regs copies through
+// registers into the same ring of stages, so stages=2 there is a second
+// buffer, not overlap. vec_a=4 (vec_b=4) copies 16 bytes, 8 elements, at
+// a time where K (N) is a multiple of 8, so that every row is 16-byte
+// aligned and a chunk is wholly inside the matrix or past it (zeros);
+// elsewhere, and with vec 1, elements are copied one at a time. C is
+// stored a pair of elements at a time where N is even. The generic kernel
+// makes both choices at run time and serves every shape. The space's
+// shared_memory_per_block and registers_per_thread estimate the float32
+// kernel's, which bound the 16-bit one's (TestCUDAHalfGeometry checks
+// every config on sm_80, sm_86 and sm_90). cudaHalfRevision marks the
+// 16-bit code's golden files; Version does not include it, so a change
+// there bumps cudaRevision too. The emulator runs ldmatrix and mma with
+// the PTX ISA's fragment layouts and multiplies exactly, summing in k
+// order in float; a tensor core's order within a 16-deep step may differ,
+// far inside the 16-bit tolerance. There is no split-K, swizzle or wgmma
+// yet.
 package gemm

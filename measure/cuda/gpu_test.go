@@ -71,6 +71,19 @@ func TestGPUGemm(t *testing.T) {
 		[][]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 9}, {97, 131, 67}, {100, 68, 36}, {256, 256, 256}, {513, 260, 1028}})
 }
 
+// TestGPUGemm16 does the same in bf16 and f16, on tensor cores, for
+// gemm and gemm_bias_relu: one element, primes (odd K and N: element-wise
+// copies and stores), aligned rows with tails of the tiles, and a larger
+// aligned shape with tails (no GPU has run it at the time of writing). Few
+// configs a shape, to keep it to a couple of minutes of NVRTC.
+func TestGPUGemm16(t *testing.T) {
+	m := gpuMeasurer(t)
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		checkOnGPU(t, m, dt, 4, []string{gemm.Op.Name, gemm.BiasReLUOp.Name},
+			[][]int{{1, 1, 1}, {17, 13, 37}, {100, 72, 40}, {513, 264, 1032}})
+	}
+}
+
 // TestGPUAttention does the same for attention and attention_causal: one
 // element, odd S and D (tails of rows and keys, scalar loads, padded
 // columns), several heads and batches, D = 64 and 128.

@@ -55,4 +55,13 @@
 // templates should use the intrinsics and cuda_pipeline.h's primitives
 // (__pipeline_memcpy_async, __pipeline_commit, __pipeline_wait_prior),
 // which emu.h emulates by queueing each copy until its group is waited for.
+// Tensor cores are emu.h's warp collectives emu_ldmatrix and
+// emu_mma_m16n8k16 (what codegen/cuda's MMAHelpers call under
+// AUTOTUNE_EMU): each lane deposits its row address or fragment registers
+// in its warp's exchange area at a __syncwarp and reads what the PTX ISA's
+// fragment layouts give it, so a kernel that assumes a wrong layout
+// computes a wrong product (TestMMA plants some); ldmatrix also requires
+// 16-byte-aligned rows in shared memory. The product of 16-bit floats is
+// exact in float and summed in k order; a tensor core's order within the
+// 16 products may differ.
 package emu

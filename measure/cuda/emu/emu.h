@@ -500,6 +500,96 @@ static inline void __pipeline_commit() { emu::g.cur->group++; }
 static inline void __pipeline_wait_prior(size_t n) { emu::finish_copies(emu::g.cur, (int)n, false); }
 static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p; }
 
+// ---- Tensor cores: ldmatrix and mma.sync m16n8k16 ---------------------------
+// Both are warp collectives: every lane deposits its operands (its row
+// address, its fragment registers) in its warp's exchange area, the warp
+// meets at a __syncwarp, each lane reads what the PTX ISA's fragment layout
+// gives it, and the warp meets again before the area is reused. A kernel
+// that assumes another layout reads other elements, as on a GPU.
+
+namespace emu {
+struct Exchange {
+	const unsigned short *row[32]; // ldmatrix: each lane's row address
+	uint32_t a[32][4], b[32][2];   // mma: each lane's A and B registers
+};
+static Exchange exchange[32]; // per warp of a block of up to 1024 threads
+
+static bool in_shared(const void *p, size_t n) {
+	const char *c = (const char *)p;
+	return (c >= __start_emu_shared && c + n <= __stop_emu_shared) || (c >= g.dyn && c + n <= g.dyn + g.dyn_bytes);
+}
+
+// half_to_float decodes a 16-bit element: bf16 (the top of a float) or
+// IEEE binary16, exactly.
+static inline float half_to_float(uint32_t h, bool bf16) {
+	if (bf16) {
+		uint32_t b = h << 16;
+		float f;
+		memcpy(&f, &b, 4);
+		return f;
+	}
+	const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
+	return h & 0x8000 ? -v : v;
+}
+} // namespace emu
+
+// emu_ldmatrix is ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16
+// into r[0..num): lanes 8i..8i+7 give the rows of matrix i; lane t gets,
+// of matrix i, row t/4, columns 2(t%4) and 2(t%4)+1 (the lower in the low
+// half), or with trans the same of the transposed matrix.
+static inline void emu_ldmatrix(unsigned *r, int num, bool trans, const void *p, int line = __builtin_LINE()) {
+	emu::Fiber *f = emu::g.cur;
+	emu::Exchange &x = emu::exchange[f->warp];
+	if (f->lane < 8 * num) {
+		if ((uintptr_t)p % 16)
+			emu::fail("thread %u (warp %d, lane %d): ldmatrix at line %d: row address %p is not 16-byte aligned",
+				f->linear, f->warp, f->lane, line, p);
+		if (!emu::in_shared(p, 16))
+			emu::fail("thread %u (warp %d, lane %d): ldmatrix at line %d: row address %p is not in shared memory",
+				f->linear, f->warp, f->lane, line, p);
+		x.row[f->lane] = (const unsigned short *)p;
+	}
+	__syncwarp(0xffffffffu, line);
+	const int t = f->lane;
+	for (int i = 0; i < num; i++) {
+		const unsigned short *const *rows = x.row + 8 * i;
+		if (trans)
+			r[i] = (unsigned)rows[2 * (t % 4)][t / 4] | (unsigned)rows[2 * (t % 4) + 1][t / 4] << 16;
+		else
+			r[i] = (unsigned)rows[t / 4][2 * (t % 4)] | (unsigned)rows[t / 4][2 * (t % 4) + 1] << 16;
+	}
+	__syncwarp(0xffffffffu, line);
+}
+
+// emu_mma_m16n8k16 is mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 with
+// D = C = d, T bf16 or f16. Lane l = 4g + t holds A's elements (row g or
+// g+8, columns 2t, 2t+1 or those +8) in a[0..3] as (g, 2t), (g+8, 2t),
+// (g, 2t+8), (g+8, 2t+8); B's (rows 2t, 2t+1 or those +8, column g) in
+// b[0..1]; and C's (row g or g+8, columns 2t, 2t+1) in d[0..3]. Products
+// of 16-bit floats are exact in float; they are added in order of k to
+// the accumulator in float. A tensor core's order (and rounding) within
+// the 16 products may differ, by far less than a 16-bit dtype's tolerance.
+static inline void emu_mma_m16n8k16(float *d, const unsigned *a, const unsigned *b, bool bf16, int line = __builtin_LINE()) {
+	emu::Fiber *f = emu::g.cur;
+	emu::Exchange &x = emu::exchange[f->warp];
+	for (int i = 0; i < 4; i++) x.a[f->lane][i] = a[i];
+	for (int i = 0; i < 2; i++) x.b[f->lane][i] = b[i];
+	__syncwarp(0xffffffffu, line);
+	const int g = f->lane / 4, t = f->lane % 4;
+	for (int i = 0; i < 4; i++) {
+		const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+		float acc = d[i];
+		for (int k = 0; k < 16; k++) {
+			const uint32_t aw = x.a[(row % 8) * 4 + (k % 8) / 2][(row >= 8) + 2 * (k >= 8)];
+			const uint32_t bw = x.b[col * 4 + (k % 8) / 2][k >= 8];
+			acc += emu::half_to_float(k & 1 ? aw >> 16 : aw & 0xffff, bf16) * emu::half_to_float(k & 1 ? bw >> 16 : bw & 0xffff, bf16);
+		}
+		d[i] = acc;
+	}
+	__syncwarp(0xffffffffu, line);
+}
+
 // ---- Atomics: fibers switch only at synchronisation, so a plain
 // read-modify-write is atomic. Float additions make the result depend on
 // the order of the blocks; the launch reports that it saw one.

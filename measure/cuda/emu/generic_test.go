@@ -48,6 +48,7 @@ var (
 		"br=16,bc=64,warps=2,tn=2,kv_copy=cp_async",
 	}
 	gemmShapes      = [][]int{{1, 1, 1}, {7, 13, 5}, {33, 65, 31}, {64, 36, 20}}
+	gemm16Shapes    = [][]int{{1, 1, 1}, {7, 13, 5}, {33, 65, 31}, {64, 40, 24}}
 	attentionShapes = [][]int{{1, 1, 1, 1}, {1, 2, 13, 7}, {2, 1, 37, 64}, {1, 1, 70, 12}, {1, 1, 5, 128}, {1, 1, 3, 129}}
 )
 
@@ -60,6 +61,8 @@ var genericCases = []genericCase{
 	{gemm.CUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric, gemmShapes},
 	{gemm.BiasCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:2], gemmShapes},
 	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:1], gemmShapes},
+	{gemm.CUDATemplate, dtype.BF16, []int{4096, 4096, 4096}, gemm16Configs[:3], gemm16Shapes},
+	{gemm.BiasReLUCUDATemplate, dtype.F16, []int{4096, 4096, 4096}, gemm16Configs[1:2], gemm16Shapes},
 	{attention.CUDATemplate, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
 	{attention.CUDATemplateCausal, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
 }
