@@ -57,6 +57,8 @@ var genericCases = []genericCase{
 	{softmax.CUDATemplate, dtype.F16, []int{4096, 1024}, softmaxGeneric, [][]int{{1, 3}, {13, 97}, {2, 4099}}},
 	{norm.RMSCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
 	{norm.LayerCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
+	{norm.RMSCUDATemplate, dtype.BF16, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 1030}}},
+	{norm.LayerCUDATemplate, dtype.F16, []int{4096, 4096}, normGeneric, [][]int{{1, 2}, {7, 13}, {5, 48}, {3, 1030}}},
 	{gemm.CUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric, gemmShapes},
 	{gemm.BiasCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:2], gemmShapes},
 	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:1], gemmShapes},
