@@ -64,6 +64,8 @@ var genericCases = []genericCase{
 	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:1], gemmShapes},
 	{attention.CUDATemplate, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
 	{attention.CUDATemplateCausal, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
+	{attention.CUDATemplate, dtype.BF16, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes[:3]},
+	{attention.CUDATemplateCausal, dtype.F16, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes[1:4]},
 }
 
 // TestGeneric runs the shape-generic kernels of every CUDA template under
