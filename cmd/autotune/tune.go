@@ -42,8 +42,9 @@ each claims the configs of a batch before measuring them and leaves the
 other's to it, so none is measured twice; the progress line says how many
 were left to the other.
 
---dtype is the element type of the workload (f32, the default, is the only
-one yet; an op that has no kernels of a dtype refuses it). Records name the
+--dtype is the element type of the workload: f32 (the default), bf16 or
+f16 (docs/commands.md#dtypes); an op that has no kernels of a dtype, on the
+device's backend, refuses it. Records name the
 toolchain that built the candidates ('go env GOVERSION' of the go command,
 or NVRTC's version for CUDA): a run with another toolchain measures anew,
 seeded with the old toolchain's winners, since a compiler changes a
