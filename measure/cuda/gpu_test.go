@@ -94,12 +94,13 @@ func TestGPUAttention16(t *testing.T) {
 // TestGPUNorm does the same for RMSNorm and LayerNorm in f32, bf16 and
 // f16 (the 16-bit kernels had not run on a GPU at the time of writing):
 // one element, primes (element-at-a-time rows in 16 bits), rows of whole
-// 16-byte vectors, and rows long enough for blocks of several warps.
+// 16-byte vectors, and a long row with a tail, for blocks of several
+// warps.
 func TestGPUNorm(t *testing.T) {
 	m := gpuMeasurer(t)
 	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
-		checkOnGPU(t, m, dt, 8, []string{norm.RMSOp.Name, norm.LayerOp.Name},
-			[][]int{{1, 1}, {7, 13}, {33, 1024}, {3, 4099}, {5, 4096}})
+		checkOnGPU(t, m, dt, 4, []string{norm.RMSOp.Name, norm.LayerOp.Name},
+			[][]int{{1, 1}, {7, 13}, {33, 1024}, {3, 4099}})
 	}
 }
 
