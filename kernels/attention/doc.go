@@ -347,5 +347,5 @@
 // float32 copies of q, k, v and o (package kernels/halfcopy): the copies
 // cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic. Converting blocks of
 // K and V as the kernel loads them is the form still to come. The CUDA
-// templates are float32 only.
+// templates convert as they load (# CUDA above).
 package attention
