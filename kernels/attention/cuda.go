@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -32,7 +33,8 @@ const cudaGenericMaxD = 128
 // CUDATemplate and CUDATemplateCausal are the CUDA templates of Op and
 // CausalOp: FlashAttention-2 style, a block of query rows per thread block,
 // K and V in tiles through shared memory, an online softmax (see the
-// package doc).
+// package doc); Q, K, V and O in f32, bf16 or f16, the scores, the
+// online softmax and P·V in float32.
 var (
 	CUDATemplate       = newCUDATemplate(false)
 	CUDATemplateCausal = newCUDATemplate(true)
@@ -43,18 +45,18 @@ func newCUDATemplate(causal bool) kernels.Template {
 	if causal {
 		op, rev = CausalOp, cudaCausalRevision
 	}
-	op.DTypes = []dtype.DType{dtype.F32} // the CUDA kernels are float32 only
 	return kernels.Template{
 		Op:      op,
 		Backend: kernels.CUDA,
 		Version: cudaVersion(rev),
 		Space:   cudaSpace,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
-			k.Want("", dtype.F32)
+			k.Want("", dtypes...)
+			dt := cmp.Or(k.DType, dtype.Default)
 			if k.Shape == nil {
-				return emitCUDAGeneric(k.Name, k.Config, causal)
+				return emitCUDAGeneric(k.Name, dt, k.Config, causal)
 			}
-			return emitCUDA(k.Name, k.Shape, k.Config, causal)
+			return emitCUDA(k.Name, k.Shape, dt, k.Config, causal)
 		}),
 	}
 }
@@ -94,9 +96,62 @@ type cudaGeometry struct {
 	dn             int // output columns per thread and row, dv/tx
 	dl             int // columns of the tiles in shared memory, zero past D
 	ld, ldv, ldp   int // row strides of Q and K, V, P in shared memory
-	vl             int // floats per global load of Q, K, V
+	vl             int // elements per global load of Q, K, V
 	smem, regs     int
 	idx            string
+	dt             dtype.DType
+}
+
+// in16 returns g for the 16-bit dtype dt (bf16, f16), or g itself for
+// f32. The tiles in shared memory stay float32, converted as they are
+// loaded, so the loads go through registers: kv_copy=cp_async, which
+// copies bytes, is the sync copy in 16 bits, with one stage (a 16-bit
+// kernel needs no more shared memory than the float32 one the space
+// checked). A load is 16 bytes (8 elements) where D allows, else 8, 4
+// or 2 bytes.
+func (g cudaGeometry) in16(dt dtype.DType) cudaGeometry {
+	g.dt = dt
+	if !g.half() {
+		return g
+	}
+	g.copy, g.stages = "sync", 1
+	g.smem = 4 * (g.br*g.ld + g.stages*g.bc*(g.ld+g.ldv) + g.br*g.ldp)
+	g.vl = 1
+	for _, n := range []int{8, 4, 2} {
+		if g.d%n == 0 {
+			g.vl = n
+			break
+		}
+	}
+	return g
+}
+
+// half reports whether Q, K, V and O are 16-bit (bf16, f16): kept as
+// their bits and converted by codegen/cuda's HalfHelpers.
+func (g cudaGeometry) half() bool { return g.dt.Size() == 2 }
+
+// elemType is the CUDA type of an element in memory.
+func (g cudaGeometry) elemType() string {
+	if g.half() {
+		return "unsigned short"
+	}
+	return "float"
+}
+
+// load is the float value of the element x in memory.
+func (g cudaGeometry) load(x string) string {
+	if g.half() {
+		return fmt.Sprintf("at_%s_to_float(%s)", g.dt, x)
+	}
+	return x
+}
+
+// store is the element that stores the float v, rounded to nearest even.
+func (g cudaGeometry) store(v string) string {
+	if g.half() {
+		return fmt.Sprintf("at_float_to_%s(%s)", g.dt, v)
+	}
+	return v
 }
 
 func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
@@ -104,7 +159,7 @@ func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
 	g := cudaGeometry{
 		b: b, h: h, s: s, d: d,
 		br: c.Int("br"), bc: c.Int("bc"), tn: c.Int("tn"), warps: c.Int("warps"),
-		copy: c.Str("kv_copy"),
+		copy: c.Str("kv_copy"), dt: dtype.F32,
 	}
 	g.threads = 32 * g.warps
 	g.stages = 1
@@ -196,9 +251,9 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 	}, constraints...)
 }
 
-// emitCUDA writes the kernel of cfg for shape; see the package doc.
-func emitCUDA(name string, shape []int, cfg schedule.Config, causal bool) kernels.CUDAKernel {
-	g := newCUDAGeometry(shape, cfg)
+// emitCUDA writes the kernel of cfg for shape and dt; see the package doc.
+func emitCUDA(name string, shape []int, dt dtype.DType, cfg schedule.Config, causal bool) kernels.CUDAKernel {
+	g := newCUDAGeometry(shape, cfg).in16(dt)
 	w := &cudaWriter{g: g, causal: causal}
 	w.kernel(name, cfg)
 	return kernels.CUDAKernel{
@@ -216,8 +271,8 @@ func emitCUDA(name string, shape []int, cfg schedule.Config, causal bool) kernel
 // shared memory are d rounded up to 4 and to the threads of a row
 // (CUDALaunch.Shared), and every tile of rows and keys is checked against
 // s.
-func emitCUDAGeneric(name string, cfg schedule.Config, causal bool) kernels.CUDAKernel {
-	g := newCUDAGeometry([]int{1, 1, 1, cudaGenericMaxD}, cfg)
+func emitCUDAGeneric(name string, dt dtype.DType, cfg schedule.Config, causal bool) kernels.CUDAKernel {
+	g := newCUDAGeometry([]int{1, 1, 1, cudaGenericMaxD}, cfg).in16(dt)
 	g.generic, g.b, g.h, g.s, g.idx = true, 0, 0, 0, "long long"
 	g.vl, g.wv = 1, 1
 	g.dv = (g.d + g.tx - 1) / g.tx * g.tx
@@ -266,14 +321,18 @@ func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
 	if w.causal {
 		op, rev = CausalOp.Name, cudaCausalRevision
 	}
+	elem := "float32"
+	if g.half() {
+		elem = string(g.dt) + ", float32 scores and sums"
+	}
 	w.Line("// Code generated by autotune. DO NOT EDIT.")
 	if g.generic {
-		w.Line("// template %s (generic %s), %s of any shape with d ≤ %d, float32", cudaVersion(rev), cudaGenericRevision, op, g.d)
+		w.Line("// template %s (generic %s), %s of any shape with d ≤ %d, %s", cudaVersion(rev), cudaGenericRevision, op, g.d, elem)
 		w.Line("// config %s", cfg)
 		w.Line("// launch: grid ceil(s/%d)x(b·h), block %d, dynamic shared memory %d·DL + %d bytes (DL below)",
 			g.br, g.threads, 4*(g.br+2*g.stages*g.bc), 4*(4*g.br+4*g.stages*g.bc+g.br*(g.bc+4)))
 	} else {
-		w.Line("// template %s, %s %dx%dx%dx%d float32", cudaVersion(rev), op, g.b, g.h, g.s, g.d)
+		w.Line("// template %s, %s %dx%dx%dx%d %s", cudaVersion(rev), op, g.b, g.h, g.s, g.d, elem)
 		w.Line("// config %s", cfg)
 		w.Line("// launch: grid %dx%d, block %d, dynamic shared memory %d bytes", (g.s+g.br-1)/g.br, g.b*g.h, g.threads, g.smem)
 	}
@@ -285,7 +344,11 @@ func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
 		w.Raw(cuda.CPAsyncHelpers)
 		w.Line("")
 	}
-	params := "float *__restrict__ out, const float *__restrict__ q, const float *__restrict__ k, const float *__restrict__ v"
+	if g.half() {
+		w.Raw(cuda.HalfHelpers(g.dt))
+		w.Line("")
+	}
+	params := fmt.Sprintf("%[1]s *__restrict__ out, const %[1]s *__restrict__ q, const %[1]s *__restrict__ k, const %[1]s *__restrict__ v", g.elemType())
 	if g.generic {
 		params += ", int b, int h, int s, int d"
 	}
@@ -318,7 +381,7 @@ func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
 		w.Line("const int q0 = blockIdx.x * BR;")
 	}
 	w.Line("const idx head = (idx)blockIdx.y * S * D;")
-	w.Line("const float *const qh = q + head, *const kh = k + head, *const vh = v + head;")
+	w.Line("const %s *const qh = q + head, *const kh = k + head, *const vh = v + head;", g.elemType())
 	w.Line("")
 	w.Line("// Q, scaled by 1/sqrt(D)*log2(e): the weights are then exp2(score - max).")
 	w.loads("q", "Qs", "LD", "BR", "q0", g.tail(g.s, g.br), g.scale(), false)
@@ -388,6 +451,10 @@ func (w *cudaWriter) loads(src, dst, ld, rows, r0 string, check bool, scale stri
 	if g.vl == 4 {
 		vt, zero = "float4", "make_float4(0.f, 0.f, 0.f, 0.f)"
 	}
+	if g.half() {
+		vt = map[int]string{1: "unsigned short", 2: "unsigned", 4: "uint2", 8: "uint4"}[g.vl]
+		zero = map[int]string{1: "(unsigned short)0", 2: "0u", 4: "make_uint2(0u, 0u)", 8: "make_uint4(0u, 0u, 0u, 0u)"}[g.vl]
+	}
 	var ok []string
 	if check {
 		ok = append(ok, fmt.Sprintf("%s + r < S", r0))
@@ -406,6 +473,8 @@ func (w *cudaWriter) loads(src, dst, ld, rows, r0 string, check bool, scale stri
 	to := fmt.Sprintf("%s + r * %s + cc", dst, ld)
 	okExpr := strings.Join(ok, " && ")
 	switch {
+	case g.half():
+		w.halfLoad(vt, zero, at, to, okExpr, scale)
 	case async && okExpr == "":
 		w.Line("cp_async<%d>(%s, %s, true);", 4*g.vl, to, at)
 	case async:
@@ -431,7 +500,47 @@ func (w *cudaWriter) loads(src, dst, ld, rows, r0 string, check bool, scale stri
 	w.Close()
 }
 
-// genericLoads is loads in a generic kernel: a float at a time, DL
+// halfLoad emits the load of the vector vt of vl 16-bit elements at at
+// (zero unless ok, when ok is not ""), its conversion to float, times
+// scale unless it is "", and its store to the float tile at to.
+func (w *cudaWriter) halfLoad(vt, zero, at, to, ok, scale string) {
+	g := w.g
+	load := fmt.Sprintf("*reinterpret_cast<const %s *>(%s)", vt, at)
+	if ok != "" {
+		load = fmt.Sprintf("(%s) ? %s : %s", ok, load, zero)
+	}
+	w.Line("const %s x = %s;", vt, load)
+	var fs []string
+	if g.vl == 1 {
+		fs = []string{g.load("x")}
+	} else {
+		words := []string{"x.x", "x.y", "x.z", "x.w"}[:g.vl/2]
+		if g.vl == 2 {
+			words = []string{"x"}
+		}
+		for i, word := range words {
+			w.Line("const float2 f%d = at_%sx2_to_float2(%s);", i, g.dt, word)
+			fs = append(fs, fmt.Sprintf("f%d.x", i), fmt.Sprintf("f%d.y", i))
+		}
+	}
+	if scale != "" {
+		for i := range fs {
+			fs[i] += " * " + scale
+		}
+	}
+	for i := 0; i < len(fs); i += 4 {
+		switch len(fs) - i {
+		case 1:
+			w.Line("*(%s + %d) = %s;", to, i, fs[i])
+		case 2:
+			w.Line("*reinterpret_cast<float2 *>(%s + %d) = make_float2(%s);", to, i, strings.Join(fs[i:i+2], ", "))
+		default:
+			w.Line("*reinterpret_cast<float4 *>(%s + %d) = make_float4(%s);", to, i, strings.Join(fs[i:i+4], ", "))
+		}
+	}
+}
+
+// genericLoads is loads in a generic kernel: an element at a time, DL
 // columns, every row checked against S.
 func (w *cudaWriter) genericLoads(src, dst, ld, rows, r0, scale string, async bool) {
 	w.Open("for (int e = tid; e < %s * DL; e += %d)", rows, w.g.threads)
@@ -443,9 +552,9 @@ func (w *cudaWriter) genericLoads(src, dst, ld, rows, r0, scale string, async bo
 	case async:
 		w.Line("cp_async<4>(%s, ok ? %s : %sh, ok);", to, at, src)
 	case scale == "":
-		w.Line("%s[r * %s + cc] = ok ? *(%s) : 0.f;", dst, ld, at)
+		w.Line("%s[r * %s + cc] = ok ? %s : 0.f;", dst, ld, w.g.load("*("+at+")"))
 	default:
-		w.Line("%s[r * %s + cc] = ok ? *(%s) * %s : 0.f;", dst, ld, at, scale)
+		w.Line("%s[r * %s + cc] = ok ? %s * %s : 0.f;", dst, ld, w.g.load("*("+at+")"), scale)
 	}
 	w.Close()
 }
@@ -573,7 +682,7 @@ func (w *cudaWriter) tile(stage string) {
 // store emits O = acc/l, l summed over the row group first.
 func (w *cudaWriter) store() {
 	g := w.g
-	w.Line("float *const oh = out + head;")
+	w.Line("%s *const oh = out + head;", g.elemType())
 	w.Line("#pragma unroll")
 	w.Open("for (int i = 0; i < TM; ++i)")
 	w.Line("float sum = l[i];")
@@ -587,18 +696,35 @@ func (w *cudaWriter) store() {
 		w.Line("if (row >= S) continue;")
 	}
 	w.Line("#pragma unroll")
-	switch g.wv {
-	case 4:
+	switch {
+	case g.half() && g.wv > 1:
+		w.halfStore()
+	case g.wv == 4:
 		w.Line("for (int u = 0; u < DN / 4; ++u) *reinterpret_cast<float4 *>(oh + (idx)row * D + (u * TX + tx) * 4) = make_float4(acc[i][4 * u] * inv, acc[i][4 * u + 1] * inv, acc[i][4 * u + 2] * inv, acc[i][4 * u + 3] * inv);")
-	case 2:
+	case g.wv == 2:
 		w.Line("for (int u = 0; u < DN / 2; ++u) *reinterpret_cast<float2 *>(oh + (idx)row * D + (u * TX + tx) * 2) = make_float2(acc[i][2 * u] * inv, acc[i][2 * u + 1] * inv);")
 	default:
 		w.Open("for (int u = 0; u < DN; ++u)")
 		if g.generic || g.dv != g.d {
 			w.Line("if (u * TX + tx >= D) break;")
 		}
-		w.Line("oh[(idx)row * D + u * TX + tx] = acc[i][u] * inv;")
+		w.Line("oh[(idx)row * D + u * TX + tx] = %s;", g.store("acc[i][u] * inv"))
 		w.Close()
 	}
 	w.Close()
+}
+
+// halfStore emits the store of a row's wv output columns at a time in
+// 16 bits: wv/2 words of two elements, rounded to nearest even.
+func (w *cudaWriter) halfStore() {
+	g := w.g
+	pair := func(j int) string {
+		return fmt.Sprintf("at_float2_to_%sx2(acc[i][%[2]d * u + %[3]d] * inv, acc[i][%[2]d * u + %[4]d] * inv)", g.dt, g.wv, j, j+1)
+	}
+	at := fmt.Sprintf("oh + (idx)row * D + (u * TX + tx) * %d", g.wv)
+	if g.wv == 2 {
+		w.Line("for (int u = 0; u < DN / 2; ++u) *reinterpret_cast<unsigned *>(%s) = %s;", at, pair(0))
+		return
+	}
+	w.Line("for (int u = 0; u < DN / 4; ++u) *reinterpret_cast<uint2 *>(%s) = make_uint2(%s, %s);", at, pair(0), pair(2))
 }

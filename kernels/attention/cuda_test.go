@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -32,6 +33,12 @@ func TestCUDAGolden(t *testing.T) {
 	)
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_golden_causal.sum"), "kernels/attention/cuda.go", cudaCausalRevision, CUDATemplateCausal,
 		kerneltest.CUDAGolden{Name: "causal_32x64_2warps", Shape: "1x8x1024x64", Config: "br=32,bc=64,warps=2,tn=4,kv_copy=sync"},
+	)
+	// 16 bits: 16-byte loads of bf16 (cp_async made the sync copy), and
+	// f16 with D = 5, an element at a time.
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden.sum"), "kernels/attention/cuda.go", cudaRevision, CUDATemplate,
+		kerneltest.CUDAGolden{Name: "64x64_4warps_cp_async_bf16", Shape: "1x8x1024x64", Config: "br=64,bc=64,warps=4,tn=4,kv_copy=cp_async", DType: dtype.BF16},
+		kerneltest.CUDAGolden{Name: "16x16_tails_d5_f16", Shape: "1x2x37x5", Config: "br=16,bc=16,warps=1,tn=4,kv_copy=sync", DType: dtype.F16},
 	)
 }
 

@@ -171,8 +171,30 @@
 // CPU. The causal kernel visits key tiles only up to its last row, masks
 // keys after the row only in the tiles that cross the diagonal, and runs
 // the blocks of rows in reverse order, so that those with the most tiles
-// start first. The CUDA revisions (cudaRevision, cudaCausalRevision) guard
+// start first; measure/cuda/emu's TestCausalSkips proves that no key tile
+// above the diagonal is read (K and V NaN there, the rows below still
+// right). Skipping halves the work, but not the time of a grid of one
+// wave: at 1x8x1024x64 on an H100 (docs/benchmarks.md) the tuned causal
+// kernel took as long as the non-causal one, whose 128 blocks fill the
+// 132 SMs once, so the time is the longest block's, which a causal block
+// of the same rows matches. Pairing a short block of rows with a long one
+// in one thread block (or splitting keys) would balance that case; it is
+// not done. The CUDA revisions (cudaRevision, cudaCausalRevision) guard
 // the golden files testdata/cuda_*.golden as the CPU's revisions do.
+//
+// bf16 and f16 (--dtype): Q, K, V and O are 16-bit, converted as they are
+// loaded into the float32 tiles in shared memory (codegen/cuda's
+// HalfHelpers; Q scaled after conversion) and O rounded to nearest even
+// as it is stored, so the scores, the online softmax and P·V are the
+// float32 kernel's. A load is 8 elements (16 bytes) where D is a multiple
+// of 8, else 4, 2 or 1; a store is wv elements as in float32. cp.async
+// copies bytes and cannot convert, so kv_copy=cp_async is the sync copy
+// with one buffer in 16 bits. Not done: tiles kept in 16 bits in shared
+// memory and converted at use (half the footprint, larger tiles; a knob),
+// and tensor cores (mma.sync) for the two products, which the issue's
+// attention targets need: these kernels run on CUDA cores, as float32's
+// do. The float32 source is unchanged (goldens), so the revisions were
+// not bumped; testdata/cuda_half_* hold 16-bit goldens.
 //
 // Asked for a kernel without a shape, the CUDA templates emit the
 // shape-generic kernel of the config: `..., int b, int h, int s, int d`
@@ -181,7 +203,8 @@
 // rows and keys checked against S, Q, K and V loaded and O stored a float
 // at a time, 1/√D computed in the kernel, and the tiles' columns D rounded
 // up to 4 and to the threads of a row, which sizes the dynamic shared
-// memory on the host (kernels.CUDASize). Its golden files
+// memory on the host (kernels.CUDASize); in 16 bits it loads an element
+// at a time too, so no row needs to be aligned. Its golden files
 // (testdata/cuda_generic_*) carry cudaGenericRevision; measure/cuda/emu's
 // TestGeneric runs it at odd shapes.
 //
@@ -324,5 +347,5 @@
 // float32 copies of q, k, v and o (package kernels/halfcopy): the copies
 // cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic. Converting blocks of
 // K and V as the kernel loads them is the form still to come. The CUDA
-// templates are float32 only.
+// templates convert as they load (# CUDA above).
 package attention

@@ -163,7 +163,7 @@ func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	return 4*eps32 + kernels.OutputRounding(dt), abs*(1+kernels.OutputRounding(dt)) + kernels.OutputRoundingAbs(dt)
 }
 
-// dtypes are the element types of the CPU kernels (bf16 and f16 through
-// float32 copies, package kernels/halfcopy); the CUDA templates narrow
-// their copies of the ops to f32.
+// dtypes are the element types of the kernels: on the CPU bf16 and f16
+// through float32 copies (package kernels/halfcopy), on CUDA converted as
+// they are loaded.
 var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}

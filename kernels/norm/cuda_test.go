@@ -36,26 +36,42 @@ var cudaConfigs = []string{
 	"tpr=256,rows_per_block=1,vec=4",
 }
 
+// cudaShapes are the odd shapes TestCUDAEmulated runs per dtype. In
+// float32, 9x1024 and 3x4099 are long enough for the large inputs'
+// squares to overflow a float32 sum. In 16 bits, 7x13 and 2x4099 are
+// swept an element at a time, 5x48 in vectors of up to 8 elements, and
+// 3x1030 in vectors of 2 with vec=1 but an element at a time with vec=2
+// (1030 is a multiple of 2 floats, not of 4 elements).
+var cudaShapes = map[dtype.DType][][]int{
+	dtype.F32:  {{1, 1}, {7, 13}, {9, 1024}, {5, 48}, {3, 4099}},
+	dtype.BF16: {{1, 1}, {7, 13}, {5, 48}, {3, 1030}, {2, 4099}},
+	dtype.F16:  {{1, 2}, {7, 13}, {5, 48}, {3, 1030}},
+}
+
 // TestCUDAEmulated runs the CUDA kernels of cudaConfigs on odd shapes in
-// the emulator (package measure/cuda/emu) on every input set of the op,
-// against the float64 reference: autotune check runs one set, and the
-// large inputs are the ones that take the overflow branch.
+// the emulator (package measure/cuda/emu) on every input set of the op
+// and dtype, against the float64 reference: autotune check runs one set,
+// and the large inputs are the ones that take the overflow branch.
 func TestCUDAEmulated(t *testing.T) {
-	c := &emu.Checker{Command: []string{os.Args[0], emu.WorkerArg}, NoPTX: true, Seed: 3, Orders: emu.Orders[:1]}
+	for _, dt := range dtypes {
+		t.Run(string(dt), func(t *testing.T) { testCUDAEmulated(t, dt) })
+	}
+}
+
+func testCUDAEmulated(t *testing.T, dt dtype.DType) {
+	c := &emu.Checker{Command: []string{os.Args[0], emu.WorkerArg}, NoPTX: true, Seed: 3, Orders: emu.Orders[:1], DType: dt}
 	target, err := device.Lookup("sm_80")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 9x1024 and 3x4099 are long enough for the large inputs' squares
-	// to overflow a float32 sum.
-	shapes := [][]int{{1, 1}, {7, 13}, {9, 1024}, {5, 48}, {3, 4099}}
+	shapes := cudaShapes[dt]
 	if testing.Short() {
 		shapes = shapes[:3]
 	}
 	for _, tmpl := range cudaTemplates {
 		for _, shape := range shapes {
 			sp := tmpl.Space(shape, target)
-			sets := measure.Inputs(tmpl.Op, shape, dtype.F32, 7)
+			sets := measure.Inputs(tmpl.Op, shape, dt, 7)
 			for _, base := range cudaConfigs {
 				for _, algo := range algos {
 					text := base
@@ -68,17 +84,15 @@ func TestCUDAEmulated(t *testing.T) {
 					if err != nil || !sp.Valid(cfg) {
 						continue
 					}
-					k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, Config: cfg})
-					for _, set := range sets {
-						o, err := c.Emulate(context.Background(), k, "sm_80", set.Ins, set.Want, set.Rel, set.Abs)
-						if errors.Is(err, emu.ErrNoCompiler) {
-							t.Skip(err)
-						} else if err != nil {
-							t.Fatal(err)
-						}
-						if !o.OK {
-							t.Errorf("%s %v %s, inputs %s: %s", tmpl.Op.Name, shape, cfg, set.Name, o)
-						}
+					k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+					o, err := c.EmulateSets(context.Background(), k, "sm_80", sets)
+					if errors.Is(err, emu.ErrNoCompiler) {
+						t.Skip(err)
+					} else if err != nil {
+						t.Fatal(err)
+					}
+					if !o.OK {
+						t.Errorf("%s %v %s: %s", tmpl.Op.Name, shape, cfg, o)
 					}
 				}
 			}

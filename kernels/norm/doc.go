@@ -105,8 +105,8 @@
 // f16 cannot hold the large, tiny and constant inputs (1e18 is Inf, 1e-18
 // is 0), so it has its own at the edges of its range: large16 (x up to
 // 6e4, whose squares overflow f16, so a kernel that accumulated in f16
-// would fail), tiny16 (subnormals) and constant16. The CUDA kernels are
-// float32 only.
+// would fail), tiny16 (subnormals) and constant16. The CUDA kernels have these
+// input sets too (below).
 //
 // # arm64
 //
@@ -139,11 +139,23 @@
 // (multiwarp_rows_alone). autotune check runs the first input set only;
 // TestCUDAEmulated runs every set in the emulator.
 //
+// bf16 and f16 (--dtype) keep x, y, gamma and beta in 16 bits, as the
+// CPU's 16-bit kernels do, and compute in float32 as the float32 kernel
+// does: a vector is vec 32-bit words of two elements (2, 4 or 8 elements:
+// up to 16-byte loads), each word converted by codegen/cuda's
+// HalfHelpers, y rounded to nearest even on store, two elements a cvt.
+// The space has no dtype, so vec divides C only as floats: a 16-bit
+// kernel whose C is not a multiple of its 2·vec elements sweeps its rows
+// an element at a time (every row then starts on a vector boundary or is
+// never read in vectors). The revision was not bumped: the float32
+// kernels' source is unchanged (golden files); testdata/cuda_half_* and
+// cuda_generic_half_* hold the 16-bit goldens.
+//
 // Asked for a kernel without a shape, the CUDA templates emit the
 // shape-generic kernel of the config, `..., int rows, int cols` after the
 // pointers, launched as a kernels.CUDALaunch says (a block per
-// rows_per_block rows): a row that vec does not divide is swept a float
-// at a time, so every config serves every shape. Its golden files
+// rows_per_block rows): a row that the vector's elements do not divide is
+// swept an element at a time, so every config serves every shape. Its golden files
 // (testdata/cuda_generic_*) carry cudaGenericRevision; measure/cuda/emu's
 // TestGeneric runs it at odd shapes.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
@@ -76,6 +77,11 @@ func TestCUDAGolden(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4"})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_layer_golden.sum"), "cuda.go", cudaRevision, LayerCUDATemplate,
 		kerneltest.CUDAGolden{Name: "layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass"})
+	// 16 bits: 8 bf16 a 16-byte load, and f16 rows of 13 an element at a time.
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden.sum"), "cuda.go", cudaRevision, RMSCUDATemplate,
+		kerneltest.CUDAGolden{Name: "rms_warp_vec4_bf16", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4", DType: dtype.BF16})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_layer_golden.sum"), "cuda.go", cudaRevision, LayerCUDATemplate,
+		kerneltest.CUDAGolden{Name: "layer_scalar_f16", Shape: "7x13", Config: "tpr=32,rows_per_block=4,vec=1,algo=onepass", DType: dtype.F16})
 }
 
 // TestCUDAGoldenGeneric is TestCUDAGolden for the shape-generic CUDA:
@@ -89,6 +95,8 @@ func TestCUDAGoldenGeneric(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "generic_rms_warp_vec4", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=4", Generic: true})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_layer_golden.sum"), "cuda.go", cudaGenericRevision, LayerCUDATemplate,
 		kerneltest.CUDAGolden{Name: "generic_layer_block_twopass", Shape: "4096x4096", Config: "tpr=256,rows_per_block=1,vec=4,algo=twopass", Generic: true})
+	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_half_layer_golden.sum"), "cuda.go", cudaGenericRevision, LayerCUDATemplate,
+		kerneltest.CUDAGolden{Name: "generic_layer_warp_vec2_bf16", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=2,algo=twopass", DType: dtype.BF16, Generic: true})
 }
 
 // TestPlainForm checks that the plain forms of RMSNorm's code=asm configs

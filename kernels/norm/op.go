@@ -63,8 +63,7 @@ func (k kind) op() kernels.Op {
 	return op
 }
 
-// dtypes are the element types of the CPU kernels; the CUDA template
-// narrows its copy of the op to f32.
+// dtypes are the element types of the kernels, on the CPU and on CUDA.
 var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
 
 // checkShape panics unless shape is [rows, cols] with both positive: the

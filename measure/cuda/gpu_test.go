@@ -12,6 +12,7 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
+	"github.com/autotune-dev/autotune/kernels/norm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
@@ -90,6 +91,30 @@ func TestGPUGemm16(t *testing.T) {
 func TestGPUAttention(t *testing.T) {
 	checkOnGPU(t, gpuMeasurer(t), dtype.F32, 4, []string{attention.Op.Name, attention.CausalOp.Name},
 		[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {2, 3, 67, 17}, {1, 1, 33, 64}, {2, 2, 130, 64}, {1, 4, 257, 128}})
+}
+
+// TestGPUAttention16 does the same in bf16 and f16 (no GPU has run it at
+// the time of writing): 16-byte loads at D = 64 and 128, single elements
+// at D = 5.
+func TestGPUAttention16(t *testing.T) {
+	m := gpuMeasurer(t)
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		checkOnGPU(t, m, dt, 3, []string{attention.Op.Name, attention.CausalOp.Name},
+			[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {1, 1, 129, 64}, {1, 4, 257, 128}})
+	}
+}
+
+// TestGPUNorm does the same for RMSNorm and LayerNorm in f32, bf16 and
+// f16 (the 16-bit kernels had not run on a GPU at the time of writing):
+// one element, primes (element-at-a-time rows in 16 bits), rows of whole
+// 16-byte vectors, and a long row with a tail, for blocks of several
+// warps.
+func TestGPUNorm(t *testing.T) {
+	m := gpuMeasurer(t)
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
+		checkOnGPU(t, m, dt, 4, []string{norm.RMSOp.Name, norm.LayerOp.Name},
+			[][]int{{1, 1}, {7, 13}, {33, 1024}, {3, 4099}})
+	}
 }
 
 // checkOnGPU measures a spread of at most per valid configs of each op's

@@ -58,6 +58,8 @@ var genericCases = []genericCase{
 	{softmax.CUDATemplate, dtype.F16, []int{4096, 1024}, softmaxGeneric, [][]int{{1, 3}, {13, 97}, {2, 4099}}},
 	{norm.RMSCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
 	{norm.LayerCUDATemplate, dtype.F32, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 4099}, {9, 1024}}},
+	{norm.RMSCUDATemplate, dtype.BF16, []int{4096, 4096}, normGeneric, [][]int{{1, 1}, {7, 13}, {5, 48}, {3, 1030}}},
+	{norm.LayerCUDATemplate, dtype.F16, []int{4096, 4096}, normGeneric, [][]int{{1, 2}, {7, 13}, {5, 48}, {3, 1030}}},
 	{gemm.CUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric, gemmShapes},
 	{gemm.BiasCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:2], gemmShapes},
 	{gemm.BiasReLUCUDATemplate, dtype.F32, []int{2048, 2048, 2048}, gemmGeneric[:1], gemmShapes},
@@ -65,6 +67,8 @@ var genericCases = []genericCase{
 	{gemm.BiasReLUCUDATemplate, dtype.F16, []int{4096, 4096, 4096}, gemm16Configs[1:2], gemm16Shapes},
 	{attention.CUDATemplate, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
 	{attention.CUDATemplateCausal, dtype.F32, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes},
+	{attention.CUDATemplate, dtype.BF16, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes[:3]},
+	{attention.CUDATemplateCausal, dtype.F16, []int{1, 8, 1024, 64}, attentionGeneric, attentionShapes[1:4]},
 }
 
 // TestGeneric runs the shape-generic kernels of every CUDA template under
