@@ -12,10 +12,11 @@
 //
 // The regret of a held-out candidate is how much slower the winner of
 // its nearest bucket (tunedb.NearestShape, the rule gen's dispatch
-// follows) runs there than the fastest of the winners of its Compare+1
-// nearest buckets, each timed at that shape: 0.1 is 10% slower. It is a
-// lower bound of the regret against tuning the shape alone, which would
-// cost a full tune per shape; docs/benchmarks.md compares the two. A
+// follows) runs there than the fastest config measured there, after a
+// short tune of that shape alone (Probe trials, which start from the
+// winners of the shapes near it): 0.1 is 10% slower. A short tune finds
+// less than a full one, so the regret is a lower bound of the regret
+// against tuning the shape alone; docs/benchmarks.md compares the two. A
 // winner that cannot run the held-out shape (its space refuses it there)
 // has infinite regret, as dispatch would have to fall back.
 //

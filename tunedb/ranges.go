@@ -1,6 +1,7 @@
 package tunedb
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -163,4 +164,38 @@ func (db *DB) Ranges() ([]Range, error) {
 		})
 	})
 	return out, err
+}
+
+// NearestShape returns the index in shapes of the one nearest to shape,
+// as Nearest orders them: by ShapeDistance, then the smaller (fewer
+// elements, then the smaller first differing extent); -1 when shapes has
+// none of shape's rank.
+func NearestShape(shape []int, shapes [][]int) int {
+	best, bestDist, bestSize := -1, math.Inf(1), 0.0
+	for i, s := range shapes {
+		if len(s) != len(shape) {
+			continue
+		}
+		size := 1.0
+		for _, n := range s {
+			size *= float64(n)
+		}
+		d := ShapeDistance(shape, s)
+		if best < 0 || cmp.Or(cmp.Compare(d, bestDist), cmp.Compare(size, bestSize), slices.Compare(s, shapes[best])) < 0 {
+			best, bestDist, bestSize = i, d, size
+		}
+	}
+	return best
+}
+
+// Bucket returns the bucket of r that serves shape: the nearest
+// (NearestShape), or nil when shape is outside r or r has no buckets.
+func (r Range) Bucket(shape []int) []int {
+	if !r.Contains(shape) {
+		return nil
+	}
+	if i := NearestShape(shape, r.Buckets); i >= 0 {
+		return r.Buckets[i]
+	}
+	return nil
 }
