@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -268,7 +269,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		}
 		return runTuneTasks(std, o)
 	}
-	w, err := o.resolve()
+	w, rng, err := o.resolveRange()
 	if err != nil {
 		return err
 	}
@@ -311,18 +312,19 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !rng.Single() {
+		rt := &rangeTuner{o: o, w: w, tmpl: tmpl, toolchain: toolchain, measurer: measurer, db: db, errs: std.errs}
+		res, err := rt.run(ctx, rng)
+		if err == nil {
+			err = rt.report(std, rng, res)
+		}
+		return finishTune(db, &closed, caught, res.Spent, err)
+	}
 	progress := newProgress(std.errs, o.trials, tmpl.BytesOf(w.shape, w.dtype))
 	fmt.Fprintf(std.errs, "tuning %s, built by %s, with %s search (seed %d) into %s\n", describeWorkload(w), toolchainName(toolchain), o.strategy, o.seed, db.Path())
-	s, err := tune.Run(ctx, tune.Task{
-		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
-		Space:    tmpl.Space(w.shape, w.target),
-		Measurer: measurer,
-		Store:    db, Observer: progress,
-		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
-		StopGain: o.gain, StopGainAfter: o.gainMin,
-		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
-		Tool: version, RetryFailed: o.retry,
-	})
+	task := newTuneTask(o, w, tmpl, toolchain, measurer, db)
+	task.Observer = progress
+	s, err := tune.Run(ctx, task)
 	progress.finish()
 	if err != nil {
 		return err
@@ -332,16 +334,38 @@ func runTune(c *command, std *stdio, args []string) error {
 	} else {
 		printSummary(std, w, tmpl, s)
 	}
+	return finishTune(db, &closed, caught, s.Trials, err)
+}
+
+// newTuneTask is the task of tuning w as o says, measured by measurer
+// into store.
+func newTuneTask(o tuneOptions, w workload, tmpl kernels.Template, toolchain string, measurer tune.Measurer, store tune.Store) tune.Task {
+	return tune.Task{
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
+		Space:    tmpl.Space(w.shape, w.target),
+		Measurer: measurer,
+		Store:    store,
+		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
+		StopGain: o.gain, StopGainAfter: o.gainMin,
+		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
+		Tool: version, RetryFailed: o.retry,
+	}
+}
+
+// finishTune closes the database of a tune that made n new records and
+// ended with err, and returns the command's error: err, the database's,
+// or the signal that stopped it.
+func finishTune(db *tunedb.DB, closed *bool, caught func() os.Signal, n int, err error) error {
 	// Records the database could not take yet are stored now, or stay in
 	// its side file for the next run: say so rather than exit 0.
-	closed = true
+	*closed = true
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
+	return stoppedBy(caught(), fmt.Sprintf("%d new records", n))
 }
 
 // tunable returns the template of w's op, or the failure that says why w
