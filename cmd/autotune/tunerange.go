@@ -177,9 +177,9 @@ type bucketJSON struct {
 }
 
 type heldOutJSON struct {
-	Shape   []int    `json:"shape"`
-	Bucket  []int    `json:"bucket"`
-	Regret  *float64 `json:"regret"` // null: the bucket's winner cannot run the shape
+	Shape  []int    `json:"shape"`
+	Bucket []int    `json:"bucket"`
+	Regret *float64 `json:"regret"` // null: the bucket's winner cannot run the shape
 }
 
 // report prints the range's summary: its buckets and their winners, and
