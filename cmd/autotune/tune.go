@@ -285,6 +285,12 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if top := w; !rng.Single() { // a range: its largest shape must fit too
+		top.shape = rng.Hi
+		if _, err := tunable(top, "tune"); err != nil {
+			return err
+		}
+	}
 	// The measurer first: without a driver or a GPU of the target's
 	// architecture there is nothing to open a database for.
 	measurer, release, err := newTuneMeasurer(o, tmpl.Backend, tune.MeasurerOptions{Seed: o.seed, Target: w.target, Env: level.env})
