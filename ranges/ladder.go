@@ -34,9 +34,10 @@ func Candidates(lo, hi []int, levels int) [][]int {
 	return product(ladders)
 }
 
-// firstBuckets returns the shapes first tuned: the product of the ends and
-// the middle point of each extent's ladder.
-func firstBuckets(lo, hi []int, levels int) [][]int {
+// FirstBuckets returns the shapes a range tune tunes first: the product
+// of the ends and the middle point of each extent's ladder of levels
+// points (1..64 with 9: 1, 8 and 64).
+func FirstBuckets(lo, hi []int, levels int) [][]int {
 	ladders := make([][]int, len(lo))
 	for d := range lo {
 		l := Ladder(lo[d], hi[d], levels)

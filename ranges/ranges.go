@@ -34,7 +34,8 @@ type Options struct {
 	// PerShape is the trials each bucket is tuned with; 0 means Trials
 	// shared among the first buckets and two more.
 	PerShape int
-	// Levels is the points of each ranged extent's ladder; 0 means 9.
+	// Levels is the points of each ranged extent's ladder; 0 means
+	// DefaultLevels.
 	Levels int
 	// Probe is the trials of the short tune of each held-out shape,
 	// whose best is what the nearest bucket's winner is measured against
@@ -47,9 +48,13 @@ type Options struct {
 	MaxHeldOut int
 }
 
+// DefaultLevels is the points of a ranged extent's ladder when
+// Options.Levels does not say.
+const DefaultLevels = 9
+
 func (o *Options) defaults() {
 	if o.Levels < 2 {
-		o.Levels = 9
+		o.Levels = DefaultLevels
 	}
 	if o.Probe <= 0 {
 		o.Probe = 4
@@ -115,7 +120,7 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 		return Result{}, errors.New("ranges: the trial budget must be at least 1")
 	}
 	cands := Candidates(o.Lo, o.Hi, o.Levels)
-	first := firstBuckets(o.Lo, o.Hi, o.Levels)
+	first := FirstBuckets(o.Lo, o.Hi, o.Levels)
 	if o.PerShape <= 0 {
 		o.PerShape = max(1, o.Trials/(len(first)+2))
 	}

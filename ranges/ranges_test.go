@@ -100,7 +100,7 @@ func TestLadder(t *testing.T) {
 			t.Errorf("Ladder(%d, %d, %d) = %v, want %v", tt.lo, tt.hi, tt.levels, got, tt.want)
 		}
 	}
-	if got := firstBuckets([]int{1, 64}, []int{64, 64}, 9); !slices.EqualFunc(got, [][]int{{1, 64}, {8, 64}, {64, 64}}, slices.Equal) {
+	if got := FirstBuckets([]int{1, 64}, []int{64, 64}, 9); !slices.EqualFunc(got, [][]int{{1, 64}, {8, 64}, {64, 64}}, slices.Equal) {
 		t.Errorf("firstBuckets = %v", got)
 	}
 	if got := len(Candidates([]int{1, 1}, []int{64, 4}, 9)); got != 9*4 {
