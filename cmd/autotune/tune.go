@@ -43,6 +43,21 @@ each claims the configs of a batch before measuring them and leaves the
 other's to it, so none is measured twice; the progress line says how many
 were left to the other.
 
+--shape may give any extent as a range lo..hi, ends included (1..4096x768x768):
+the range is tuned within the one budget. Its first buckets, the ends and
+the geometric middle of each ranged extent, are tuned as ordinary
+workloads (--trials shared among them and two more); then held-out
+shapes of the range, on a geometric ladder of 9 points an extent, get a
+short tune of their own (4 trials) and the winner of their nearest bucket
+is timed there: its regret is how much slower it is than the best
+measured there. The held-out shape of the largest regret (above 2%)
+becomes a bucket while the budget lasts. The summary (and --json:
+buckets, held_out, regret_median, regret_max) shows each bucket's winner
+and the regret per held-out shape; the range is saved in the database,
+and 'autotune gen' dispatches the shapes of the range to their nearest
+bucket's winner. --time bounds the whole range. Other commands take one
+shape, not a range.
+
 --dtype is the element type of the workload (f32, the default, is the only
 one yet; an op that has no kernels of a dtype refuses it). Records name the
 toolchain that built the candidates ('go env GOVERSION' of the go command,
@@ -120,6 +135,8 @@ Examples:
   autotune tune --op softmax --shape 8192x512 --early-stop 48
   autotune tune --op gemm --shape 256x256x256 --trials 500 --stop-gain 0.02
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
+  autotune tune --op gemm --shape 1..4096x768x768 --trials 400
+  autotune tune --op softmax --shape 1..64x1024 --trials 120 --json | jq '.regret_median, .regret_max'
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
   autotune tune --op gemm --shape 64x64x64 --isa avx2
