@@ -83,22 +83,7 @@ type Result struct {
 
 // Regret returns the median and the largest regret over the held-out
 // shapes (NaN when none was measured).
-func (r Result) Regret() (median, worst float64) {
-	var rs []float64
-	for _, h := range r.HeldOut {
-		rs = append(rs, h.Regret)
-	}
-	if len(rs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	slices.Sort(rs)
-	n := len(rs)
-	median = rs[n/2]
-	if n%2 == 0 {
-		median = (rs[n/2-1] + rs[n/2]) / 2
-	}
-	return median, rs[n-1]
-}
+func (r Result) Regret() (median, worst float64) { return tunedb.Regret(r.HeldOut) }
 
 // BucketShapes returns the shapes of r's buckets.
 func (r Result) BucketShapes() [][]int {

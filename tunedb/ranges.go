@@ -69,6 +69,25 @@ func (h *HeldOut) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Regret returns the median and the largest regret of hs (NaN when hs is
+// empty; +Inf counts as the largest).
+func Regret(hs []HeldOut) (median, worst float64) {
+	n := len(hs)
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	rs := make([]float64, n)
+	for i, h := range hs {
+		rs[i] = h.Regret
+	}
+	slices.Sort(rs)
+	median = rs[n/2]
+	if n%2 == 0 {
+		median = (rs[n/2-1] + rs[n/2]) / 2
+	}
+	return median, rs[n-1]
+}
+
 // Contains reports whether shape lies in r, ends included.
 func (r Range) Contains(shape []int) bool {
 	if len(shape) != len(r.Hi) {
