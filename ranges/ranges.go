@@ -221,22 +221,6 @@ func (r *run) regret(ctx context.Context, h []int) (tunedb.HeldOut, bool, error)
 
 func key(shape []int) string { return fmt.Sprint(shape) }
 
-// byDistance returns the indexes of the buckets, nearest to shape first.
-func (r *run) byDistance(shape []int) []int {
-	shapes := r.bucketShapes()
-	var order []int
-	for len(order) < len(shapes) {
-		rest := make([][]int, len(shapes))
-		for i, s := range shapes {
-			if !slices.Contains(order, i) {
-				rest[i] = s
-			}
-		}
-		order = append(order, tunedb.NearestShape(shape, rest))
-	}
-	return order
-}
-
 func (r *run) bucketShapes() [][]int {
 	out := make([][]int, len(r.buckets))
 	for i, b := range r.buckets {
