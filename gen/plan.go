@@ -37,7 +37,8 @@ type Options struct {
 	// attention_causal, which its causal flag runs), and a variant its op.
 	Ops []string
 	// Variants is how many shape-generic winners each op gets besides its
-	// default config; 0 means 3, and a negative number none.
+	// default config and the winners of its tuned ranges' buckets, which
+	// always get theirs; 0 means 3, and a negative number none.
 	Variants int
 	// Command is the command line the files' header names, such as
 	// `autotune gen --out fastkernels --pkg fastkernels`.

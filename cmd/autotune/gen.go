@@ -87,7 +87,7 @@ func runGen(c *command, std *stdio, args []string) error {
 	fs.StringVar(&dev, "device", "cpu", "cpu (this machine), a CPU fingerprint, or CUDA architectures (sm_80,sm_90)")
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
 	dtypeFlag(fs, &dt)
-	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
+	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default and the winners of tuned ranges' buckets")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

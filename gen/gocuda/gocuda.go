@@ -53,7 +53,8 @@ type Options struct {
 	// Ops are the ops, by name; nil means every op with a CUDA template.
 	Ops []string
 	// Variants is how many shape-generic winners each op gets per
-	// architecture besides the default; 0 means 3, negative none.
+	// architecture besides the default and the winners of its tuned
+	// ranges' buckets, which always get theirs; 0 means 3, negative none.
 	Variants int
 	// Command is the command line the files' header names.
 	Command  string
