@@ -28,20 +28,24 @@
 // ops (kernels.Op.API) and check their slices' lengths against the
 // extents, which kernels.Op.Args gives as products of extents. Its
 // dispatch (runtime.go.txt, the same in every package) goes exact tuned
-// shape → specialised kernel; else the generic kernel of the nearest tuned
-// shape that has one (tunedb.ShapeDistance, ties as tunedb.Nearest); else
-// the default; and LoadTuning re-ranks the compiled kernels from a JSON
-// Lines log. Its tests check every kernel, both forms, against the op's
+// shape → specialised kernel; else, for a shape inside a tuned range
+// (tunedb.Range), the generic kernel of the winner of its nearest bucket
+// (Range.Bucket), which every bucket's winner gets; else the generic
+// kernel of the nearest tuned shape that has one (tunedb.ShapeDistance,
+// ties as tunedb.Nearest); else the default; and LoadTuning re-ranks the
+// compiled kernels from a JSON Lines log. Its tests check every kernel, both forms, against the op's
 // float64 reference (kernels.Op.EmitReference) on every input set that can
 // be emitted (kernels.InputSet.EmitFill), at the tuned shapes and at
-// shapes never tuned, and check that Variant agrees with what
-// tunedb.Nearest says here. Write puts the files in place, rewriting only
+// shapes never tuned (a range's corners, the shapes just outside it and
+// those between its buckets among them), and check that Variant agrees
+// with what Range.Bucket and tunedb.Nearest say here. Write puts the files in place, rewriting only
 // what changed and removing only stale files of its own; it writes every
 // file in full beside its target before renaming any into place, so a
 // failed or killed gen never leaves a truncated file in the package.
 //
 // Select is the part of this plan that knows no backend (the winner of
 // each tuned shape, the generic winners ranked by the shapes they win,
-// the default): package gen/gocuda, the writer of Go packages of CUDA
+// the default; Selection.AddRanges adds the tuned ranges and their
+// buckets' winners): package gen/gocuda, the writer of Go packages of CUDA
 // kernels, plans with it, beside this package's Go/CPU writer.
 package gen

@@ -42,6 +42,8 @@ func (p *plan) docFile() *jen.File {
 	w("# Dispatch\n\n")
 	w("A call runs, allocating nothing:\n\n")
 	w("  - exact: the kernel specialised to its shape, when that shape was tuned;\n")
+	w("  - bucket: else, for a shape inside a range tuned as one (autotune tune --shape 1..64x64), ")
+	w("the shape-generic kernel of the winner of the range's nearest bucket, one of the shapes tuned for it;\n")
 	w("  - nearest: else the shape-generic kernel of the winner of the nearest tuned shape that has one, ")
 	w("nearest by the sum over dimensions of |log2 a − log2 b| (ties: fewer elements, then the smaller first differing extent), as autotune's lookup measures it;\n")
 	w("  - default: else the template's default config, shape-generic.\n\n")

@@ -460,7 +460,11 @@ func (p *plan) dispatchFile() *jen.File {
 		for _, t := range op.tuned {
 			entries = append(entries, jen.Id("newEntry").Call(jen.Index().Int().Values(intLits(t.shape)...), jen.Lit(t.exact), jen.Lit(t.near), jen.False()))
 		}
-		f.Func().Id("init").Params().Block(jen.Id(op.ident + "Op").Dot("setTable").Call(jen.Index().Id("entry").Custom(multi, entries...)))
+		init := []jen.Code{jen.Id(op.ident + "Op").Dot("setTable").Call(jen.Index().Id("entry").Custom(multi, entries...))}
+		if len(op.ranges) > 0 {
+			init = append(init, jen.Id(op.ident+"Op").Dot("ranges").Op("=").Index().Id("shapeRange").Custom(multi, op.rangeValues()...))
+		}
+		f.Func().Id("init").Params().Block(init...)
 	}
 	f.Comment("ops are the ops of this package by name, for Variant and LoadTuning.")
 	f.Var().Id("ops").Op("=").Map(jen.String()).Op("*").Id("opState").Values(opsMap)
@@ -470,6 +474,24 @@ func (p *plan) dispatchFile() *jen.File {
 		}
 	}
 	return f
+}
+
+// rangeValues are the shapeRange values of op's ranges: their corners and
+// an entry per bucket, which runs the generic kernel of its winner.
+func (op *opPlan) rangeValues() []jen.Code {
+	var out []jen.Code
+	for _, r := range op.ranges {
+		var buckets []jen.Code
+		for _, b := range r.Buckets {
+			t := op.tuned[slices.IndexFunc(op.tuned, func(t tunedShape) bool { return slices.Equal(t.shape, b) })]
+			buckets = append(buckets, jen.Id("newEntry").Call(jen.Index().Int().Values(intLits(b)...), jen.Lit(t.exact), jen.Lit(t.near), jen.False()))
+		}
+		out = append(out, jen.Values(jen.Dict{
+			jen.Id("lo"): jen.Index().Int().Values(intLits(r.Lo)...), jen.Id("hi"): jen.Index().Int().Values(intLits(r.Hi)...),
+			jen.Id("buckets"): jen.Index().Id("entry").Custom(multi, buckets...),
+		}))
+	}
+	return out
 }
 
 var multi = jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
@@ -527,7 +549,7 @@ func (p *plan) emitPublic(f *jen.File, op *opPlan) {
 	}
 	call := func(o *opPlan) []jen.Code {
 		return []jen.Code{
-			jen.List(jen.Id("i"), jen.Id("_"), jen.Id("_")).Op(":=").Id(o.ident + "Op").Dot("pick").Call(jen.Id("shape").Index(jen.Op(":"))),
+			jen.List(jen.Id("i"), jen.Id("_"), jen.Id("_"), jen.Id("_")).Op(":=").Id(o.ident + "Op").Dot("pick").Call(jen.Id("shape").Index(jen.Op(":"))),
 			jen.Id(o.ident + "Fns").Index(jen.Id("i")).Call(append(args, ids(op.api.Dims)...)...),
 		}
 	}

@@ -23,7 +23,8 @@ import (
 
 // records returns ok records of the template defaults at a few shapes on
 // the host, as if they had been tuned, and of configs with Go assembly
-// when the host has vectors: tiles, and softmax's rows on AVX2.
+// when the host has vectors: tiles, and softmax's rows on AVX2; and a
+// tuned range of softmax shapes.
 func records(t *testing.T) *tunedb.Memory {
 	t.Helper()
 	host := device.Host()
@@ -65,6 +66,11 @@ func records(t *testing.T) *tunedb.Memory {
 		}
 	}
 	if err := mem.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	// A tuned range of softmax shapes, whose buckets dispatch uses
+	// inside it.
+	if err := mem.SaveRange(tunedb.Range{Workload: recs[0].Workload, Hi: []int{256, 1024}, Buckets: [][]int{{64, 100}, {256, 1024}}, Time: recs[0].Time}); err != nil {
 		t.Fatal(err)
 	}
 	return mem

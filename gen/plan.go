@@ -22,6 +22,7 @@ import (
 // (tunedb.DB, tunedb.Memory), as for lookup.New.
 type Source interface {
 	Workloads() ([]tunedb.Summary, error)
+	Ranges() ([]tunedb.Range, error) // the tuned shape ranges, whose buckets dispatch uses
 }
 
 // Options says what to generate. Pkg and Device are required.
@@ -36,7 +37,8 @@ type Options struct {
 	// attention_causal, which its causal flag runs), and a variant its op.
 	Ops []string
 	// Variants is how many shape-generic winners each op gets besides its
-	// default config; 0 means 3, and a negative number none.
+	// default config and the winners of its tuned ranges' buckets, which
+	// always get theirs; 0 means 3, and a negative number none.
 	Variants int
 	// Command is the command line the files' header names, such as
 	// `autotune gen --out fastkernels --pkg fastkernels`.
@@ -102,6 +104,7 @@ type opPlan struct {
 	ident    string // lower-case prefix of its Go names
 	variants []variant
 	tuned    []tunedShape
+	ranges   []Range // tuned shape ranges, each bucket among tuned
 	def      int
 	// parent is the op whose exported function runs this one with flag
 	// set (attention_causal: attention, "causal"); "" for an op with a
@@ -195,6 +198,10 @@ func newPlan(src Source, o Options) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
+	rs, err := src.Ranges()
+	if err != nil {
+		return nil, fmt.Errorf("gen: %w", err)
+	}
 	p := &plan{o: o, target: target}
 	for _, op := range ops {
 		tmpl, _ := kernels.TemplateFor(op.Name, kernels.CPU)
@@ -219,6 +226,7 @@ func newPlan(src Source, o Options) (*plan, error) {
 			}
 		}
 		slices.SortFunc(op.tuned, func(a, b tunedShape) int { return slices.Compare(a.shape, b.shape) })
+		op.ranges = rangesOf(rs, op.op.Name, tmpl.Version, o.DType, func(fp string) bool { return fp == o.Device }, op.selected())
 		if err := p.planVariants(op); err != nil {
 			return nil, err
 		}
@@ -241,8 +249,8 @@ func newPlan(src Source, o Options) (*plan, error) {
 
 // planVariants chooses op's variants: a specialised kernel per tuned
 // shape; the generic form of the Variants winners that win the most
-// shapes (ties: the winner of the larger shape, then config order); the
-// template's default.
+// shapes (ties: the winner of the larger shape, then config order), and
+// of the winners of the buckets of op's ranges; the template's default.
 func (p *plan) planVariants(op *opPlan) error {
 	for i := range op.tuned {
 		t := &op.tuned[i]
@@ -254,11 +262,8 @@ func (p *plan) planVariants(op *opPlan) error {
 		t.exact = len(op.variants)
 		op.variants = append(op.variants, v)
 	}
-	tuned := make([]Tuned, len(op.tuned))
-	for i, t := range op.tuned {
-		tuned[i] = Tuned{Shape: t.shape, Record: t.record}
-	}
-	winners := rankWinners(tuned, p.o.Variants)
+	tuned := op.selected()
+	winners := withBuckets(rankWinners(tuned, p.o.Variants), op.ranges, tuned)
 	for i, w := range winners {
 		v, err := p.newVariant(op, fmt.Sprintf("%sG%d", op.ident, i+1), w, nil)
 		if err != nil {
@@ -291,6 +296,15 @@ func (p *plan) planVariants(op *opPlan) error {
 		op.variants = append(op.variants, v)
 	}
 	return nil
+}
+
+// selected is op's tuned shapes as a Selection holds them.
+func (op *opPlan) selected() []Tuned {
+	tuned := make([]Tuned, len(op.tuned))
+	for i, t := range op.tuned {
+		tuned[i] = Tuned{Shape: t.shape, Record: t.record}
+	}
+	return tuned
 }
 
 // newVariant returns the variant name of op with cfg, specialised to

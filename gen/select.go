@@ -18,8 +18,9 @@ import (
 // template's default, generic too, the last resort of dispatch.
 type Selection struct {
 	Tuned   []Tuned           // by shape
-	Generic []schedule.Config // the winners that win the most shapes, at most Variants
+	Generic []schedule.Config // the winners that win the most shapes, at most Variants, then those of Ranges' buckets
 	Default schedule.Config   // the template's default at the op's example shape
+	Ranges  []Range           // the tuned shape ranges (AddRanges); dispatch goes exact → bucket → nearest → default
 }
 
 // Tuned is a tuned shape and its winning record.
@@ -84,4 +85,74 @@ func rankWinners(tuned []Tuned, n int) []schedule.Config {
 		out = append(out, w.cfg)
 	}
 	return out
+}
+
+// A Range is a tuned range of shapes (tunedb.Range): a shape inside it
+// that was not tuned runs the generic kernel of the winner of its nearest
+// bucket (tunedb.NearestShape), even when a shape outside the range, or
+// a held-out shape the range tune measured, is nearer.
+type Range struct {
+	Lo, Hi  []int
+	Buckets [][]int // tuned shapes of the range, each with a Tuned entry
+}
+
+// Contains reports whether shape lies in r.
+func (r Range) Contains(shape []int) bool {
+	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi}.Contains(shape)
+}
+
+// String writes r as autotune reads it: "1..64x64".
+func (r Range) String() string {
+	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi}.String()
+}
+
+// Bucket returns the bucket that serves shape, nil when shape is outside r.
+func (r Range) Bucket(shape []int) []int {
+	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi, Buckets: r.Buckets}.Bucket(shape)
+}
+
+// AddRanges adds to s the ranges of rs of its op (tmpl's op, version and
+// dtype dt, on the devices match accepts) and the winners of their
+// buckets to s.Generic, so that every bucket has a generic kernel. A
+// bucket without a Tuned entry (no config passed there) is left out, and
+// a range left without buckets.
+func (s *Selection) AddRanges(rs []tunedb.Range, tmpl kernels.Template, dt dtype.DType, match func(fingerprint string) bool) {
+	s.Ranges = rangesOf(rs, tmpl.Op.Name, tmpl.Version, dt, match, s.Tuned)
+	s.Generic = withBuckets(s.Generic, s.Ranges, s.Tuned)
+}
+
+// rangesOf returns the ranges of rs of op, template version and dtype on
+// the devices match accepts, each with the buckets tuned has.
+func rangesOf(rs []tunedb.Range, op, version string, dt dtype.DType, match func(string) bool, tuned []Tuned) []Range {
+	var out []Range
+	for _, r := range rs {
+		w := r.Workload
+		if w.Op != op || w.Template != version || w.DType != dt || !match(w.Device) {
+			continue
+		}
+		g := Range{Lo: slices.Clone(w.Shape), Hi: slices.Clone(r.Hi)}
+		for _, b := range r.Buckets {
+			if slices.ContainsFunc(tuned, func(t Tuned) bool { return slices.Equal(t.Shape, b) }) {
+				g.Buckets = append(g.Buckets, slices.Clone(b))
+			}
+		}
+		if len(g.Buckets) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// withBuckets returns generic with the winners of the ranges' buckets it
+// lacks appended, in the order of the ranges and their buckets.
+func withBuckets(generic []schedule.Config, ranges []Range, tuned []Tuned) []schedule.Config {
+	for _, r := range ranges {
+		for _, b := range r.Buckets {
+			i := slices.IndexFunc(tuned, func(t Tuned) bool { return slices.Equal(t.Shape, b) })
+			if w := tuned[i].Record.Config; !slices.ContainsFunc(generic, w.Equal) {
+				generic = append(generic, w)
+			}
+		}
+	}
+	return generic
 }

@@ -3,6 +3,7 @@ package gen
 import (
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -51,7 +52,50 @@ func (op *opPlan) testShapes() [][]int {
 	for _, t := range op.neighbours() {
 		addShape(t)
 	}
+	for _, t := range op.rangeShapes() {
+		addShape(t)
+	}
 	return shapes
+}
+
+// rangeShapes are the shapes where the bucket rule is decided, where the
+// reference is cheap enough: each range's corners and the shapes just
+// outside them, and the shapes around the geometric middle between
+// consecutive buckets, where one bucket's cell ends and the next begins.
+func (op *opPlan) rangeShapes() [][]int {
+	var out [][]int
+	add := func(s []int) {
+		if !slices.Contains(s, 0) && op.op.FLOPs(s) <= maxTestFLOPs {
+			out = append(out, s)
+		}
+	}
+	for _, r := range op.ranges {
+		add(slices.Clone(r.Lo))
+		add(slices.Clone(r.Hi))
+		for d := range r.Lo {
+			if r.Lo[d] < r.Hi[d] {
+				below, above := slices.Clone(r.Lo), slices.Clone(r.Hi)
+				below[d]--
+				above[d]++
+				add(below)
+				add(above)
+			}
+		}
+		for i := 1; i < len(r.Buckets); i++ {
+			a, b := r.Buckets[i-1], r.Buckets[i]
+			for _, off := range []int{-1, 0, 1} {
+				mid := make([]int, len(a))
+				for d := range a {
+					mid[d] = int(math.Round(math.Sqrt(float64(a[d]) * float64(b[d]))))
+					if r.Lo[d] < r.Hi[d] {
+						mid[d] = max(1, mid[d]+off)
+					}
+				}
+				add(mid)
+			}
+		}
+	}
+	return out
 }
 
 // neighbours are the tuned shapes with every extent one larger, where the
@@ -71,15 +115,23 @@ func (op *opPlan) neighbours() [][]int {
 }
 
 // expect returns what dispatch does at shape before any LoadTuning: the
-// kernel and the rule as Variant writes it. It decides with tunedb.Nearest,
-// which the generated pick must agree with.
+// kernel and the rule as Variant writes it. It decides with Range.Bucket
+// and tunedb.Nearest, which the generated pick must agree with.
 func (op *opPlan) expect(shape []int) (kernel int, rule string) {
 	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: op.dtype, Device: "d", Template: "t"}
-	var cands []tunedb.Workload
 	for _, t := range op.tuned {
 		if slices.Equal(t.shape, shape) {
 			return t.exact, "exact"
 		}
+	}
+	for _, r := range op.ranges {
+		if b := r.Bucket(shape); b != nil {
+			t := op.tuned[slices.IndexFunc(op.tuned, func(t tunedShape) bool { return slices.Equal(t.shape, b) })]
+			return t.near, "bucket " + kernels.FormatShape(b) + " of " + r.String()
+		}
+	}
+	var cands []tunedb.Workload
+	for _, t := range op.tuned {
 		if t.near >= 0 {
 			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: op.dtype, Device: "d", Template: "t"})
 		}

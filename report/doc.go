@@ -10,7 +10,10 @@
 //
 // With more than one workload a summary comes first: per workload its
 // records, failures, best median, GFLOP/s and GB/s and the trials it took
-// to come within 5% of its best. Then, per workload:
+// to come within 5% of its best. With tuned shape ranges
+// (Options.Ranges), a table gives each range's buckets and the median
+// and largest regret of dispatching its held-out shapes to them. Then,
+// per workload:
 //
 //   - Tuning curves: the best median so far against the trial number and
 //     against wall-clock time since the run began, one line per tuning run,

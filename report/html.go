@@ -27,6 +27,16 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 </table>
 <p class="note">Trials to 5%: the first trial, counting every record of the workload in time order, after which the best so far is within 5% of the best. The weights of a tasks file are not recorded in the database, so no weighted total latency is given.</p>
 </section>
+{{end}}{{if .Ranges}}<section id="ranges">
+<h2>Shape ranges</h2>
+<table>
+<thead><tr><th>op</th><th>range</th><th>device</th><th>buckets</th><th class="n">held out</th><th class="n">median regret</th><th class="n">max regret</th><th class="n">trials</th></tr></thead>
+<tbody>
+{{range .Ranges}}<tr><td>{{.Op}}</td><td>{{.Range}}</td><td class="dev">{{.Device}}</td><td>{{.Buckets}}</td><td class="n">{{.HeldOut}}</td><td class="n">{{.Median}}</td><td class="n">{{.Max}}</td><td class="n">{{.Trials}}</td></tr>
+{{end}}</tbody>
+</table>
+<p class="note">Each range was tuned as one (autotune tune --shape lo..hi): a shape of the range runs the winner of its nearest bucket. The regret of a held-out shape is how much slower that winner runs there than the best config measured there after a short tune of the shape alone; inf: the winner cannot run the shape.</p>
+</section>
 {{end}}{{range .Sections}}<section id="{{.ID}}" class="workload">
 <h2>{{.Name}}</h2>
 {{if .Note}}<p class="note">{{.Note}}</p>

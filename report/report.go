@@ -45,6 +45,9 @@ type Options struct {
 	// Generated is when the report was written, for its footer; zero
 	// leaves it out (tests compare pages).
 	Generated time.Time
+	// Ranges are the tuned shape ranges (tunedb.DB.Ranges), shown with
+	// the regret of dispatching their held-out shapes to their buckets.
+	Ranges []tunedb.Range
 }
 
 // TopConfigs is how many configs the top table lists.
@@ -65,6 +68,9 @@ func Write(w io.Writer, db Store, sums []tunedb.Summary, opts *Options) error {
 	if !o.Generated.IsZero() {
 		pg.Generated = o.Generated.UTC().Format(time.RFC3339)
 	}
+	for _, r := range o.Ranges {
+		pg.Ranges = append(pg.Ranges, newRangeRow(r))
+	}
 	for i, s := range sums {
 		sec, err := newSection(db, s, o, i)
 		if err != nil {
@@ -79,7 +85,39 @@ type page struct {
 	Title     string
 	Generated string
 	Many      bool
+	Ranges    []rangeRow
 	Sections  []*section
+}
+
+// rangeRow is a tuned shape range in the page's table.
+type rangeRow struct {
+	Op, Range, Device, Buckets string
+	HeldOut                    int
+	Median, Max                string // "4.1%", "inf", "-" when none was measured
+	Trials                     int
+}
+
+func newRangeRow(r tunedb.Range) rangeRow {
+	row := rangeRow{Op: r.Workload.Op + " " + string(r.Workload.DType), Range: r.String(), Device: r.Workload.Device,
+		HeldOut: len(r.HeldOut), Median: "-", Max: "-", Trials: r.Trials}
+	var bs []string
+	for _, b := range r.Buckets {
+		bs = append(bs, kernels.FormatShape(b))
+	}
+	row.Buckets = strings.Join(bs, ", ")
+	if len(r.HeldOut) > 0 {
+		median, worst := tunedb.Regret(r.HeldOut)
+		row.Median, row.Max = formatRegret(median), formatRegret(worst)
+	}
+	return row
+}
+
+// formatRegret is "4.1%", or "inf".
+func formatRegret(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
 // section is one workload's part of the page.

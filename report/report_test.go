@@ -291,3 +291,31 @@ func TestLargeDatabase(t *testing.T) {
 	}
 	wellFormed(t, page)
 }
+
+// TestRanges: the page's table of shape ranges shows each range's
+// buckets and the median and largest regret of its held-out shapes.
+func TestRanges(t *testing.T) {
+	db := newStore(t, softmaxFixture)
+	lo := tunedb.Workload{Op: "softmax", Shape: []int{1, 1024}, DType: "f32", Device: testCPU.Fingerprint(), Template: "t"}
+	r := tunedb.Range{Workload: lo, Hi: []int{256, 1024}, Buckets: [][]int{{1, 1024}, {16, 1024}, {256, 1024}}, Trials: 90,
+		HeldOut: []tunedb.HeldOut{
+			{Shape: []int{4, 1024}, Nearest: []int{1, 1024}, Regret: 0.02},
+			{Shape: []int{64, 1024}, Nearest: []int{16, 1024}, Regret: 0.1},
+			{Shape: []int{128, 1024}, Nearest: []int{256, 1024}, Regret: math.Inf(1)},
+		}}
+	page, _ := writeReport(t, db, &Options{Ranges: []tunedb.Range{r}})
+	if ids := wellFormed(t, page); !ids["ranges"] {
+		t.Error("no shape ranges section")
+	}
+	// The device cell is escaped by html/template; the rest of the row is
+	// as written.
+	for _, want := range []string{`<tr><td>softmax f32</td><td>1..256x1024</td><td class="dev">`,
+		`</td><td>1x1024, 16x1024, 256x1024</td><td class="n">3</td><td class="n">10.0%</td><td class="n">inf</td><td class="n">90</td></tr>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no row with\n%s", want)
+		}
+	}
+	if page, _ := writeReport(t, db, nil); strings.Contains(page, `id="ranges"`) {
+		t.Error("a shape ranges section without ranges")
+	}
+}

@@ -19,7 +19,8 @@ import (
 //	 {"op": "attention", "shape": "1x12x128x64", "causal": true, "dtype": "f32"}]
 //
 // Op, Shape and DType are as autotune tune's --op, --shape and --dtype (a
-// missing dtype is dtype.Default); Causal is its --causal. Weight is how many times a model's forward pass calls the
+// missing dtype is dtype.Default; a Shape with ranges, "1..64x768",
+// stands for the range's first buckets, which share its Weight); Causal is its --causal. Weight is how many times a model's forward pass calls the
 // workload; it scales the workload's latency in the weighted total.
 type Spec struct {
 	Op     string  `json:"op"`

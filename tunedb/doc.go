@@ -25,6 +25,12 @@
 // decoded inside their transaction; nothing returned points into the mapped
 // file.
 //
+// Tuned shape ranges (Range) are kept in the top-level bucket "ranges",
+// created on the first save, one JSON value per range keyed by the
+// workload key of its low corner, a NUL and its high corner. Like saved
+// cost models (bucket "models"), they summarise records and stay out of
+// Export.
+//
 // # Identity
 //
 // A record is identified by its workload, config and time. Every record

@@ -22,6 +22,7 @@ type Memory struct {
 	mu        sync.RWMutex
 	workloads map[string]*memWorkload // by Workload.Key
 	models    map[string][]byte       // by ModelKey.bytes
+	ranges    map[string][]byte       // by Range.key, as DB stores them
 }
 
 // memWorkload is one workload's records, keyed as DB keys them.
@@ -241,4 +242,37 @@ func (m *Memory) LoadModel(k ModelKey) (model []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	return bytes.Clone(v), true, nil
+}
+
+// SaveRange stores r as DB.SaveRange does.
+func (m *Memory) SaveRange(r Range) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ranges == nil {
+		m.ranges = map[string][]byte{}
+	}
+	m.ranges[string(r.key())] = v
+	return nil
+}
+
+// Ranges returns every saved range, in key order, as DB.Ranges does.
+func (m *Memory) Ranges() ([]Range, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []Range
+	for _, k := range slices.Sorted(maps.Keys(m.ranges)) {
+		var r Range
+		if err := json.Unmarshal(m.ranges[k], &r); err != nil {
+			return nil, fmt.Errorf("tunedb: range %q: %v", k, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

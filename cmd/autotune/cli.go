@@ -288,8 +288,19 @@ type workload struct {
 
 // resolve validates the flags; every mistake is a usage error.
 func (w *workloadFlags) resolve() (workload, error) {
+	if kernels.IsShapeRange(w.shape) {
+		return workload{}, usagef("--shape %s is a range; only autotune tune takes ranges", w.shape)
+	}
+	wl, _, err := w.resolveRange()
+	return wl, err
+}
+
+// resolveRange is resolve for a --shape that may be a range (autotune
+// tune): the workload of the range's low corner, and the range.
+func (w *workloadFlags) resolveRange() (workload, kernels.ShapeRange, error) {
+	var none kernels.ShapeRange
 	if w.op == "" {
-		return workload{}, usagef("--op is required (one of %s)", strings.Join(kernels.Names(), ", "))
+		return workload{}, none, usagef("--op is required (one of %s)", strings.Join(kernels.Names(), ", "))
 	}
 	var flags []string
 	for _, v := range kernels.VariantFlags() {
@@ -299,24 +310,30 @@ func (w *workloadFlags) resolve() (workload, error) {
 	}
 	op, err := kernels.Resolve(w.op, flags...)
 	if err != nil {
-		return workload{}, usagef("%v", err)
+		return workload{}, none, usagef("%v", err)
 	}
 	if w.shape == "" {
-		return workload{}, usagef("--shape is required (%s for %s, e.g. %s)", op.ShapeForm(), op.Name, op.Example)
+		return workload{}, none, usagef("--shape is required (%s for %s, e.g. %s)", op.ShapeForm(), op.Name, op.Example)
 	}
-	shape, err := op.ParseShape(w.shape)
+	var r kernels.ShapeRange
+	if kernels.IsShapeRange(w.shape) {
+		r, err = op.ParseShapeRange(w.shape)
+	} else {
+		r.Lo, err = op.ParseShape(w.shape)
+		r.Hi = r.Lo
+	}
 	if err != nil {
-		return workload{}, usagef("%v", err)
+		return workload{}, none, usagef("%v", err)
 	}
 	dt, err := parseDType(w.dtype, op)
 	if err != nil {
-		return workload{}, err
+		return workload{}, none, err
 	}
 	target, err := lookupDevice(w.device)
 	if err != nil {
-		return workload{}, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
+		return workload{}, none, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
 	}
-	return workload{op: op, shape: shape, dtype: dt, target: target}, nil
+	return workload{op: op, shape: r.Lo, dtype: dt, target: target}, r, nil
 }
 
 // template returns the template of w's op on the backend of w's target.

@@ -25,8 +25,11 @@ Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV]
 
 Writes a Go package of the kernels tuned on a device into DIR: for every
 tuned workload of the ops, its winner specialised to its shape; for every
-op, the shape-generic form of its N most used winners and of the
-template's default config, so that every shape is served. The package
+op, the shape-generic form of its N most used winners, of the winners
+of the buckets of every tuned shape range, and of the template's default
+config, so that every shape is served: a call runs the kernel of its
+shape when it was tuned, else (inside a tuned range) its nearest
+bucket's winner, else the nearest tuned shape's, else the default. The package
 imports only the standard library (simd/archsimd under GOEXPERIMENT=simd)
 and exports Softmax, Gemm, GemmBias, GemmBiasReLU and Attention, Variant
 (which kernel a call runs, and why) and LoadTuning (re-rank the compiled
@@ -84,7 +87,7 @@ func runGen(c *command, std *stdio, args []string) error {
 	fs.StringVar(&dev, "device", "cpu", "cpu (this machine), a CPU fingerprint, or CUDA architectures (sm_80,sm_90)")
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
 	dtypeFlag(fs, &dt)
-	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
+	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default and the winners of tuned ranges' buckets")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -130,6 +130,11 @@ func runReport(c *command, std *stdio, args []string) error {
 			opts.Limits[host.Fingerprint()] = report.Limits{PeakGFLOPs: gflops, GBps: gbps,
 				Source: fmt.Sprintf("Peak %.1f GFLOP/s and bandwidth %.1f GB/s measured by autotune report on this machine as it wrote the page (bench's FMA loop on every core, a copy of 32 MiB)", gflops, gbps)}
 		}
+		ranges, err := db.Ranges()
+		if err != nil {
+			return err
+		}
+		opts.Ranges = ranges
 		return report.Write(&page, db, sums, opts)
 	})
 	if sig := caught(); sig != nil {

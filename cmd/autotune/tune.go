@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,6 +42,21 @@ Two tuners of the same workload on one database divide it between them:
 each claims the configs of a batch before measuring them and leaves the
 other's to it, so none is measured twice; the progress line says how many
 were left to the other.
+
+--shape may give any extent as a range lo..hi, ends included (1..4096x768x768):
+the range is tuned within the one budget. Its first buckets, the ends and
+the geometric middle of each ranged extent, are tuned as ordinary
+workloads (--trials shared among them and two more); then held-out
+shapes of the range, on a geometric ladder of 9 points an extent, get a
+short tune of their own (4 trials) and the winner of their nearest bucket
+is timed there: its regret is how much slower it is than the best
+measured there. The held-out shape of the largest regret (above 2%)
+becomes a bucket while the budget lasts. The summary (and --json:
+buckets, held_out, regret_median, regret_max) shows each bucket's winner
+and the regret per held-out shape; the range is saved in the database,
+and 'autotune gen' dispatches the shapes of the range to their nearest
+bucket's winner. --time bounds the whole range. Other commands take one
+shape, not a range.
 
 --dtype is the element type of the workload in memory: f32 (the default),
 bf16 or f16, accumulated in float32 (an op or backend without kernels of a
@@ -121,6 +137,8 @@ Examples:
   autotune tune --op softmax --shape 8192x512 --early-stop 48
   autotune tune --op gemm --shape 256x256x256 --trials 500 --stop-gain 0.02
   autotune tune --op gemm --shape 1024x1024x1024 --trials 100
+  autotune tune --op gemm --shape 1..4096x768x768 --trials 400
+  autotune tune --op softmax --shape 1..64x1024 --trials 120 --json | jq '.regret_median, .regret_max'
   autotune tune --op attention --causal --shape 1x8x1024x64 --trials 100 --time 10m
   autotune tune --op softmax --shape 1x100000 --time 5m --seed 7 --json
   autotune tune --op gemm --shape 64x64x64 --isa avx2
@@ -270,7 +288,7 @@ func runTune(c *command, std *stdio, args []string) error {
 		}
 		return runTuneTasks(std, o)
 	}
-	w, err := o.resolve()
+	w, rng, err := o.resolveRange()
 	if err != nil {
 		return err
 	}
@@ -285,6 +303,12 @@ func runTune(c *command, std *stdio, args []string) error {
 	tmpl, err := tunable(w, "tune")
 	if err != nil {
 		return err
+	}
+	if top := w; !rng.Single() { // a range: its largest shape must fit too
+		top.shape = rng.Hi
+		if _, err := tunable(top, "tune"); err != nil {
+			return err
+		}
 	}
 	// The measurer first: without a driver or a GPU of the target's
 	// architecture there is nothing to open a database for.
@@ -313,18 +337,19 @@ func runTune(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !rng.Single() {
+		rt := &rangeTuner{o: o, w: w, tmpl: tmpl, toolchain: toolchain, measurer: measurer, db: db, errs: std.errs}
+		res, err := rt.run(ctx, rng)
+		if err == nil {
+			err = rt.report(std, rng, res)
+		}
+		return finishTune(db, &closed, caught, res.Spent, err)
+	}
 	progress := newProgress(std.errs, o.trials, tmpl.BytesOf(w.shape, w.dtype))
 	fmt.Fprintf(std.errs, "tuning %s, built by %s, with %s search (seed %d) into %s\n", describeWorkload(w), toolchainName(toolchain), o.strategy, o.seed, db.Path())
-	s, err := tune.Run(ctx, tune.Task{
-		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
-		Space:    tmpl.Space(w.shape, w.target),
-		Measurer: measurer,
-		Store:    db, Observer: progress,
-		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
-		StopGain: o.gain, StopGainAfter: o.gainMin,
-		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
-		Tool: version, RetryFailed: o.retry,
-	})
+	task := newTuneTask(o, w, tmpl, toolchain, measurer, db)
+	task.Observer = progress
+	s, err := tune.Run(ctx, task)
 	progress.finish()
 	if err != nil {
 		return err
@@ -334,16 +359,38 @@ func runTune(c *command, std *stdio, args []string) error {
 	} else {
 		printSummary(std, w, tmpl, s)
 	}
+	return finishTune(db, &closed, caught, s.Trials, err)
+}
+
+// newTuneTask is the task of tuning w as o says, measured by measurer
+// into store.
+func newTuneTask(o tuneOptions, w workload, tmpl kernels.Template, toolchain string, measurer tune.Measurer, store tune.Store) tune.Task {
+	return tune.Task{
+		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
+		Space:    tmpl.Space(w.shape, w.target),
+		Measurer: measurer,
+		Store:    store,
+		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
+		StopGain: o.gain, StopGainAfter: o.gainMin,
+		Seed: o.seed, Trials: o.trials, Time: o.budget, BatchSize: o.batch,
+		Tool: version, RetryFailed: o.retry,
+	}
+}
+
+// finishTune closes the database of a tune that made n new records and
+// ended with err, and returns the command's error: err, the database's,
+// or the signal that stopped it.
+func finishTune(db *tunedb.DB, closed *bool, caught func() os.Signal, n int, err error) error {
 	// Records the database could not take yet are stored now, or stay in
 	// its side file for the next run: say so rather than exit 0.
-	closed = true
+	*closed = true
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	return stoppedBy(caught(), fmt.Sprintf("%d new records", s.Trials))
+	return stoppedBy(caught(), fmt.Sprintf("%d new records", n))
 }
 
 // tunable returns the template of w's op, or the failure that says why w

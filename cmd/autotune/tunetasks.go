@@ -14,6 +14,7 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
+	"github.com/autotune-dev/autotune/ranges"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -24,6 +25,10 @@ type taskWorkload struct {
 	spec tasks.Spec
 	w    workload
 	tmpl kernels.Template
+	// rng is the range of a task whose shape is one, which the file's
+	// line stands for: it becomes the range's first buckets
+	// (ranges.FirstBuckets), a task each, sharing its weight.
+	rng *kernels.ShapeRange
 }
 
 // readTasks reads and resolves a tasks file; every mistake in it is a
@@ -42,21 +47,59 @@ func readTasks(path, device string) ([]taskWorkload, error) {
 	for i, s := range specs {
 		causal := s.Causal
 		wf := workloadFlags{op: s.Op, shape: s.Shape, dtype: string(s.DType), device: device, variants: map[string]*bool{"causal": &causal}}
-		w, err := wf.resolve()
+		w, rng, err := wf.resolveRange()
 		if err != nil {
 			return nil, usagef("%s: task %d: %v", path, i+1, strings.ReplaceAll(err.Error(), "--", ""))
 		}
-		tmpl, err := tunable(w, "tune")
-		if err != nil {
-			var u *usageError
-			if errors.As(err, &u) {
-				return nil, usagef("%s: task %d: %v", path, i+1, err)
-			}
-			return nil, fmt.Errorf("%s: task %d: %w", path, i+1, err)
+		shapes := [][]int{w.shape}
+		tw := taskWorkload{spec: s}
+		if !rng.Single() {
+			shapes = ranges.FirstBuckets(rng.Lo, rng.Hi, ranges.DefaultLevels)
+			tw.rng = &rng
+			tw.spec.Weight /= float64(len(shapes))
 		}
-		out = append(out, taskWorkload{spec: s, w: w, tmpl: tmpl})
+		for _, shape := range shapes {
+			tw.w = w
+			tw.w.shape = shape
+			if tw.tmpl, err = tunable(tw.w, "tune"); err != nil {
+				var u *usageError
+				if errors.As(err, &u) {
+					return nil, usagef("%s: task %d: %v", path, i+1, err)
+				}
+				return nil, fmt.Errorf("%s: task %d: %w", path, i+1, err)
+			}
+			out = append(out, tw)
+		}
 	}
 	return out, nil
+}
+
+// saveTaskRanges saves the range of each task that had one, with the
+// buckets that have a winner. A tasks run measures no regret: tune the
+// range alone for that.
+func saveTaskRanges(db *tunedb.DB, tws []taskWorkload, ts tune.TaskSet, s tune.TaskSetSummary) error {
+	saved := map[*kernels.ShapeRange]bool{} // a line's tasks share its range
+	for i, tw := range tws {
+		if tw.rng == nil || saved[tw.rng] {
+			continue
+		}
+		saved[tw.rng] = true
+		r := tunedb.Range{Workload: ts.Tasks[i].Workload(), Hi: tw.rng.Hi, Time: time.Now().UTC(), Tool: version}
+		r.Workload.Shape = tw.rng.Lo
+		for j := i; j < len(tws); j++ {
+			if tws[j].rng == tw.rng && s.Tasks[j].Best != nil {
+				r.Buckets = append(r.Buckets, tws[j].w.shape)
+				r.Trials += s.Tasks[j].Trials
+			}
+		}
+		if len(r.Buckets) == 0 {
+			continue
+		}
+		if err := db.SaveRange(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runTuneTasks is tune --tasks: every workload of the file in one run.
@@ -109,6 +152,9 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 	fmt.Fprintf(std.errs, "tuning %d workloads of %s with %s search and the %s scheduler (seed %d) into %s\n",
 		len(tws), o.tasks, o.strategy, o.scheduler, o.seed, db.Path())
 	s, err := tune.RunTasks(ctx, ts)
+	if err == nil {
+		err = saveTaskRanges(db, tws, ts, s)
+	}
 	if err != nil {
 		return err
 	}

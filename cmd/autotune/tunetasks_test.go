@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,5 +207,34 @@ func TestTasksContention(t *testing.T) {
 	}
 	if want := (contentionJSON{Evidenced: 6, Contended: 5, Remeasures: 3, Unsettled: true}); j.Tasks[1].Contention != want {
 		t.Errorf("--json contention of the second task %+v, want %+v", j.Tasks[1].Contention, want)
+	}
+}
+
+// TestReadTasksRange: a task whose shape is a range stands for the
+// range's first buckets, a task each, sharing its weight; a bad range is
+// a usage error naming the task.
+func TestReadTasksRange(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tasks.json")
+	os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "1..64x128", "weight": 3}, {"op": "softmax", "shape": "4x9"}]`), 0o644)
+	tws, err := readTasks(file, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tw := range tws {
+		r := ""
+		if tw.rng != nil {
+			r = tw.rng.String()
+		}
+		got = append(got, fmt.Sprintf("%s w%g %s", kernels.FormatShape(tw.w.shape), tw.spec.Weight, r))
+	}
+	want := []string{"1x128 w1 1..64x128", "8x128 w1 1..64x128", "64x128 w1 1..64x128", "4x9 w1 "}
+	if !slices.Equal(got, want) {
+		t.Errorf("tasks %q, want %q", got, want)
+	}
+	os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "4x9"}, {"op": "softmax", "shape": "64..1x128"}]`), 0o644)
+	if _, err := readTasks(file, "cpu"); err == nil || !strings.Contains(err.Error(), "task 2: invalid shape range") {
+		t.Errorf("a reversed range: %v", err)
 	}
 }

@@ -17,7 +17,7 @@
 //
 // # Dispatch
 //
-// A call runs, allocating nothing once its kernel is loaded: the kernel specialised to its shape when that shape was tuned on the architecture; else the shape-generic kernel of the winner of the nearest tuned shape that has one and can run the shape (nearest by the sum over dimensions of |log2 a − log2 b|); else the template's default, shape-generic. Variant(arch, op, shape...) says which kernel and why. LoadTuning reads a tuning log (autotune db export) of the package's architectures and template versions and from then on sends each shape of the log to the fastest of the compiled kernels there. manifest.json lists every kernel with its config, template version and the hashes of its source (cu/) and PTX (ptx/).
+// A call runs, allocating nothing once its kernel is loaded: the kernel specialised to its shape when that shape was tuned on the architecture; else, for a shape inside a range tuned as one (autotune tune --shape 1..64x1024), the shape-generic kernel of the winner of its nearest bucket (one of the shapes tuned for the range) that can run the shape; else the shape-generic kernel of the winner of the nearest tuned shape that has one and can run the shape (nearest by the sum over dimensions of |log2 a − log2 b|); else the template's default, shape-generic. Variant(arch, op, shape...) says which kernel and why. LoadTuning reads a tuning log (autotune db export) of the package's architectures and template versions and from then on sends each shape of the log to the fastest of the compiled kernels there. manifest.json lists every kernel with its config, template version and the hashes of its source (cu/) and PTX (ptx/).
 //
 // # Kernels
 //

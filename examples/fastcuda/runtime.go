@@ -295,7 +295,7 @@ func (o *opState) launch(stream uintptr, ptrs []uintptr, dims []int) error {
 	if err != nil {
 		return err
 	}
-	k, _, _ := o.archs[st.arch].cur.Load().pick(dims)
+	k, _, _, _ := o.archs[st.arch].cur.Load().pick(dims)
 	kn := &kernels[k]
 	grid, block, shared := kn.grid, kn.block, kn.shared
 	if g := kn.generic; g != nil {
@@ -409,8 +409,8 @@ type tables struct {
 	cur  atomic.Pointer[table]
 }
 
-func newTables(def int, entries []entry) *tables {
-	t := &tables{base: &table{def: def, entries: entries}}
+func newTables(def int, entries []entry, ranges ...shapeRange) *tables {
+	t := &tables{base: &table{def: def, entries: entries, ranges: ranges}}
 	t.cur.Store(t.base)
 	return t
 }
@@ -419,6 +419,41 @@ func newTables(def int, entries []entry) *tables {
 type table struct {
 	def     int // the default kernel
 	entries []entry
+	ranges  []shapeRange
+}
+
+// A shapeRange is a range of shapes tuned as one (autotune tune --shape
+// 1..4096x1024): a shape inside it runs the generic kernel of the winner
+// of its nearest bucket, a shape tuned for the range.
+type shapeRange struct {
+	lo, hi  []int
+	buckets []entry
+}
+
+func (r *shapeRange) contains(shape []int) bool {
+	for d, n := range shape {
+		if n < r.lo[d] || n > r.hi[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// formatShape writes shape as autotune does: "64x1024".
+func formatShape(shape []int) string {
+	return (&shapeRange{lo: shape, hi: shape}).String()
+}
+
+// String writes r as autotune does: "1..64x1024".
+func (r *shapeRange) String() string {
+	parts := make([]string, len(r.lo))
+	for d := range r.lo {
+		parts[d] = strconv.Itoa(r.lo[d])
+		if r.hi[d] != r.lo[d] {
+			parts[d] += ".." + strconv.Itoa(r.hi[d])
+		}
+	}
+	return strings.Join(parts, "x")
 }
 
 // An entry is a tuned shape and the kernels that serve it.
@@ -442,27 +477,47 @@ func newEntry(shape []int, exact, near int) entry {
 
 const (
 	ruleExact = iota
+	ruleBucket
 	ruleNearest
 	ruleDefault
 )
 
-// pick returns the kernel for shape: exact, else the generic kernel of the
-// nearest tuned shape that serves shape, else the default. It allocates
-// nothing.
-func (t *table) pick(shape []int) (k, rule int, from *entry) {
+// pick returns the kernel for shape: exact; else, inside a tuned range,
+// the generic kernel of the winner of its nearest bucket that serves
+// shape; else that of the nearest tuned shape that serves shape; else the
+// default. It returns the rule, the entry the kernel came from and, for
+// the bucket rule, the range. It allocates nothing.
+func (t *table) pick(shape []int) (k, rule int, from *entry, in *shapeRange) {
 	for i := range t.entries {
 		if slices.Equal(t.entries[i].shape, shape) {
-			return t.entries[i].exact, ruleExact, &t.entries[i]
+			return t.entries[i].exact, ruleExact, &t.entries[i], nil
 		}
 	}
 	var lg [8]float64
 	for d, n := range shape {
 		lg[d] = math.Log2(float64(n))
 	}
+	for i := range t.ranges {
+		r := &t.ranges[i]
+		if r.contains(shape) {
+			if b := nearest(r.buckets, shape, &lg); b != nil {
+				return b.near, ruleBucket, b, r
+			}
+		}
+	}
+	if best := nearest(t.entries, shape, &lg); best != nil {
+		return best.near, ruleNearest, best, nil
+	}
+	return t.def, ruleDefault, nil, nil
+}
+
+// nearest returns the entry nearest to shape, of log2 extents lg, whose
+// generic kernel serves it, or nil when none does.
+func nearest(entries []entry, shape []int, lg *[8]float64) *entry {
 	var best *entry
 	bestDist := math.Inf(1)
-	for i := range t.entries {
-		e := &t.entries[i]
+	for i := range entries {
+		e := &entries[i]
 		if e.near < 0 || kernels[e.near].generic.serves(shape) != "" {
 			continue
 		}
@@ -474,10 +529,7 @@ func (t *table) pick(shape []int) (k, rule int, from *entry) {
 			best, bestDist = e, dist
 		}
 	}
-	if best == nil {
-		return t.def, ruleDefault, nil
-	}
-	return best.near, ruleNearest, best
+	return best
 }
 
 // Variant says which kernel a call of op (an op's name, such as "softmax")
@@ -485,6 +537,7 @@ func (t *table) pick(shape []int) (k, rule int, from *entry) {
 // and why:
 //
 //	softmax_sm_86_4096x1024 (exact)
+//	softmax_sm_86_g2 (bucket 8x1024 of 1..64x1024)
 //	softmax_sm_86_g1 (nearest 4096x1024)
 //	softmax_sm_86_default (default)
 func Variant(arch, op string, shape ...int) string {
@@ -499,17 +552,15 @@ func Variant(arch, op string, shape ...int) string {
 	if err != nil {
 		return err.Error()
 	}
-	k, rule, from := o.archs[a].cur.Load().pick(shape)
+	k, rule, from, in := o.archs[a].cur.Load().pick(shape)
 	why := "default"
 	switch rule {
 	case ruleExact:
 		why = "exact"
+	case ruleBucket:
+		why = "bucket " + formatShape(from.shape) + " of " + in.String()
 	case ruleNearest:
-		parts := make([]string, len(from.shape))
-		for i, n := range from.shape {
-			parts[i] = strconv.Itoa(n)
-		}
-		why = "nearest " + strings.Join(parts, "x")
+		why = "nearest " + formatShape(from.shape)
 	}
 	if kn := kernels[k]; kn.generic != nil {
 		if s := kn.generic.serves(shape); s != "" {
@@ -607,7 +658,7 @@ func LoadTuning(r io.Reader) error {
 		ts := ops[kk.op].archs[kk.arch]
 		t := next[ts]
 		if t == nil {
-			t = &table{def: ts.base.def, entries: slices.Clone(ts.base.entries)}
+			t = &table{def: ts.base.def, entries: slices.Clone(ts.base.entries), ranges: ts.base.ranges}
 			next[ts] = t
 		}
 		exact, near := -1, -1

@@ -398,11 +398,11 @@ func Attention(o, q, k, v []float32, b, h, s, d int, causal bool) {
 	checkLen("Attention", "v", len(v), b*h*s*d, "b·h·s·d")
 	shape := [4]int{b, h, s, d}
 	if causal {
-		i, _, _ := attentionCausalOp.pick(shape[:])
+		i, _, _, _ := attentionCausalOp.pick(shape[:])
 		attentionCausalFns[i](o, q, k, v, b, h, s, d)
 		return
 	}
-	i, _, _ := attentionOp.pick(shape[:])
+	i, _, _, _ := attentionOp.pick(shape[:])
 	attentionFns[i](o, q, k, v, b, h, s, d)
 }
 
@@ -418,7 +418,7 @@ func Gemm(c, a, b []float32, m, n, k int) {
 	checkLen("Gemm", "a", len(a), m*k, "m·k")
 	checkLen("Gemm", "b", len(b), n*k, "n·k")
 	shape := [3]int{m, n, k}
-	i, _, _ := gemmOp.pick(shape[:])
+	i, _, _, _ := gemmOp.pick(shape[:])
 	gemmFns[i](c, a, b, m, n, k)
 }
 
@@ -436,7 +436,7 @@ func GemmBias(c, a, b, bias []float32, m, n, k int) {
 	checkLen("GemmBias", "b", len(b), n*k, "n·k")
 	checkLen("GemmBias", "bias", len(bias), n, "n")
 	shape := [3]int{m, n, k}
-	i, _, _ := gemmBiasOp.pick(shape[:])
+	i, _, _, _ := gemmBiasOp.pick(shape[:])
 	gemmBiasFns[i](c, a, b, bias, m, n, k)
 }
 
@@ -454,7 +454,7 @@ func GemmBiasReLU(c, a, b, bias []float32, m, n, k int) {
 	checkLen("GemmBiasReLU", "b", len(b), n*k, "n·k")
 	checkLen("GemmBiasReLU", "bias", len(bias), n, "n")
 	shape := [3]int{m, n, k}
-	i, _, _ := gemmBiasReLUOp.pick(shape[:])
+	i, _, _, _ := gemmBiasReLUOp.pick(shape[:])
 	gemmBiasReLUFns[i](c, a, b, bias, m, n, k)
 }
 
@@ -471,7 +471,7 @@ func LayerNorm(y, x, gamma, beta []float32, rows, cols int) {
 	checkLen("LayerNorm", "gamma", len(gamma), cols, "cols")
 	checkLen("LayerNorm", "beta", len(beta), cols, "cols")
 	shape := [2]int{rows, cols}
-	i, _, _ := layerNormOp.pick(shape[:])
+	i, _, _, _ := layerNormOp.pick(shape[:])
 	layerNormFns[i](y, x, gamma, beta, rows, cols)
 }
 
@@ -486,7 +486,7 @@ func RMSNorm(y, x, gamma []float32, rows, cols int) {
 	checkLen("RMSNorm", "x", len(x), rows*cols, "rows·cols")
 	checkLen("RMSNorm", "gamma", len(gamma), cols, "cols")
 	shape := [2]int{rows, cols}
-	i, _, _ := rmsNormOp.pick(shape[:])
+	i, _, _, _ := rmsNormOp.pick(shape[:])
 	rmsNormFns[i](y, x, gamma, rows, cols)
 }
 
@@ -500,6 +500,6 @@ func Softmax(dst, src []float32, rows, cols int) {
 	checkLen("Softmax", "dst", len(dst), rows*cols, "rows·cols")
 	checkLen("Softmax", "src", len(src), rows*cols, "rows·cols")
 	shape := [2]int{rows, cols}
-	i, _, _ := softmaxOp.pick(shape[:])
+	i, _, _, _ := softmaxOp.pick(shape[:])
 	softmaxFns[i](dst, src, rows, cols)
 }

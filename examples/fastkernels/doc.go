@@ -20,6 +20,7 @@ Arguments are row-major float32 arrays, the output first. Each function panics w
 A call runs, allocating nothing:
 
   - exact: the kernel specialised to its shape, when that shape was tuned;
+  - bucket: else, for a shape inside a range tuned as one (autotune tune --shape 1..64x64), the shape-generic kernel of the winner of the range's nearest bucket, one of the shapes tuned for it;
   - nearest: else the shape-generic kernel of the winner of the nearest tuned shape that has one, nearest by the sum over dimensions of |log2 a − log2 b| (ties: fewer elements, then the smaller first differing extent), as autotune's lookup measures it;
   - default: else the template's default config, shape-generic.
 

@@ -49,6 +49,35 @@ func newEntry(shape []int, exact, near int, fromLog bool) entry {
 
 type table struct{ entries []entry }
 
+// A shapeRange is a range of shapes tuned as one (autotune tune --shape
+// 1..64x64): a shape inside it runs the generic kernel of the winner of
+// its nearest bucket, a shape tuned for the range.
+type shapeRange struct {
+	lo, hi  []int
+	buckets []entry
+}
+
+func (r *shapeRange) contains(shape []int) bool {
+	for d, n := range shape {
+		if n < r.lo[d] || n > r.hi[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// String writes r as autotune does: "1..64x64".
+func (r *shapeRange) String() string {
+	parts := make([]string, len(r.lo))
+	for d := range r.lo {
+		parts[d] = strconv.Itoa(r.lo[d])
+		if r.hi[d] != r.lo[d] {
+			parts[d] += ".." + strconv.Itoa(r.hi[d])
+		}
+	}
+	return strings.Join(parts, "x")
+}
+
 // An opState is what dispatch knows of one op.
 type opState struct {
 	name     string
@@ -56,7 +85,8 @@ type opState struct {
 	dims     []string // the names of its extents
 	template string   // the template version its kernels were generated from
 	kernels  []kernel
-	def      int    // the default kernel
+	def      int // the default kernel
+	ranges   []shapeRange
 	base     *table // as generated
 	cur      atomic.Pointer[table]
 }
@@ -69,43 +99,58 @@ func (o *opState) setTable(entries []entry) {
 
 const (
 	ruleExact = iota
+	ruleBucket
 	ruleNearest
 	ruleDefault
 )
 
-// pick returns the kernel for shape, the rule that chose it, and the entry
-// of the tuned shape it came from (nil for the default). It allocates
-// nothing.
-func (o *opState) pick(shape []int) (k, rule int, from *entry) {
+// pick returns the kernel for shape, the rule that chose it, the entry of
+// the tuned shape it came from (nil for the default) and, for the bucket
+// rule, the range. It allocates nothing.
+func (o *opState) pick(shape []int) (k, rule int, from *entry, in *shapeRange) {
 	t := o.cur.Load()
 	for i := range t.entries {
 		if sameShape(t.entries[i].shape, shape) {
-			return t.entries[i].exact, ruleExact, &t.entries[i]
+			return t.entries[i].exact, ruleExact, &t.entries[i], nil
 		}
 	}
 	var lg [maxRank]float64
 	for d, n := range shape {
 		lg[d] = math.Log2(float64(n))
 	}
+	for i := range o.ranges {
+		r := &o.ranges[i]
+		if r.contains(shape) {
+			if b := nearest(r.buckets, &lg, len(shape)); b != nil {
+				return b.near, ruleBucket, b, r
+			}
+		}
+	}
+	if best := nearest(t.entries, &lg, len(shape)); best != nil {
+		return best.near, ruleNearest, best, nil
+	}
+	return o.def, ruleDefault, nil, nil
+}
+
+// nearest returns the entry nearest to the shape of log2 extents lg, of
+// those with a generic kernel, or nil when none has one.
+func nearest(entries []entry, lg *[maxRank]float64, rank int) *entry {
 	var best *entry
 	bestDist := math.Inf(1)
-	for i := range t.entries {
-		e := &t.entries[i]
+	for i := range entries {
+		e := &entries[i]
 		if e.near < 0 {
 			continue
 		}
 		dist := 0.0
-		for d := range shape {
+		for d := range rank {
 			dist += math.Abs(lg[d] - e.log2[d])
 		}
 		if best == nil || dist < bestDist || dist == bestDist && smaller(e, best) {
 			best, bestDist = e, dist
 		}
 	}
-	if best == nil {
-		return o.def, ruleDefault, nil
-	}
-	return best.near, ruleNearest, best
+	return best
 }
 
 // smaller breaks ties between equally near shapes as autotune does: fewer
@@ -160,6 +205,7 @@ func checkLen(fn, arg string, got, want int, expr string) {
 // or "attention_causal") with the given shape would run, and why:
 //
 //	softmax1024x1024 (exact)
+//	softmaxG2 (bucket 8x64 of 1..64x64)
 //	softmaxG1 (nearest 1024x1024)
 //	softmaxDefault (default)
 //
@@ -182,11 +228,13 @@ func Variant(op string, shape ...int) string {
 			return fmt.Sprintf("%s: %s = %d, want ≥ 1", op, o.dims[i], n)
 		}
 	}
-	k, rule, from := o.pick(shape)
+	k, rule, from, in := o.pick(shape)
 	why := "default"
 	switch rule {
 	case ruleExact:
 		why = "exact"
+	case ruleBucket:
+		why = "bucket " + formatShape(from.shape) + " of " + in.String()
 	case ruleNearest:
 		why = "nearest " + formatShape(from.shape)
 	}

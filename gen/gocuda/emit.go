@@ -41,7 +41,15 @@ func (w *writer) kernelsFile() string {
 			for _, e := range ap.entries {
 				f("newEntry(%#v, %d, %d), ", e.shape, e.exact, e.near)
 			}
-			f("}),\n")
+			f("}")
+			for _, r := range ap.ranges {
+				f(", shapeRange{lo: %#v, hi: %#v, buckets: []entry{", r.lo, r.hi)
+				for _, e := range r.buckets {
+					f("newEntry(%#v, %d, %d), ", e.shape, e.exact, e.near)
+				}
+				f("}}")
+			}
+			f("),\n")
 		}
 		f("}}\n\n")
 		w.function(&b, op)
@@ -105,6 +113,7 @@ func (w *writer) doc() string {
 	f("An older architecture than all of the package's is an error that names them.\n\n")
 	f("# Dispatch\n\n")
 	f("A call runs, allocating nothing once its kernel is loaded: the kernel specialised to its shape when that shape was tuned on the architecture; ")
+	f("else, for a shape inside a range tuned as one (autotune tune --shape 1..64x1024), the shape-generic kernel of the winner of its nearest bucket (one of the shapes tuned for the range) that can run the shape; ")
 	f("else the shape-generic kernel of the winner of the nearest tuned shape that has one and can run the shape ")
 	f("(nearest by the sum over dimensions of |log2 a − log2 b|); else the template's default, shape-generic. ")
 	f("Variant(arch, op, shape...) says which kernel and why. LoadTuning reads a tuning log (autotune db export) of the package's ")

@@ -53,7 +53,8 @@ type Options struct {
 	// Ops are the ops, by name; nil means every op with a CUDA template.
 	Ops []string
 	// Variants is how many shape-generic winners each op gets per
-	// architecture besides the default; 0 means 3, negative none.
+	// architecture besides the default and the winners of its tuned
+	// ranges' buckets, which always get theirs; 0 means 3, negative none.
 	Variants int
 	// Command is the command line the files' header names.
 	Command  string
@@ -91,6 +92,14 @@ type opPlan struct {
 type archPlan struct {
 	def     int
 	entries []entryPlan
+	ranges  []rangePlan
+}
+
+// rangePlan is a tuned range of shapes and its buckets, each one of the
+// arch's entries.
+type rangePlan struct {
+	lo, hi  []int
+	buckets []entryPlan
 }
 
 type entryPlan struct {
@@ -132,6 +141,10 @@ func Generate(ctx context.Context, src gen.Source, o Options) (map[string][]byte
 	if err != nil {
 		return nil, fmt.Errorf("gocuda: %w", err)
 	}
+	rs, err := src.Ranges()
+	if err != nil {
+		return nil, fmt.Errorf("gocuda: %w", err)
+	}
 	var ks []planned
 	var ops []*opPlan
 	for _, tmpl := range tmpls {
@@ -142,6 +155,7 @@ func Generate(ctx context.Context, src gen.Source, o Options) (map[string][]byte
 			if err != nil {
 				return nil, fmt.Errorf("gocuda: %s on %s: %w", tmpl.Op.Name, arch, err)
 			}
+			sel.AddRanges(rs, tmpl, dtype.F32, match)
 			op.archs[arch] = planArch(&ks, tmpl, arch, sel)
 		}
 		ops = append(ops, op)
@@ -187,7 +201,8 @@ func selectTemplates(names []string) ([]kernels.Template, error) {
 
 // planArch appends to ks the kernels of sel on arch and returns their
 // dispatch: a specialised kernel per tuned shape, the generic kernels of
-// the ranked winners, and the default, generic, unless a winner's is it.
+// the ranked winners and of the ranges' buckets' winners, the ranges,
+// and the default, generic, unless a winner's is it.
 func planArch(ks *[]planned, tmpl kernels.Template, arch string, sel gen.Selection) *archPlan {
 	ap := &archPlan{def: -1}
 	base := tmpl.Op.Name + "_" + arch
@@ -207,6 +222,13 @@ func planArch(ks *[]planned, tmpl kernels.Template, arch string, sel gen.Selecti
 			e.near = k
 		}
 		ap.entries = append(ap.entries, e)
+	}
+	for _, r := range sel.Ranges {
+		rp := rangePlan{lo: r.Lo, hi: r.Hi}
+		for _, b := range r.Buckets {
+			rp.buckets = append(rp.buckets, ap.entries[slices.IndexFunc(ap.entries, func(e entryPlan) bool { return slices.Equal(e.shape, b) })])
+		}
+		ap.ranges = append(ap.ranges, rp)
 	}
 	if k, ok := generic[sel.Default.String()]; ok {
 		ap.def = k

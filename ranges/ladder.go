@@ -1,0 +1,63 @@
+package ranges
+
+import (
+	"math"
+	"slices"
+)
+
+// Ladder returns up to levels points from lo to hi, ends included, spaced
+// geometrically and rounded to integers, without repeats: 1..64 with 9
+// levels is 1 2 3 5 8 13 23 38 64.
+func Ladder(lo, hi, levels int) []int {
+	if lo >= hi || levels < 2 {
+		return []int{lo}
+	}
+	ratio := float64(hi) / float64(lo)
+	var out []int
+	for i := range levels {
+		n := int(math.Round(float64(lo) * math.Pow(ratio, float64(i)/float64(levels-1))))
+		n = min(max(n, lo), hi)
+		if len(out) == 0 || n > out[len(out)-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Candidates returns the shapes of the product of the ladders of the
+// extents of the range from lo to hi, in lexical order.
+func Candidates(lo, hi []int, levels int) [][]int {
+	ladders := make([][]int, len(lo))
+	for d := range lo {
+		ladders[d] = Ladder(lo[d], hi[d], levels)
+	}
+	return product(ladders)
+}
+
+// FirstBuckets returns the shapes a range tune tunes first: the product
+// of the ends and the middle point of each extent's ladder of levels
+// points (1..64 with 9: 1, 8 and 64).
+func FirstBuckets(lo, hi []int, levels int) [][]int {
+	ladders := make([][]int, len(lo))
+	for d := range lo {
+		l := Ladder(lo[d], hi[d], levels)
+		ladders[d] = slices.Compact([]int{l[0], l[len(l)/2], l[len(l)-1]})
+	}
+	return product(ladders)
+}
+
+// product returns every shape taking extent d from ladders[d], in lexical
+// order.
+func product(ladders [][]int) [][]int {
+	out := [][]int{nil}
+	for _, l := range ladders {
+		var next [][]int
+		for _, prefix := range out {
+			for _, n := range l {
+				next = append(next, append(slices.Clone(prefix), n))
+			}
+		}
+		out = next
+	}
+	return out
+}

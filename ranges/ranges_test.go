@@ -1,0 +1,201 @@
+package ranges
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/autotune-dev/autotune/schedule"
+	"github.com/autotune-dev/autotune/tunedb"
+)
+
+// fake is a tuner of one knob, tile, whose time at a shape is
+// landscape(shape, tile); 0 means the tile cannot run the shape. Tune
+// measures the tiles in order and keeps the fastest, as exhaustive as its
+// trials allow; both count a measurement once per shape and tile, as
+// records do.
+type fake struct {
+	space     *schedule.Space
+	landscape func(shape []int, tile int) float64
+	measured  map[string]bool
+	tuned     [][]int
+}
+
+func newFake(landscape func([]int, int) float64) *fake {
+	return &fake{space: schedule.NewSpace([]schedule.Knob{schedule.Choice("tile", 1, 2, 4, 8, 16, 32, 64)}), landscape: landscape, measured: map[string]bool{}}
+}
+
+func (f *fake) tile(c schedule.Config) int { return int(c.At(0).Int()) }
+
+func (f *fake) time(shape []int, c schedule.Config) (float64, int) {
+	k := fmt.Sprint(shape, c)
+	spent := 0
+	if !f.measured[k] {
+		f.measured[k], spent = true, 1
+	}
+	return f.landscape(shape, f.tile(c)), spent
+}
+
+func (f *fake) Tune(ctx context.Context, shape []int, trials int) (schedule.Config, bool, int, error) {
+	f.tuned = append(f.tuned, shape)
+	var best schedule.Config
+	bestT, spent := math.Inf(1), 0
+	for i := range f.space.Size() {
+		c := f.space.At(i)
+		if spent == trials && !f.measured[fmt.Sprint(shape, c)] {
+			continue
+		}
+		t, n := f.time(shape, c)
+		spent += n
+		if t > 0 && t < bestT {
+			best, bestT = c, t
+		}
+	}
+	return best, !math.IsInf(bestT, 1), spent, ctx.Err()
+}
+
+func (f *fake) Best(shape []int) (float64, error) {
+	best := 0.0
+	for i := range f.space.Size() {
+		c := f.space.At(i)
+		if t := f.landscape(shape, f.tile(c)); f.measured[fmt.Sprint(shape, c)] && t > 0 && (best == 0 || t < best) {
+			best = t
+		}
+	}
+	return best, nil
+}
+
+func (f *fake) Time(ctx context.Context, shape []int, cfgs []schedule.Config) ([]float64, int, error) {
+	out := make([]float64, len(cfgs))
+	spent := 0
+	for i, c := range cfgs {
+		t, n := f.time(shape, c)
+		out[i], spent = t, spent+n
+	}
+	return out, spent, ctx.Err()
+}
+
+// sqrtTile is fastest near tile = sqrt(rows); a tile above the rows
+// cannot run.
+func sqrtTile(shape []int, tile int) float64 {
+	if tile > shape[0] {
+		return 0
+	}
+	return float64(shape[0])/float64(tile) + float64(tile)
+}
+
+func TestLadder(t *testing.T) {
+	for _, tt := range []struct {
+		lo, hi, levels int
+		want           []int
+	}{
+		{1, 64, 9, []int{1, 2, 3, 5, 8, 13, 23, 38, 64}},
+		{1, 4, 9, []int{1, 2, 3, 4}},
+		{7, 7, 9, []int{7}},
+		{100, 101, 2, []int{100, 101}},
+	} {
+		if got := Ladder(tt.lo, tt.hi, tt.levels); !slices.Equal(got, tt.want) {
+			t.Errorf("Ladder(%d, %d, %d) = %v, want %v", tt.lo, tt.hi, tt.levels, got, tt.want)
+		}
+	}
+	if got := FirstBuckets([]int{1, 64}, []int{64, 64}, 9); !slices.EqualFunc(got, [][]int{{1, 64}, {8, 64}, {64, 64}}, slices.Equal) {
+		t.Errorf("firstBuckets = %v", got)
+	}
+	if got := len(Candidates([]int{1, 1}, []int{64, 4}, 9)); got != 9*4 {
+		t.Errorf("%d candidates of 1..64x1..4, want 36", got)
+	}
+}
+
+func TestTune(t *testing.T) {
+	for _, trials := range []int{1, 10, 30, 60, 120, 400} {
+		t.Run(fmt.Sprint(trials), func(t *testing.T) {
+			f := newFake(sqrtTile)
+			res, err := Tune(context.Background(), f, Options{Lo: []int{1, 64}, Hi: []int{1024, 64}, Trials: trials, PerShape: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Spent > trials || res.Spent != len(f.measured) {
+				t.Errorf("spent %d of %d trials; the fake counted %d", res.Spent, trials, len(f.measured))
+			}
+			if len(res.Buckets) == 0 || !slices.Equal(res.Buckets[0].Shape, []int{1, 64}) {
+				t.Fatalf("buckets %v: the low end is tuned first", res.BucketShapes())
+			}
+			for _, h := range res.HeldOut {
+				checkRegret(t, f, res, h.Shape, h.Regret)
+			}
+			if trials >= 120 {
+				if _, worst := res.Regret(); worst > 0.02 && len(res.Buckets) < len(Candidates([]int{1, 64}, []int{1024, 64}, 9)) {
+					t.Errorf("with %d trials the worst regret is %.3f over buckets %v", trials, worst, res.BucketShapes())
+				}
+			}
+		})
+	}
+}
+
+// checkRegret recomputes a held-out shape's regret from the landscape.
+func checkRegret(t *testing.T, f *fake, res Result, h []int, got float64) {
+	t.Helper()
+	shapes := res.BucketShapes()
+	best, _ := f.Best(h)
+	want := math.Inf(1)
+	if tt := f.landscape(h, f.tile(res.Buckets[tunedb.NearestShape(h, shapes)].Winner)); tt > 0 {
+		want = tt/best - 1
+	}
+	if got != want && !(math.IsInf(got, 1) && math.IsInf(want, 1)) {
+		t.Errorf("regret at %v = %v, want %v (buckets %v)", h, got, want, shapes)
+	}
+}
+
+// More trials buy more buckets and a regret no larger.
+func TestTuneAddsBuckets(t *testing.T) {
+	prev := math.Inf(1)
+	prevBuckets := 0
+	for _, trials := range []int{40, 80, 160} {
+		res, err := Tune(context.Background(), newFake(sqrtTile), Options{Lo: []int{1, 64}, Hi: []int{4096, 64}, Trials: trials, PerShape: 7, Tolerance: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, worst := res.Regret()
+		if len(res.Buckets) < prevBuckets || worst > prev {
+			t.Errorf("%d trials: %d buckets, worst regret %.3f; fewer trials gave %d, %.3f", trials, len(res.Buckets), worst, prevBuckets, prev)
+		}
+		prev, prevBuckets = worst, len(res.Buckets)
+	}
+	if prevBuckets <= 3 {
+		t.Errorf("160 trials added no bucket to the first 3")
+	}
+}
+
+// A winner that cannot run a held-out shape has infinite regret there,
+// and such a shape becomes a bucket first.
+func TestTuneRefusedWinner(t *testing.T) {
+	// Tiles of 16 and more run only shapes of at least 64 rows, and are
+	// fastest there: the winner at 64 cannot serve 38.
+	landscape := func(shape []int, tile int) float64 {
+		if tile >= 16 && shape[0] < 64 {
+			return 0
+		}
+		return 100 / float64(tile)
+	}
+	f := newFake(landscape)
+	res, err := Tune(context.Background(), f, Options{Lo: []int{1}, Hi: []int{64}, Trials: 80, PerShape: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 23 and 38 are both nearer 64 than 8; 23, farther from a bucket,
+	// is measured first.
+	if !slices.ContainsFunc(res.Buckets, func(b Bucket) bool { return slices.Equal(b.Shape, []int{23}) }) {
+		t.Errorf("buckets %v: 23, which the winner of 64 cannot run, was not added", res.BucketShapes())
+	}
+}
+
+func TestTuneCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Tune(ctx, newFake(sqrtTile), Options{Lo: []int{1}, Hi: []int{64}, Trials: 100})
+	if err == nil || len(res.Buckets) != 1 {
+		t.Errorf("cancelled: %v, buckets %v; want the context's error after the first", err, res.BucketShapes())
+	}
+}
