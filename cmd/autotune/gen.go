@@ -85,8 +85,12 @@ func runGen(c *command, std *stdio, args []string) error {
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
 	dtypeFlag(fs, &dt)
 	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default")
+	torchDir := fs.String("torch", "", "write a PyTorch extension of CUDA kernels into this directory instead")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *torchDir != "" {
+		return runGenTorch(std, *torchDir, path, logPath, dev, opsList, dt, *variants, out, pkg, args)
 	}
 	switch {
 	case out == "":
@@ -145,30 +149,11 @@ func runGen(c *command, std *stdio, args []string) error {
 	}
 	o.Toolchain, o.Log = tune.LocalToolchain(context.Background(), kernels.CPU), std.errs
 	o.Command = "autotune gen " + shellJoin(args)
-	var src gen.Source
-	if logPath != "" {
-		f, err := os.Open(logPath)
-		if err != nil {
-			return err
-		}
-		recs, err := tunedb.ReadRecords(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", logPath, err)
-		}
-		mem := tunedb.NewMemory()
-		if err := mem.Commit(recs); err != nil {
-			return err
-		}
-		src = mem
-	} else {
-		db, err := openDB(path, readDB)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		src = db
+	src, closeSrc, err := genSource(path, logPath)
+	if err != nil {
+		return err
 	}
+	defer closeSrc()
 	// Planning happens in memory, where a signal can abandon it; writing
 	// is quick, and a signal during it is answered once it is done, so
 	// that the package is left whole (gen.Write). Compiling CUDA to PTX
@@ -203,6 +188,32 @@ func runGen(c *command, std *stdio, args []string) error {
 	fmt.Fprintf(std.errs, "autotune gen: %d files in %s: %d written, %d unchanged, %d removed\n",
 		len(files), out, len(written), len(files)-len(written), len(removed))
 	return nil
+}
+
+// genSource returns the records gen reads: those of the JSON Lines export
+// at logPath, else the database at path; and what closes it.
+func genSource(path, logPath string) (gen.Source, func(), error) {
+	if logPath != "" {
+		f, err := os.Open(logPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs, err := tunedb.ReadRecords(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", logPath, err)
+		}
+		mem := tunedb.NewMemory()
+		if err := mem.Commit(recs); err != nil {
+			return nil, nil, err
+		}
+		return mem, func() {}, nil
+	}
+	db, err := openDB(path, readDB)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, func() { db.Close() }, nil
 }
 
 // shellJoin quotes args for a POSIX shell where they need it.

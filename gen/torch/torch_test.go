@@ -41,7 +41,8 @@ func TestMain(m *testing.M) {
 // softmax 4096×1024, GEMM 2048³ and attention 1×8×1024×64, sm_90) and,
 // on sm_80, a small tuned shape of every op with the template's default
 // there as its winner, so that specialised kernels run in the emulator
-// too.
+// too, and one of softmax in bf16, which brings bf16 kernels on every
+// architecture.
 func fixture(t *testing.T) *tunedb.Memory {
 	t.Helper()
 	f, err := os.Open("../../examples/fastcuda/testdata/tune.jsonl")
@@ -60,9 +61,11 @@ func fixture(t *testing.T) *tunedb.Memory {
 	for _, w := range []struct {
 		op    string
 		shape []int
+		dt    dtype.DType
 	}{
-		{"softmax", []int{33, 1023}}, {"gemm", []int{64, 48, 40}}, {"attention", []int{1, 2, 40, 64}},
-		{"attention_causal", []int{1, 2, 40, 64}}, {"rmsnorm", []int{7, 1000}}, {"layernorm", []int{7, 1000}},
+		{"softmax", []int{33, 1023}, dtype.F32}, {"gemm", []int{64, 48, 40}, dtype.F32}, {"attention", []int{1, 2, 40, 64}, dtype.F32},
+		{"attention_causal", []int{1, 2, 40, 64}, dtype.F32}, {"rmsnorm", []int{7, 1000}, dtype.F32}, {"layernorm", []int{7, 1000}, dtype.F32},
+		{"softmax", []int{33, 1023}, dtype.BF16},
 	} {
 		tmpl, _ := kernels.TemplateFor(w.op, kernels.CUDA)
 		cfg, err := tmpl.DefaultConfig(w.shape, sm80)
@@ -71,7 +74,7 @@ func fixture(t *testing.T) *tunedb.Memory {
 		}
 		recs = append(recs, tunedb.Record{Schema: tunedb.SchemaVersion, Config: cfg, Status: tunedb.StatusOK, MedianNS: 1000,
 			Time: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC), Tool: "test",
-			Workload: tunedb.Workload{Op: w.op, Shape: w.shape, DType: dtype.F32, Device: "cuda/sm_80/Fake GPU/13000", Template: tmpl.Version}})
+			Workload: tunedb.Workload{Op: w.op, Shape: w.shape, DType: w.dt, Device: "cuda/sm_80/Fake GPU/13000", Template: tmpl.Version}})
 	}
 	mem := tunedb.NewMemory()
 	if err := mem.Commit(recs); err != nil {
@@ -162,7 +165,8 @@ func TestDefaultsOnly(t *testing.T) {
 // TestEmulator runs every kernel of an extension generated from the
 // fixture in the emulator on every input set of its op: a specialised
 // kernel at its shape when that is small, a generic one at bench.py's odd
-// shape and at the smallest shape, where it can run them.
+// shape, at the smallest shape and at the odd shape rounded up to
+// multiples of 4, those it can run.
 func TestEmulator(t *testing.T) {
 	if _, err := emu.FindCXX(); err != nil {
 		t.Skip(err)
@@ -182,14 +186,19 @@ func TestEmulator(t *testing.T) {
 			}
 			shapes = [][]int{k.shape}
 		} else {
-			ones := slices.Repeat([]int{1}, len(k.tmpl.Op.Dims))
-			for _, s := range [][]int{odd[k.op], ones} {
-				if k.k.Generic.Serves(s) == "" {
+			// The odd shape, and for kernels that need multiples of 4
+			// (float4 rows) the odd shape rounded up to them.
+			ones, quad := slices.Repeat([]int{1}, len(k.tmpl.Op.Dims)), slices.Clone(odd[k.op])
+			for i := range quad {
+				quad[i] = (quad[i] + 3) / 4 * 4
+			}
+			for _, s := range [][]int{odd[k.op], ones, quad} {
+				if k.k.Generic.Serves(s) == "" && !slices.ContainsFunc(shapes, func(x []int) bool { return slices.Equal(x, s) }) {
 					shapes = append(shapes, s)
 				}
 			}
 			if len(shapes) == 0 {
-				t.Errorf("%s runs neither %v nor %v", k.name, odd[k.op], ones)
+				t.Errorf("%s runs none of %v, %v and %v", k.name, odd[k.op], ones, quad)
 			}
 		}
 		t.Run(k.name, func(t *testing.T) {
