@@ -22,6 +22,7 @@ var genCommand = command{
 	help: `
 Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--dtype DTYPE] [--ops OPS] [--variants N]
        autotune gen --device sm_80,sm_86,sm_90 --out DIR --pkg NAME [--db PATH | --log FILE] [--ops OPS] [--variants N]
+       autotune gen --torch DIR [--device sm_80,sm_90] [--db PATH | --log FILE] [--ops OPS] [--variants N]
 
 Writes a Go package of the kernels tuned on a device into DIR: for every
 tuned workload of the ops, its winner specialised to its shape; for every
@@ -60,6 +61,17 @@ package exports Softmax, Gemm, ... taking a stream and device pointers
 CGO_ENABLED=0), and has Variant and Arch; its tests pass without a GPU.
 The kernels are float32. See docs/gen-cuda.md.
 
+--torch DIR writes a PyTorch extension of the same CUDA kernels into DIR
+instead, for the architectures of --device or else of the records:
+torch.ops.autotune.softmax, gemm, attention (causal=True for the causal
+mask), rmsnorm and layernorm, which check their tensors, launch on the
+current stream and dispatch by shape and by the device's architecture
+(ops.cpp, launch.h, tables.h, the kernels under cu/); f32, and bf16 or
+f16 where the records have them. load.py builds it with
+torch.utils.cpp_extension (nvcc), setup.py too; bench.py builds it,
+checks every op against torch's in float64 and times both. See
+docs/gen-cuda.md.
+
 Of the records of a shape, those measured with the Go toolchain that
 runs here ('go env GOVERSION') are used; when a shape has only records of
 other toolchains (or of an unknown one: databases written before records
@@ -70,6 +82,7 @@ Examples:
   autotune gen --out ./kernels --pkg kernels --ops softmax,attention --variants 2
   autotune db export > tuning.jsonl && autotune gen --log tuning.jsonl --out ./k --pkg k
   autotune gen --device sm_80,sm_86,sm_90 --out ./fastcuda --pkg fastcuda
+  autotune gen --torch ./ext --log tuning.jsonl && (cd ext && python3 bench.py --json bench.json)
 `,
 	run: runGen,
 }
