@@ -22,6 +22,7 @@ var genCommand = command{
 	help: `
 Usage: autotune gen --out DIR --pkg NAME [--db PATH | --log FILE] [--device DEV] [--dtype DTYPE] [--ops OPS] [--variants N]
        autotune gen --device sm_80,sm_86,sm_90 --out DIR --pkg NAME [--db PATH | --log FILE] [--ops OPS] [--variants N]
+       autotune gen --torch DIR [--device sm_80,sm_90] [--db PATH | --log FILE] [--ops OPS] [--variants N]
 
 Writes a Go package of the kernels tuned on a device into DIR: for every
 tuned workload of the ops, its winner specialised to its shape; for every
@@ -63,6 +64,17 @@ package exports Softmax, Gemm, ... taking a stream and device pointers
 CGO_ENABLED=0), and has Variant and Arch; its tests pass without a GPU.
 The kernels are float32. See docs/gen-cuda.md.
 
+--torch DIR writes a PyTorch extension of the same CUDA kernels into DIR
+instead, for the architectures of --device or else of the records:
+torch.ops.autotune.softmax, gemm, attention (causal=True for the causal
+mask), rmsnorm and layernorm, which check their tensors, launch on the
+current stream and dispatch by shape and by the device's architecture
+(ops.cpp, launch.h, tables.h, the kernels under cu/); f32, and bf16 or
+f16 where the records have them. load.py builds it with
+torch.utils.cpp_extension (nvcc), setup.py too; bench.py builds it,
+checks every op against torch's in float64 and times both. See
+docs/gen-cuda.md.
+
 Of the records of a shape, those measured with the Go toolchain that
 runs here ('go env GOVERSION') are used; when a shape has only records of
 other toolchains (or of an unknown one: databases written before records
@@ -73,6 +85,7 @@ Examples:
   autotune gen --out ./kernels --pkg kernels --ops softmax,attention --variants 2
   autotune db export > tuning.jsonl && autotune gen --log tuning.jsonl --out ./k --pkg k
   autotune gen --device sm_80,sm_86,sm_90 --out ./fastcuda --pkg fastcuda
+  autotune gen --torch ./ext --log tuning.jsonl && (cd ext && python3 bench.py --json bench.json)
 `,
 	run: runGen,
 }
@@ -88,8 +101,12 @@ func runGen(c *command, std *stdio, args []string) error {
 	fs.StringVar(&opsList, "ops", "", "comma-separated ops (default: every op with a CPU template)")
 	dtypeFlag(fs, &dt)
 	variants := fs.Int("variants", 3, "shape-generic winners per op, besides the default and the winners of tuned ranges' buckets")
+	torchDir := fs.String("torch", "", "write a PyTorch extension of CUDA kernels into this directory instead")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *torchDir != "" {
+		return runGenTorch(std, *torchDir, path, logPath, dev, opsList, dt, *variants, out, pkg, args)
 	}
 	switch {
 	case out == "":
@@ -148,30 +165,11 @@ func runGen(c *command, std *stdio, args []string) error {
 	}
 	o.Toolchain, o.Log = tune.LocalToolchain(context.Background(), kernels.CPU), std.errs
 	o.Command = "autotune gen " + shellJoin(args)
-	var src gen.Source
-	if logPath != "" {
-		f, err := os.Open(logPath)
-		if err != nil {
-			return err
-		}
-		recs, err := tunedb.ReadRecords(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", logPath, err)
-		}
-		mem := tunedb.NewMemory()
-		if err := mem.Commit(recs); err != nil {
-			return err
-		}
-		src = mem
-	} else {
-		db, err := openDB(path, readDB)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		src = db
+	src, closeSrc, err := genSource(path, logPath)
+	if err != nil {
+		return err
 	}
+	defer closeSrc()
 	// Planning happens in memory, where a signal can abandon it; writing
 	// is quick, and a signal during it is answered once it is done, so
 	// that the package is left whole (gen.Write). Compiling CUDA to PTX
@@ -206,6 +204,32 @@ func runGen(c *command, std *stdio, args []string) error {
 	fmt.Fprintf(std.errs, "autotune gen: %d files in %s: %d written, %d unchanged, %d removed\n",
 		len(files), out, len(written), len(files)-len(written), len(removed))
 	return nil
+}
+
+// genSource returns the records gen reads: those of the JSON Lines export
+// at logPath, else the database at path; and what closes it.
+func genSource(path, logPath string) (gen.Source, func(), error) {
+	if logPath != "" {
+		f, err := os.Open(logPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs, err := tunedb.ReadRecords(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", logPath, err)
+		}
+		mem := tunedb.NewMemory()
+		if err := mem.Commit(recs); err != nil {
+			return nil, nil, err
+		}
+		return mem, func() {}, nil
+	}
+	db, err := openDB(path, readDB)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, func() { db.Close() }, nil
 }
 
 // shellJoin quotes args for a POSIX shell where they need it.

@@ -94,3 +94,43 @@ func TestGenLog(t *testing.T) {
 		t.Error("no kernel specialised to 8x40")
 	}
 }
+
+// TestGenTorch writes a PyTorch extension from the H100 log of
+// examples/fastcuda (its architecture, sm_90, from the records) and from
+// nothing but defaults for the architectures named, and refuses
+// what it cannot write.
+func TestGenTorch(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ext := filepath.Join(dir, "ext")
+	code, _, errs := run(t, "", "gen", "--torch", ext, "--log", "../../examples/fastcuda/testdata/tune.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"ops.cpp", "launch.h", "tables.h", "kernels_sm_90.cu", "cu/softmax_sm_90_4096x1024.cu", "load.py", "setup.py", "bench.py", "cases.json", "manifest.json"} {
+		if _, err := os.Stat(filepath.Join(ext, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	code, _, errs = run(t, "", "gen", "--torch", filepath.Join(dir, "d"), "--log", empty, "--device", "sm_80,sm_86", "--ops", "softmax")
+	if code != 0 {
+		t.Fatalf("defaults: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d", "cu", "softmax_sm_86_default.cu")); err != nil {
+		t.Error(err)
+	}
+	for _, args := range [][]string{
+		{"--log", empty},                      // no architecture
+		{"--log", empty, "--device", "sm_12"}, // not one
+		{"--log", empty, "--device", "sm_90", "--ops", "gemm_bias"},
+		{"--log", empty, "--device", "sm_90", "--out", "x", "--pkg", "x"},
+		{"--log", empty, "--device", "sm_90", "--dtype", "bf16"},
+	} {
+		if code, _, errs := run(t, "", append([]string{"gen", "--torch", filepath.Join(dir, "bad")}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errs)
+		}
+	}
+}
