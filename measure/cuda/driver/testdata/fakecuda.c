@@ -124,6 +124,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, (void *)src, n); return 0; }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { memmove((void *)dst, (void *)src, n); return 0; }
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned v, size_t n) {
 	for (size_t i = 0; i < n; i++) ((unsigned *)dst)[i] = v;
 	return 0;
