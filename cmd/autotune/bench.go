@@ -233,7 +233,7 @@ func runBench(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if tmpl.Backend == kernels.CUDA {
-		return benchCUDA(w)
+		return benchCUDA(std, o, w, tmpl)
 	}
 	db, err := openDB(o.db, readDB)
 	if errors.Is(err, os.ErrNotExist) {
@@ -317,6 +317,13 @@ func runBench(c *command, std *stdio, args []string) error {
 
 	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: string(w.dtype),
 		Template: tmpl.Version, Machine: machine(w.target), ISA: level.name, ISAEnv: level.env, Seed: o.seed, Notes: notes}
+	return finishBench(std, o, w, out, res, best.Config)
+}
+
+// finishBench fills out's results and peak from res, the entries of a
+// bench with the tuned kernel first, and writes the report, the JSON or
+// the table, as o asks.
+func finishBench(std *stdio, o benchOptions, w workload, out benchJSON, res []measurecpu.BenchResult, cfg schedule.Config) error {
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
@@ -329,7 +336,7 @@ func runBench(c *command, std *stdio, args []string) error {
 			j.VsTuned = r.MedianNS / tuned
 		}
 		if r.Name == measurecpu.BenchTuned {
-			j.Config = &best.Config
+			j.Config = &cfg
 		}
 		out.Results = append(out.Results, j)
 	}
@@ -342,7 +349,7 @@ func runBench(c *command, std *stdio, args []string) error {
 		}
 	}
 	if o.report != "" {
-		if err := writeBenchReport(o.report, w, out, best.Config); err != nil {
+		if err := writeBenchReport(o.report, w, out, cfg); err != nil {
 			return err
 		}
 		fmt.Fprintf(std.errs, "wrote %s\n", o.report)
@@ -350,7 +357,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	if o.json {
 		return writeJSON(std, out)
 	}
-	printBench(std, w, out, best.Config)
+	printBench(std, w, out, cfg)
 	return nil
 }
 
@@ -367,7 +374,9 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s %s %s\n", w.op.Name, kernels.FormatShape(w.shape), b.DType)
 	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
-	fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
+	if b.ISA != "" {
+		fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
+	}
 	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
 	r := b.Results[0]
 	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved (%d of %d rounds left out as disturbed); inputs of seed %d\n",
