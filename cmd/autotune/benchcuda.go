@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/autotune-dev/autotune/kernels"
+	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/measure/cuda"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
-	measurecpu "github.com/autotune-dev/autotune/measure/cpu"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 )
