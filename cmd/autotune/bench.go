@@ -119,9 +119,27 @@ The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
 stderr, the results to stdout.
 
---device sm_XX (a CUDA architecture) needs a CUDA driver with a GPU and
-NVRTC, and exits 1 naming what is missing; on a GPU the comparison is not
-written yet (see docs/gen-cuda.md).
+--device sm_XX (a CUDA architecture) benches on the GPU, which must be of
+that architecture; it needs a CUDA driver with a GPU and NVRTC, and exits 1
+naming what is missing. The tuned kernel is the best config of the
+database, or the template's default where nothing was tuned (a note says
+so). The entries run in a worker process, each launched a few times, then
+in interleaved rounds as above (one launch of each, in a rotating order,
+each timed with CUDA events after a write of twice the L2 cache, so that
+none finds the last one's data there), until each has --samples samples
+and --time has passed:
+  tuned    the tuned kernel, first checked against the float64 reference
+           on every input set (a wrong one is an error, not timed)
+  cublas   gemm only: cuBLAS's cublasSgemm_v2 on float32 copies of the
+           inputs, checked on the first set; left out, with a note, where
+           libcublas.so.13, .12 or .11 is not found ($CUDA_HOME/lib64,
+           /usr/local/cuda/lib64, the loader's path) or fails
+  peak     float32 FMA peak: 8 independent chains of fmaf in each of as
+           many threads as the GPU's multiprocessors hold
+  floor    cuMemcpyDtoD of the input to the output; GB/s counts the bytes
+           read and written
+Other ops have no library baseline (cuDNN is not used): the floor is
+theirs. ALLOC is 0 on a GPU, and the table has no isa line.
 
 Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
@@ -131,6 +149,7 @@ Examples:
   autotune bench --op attention --causal --shape 1x8x1024x64
   autotune bench --op gemm --shape 1024x1024x1024 --report bench.html
   autotune bench --op gemm --shape 64x64x64 --isa avx2
+  autotune bench --op gemm --shape 4096x4096x4096 --device sm_90 --json
 `, "@other baselines@\n", otherBaselines("softmax", "gemm", "attention"), 1),
 	run: runBench,
 }

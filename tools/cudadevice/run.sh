@@ -10,7 +10,9 @@
 #   gen-nvrtc/          the same package regenerated with NVRTC for this GPU
 #   measure-cuda.txt    autotune's own GPU tests (tuning's worker, every
 #                       template's CUDA against the reference)
-#   bench.txt           autotune bench --device on this GPU
+#   bench.txt           autotune bench --device on this GPU: softmax
+#   bench-gemm.txt      and gemm 4096³ against cuBLAS (the float64
+#                       reference of 4096³ takes a minute or more first)
 #
 # It goes on after a failure and exits 1 if anything failed.
 set -uo pipefail
@@ -34,4 +36,5 @@ step "examples/fastcuda on the GPU" fastcuda-test.txt "$here/fastcuda.test" -tes
 step "gen --device $arch with NVRTC" gen-nvrtc.txt "$here/autotune" gen --device "$arch" --log "$here/fastcuda-tune.jsonl" --out "$OUT/gen-nvrtc" --pkg fastcuda
 step "autotune's GPU tests" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.run 'TestGPU'
 step "bench --device $arch" bench.txt "$here/autotune" bench --op softmax --shape 4096x1024 --device "$arch"
+step "bench --device $arch gemm" bench-gemm.txt "$here/autotune" bench --op gemm --shape 4096x4096x4096 --device "$arch"
 exit $status
