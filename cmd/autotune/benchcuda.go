@@ -56,8 +56,12 @@ func benchCUDA(std *stdio, o benchOptions, w workload, tmpl kernels.Template) er
 	}
 	ctx, caught, stop := signalContext()
 	defer stop()
-	fmt.Fprintf(std.errs, "benchmarking %s on %s: tuned, cuBLAS for gemm, peak and floor, interleaved, at least %d samples each and %v in all (seed %d)\n",
-		describeWorkload(w), gpu.GPU(), o.samples, o.minTime, o.seed)
+	names := "tuned, peak, floor"
+	if w.op.Name == cuda.CUBLASOp {
+		names = "tuned, cuBLAS, peak, floor"
+	}
+	fmt.Fprintf(std.errs, "benchmarking %s: %s, interleaved, at least %d samples each and %v in all (seed %d), on %s\n",
+		describeWorkload(w), names, o.samples, o.minTime, o.seed, gpu.GPU())
 	res, left, err := gpu.Bench(ctx, cuda.BenchBatch{Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Config: cfg,
 		MinSamples: o.samples, MinTime: o.minTime})
 	if sig := caught(); sig != nil {

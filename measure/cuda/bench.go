@@ -27,6 +27,11 @@ const (
 	BenchFloor  = "floor"
 )
 
+// CUBLASOp is the op Bench compares with cuBLAS: plain GEMM (the epilogues
+// of gemm_bias and gemm_bias_relu are not cuBLAS's).
+const CUBLASOp = "gemm"
+
+
 // BenchBatch is a bench: the tuned config of a workload against the
 // baselines of the GPU.
 type BenchBatch struct {
@@ -84,7 +89,7 @@ func (m *Measurer) Bench(ctx context.Context, b BenchBatch) ([]BenchResult, []st
 	}
 	bj.Bytes = b.Template.Op.BytesOf(slices.Clone(b.Shape), dt)
 	bj.BytesF32 = b.Template.Op.BytesOf(slices.Clone(b.Shape), dtype.F32)
-	if b.Template.Op.Name == "gemm" {
+	if b.Template.Op.Name == CUBLASOp {
 		bj.GEMM = slices.Clone(b.Shape)
 	}
 
