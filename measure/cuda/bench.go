@@ -31,7 +31,6 @@ const (
 // of gemm_bias and gemm_bias_relu are not cuBLAS's).
 const CUBLASOp = "gemm"
 
-
 // BenchBatch is a bench: the tuned config of a workload against the
 // baselines of the GPU.
 type BenchBatch struct {
