@@ -16,7 +16,9 @@
 // package knows nothing of templates: the caller builds the vector, usually
 // the config's schedule.Space.Features (log2 of sizes, one-hot enums, 0/1
 // bools), then the template's analytic features, then workload features such
-// as log2 of each dimension, which is what lets one model tell shapes apart.
+// as log2 of each dimension, which is what lets one model tell shapes apart;
+// on a GPU, then the registers and local memory its compiler gave the
+// config's kernel, where known (kernels.Template.ModelFeaturesCompiled).
 // Every row of a model has the same layout. The model stores its feature
 // count: Fit reports an error when rows disagree, and Predict panics on a
 // vector of another length, so check NumFeatures after loading a saved

@@ -50,3 +50,45 @@ func TestModelFeatureNames(t *testing.T) {
 		t.Errorf("%d names for %d features", len(got), n)
 	}
 }
+
+// TestCompiledFeatures: a CUDA template's vectors end with the compiled
+// resources, known (1, registers, log2(1 + local bytes)) or not (0, 0, 0),
+// named as such; a CPU template's have none, even when asked.
+func TestCompiledFeatures(t *testing.T) {
+	space := schedule.NewSpace([]schedule.Knob{schedule.Choice("tile", 2, 8)})
+	small, _ := space.Parse("tile=2")
+	big, _ := space.Parse("tile=8")
+	compiled := func(c schedule.Config) (int, int, bool) {
+		return 40 + c.Int("tile"), 7, c.Int("tile") == 8
+	}
+	gpu, err := device.Lookup("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := []int{4, 1024}
+	cuda := Template{Backend: CUDA}
+	feats := cuda.ModelFeaturesCompiled(space, shape, gpu, compiled)
+	base := append(space.Features(big), 2, 10)
+	if got, want := feats(big), append(slices.Clone(base), 1, 48, 3); !slices.Equal(got, want) {
+		t.Errorf("a compiled config: %v, want %v", got, want)
+	}
+	if got, want := feats(small), append(space.Features(small), 2, 10, 0, 0, 0); !slices.Equal(got, want) {
+		t.Errorf("a config never compiled: %v, want %v", got, want)
+	}
+	if got, want := cuda.ModelFeatures(space, shape, gpu)(big), append(slices.Clone(base), 0, 0, 0); !slices.Equal(got, want) {
+		t.Errorf("ModelFeatures: %v, want the compiled resources unknown, %v", got, want)
+	}
+	names := cuda.ModelFeatureNames(space, shape, gpu)
+	if len(names) != len(feats(big)) || !slices.Equal(names[len(names)-3:], compiledFeatureNames) {
+		t.Errorf("names %v do not end with %v, or do not line up with the vector", names, compiledFeatureNames)
+	}
+
+	cpu := Template{Backend: CPU}
+	host := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 3}}
+	if got := cpu.ModelFeaturesCompiled(space, shape, host, compiled)(big); !slices.Equal(got, base) {
+		t.Errorf("a CPU template: %v, want no compiled resources, %v", got, base)
+	}
+	if names := cpu.ModelFeatureNames(space, shape, host); slices.Contains(names, "registers") {
+		t.Errorf("a CPU template's names %v include registers", names)
+	}
+}

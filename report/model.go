@@ -11,6 +11,7 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -46,7 +47,11 @@ type importance struct {
 func evalModel(tmpl kernels.Template, w tunedb.Workload, target device.Target, recs []tunedb.Record) modelEval {
 	e := modelEval{Tau: math.NaN()}
 	space := tmpl.Space(w.Shape, target)
-	feats := tmpl.ModelFeatures(space, w.Shape, target)
+	// Each row has what the compiler gave its own kernel, as in tuning.
+	var cur tunedb.Record
+	feats := tmpl.ModelFeaturesCompiled(space, w.Shape, target, func(schedule.Config) (int, int, bool) {
+		return cur.Registers, cur.LocalBytes, cur.Registers > 0
+	})
 	type row struct {
 		x    []float64
 		cost float64
@@ -55,6 +60,7 @@ func evalModel(tmpl kernels.Template, w tunedb.Workload, target device.Target, r
 	}
 	var rows []row
 	for _, r := range sortedByTime(recs) {
+		cur = r
 		c, err := space.Canonical(r.Config)
 		if err != nil || space.Check(c) != nil {
 			continue // not a point of today's space on this machine

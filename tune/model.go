@@ -57,6 +57,31 @@ type sharedModel struct {
 	key   tunedb.ModelKey
 	rows  []costmodel.Sample
 	saved bool // by the first run that closed: the others would save the same
+	// compiled holds what the compiler gave each config of a CUDA
+	// template recorded at any shape, by canonical text: the model's
+	// compiled features (kernels.Template.ModelFeaturesCompiled).
+	compiled compiledKernels
+}
+
+// compiledKernels holds what the compiler gave the kernels of configs, by
+// the configs' canonical text.
+type compiledKernels map[string]resources
+
+// resources are a compiled CUDA kernel's registers and local bytes per
+// thread.
+type resources struct{ registers, localBytes int }
+
+// note keeps r's resources, when it has them.
+func (m compiledKernels) note(r tunedb.Record) {
+	if r.Registers > 0 {
+		m[r.Config.String()] = resources{r.Registers, r.LocalBytes}
+	}
+}
+
+// lookup is a kernels.Compiled over m.
+func (m compiledKernels) lookup(c schedule.Config) (registers, localBytes int, ok bool) {
+	r, ok := m[c.String()]
+	return r.registers, r.localBytes, ok
 }
 
 // sharedModels are the models of a RunTasks run by op, device, template
@@ -86,15 +111,13 @@ var _ savedModel = (*costmodel.GBT)(nil)
 func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models sharedModels) (*learner, error) {
 	opts := search.Options{Seed: t.Seed, Measured: measured}
 	key := tunedb.ModelKey{Op: w.Op, Device: w.Device, Template: w.Template, DType: w.DType}
-	l := &learner{
-		group:    w.Key(),
-		features: t.Template.ModelFeatures(t.Space, t.Shape, t.Target),
-	}
+	l := &learner{group: w.Key()}
 	kind, err := search.Lookup(cmp.Or(t.Strategy, search.Names()[0]))
 	if err != nil {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	if !kind.Guided {
+		l.features = t.Template.ModelFeatures(t.Space, t.Shape, t.Target)
 		l.strategy = kind.New(t.Space, opts, search.Guide{})
 		return l, nil
 	}
@@ -111,8 +134,13 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 		l.mine = append(l.mine, measuredConfig{c, history.eliteCosts[i]})
 	}
 	id := sharedModelID{key, mkind.Name}
-	if l.shared = models[id]; l.shared == nil {
-		l.shared = &sharedModel{model: mkind.New(t.Seed), key: key, rows: history.rows}
+	l.shared = models[id]
+	fresh := l.shared == nil
+	if fresh {
+		l.shared = &sharedModel{model: mkind.New(t.Seed), key: key, rows: history.rows, compiled: history.compiled}
+	}
+	l.features = t.Template.ModelFeaturesCompiled(t.Space, t.Shape, t.Target, l.shared.compiled.lookup)
+	if fresh {
 		if m, ok := l.shared.model.(savedModel); ok {
 			if saved, ok, err := t.Store.LoadModel(key); err != nil {
 				return nil, err
@@ -160,6 +188,7 @@ func (l *learner) tell(recs []tunedb.Record) error {
 	}
 	if l.model != nil {
 		for i, r := range recs {
+			l.shared.compiled.note(r)
 			l.shared.rows = append(l.shared.rows, costmodel.Sample{Features: l.features(r.Config), Group: l.group, Cost: costs[i]})
 		}
 		var batch []measuredConfig
@@ -227,6 +256,7 @@ type history struct {
 	elite      []schedule.Config  // this workload's ok records
 	eliteCosts []float64
 	seeds      []schedule.Config // best configs of the nearest other shapes
+	compiled   compiledKernels   // of the op's records, all shapes
 }
 
 // loadHistory reads the records of every shape of t's op on t's device for
@@ -235,7 +265,7 @@ type history struct {
 // epilogue share their knobs, and what one taught the model, and its best
 // configs, carry over to the other.
 func loadHistory(t Task, w tunedb.Workload) (history, error) {
-	var h history
+	h := history{compiled: compiledKernels{}}
 	sums, err := t.Store.Workloads()
 	if err != nil {
 		return h, err
@@ -264,12 +294,21 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		if !same {
 			space, shape = tmpl.Space(o.Shape, t.Target), o.Shape
 		}
-		feats := tmpl.ModelFeatures(space, shape, t.Target)
+		// Each row has what the compiler gave its own kernel.
+		var cur tunedb.Record
+		feats := tmpl.ModelFeaturesCompiled(space, shape, t.Target, func(schedule.Config) (int, int, bool) {
+			return cur.Registers, cur.LocalBytes, cur.Registers > 0
+		})
 		for _, r := range recs {
 			if space.Check(r.Config) != nil {
 				continue // e.g. measured on a CPU whose ISA has since changed
 			}
 			c, _ := space.Canonical(r.Config)
+			cur = r
+			cur.Config = c
+			if o.Op == w.Op {
+				h.compiled.note(cur)
+			}
 			h.rows = append(h.rows, costmodel.Sample{Features: feats(c), Group: o.Key(), Cost: cost(r.Status == tunedb.StatusOK, r.MedianNS)})
 			if same && r.Status == tunedb.StatusOK {
 				h.elite, h.eliteCosts = append(h.elite, c), append(h.eliteCosts, r.MedianNS)

@@ -119,9 +119,27 @@ The workload must have been tuned on this machine with this version of the
 op's template ('autotune tune'); bench exits 1 otherwise. Progress goes to
 stderr, the results to stdout.
 
---device sm_XX (a CUDA architecture) needs a CUDA driver with a GPU and
-NVRTC, and exits 1 naming what is missing; on a GPU the comparison is not
-written yet (see docs/gen-cuda.md).
+--device sm_XX (a CUDA architecture) benches on the GPU, which must be of
+that architecture; it needs a CUDA driver with a GPU and NVRTC, and exits 1
+naming what is missing. The tuned kernel is the best config of the
+database, or the template's default where nothing was tuned (a note says
+so). The entries run in a worker process, each launched a few times, then
+in interleaved rounds as above (one launch of each, in a rotating order,
+each timed with CUDA events after a write of twice the L2 cache, so that
+none finds the last one's data there), until each has --samples samples
+and --time has passed:
+  tuned    the tuned kernel, first checked against the float64 reference
+           on every input set (a wrong one is an error, not timed)
+  cublas   gemm only: cuBLAS's cublasSgemm_v2 on float32 copies of the
+           inputs, checked on the first set; left out, with a note, where
+           libcublas.so.13, .12 or .11 is not found ($CUDA_HOME/lib64,
+           /usr/local/cuda/lib64, the loader's path) or fails
+  peak     float32 FMA peak: 8 independent chains of fmaf in each of as
+           many threads as the GPU's multiprocessors hold
+  floor    cuMemcpyDtoD of the input to the output; GB/s counts the bytes
+           read and written
+Other ops have no library baseline (cuDNN is not used): the floor is
+theirs. ALLOC is 0 on a GPU, and the table has no isa line.
 
 Examples:
   autotune bench --op softmax --shape 4096x1024 --device cpu
@@ -131,6 +149,7 @@ Examples:
   autotune bench --op attention --causal --shape 1x8x1024x64
   autotune bench --op gemm --shape 1024x1024x1024 --report bench.html
   autotune bench --op gemm --shape 64x64x64 --isa avx2
+  autotune bench --op gemm --shape 4096x4096x4096 --device sm_90 --json
 `, "@other baselines@\n", otherBaselines("softmax", "gemm", "attention"), 1),
 	run: runBench,
 }
@@ -233,7 +252,7 @@ func runBench(c *command, std *stdio, args []string) error {
 		return err
 	}
 	if tmpl.Backend == kernels.CUDA {
-		return benchCUDA(w)
+		return benchCUDA(std, o, w, tmpl)
 	}
 	db, err := openDB(o.db, readDB)
 	if errors.Is(err, os.ErrNotExist) {
@@ -317,6 +336,13 @@ func runBench(c *command, std *stdio, args []string) error {
 
 	out := benchJSON{Op: w.op.Name, Shape: w.shape, Device: w.target.Name, DType: string(w.dtype),
 		Template: tmpl.Version, Machine: machine(w.target), ISA: level.name, ISAEnv: level.env, Seed: o.seed, Notes: notes}
+	return finishBench(std, o, w, out, res, best.Config)
+}
+
+// finishBench fills out's results and peak from res, the entries of a
+// bench with the tuned kernel first, and writes the report, the JSON or
+// the table, as o asks.
+func finishBench(std *stdio, o benchOptions, w workload, out benchJSON, res []measurecpu.BenchResult, cfg schedule.Config) error {
 	tuned := res[0].MedianNS
 	for _, r := range res {
 		j := benchResultJSON{Name: r.Name, MedianNS: r.MedianNS, P20NS: r.P20NS, P80NS: r.P80NS,
@@ -329,7 +355,7 @@ func runBench(c *command, std *stdio, args []string) error {
 			j.VsTuned = r.MedianNS / tuned
 		}
 		if r.Name == measurecpu.BenchTuned {
-			j.Config = &best.Config
+			j.Config = &cfg
 		}
 		out.Results = append(out.Results, j)
 	}
@@ -342,7 +368,7 @@ func runBench(c *command, std *stdio, args []string) error {
 		}
 	}
 	if o.report != "" {
-		if err := writeBenchReport(o.report, w, out, best.Config); err != nil {
+		if err := writeBenchReport(o.report, w, out, cfg); err != nil {
 			return err
 		}
 		fmt.Fprintf(std.errs, "wrote %s\n", o.report)
@@ -350,7 +376,7 @@ func runBench(c *command, std *stdio, args []string) error {
 	if o.json {
 		return writeJSON(std, out)
 	}
-	printBench(std, w, out, best.Config)
+	printBench(std, w, out, cfg)
 	return nil
 }
 
@@ -367,7 +393,9 @@ func printBench(std *stdio, w workload, b benchJSON, cfg schedule.Config) {
 	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "workload\t%s %s %s\n", w.op.Name, kernels.FormatShape(w.shape), b.DType)
 	fmt.Fprintf(tw, "machine\t%s\n", b.Machine)
-	fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
+	if b.ISA != "" {
+		fmt.Fprintf(tw, "isa\t%s\n", b.isaLine())
+	}
 	fmt.Fprintf(tw, "tuned\t%s (template %s)\n", cfg, b.Template)
 	r := b.Results[0]
 	fmt.Fprintf(tw, "samples\t%d of each entry, interleaved (%d of %d rounds left out as disturbed); inputs of seed %d\n",

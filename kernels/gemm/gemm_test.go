@@ -3,6 +3,8 @@ package gemm
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -243,5 +245,36 @@ func TestShapePanics(t *testing.T) {
 			}()
 			Template.Space(shape, cpu(1, device.ISA{}))
 		}()
+	}
+}
+
+// TestReferenceShared: the reference shares its rows among goroutines and
+// gets exactly what one loop over them gets, rows off the split included.
+func TestReferenceShared(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	m, n, k := 131, 130, 129 // 2^21 multiply-adds and more: shared three ways
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(r.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(r.NormFloat64())
+	}
+	want := make([]float64, m*n)
+	for i := range m {
+		for p := range k {
+			for j := range n {
+				want[i*n+j] += float64(a[i*k+p]) * float64(b[p*n+j])
+			}
+		}
+	}
+	got := make([]float64, m*n)
+	for i := range got {
+		got[i] = math.NaN()
+	}
+	Template.Reference([]int{m, n, k}, [][]float32{a, b}, got)
+	if !slices.Equal(got, want) {
+		t.Error("the shared reference differs from one loop over the rows")
 	}
 }

@@ -39,6 +39,13 @@
 // directories are named by the parent's PID (measure.TempDir), and those a
 // killed tuner left behind are removed by the next batch.
 //
+// [Measurer.Bench] runs bench's comparison in a worker the same way: the
+// tuned kernel, checked as above, against cuBLAS's float32 GEMM for op
+// gemm (package driver loads it; missing, it is left out with a note), a
+// peak loop of float32 FMAs and a device-to-device copy floor, launched in
+// interleaved rounds, each launch timed with CUDA events after the L2
+// flush.
+//
 // Go errors are kept for the machinery: no driver or no NVRTC ([New] says
 // which, and suggests --device cpu), a GPU of another architecture than the
 // target (New names both), a worker that cannot be started or breaks the

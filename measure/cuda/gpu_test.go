@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,5 +224,55 @@ func TestGPUFailuresAreRecords(t *testing.T) {
 	}
 	if !strings.Contains(res[2].Error, "out[32]") {
 		t.Errorf("the wrong answer's error %q does not name the first bad element, out[32]", res[2].Error)
+	}
+}
+
+// TestGPUBench benches the default config of gemm at an odd shape (so that
+// cuBLAS's column-major mapping is checked against the reference where
+// M, N and K differ) and of softmax on the GPU: every entry is timed, the
+// tuned kernel and cuBLAS are checked, and the rates are plausible. Where
+// cuBLAS is not installed its note says so and the test goes on; a wrong
+// cuBLAS answer fails it.
+func TestGPUBench(t *testing.T) {
+	m := gpuMeasurer(t)
+	for _, w := range []struct {
+		op    string
+		shape []int
+	}{{gemm.Op.Name, []int{300, 200, 100}}, {softmax.Op.Name, []int{1024, 1000}}} {
+		tmpl, ok := kernels.TemplateFor(w.op, kernels.CUDA)
+		if !ok {
+			t.Fatalf("no CUDA template of %s", w.op)
+		}
+		cfg, err := tmpl.DefaultConfig(w.shape, m.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, notes, err := m.Bench(context.Background(), BenchBatch{Template: tmpl, Shape: w.shape, Target: m.target, Config: cfg,
+			MinSamples: 5, MinTime: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", w.op, err)
+		}
+		want := []string{BenchTuned, BenchCUBLAS, BenchPeak, BenchFloor}
+		if w.op != gemm.Op.Name || len(notes) > 0 {
+			want = slices.DeleteFunc(want, func(n string) bool { return n == BenchCUBLAS })
+		}
+		var names []string
+		for _, r := range res {
+			names = append(names, r.Name)
+			t.Logf("%s %v: %-6s median %8.1f µs, %7.1f GB/s, %8.1f GFLOP/s: %s", w.op, w.shape, r.Name, r.MedianNS/1e3,
+				r.Bytes/r.MedianNS, r.FLOPs/r.MedianNS, r.Doc)
+			if len(r.SamplesNS) < 5 || !(r.MedianNS > 0) || r.Checked != (r.Name == BenchTuned || r.Name == BenchCUBLAS) {
+				t.Errorf("%s: %s: %d samples, median %v, checked %v", w.op, r.Name, len(r.SamplesNS), r.MedianNS, r.Checked)
+			}
+		}
+		for _, n := range notes {
+			t.Logf("%s: note: %s", w.op, n)
+			if strings.Contains(n, "wrong answer") {
+				t.Errorf("%s: cuBLAS disagrees with the reference: %s", w.op, n)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s: entries %v, want %v (notes %q)", w.op, names, want, notes)
+		}
 	}
 }

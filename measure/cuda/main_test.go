@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ const fakeWorkerArg = "fake-cuda-worker"
 // fakeWorker acts out script, one comma-separated word per kernel ID: ok,
 // build (a build error), wrong, crash (dies after starting), hang, sticky
 // (reports a runtime error, then exits as after an illegal address), or
-// fatal (before any kernel).
+// fatal (before any kernel). A bench acts out the first word (fakeBench).
 func fakeWorker(script string) int {
 	var j job
 	if err := json.NewDecoder(os.Stdin).Decode(&j); err != nil {
@@ -36,6 +37,10 @@ func fakeWorker(script string) int {
 	}
 	acts := strings.Split(script, ",")
 	enc := json.NewEncoder(os.Stdout)
+	if j.Bench != nil && acts[0] != "fatal" {
+		enc.Encode(fakeBench(j, acts[0]))
+		return exitOK
+	}
 	for _, k := range j.Kernels {
 		act := acts[k.ID]
 		if act == "fatal" {
@@ -61,4 +66,24 @@ func fakeWorker(script string) int {
 		}
 	}
 	return exitOK
+}
+
+// fakeBench answers a bench job: for "wrong", the error of a wrong tuned
+// kernel; otherwise the tuned kernel with samples 3, 1, 2 and the job's
+// bytes and FLOPs, cuBLAS with the bytes of float32 for a GEMM, and the
+// floor, with a note naming the entry (the job's tuned doc) it echoes.
+func fakeBench(j job, act string) event {
+	e := event{Kind: "bench"}
+	b := j.Bench
+	if act == "wrong" {
+		e.Error = "the tuned kernel: a wrong answer, not timed: input set gaussian: out[3] = NaN, want 0.5"
+		return e
+	}
+	e.Bench = append(e.Bench, BenchResult{Name: BenchTuned, Doc: b.TunedDoc, Checked: true, Bytes: b.Bytes, FLOPs: b.FLOPs, SamplesNS: []float64{3, 1, 2}})
+	if len(b.GEMM) == 3 {
+		e.Bench = append(e.Bench, BenchResult{Name: BenchCUBLAS, Checked: true, Bytes: b.BytesF32, FLOPs: b.FLOPs, SamplesNS: []float64{1, 1, 1}})
+	}
+	e.Bench = append(e.Bench, BenchResult{Name: BenchFloor, Bytes: 8, SamplesNS: []float64{5, 4, 6}})
+	e.Notes = []string{fmt.Sprintf("samples %d, warmup %d, min time %d", j.Samples, j.Warmup, j.MinTimeNS)}
+	return e
 }

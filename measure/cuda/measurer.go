@@ -161,7 +161,7 @@ func (m *Measurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Resu
 	if b.Template.Space != nil {
 		space = b.Template.Space(b.Shape, b.Target)
 	}
-	name := b.Template.Op.Name + "_" + strings.ReplaceAll(kernels.FormatShape(b.Shape), "x", "by")
+	name := kernelName(b.Template.Op, b.Shape)
 	var ks []kernel
 	for i, c := range b.Configs {
 		res[i].Config = c

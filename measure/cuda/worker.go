@@ -47,6 +47,10 @@ func ServeWorker(stdin io.Reader, stdout io.Writer) int {
 		emit(event{Kind: "fatal", Error: err.Error()})
 		return exitFatal
 	}
+	if j.Bench != nil {
+		emit(w.bench(j.Kernels[0]))
+		return exitOK
+	}
 	for _, k := range j.Kernels {
 		emit(event{Kind: "start", ID: k.ID})
 		e, sticky := w.run(k)
@@ -61,6 +65,7 @@ func ServeWorker(stdin io.Reader, stdout io.Writer) int {
 
 type worker struct {
 	j     job
+	dev   driver.Device
 	ctx   *driver.Context
 	nvrtc *driver.NVRTC
 	work  harness.Workload
@@ -70,7 +75,6 @@ type worker struct {
 	flush driver.Ptr  // written before each timed launch to evict L2
 	words int         // 32-bit words of flush
 	dt    dtype.DType // of every buffer: inputs encoded, the output decoded
-	raw   []byte      // the output as the kernel wrote it
 	got   []float32   // the output decoded
 }
 
@@ -105,8 +109,8 @@ func newWorker(j job) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{j: j, ctx: ctx, nvrtc: nv, work: work, sets: sets, dt: dt,
-		raw: make([]byte, dt.Size()*work.Output), got: make([]float32, work.Output)}
+	w := &worker{j: j, dev: dev, ctx: ctx, nvrtc: nv, work: work, sets: sets, dt: dt,
+		got: make([]float32, work.Output)}
 	for _, set := range sets {
 		var ptrs []driver.Ptr
 		for i, n := range work.Inputs {
@@ -162,69 +166,27 @@ var ErrWrongArch = errors.New("the GPU's architecture is not the target's")
 // run measures one kernel. sticky reports an error after which the context
 // is unusable.
 func (w *worker) run(k kernel) (e event, sticky bool) {
-	start := time.Now()
-	prog, err := w.nvrtc.Compile(k.Source, k.Entry+".cu", w.j.Arch)
-	e.BuildNS = int64(time.Since(start))
+	mod, launchSet, status, err := w.load(k, &e)
 	if err != nil {
-		e.Status, e.Error = string(measure.StatusBuildError), err.Error()
-		return e, false
+		e.Status, e.Error = string(status), err.Error()
+		return e, driver.IsSticky(err)
 	}
-	start = time.Now()
+	defer mod.Unload()
+	start := time.Now()
 	defer func() { e.RunNS = int64(time.Since(start)) }()
 	fail := func(err error) (event, bool) {
 		e.Status, e.Error = string(measure.StatusRuntimeError), err.Error()
 		return e, driver.IsSticky(err)
 	}
-	mod, err := w.ctx.LoadModule(prog.Image())
+	wrong, err := w.check(launchSet)
 	if err != nil {
 		return fail(err)
 	}
-	defer mod.Unload()
-	f, err := mod.Function(k.Entry)
-	if err != nil {
-		return fail(err)
-	}
-	e.Registers, _ = f.Attribute(driver.FuncNumRegs)
-	e.LocalB, _ = f.Attribute(driver.FuncLocalSizeBytes)
-	if k.SharedBytes > 48<<10 {
-		if err := f.SetAttribute(driver.FuncMaxDynamicSharedSizeByte, k.SharedBytes); err != nil {
-			return fail(err)
-		}
-	}
-	grid := driver.Dim3{X: k.Grid[0], Y: k.Grid[1], Z: k.Grid[2]}
-	block := driver.Dim3{X: k.Block[0], Y: k.Block[1], Z: k.Block[2]}
-	launchSet := func(set int) func() error {
-		args := []any{w.out}
-		for _, p := range w.ins[set] {
-			args = append(args, p)
-		}
-		return func() error { return f.Launch(grid, block, k.SharedBytes, args...) }
-	}
-
-	// A checked run on every input set, each on a poisoned output.
-	for s, set := range w.sets {
-		if err := w.ctx.Fill(w.out, poisonWord, wordBytes(w.dt, w.work.Output)/4); err != nil {
-			return fail(err)
-		}
-		if err := launchSet(s)(); err != nil {
-			return fail(err)
-		}
-		if err := w.ctx.Synchronize(); err != nil {
-			return fail(err)
-		}
-		if err := w.ctx.CopyOutBytes(w.raw, w.out); err != nil {
-			return fail(err)
-		}
-		if err := w.dt.DecodeBytes(w.got, w.raw); err != nil {
-			return fail(err)
-		}
-		if msg := harness.Check(w.got, set.Want, set.Rel, set.Abs); msg != "" {
-			e.Status, e.Error = string(measure.StatusWrongAnswer), "input set "+set.Name+": "+msg
-			return e, false
-		}
+	if wrong != "" {
+		e.Status, e.Error = string(measure.StatusWrongAnswer), wrong
+		return e, false
 	}
 	launch := launchSet(0)
-
 	for range w.j.Warmup {
 		if err := launch(); err != nil {
 			return fail(err)
@@ -238,41 +200,141 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 	return e, false
 }
 
+// load compiles k and loads it, setting e's BuildNS, Registers and LocalB.
+// launchSet(s) launches it on input set s, writing w.out. An error comes
+// with the status it makes: build_error or runtime_error.
+func (w *worker) load(k kernel, e *event) (mod *driver.Module, launchSet func(set int) func() error, _ measure.Status, err error) {
+	start := time.Now()
+	prog, err := w.nvrtc.Compile(k.Source, k.Entry+".cu", w.j.Arch)
+	e.BuildNS = int64(time.Since(start))
+	if err != nil {
+		return nil, nil, measure.StatusBuildError, err
+	}
+	if mod, err = w.ctx.LoadModule(prog.Image()); err != nil {
+		return nil, nil, measure.StatusRuntimeError, err
+	}
+	f, err := mod.Function(k.Entry)
+	if err == nil && k.SharedBytes > 48<<10 {
+		err = f.SetAttribute(driver.FuncMaxDynamicSharedSizeByte, k.SharedBytes)
+	}
+	if err != nil {
+		mod.Unload()
+		return nil, nil, measure.StatusRuntimeError, err
+	}
+	e.Registers, _ = f.Attribute(driver.FuncNumRegs)
+	e.LocalB, _ = f.Attribute(driver.FuncLocalSizeBytes)
+	grid := driver.Dim3{X: k.Grid[0], Y: k.Grid[1], Z: k.Grid[2]}
+	block := driver.Dim3{X: k.Block[0], Y: k.Block[1], Z: k.Block[2]}
+	return mod, func(set int) func() error {
+		args := []any{w.out}
+		for _, p := range w.ins[set] {
+			args = append(args, p)
+		}
+		return func() error { return f.Launch(grid, block, k.SharedBytes, args...) }
+	}, "", nil
+}
+
+// check runs a launch on every input set, each on a poisoned output, and
+// compares the output with the set's reference: wrong names the set and
+// the first element out of tolerance, "" when all pass.
+func (w *worker) check(launchSet func(set int) func() error) (wrong string, err error) {
+	for s, set := range w.sets {
+		if err := w.ctx.Fill(w.out, poisonWord, wordBytes(w.dt, w.work.Output)/4); err != nil {
+			return "", err
+		}
+		if err := launchSet(s)(); err != nil {
+			return "", err
+		}
+		if msg, err := w.compare(w.out, w.dt, set); msg != "" || err != nil {
+			return msg, err
+		}
+	}
+	return "", nil
+}
+
+// compare waits for the queued work, copies the output at p, of dtype dt,
+// to the host and checks it against set's reference: the message names
+// the set and the first element out of tolerance, "" when all pass.
+func (w *worker) compare(p driver.Ptr, dt dtype.DType, set harness.Set) (string, error) {
+	if err := w.ctx.Synchronize(); err != nil {
+		return "", err
+	}
+	raw := make([]byte, dt.Size()*w.work.Output)
+	if err := w.ctx.CopyOutBytes(raw, p); err != nil {
+		return "", err
+	}
+	if err := dt.DecodeBytes(w.got, raw); err != nil {
+		return "", err
+	}
+	if msg := harness.Check(w.got, set.Want, set.Rel, set.Abs); msg != "" {
+		return "input set " + set.Name + ": " + msg, nil
+	}
+	return "", nil
+}
+
 // time times single launches between events, flushing L2 before each.
 func (w *worker) time(launch func() error) ([]float64, error) {
+	t, err := w.newTimer()
+	if err != nil {
+		return nil, err
+	}
+	defer t.destroy()
+	var samples []float64
+	begin := time.Now()
+	for len(samples) < maxSamples && (len(samples) < w.j.Samples || time.Since(begin) < time.Duration(w.j.MinTimeNS)) {
+		ns, err := t.sample(launch)
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, ns)
+	}
+	return samples, nil
+}
+
+// timer times launches with a pair of CUDA events.
+type timer struct {
+	w             *worker
+	before, after *driver.Event
+	n             uint32 // samples so far, the value of the next flush
+}
+
+func (w *worker) newTimer() (*timer, error) {
 	before, err := w.ctx.NewEvent()
 	if err != nil {
 		return nil, err
 	}
-	defer before.Destroy()
 	after, err := w.ctx.NewEvent()
 	if err != nil {
+		before.Destroy()
 		return nil, err
 	}
-	defer after.Destroy()
-	var samples []float64
-	begin := time.Now()
-	for len(samples) < maxSamples && (len(samples) < w.j.Samples || time.Since(begin) < time.Duration(w.j.MinTimeNS)) {
-		if err := w.ctx.Fill(w.flush, uint32(len(samples)), w.words); err != nil {
-			return nil, err
-		}
-		if err := before.Record(); err != nil {
-			return nil, err
-		}
-		if err := launch(); err != nil {
-			return nil, err
-		}
-		if err := after.Record(); err != nil {
-			return nil, err
-		}
-		if err := after.Synchronize(); err != nil {
-			return nil, err
-		}
-		ms, err := after.Since(before)
-		if err != nil {
-			return nil, err
-		}
-		samples = append(samples, float64(ms)*1e6)
+	return &timer{w: w, before: before, after: after}, nil
+}
+
+func (t *timer) destroy() {
+	t.before.Destroy()
+	t.after.Destroy()
+}
+
+// sample writes the flush buffer, so that no launch finds the last one's
+// data in L2, then times one launch in nanoseconds.
+func (t *timer) sample(launch func() error) (float64, error) {
+	t.n++
+	if err := t.w.ctx.Fill(t.w.flush, t.n, t.w.words); err != nil {
+		return 0, err
 	}
-	return samples, nil
+	if err := t.before.Record(); err != nil {
+		return 0, err
+	}
+	if err := launch(); err != nil {
+		return 0, err
+	}
+	if err := t.after.Record(); err != nil {
+		return 0, err
+	}
+	if err := t.after.Synchronize(); err != nil {
+		return 0, err
+	}
+	ms, err := t.after.Since(t.before)
+	return float64(ms) * 1e6, err
 }

@@ -1,5 +1,6 @@
 // Package driver is autotune's binding of the CUDA driver API (libcuda.so.1)
-// and of NVRTC, the CUDA C compiler library, loaded at run time with purego.
+// and of NVRTC, the CUDA C compiler library, loaded at run time with purego;
+// also of cuBLAS's float32 GEMM, bench's baseline ([OpenCUBLAS]).
 //
 // Nothing here needs cgo, cuda.h or a GPU to build: [Open] and [OpenNVRTC]
 // look for the libraries when called and return [ErrNoDriver] or
@@ -8,8 +9,9 @@
 // Every symbol is looked up before it is bound, and a library that lacks
 // one gives an error wrapping [ErrMissingSymbol] instead of purego's panic.
 //
-// A failing call returns an [*Error] holding the function, the CUresult or
-// nvrtcResult code and its name (CUDA_ERROR_ILLEGAL_ADDRESS). Some codes
+// A failing call returns an [*Error] holding the function, the CUresult,
+// nvrtcResult or cublasStatus_t code and its name
+// (CUDA_ERROR_ILLEGAL_ADDRESS, CUBLAS_STATUS_INVALID_VALUE). Some codes
 // leave the context unusable ([Error.Sticky]); after one the process must
 // start over, which is why the measurer runs candidates in a child process.
 //

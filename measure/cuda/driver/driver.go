@@ -37,6 +37,7 @@ type Driver struct {
 	cuMemFree                 func(p uint64) int32
 	cuMemcpyHtoD              func(dst uint64, src unsafe.Pointer, size uintptr) int32
 	cuMemcpyDtoH              func(dst unsafe.Pointer, src uint64, size uintptr) int32
+	cuMemcpyDtoD              func(dst, src uint64, size uintptr) int32
 	cuMemsetD32               func(dst uint64, v uint32, n uintptr) int32
 	cuEventCreate             func(ev *uintptr, flags uint32) int32
 	cuEventDestroy            func(ev uintptr) int32
@@ -84,6 +85,7 @@ func Open(path string) (*Driver, error) {
 		{&d.cuMemFree, "cuMemFree_v2"},
 		{&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
 		{&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
+		{&d.cuMemcpyDtoD, "cuMemcpyDtoD_v2"},
 		{&d.cuMemsetD32, "cuMemsetD32_v2"},
 		{&d.cuEventCreate, "cuEventCreate"},
 		{&d.cuEventDestroy, "cuEventDestroy_v2"},
@@ -279,6 +281,12 @@ func (c *Context) CopyOutBytes(dst []byte, src Ptr) error {
 		return nil
 	}
 	return c.dev.d.check("cuMemcpyDtoH_v2", c.dev.d.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uintptr(len(dst))))
+}
+
+// CopyDevice copies n bytes from src to dst, both on the device, on the
+// default stream.
+func (c *Context) CopyDevice(dst, src Ptr, n int) error {
+	return c.dev.d.check("cuMemcpyDtoD_v2", c.dev.d.cuMemcpyDtoD(uint64(dst), uint64(src), uintptr(n)))
 }
 
 // Fill sets n 32-bit words at dst to v, asynchronously on the default

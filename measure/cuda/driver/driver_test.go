@@ -16,17 +16,25 @@ import (
 // compiler and returns its path; the test is skipped when there is none.
 func buildFake(t *testing.T, defines ...string) string {
 	t.Helper()
+	return buildLib(t, "fakecuda.c", "libcuda.so.1", defines...)
+}
+
+// buildLib compiles testdata/src into a shared library named name in a
+// temporary directory and returns its path; the test is skipped where
+// there is no C compiler.
+func buildLib(t *testing.T, src, name string, defines ...string) string {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the binding loads libraries on Linux only")
 	}
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
 		if cc, err = exec.LookPath("cc"); err != nil {
-			t.Skip("no C compiler (gcc or cc) to build the fake libcuda")
+			t.Skip("no C compiler (gcc or cc) to build the fake " + name)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "libcuda.so.1")
-	args := append([]string{"-shared", "-fPIC", "-O1", "-o", out, filepath.Join("testdata", "fakecuda.c")}, defines...)
+	out := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-shared", "-fPIC", "-O1", "-o", out, filepath.Join("testdata", src)}, defines...)
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
 	}

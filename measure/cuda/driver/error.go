@@ -10,14 +10,15 @@ import (
 var (
 	ErrNoDriver      = errors.New("the CUDA driver library libcuda.so.1 was not found")
 	ErrNoNVRTC       = errors.New("the CUDA compiler library NVRTC (libnvrtc.so.13, .12 or .11.2) was not found")
+	ErrNoCUBLAS      = errors.New("cuBLAS (libcublas.so.13, .12 or .11) was not found")
 	ErrMissingSymbol = errors.New("a function is missing from a CUDA library")
 )
 
-// Error is a failed call of the driver API or of NVRTC.
+// Error is a failed call of the driver API, NVRTC or cuBLAS.
 type Error struct {
 	Func string // the C function: "cuMemAlloc_v2"
-	Code int    // the CUresult or nvrtcResult
-	Name string // CUDA_ERROR_OUT_OF_MEMORY, NVRTC_ERROR_COMPILATION
+	Code int    // the CUresult, nvrtcResult or cublasStatus_t
+	Name string // CUDA_ERROR_OUT_OF_MEMORY, NVRTC_ERROR_COMPILATION, CUBLAS_STATUS_INVALID_VALUE
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s (%d)", e.Func, e.Name, e.Code) }

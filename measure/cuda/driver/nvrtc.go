@@ -31,7 +31,12 @@ type NVRTC struct {
 // NVRTCPaths returns where OpenNVRTC looks, in order: each of [NVRTCNames]
 // in $CUDA_HOME/lib64 and $CUDA_HOME/lib (when CUDA_HOME is set), then in
 // /usr/local/cuda/lib64, then on the loader's path.
-func NVRTCPaths() []string {
+func NVRTCPaths() []string { return libPaths(NVRTCNames) }
+
+// libPaths returns each of names in $CUDA_HOME/lib64 and $CUDA_HOME/lib
+// (when CUDA_HOME is set), then in /usr/local/cuda/lib64, then bare, for
+// the loader's path.
+func libPaths(names []string) []string {
 	var dirs []string
 	if home := os.Getenv("CUDA_HOME"); home != "" {
 		dirs = append(dirs, filepath.Join(home, "lib64"), filepath.Join(home, "lib"))
@@ -39,11 +44,11 @@ func NVRTCPaths() []string {
 	dirs = append(dirs, "/usr/local/cuda/lib64")
 	var paths []string
 	for _, d := range dirs {
-		for _, n := range NVRTCNames {
+		for _, n := range names {
 			paths = append(paths, filepath.Join(d, n))
 		}
 	}
-	return append(paths, NVRTCNames...)
+	return append(paths, names...)
 }
 
 // OpenNVRTC loads NVRTC from the first of paths that opens (none means

@@ -6,7 +6,8 @@
 // (gen/gocuda) are tested against it too: a PTX image (one that starts
 // with "//") loads, any other entry point is a kernel that only records
 // its launch, and fake_last_launch, fake_last_params and fake_last_attr
-// say what the last launch and cuFuncSetAttribute got.
+// say what the last launch and cuFuncSetAttribute got. measure/cuda's
+// bench runs on it with the fake NVRTC of fakenvrtc.c.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 	case 76: *v = 6; return 0;
 	case 38: *v = 1 << 20; return 0;  // L2
 	case 97: *v = 99 << 10; return 0; // shared memory per block, opted in
+	case 16: *v = 2; return 0;        // multiprocessors
+	case 39: *v = 2048; return 0;     // threads per multiprocessor
 	}
 	*v = 0;
 	return 0;
@@ -75,6 +78,18 @@ static void saxpy(void **p) {
 	for (int i = 0; i < n; i++) out[i] = a * in[i] + (float)b + (float)c + (float)i;
 }
 static void trap(void **p) { sticky = 700; }
+// gemm2x3x4(float *c, const float *a, const float *b): the row-major
+// product of a 2×4 and a 4×3 matrix, a kernel of fixed shape.
+static void gemm2x3x4(void **p) {
+	float *c = (float *)*(CUdeviceptr *)p[0];
+	const float *a = (const float *)*(CUdeviceptr *)p[1], *b = (const float *)*(CUdeviceptr *)p[2];
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++) {
+			float s = 0;
+			for (int k = 0; k < 4; k++) s += a[i * 4 + k] * b[k * 3 + j];
+			c[i * 3 + j] = s;
+		}
+}
 // record keeps the first 8 bytes of each of its arguments, up to a null
 // pointer after the last (their slots must hold that many: gen/gocuda's
 // do): fake_last_params.
@@ -88,7 +103,7 @@ static void record(void **p) {
 		last_params[last_nparams] = *(unsigned long long *)p[last_nparams];
 }
 typedef void (*kernel)(void **);
-static struct { const char *name; kernel k; } kernels[] = {{"saxpy", saxpy}, {"trap", trap}, {"record", record}};
+static struct { const char *name; kernel k; } kernels[] = {{"saxpy", saxpy}, {"trap", trap}, {"record", record}, {"gemm2x3x4", gemm2x3x4}};
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 	for (unsigned i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
@@ -124,6 +139,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, (void *)src, n); return 0; }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { memmove((void *)dst, (void *)src, n); return 0; }
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned v, size_t n) {
 	for (size_t i = 0; i < n; i++) ((unsigned *)dst)[i] = v;
 	return 0;
