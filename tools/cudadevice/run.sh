@@ -18,6 +18,13 @@
 # (gen --torch), built, checked and timed against torch (its bench.py); a
 # Go package generated from gpu.db with NVRTC; gpu.db exported as JSON
 # Lines.
+#
+# What runs is set by the environment: GPU_TESTS (a -test.run pattern) and
+# GPU_TEST_SECONDS; IMPORT (logs to import into gpu.db first); TUNES
+# ("op shape dtype seconds" lines), BENCHES ("op shape dtype" lines),
+# TORCH_WORKLOADS (torch_baseline.py's arguments); TORCH_EXT_DIR (an
+# extension generated elsewhere, built in the background from the start)
+# or TORCH_EXT=1 (generate one from gpu.db at the end).
 set -uo pipefail
 : "${OUT:?set OUT to the directory for the results}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,9 +60,29 @@ arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | he
 arch=sm_${arch:-90}
 echo "device $arch" >"$OUT/summary.txt"
 
+# IMPORT: JSON Lines logs whose records go into gpu.db first (so that bench
+# finds their winners).
+[[ -n ${IMPORT:-} ]] && step "import $IMPORT" 30 import.txt "$at" db import --db "$db" $IMPORT
+# TORCH_EXT_DIR: an extension written by gen --torch elsewhere; it builds in
+# the background (nvcc on the host's cores) while the GPU steps run, and is
+# checked and timed after them.
+if [[ -n ${TORCH_EXT_DIR:-} ]]; then
+	cp -r "$TORCH_EXT_DIR" "$res/ext"
+	(cd "$res/ext" && MAX_JOBS=${TORCH_BUILD_JOBS:-8} python3 load.py >"$res/torch-build.txt" 2>&1; echo "exit $?" >>"$res/torch-build.txt") &
+	build=$!
+fi
+
 step "examples/fastcuda tests on the GPU" 60 fastcuda-test.txt "$here/fastcuda.test" -test.v -test.run 'TestGPU|TestManifest|TestDispatch'
 step "examples/fastcuda benchmarks" 60 fastcuda-bench.txt "$here/fastcuda.test" -test.run '^$' -test.bench GPU -test.benchtime 300x -test.count 3
-step "autotune's GPU tests" 150 measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout 150s -test.run "${GPU_TESTS:-TestGPU}"
+gpu_secs=${GPU_TEST_SECONDS:-150}
+step "autotune's GPU tests" "$gpu_secs" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout "${gpu_secs}s" -test.run "${GPU_TESTS:-TestGPU}"
+
+if [[ -n ${TORCH_EXT_DIR:-} ]]; then
+	while kill -0 "$build" 2>/dev/null && ((SECONDS < deadline - 60)); do sleep 2; done
+	step "torch extension: check, time" 150 torch-ext.txt \
+		bash -c "cd '$res/ext' && PYTHONUNBUFFERED=1 python3 bench.py --json '$res/torch-ext.json'"
+	rm -rf "$res/ext/build"
+fi
 
 # Short tunes: TUNES holds "op shape dtype seconds" per line.
 while read -r op shape dt secs; do
