@@ -65,7 +65,7 @@ echo "device $arch" >"$OUT/summary.txt"
 [[ -n ${IMPORT:-} ]] && step "import $IMPORT" 30 import.txt "$at" db import --db "$db" $IMPORT
 # TORCH_EXT_DIR: an extension written by gen --torch elsewhere; it builds in
 # the background (nvcc on the host's cores) while the GPU steps run, and is
-# checked and timed after them.
+# checked and timed after the tunes and benches.
 if [[ -n ${TORCH_EXT_DIR:-} ]]; then
 	cp -r "$TORCH_EXT_DIR" "$res/ext"
 	(cd "$res/ext" && MAX_JOBS=${TORCH_BUILD_JOBS:-8} python3 load.py >"$res/torch-build.txt" 2>&1; echo "exit $?" >>"$res/torch-build.txt") &
@@ -77,12 +77,6 @@ step "examples/fastcuda benchmarks" 60 fastcuda-bench.txt "$here/fastcuda.test" 
 gpu_secs=${GPU_TEST_SECONDS:-150}
 step "autotune's GPU tests" "$gpu_secs" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout "${gpu_secs}s" -test.run "${GPU_TESTS:-TestGPU}"
 
-if [[ -n ${TORCH_EXT_DIR:-} ]]; then
-	while kill -0 "$build" 2>/dev/null && ((SECONDS < deadline - 60)); do sleep 2; done
-	step "torch extension: check, time" 150 torch-ext.txt \
-		bash -c "cd '$res/ext' && PYTHONUNBUFFERED=1 python3 bench.py --json '$res/torch-ext.json'"
-	rm -rf "$res/ext/build"
-fi
 
 # Short tunes: TUNES holds "op shape dtype seconds" per line.
 while read -r op shape dt secs; do
@@ -97,6 +91,13 @@ while read -r op shape dt; do
 	step "bench $op $shape $dt" 60 "bench-$op-$shape-$dt.json" \
 		"$at" bench --op "$op" --shape "$shape" --dtype "$dt" --device "$arch" --db "$db" --json
 done <<<"${BENCHES:-}"
+
+if [[ -n ${TORCH_EXT_DIR:-} ]]; then
+	while kill -0 "$build" 2>/dev/null && ((SECONDS < deadline - 60)); do sleep 2; done
+	step "torch extension: check, time" 150 torch-ext.txt \
+		bash -c "cd '$res/ext' && PYTHONUNBUFFERED=1 python3 bench.py --json '$res/torch-ext.json'"
+	rm -rf "$res/ext/build"
+fi
 
 step "torch baselines" 90 torch-baseline.txt python3 "$here/torch_baseline.py" --json "$res/torch-baseline.json" ${TORCH_WORKLOADS:-}
 
