@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -47,17 +48,35 @@ func (k planned) cuPath() string { return "cu/" + k.name + ".cu" }
 // archFile is the translation unit of arch's kernels.
 func archFile(arch string) string { return "kernels_" + arch + ".cu" }
 
+// dynamicShared matches a kernel's declaration of its dynamic shared
+// memory; the name is the first group.
+var dynamicShared = regexp.MustCompile(`extern\s+__shared__\s+[\w\s]+?\s(\w+)\s*\[\s*\]`)
+
 // archUnit is archFile(arch): each of arch's kernels included in a
 // namespace of its own, since kernels define helpers of the same names,
 // and the array of their functions, which tables.h's kernel_function
-// reads by slot.
+// reads by slot. A namespace does not separate the kernels' dynamic
+// shared memory: it is declared extern inside an extern "C" function,
+// which gives the name C linkage, so two kernels that declare it under one
+// name with two types (float4 and uint4) do not compile together (nvcc
+// refused it on an H100). Each kernel's name for it is renamed by a macro
+// around its include; every extern __shared__ array starts at the block's
+// dynamic shared memory whatever its name.
 func (p *plan) archUnit(arch string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// The kernels of %s, each in a namespace of its own (their helpers share names),\n", arch)
 	fmt.Fprintf(&b, "// and their functions, in the order of their slots in tables.h.\n\n")
 	for _, i := range p.archKernels(arch) {
 		k := p.ks[i]
-		fmt.Fprintf(&b, "namespace k_%s {\n#include %q\n} // namespace k_%s\n\n", k.name, k.cuPath(), k.name)
+		shared := dynamicShared.FindAllStringSubmatch(k.k.Source, -1)
+		for _, m := range shared {
+			fmt.Fprintf(&b, "#define %s %s_%s\n", m[1], m[1], k.name)
+		}
+		fmt.Fprintf(&b, "namespace k_%s {\n#include %q\n} // namespace k_%s\n", k.name, k.cuPath(), k.name)
+		for _, m := range shared {
+			fmt.Fprintf(&b, "#undef %s\n", m[1])
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "namespace autotune {\nextern const void *const kernels_%s[] = {\n", arch)
 	for _, i := range p.archKernels(arch) {

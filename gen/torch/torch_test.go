@@ -41,8 +41,10 @@ func TestMain(m *testing.M) {
 // softmax 4096×1024, GEMM 2048³ and attention 1×8×1024×64, sm_90) and,
 // on sm_80, a small tuned shape of every op with the template's default
 // there as its winner, so that specialised kernels run in the emulator
-// too, and one of softmax in bf16, which brings bf16 kernels on every
-// architecture.
+// too, and one of softmax and one of GEMM in bf16, which bring bf16
+// kernels on every architecture (the bf16 GEMM declares its dynamic
+// shared memory with another type than the float32 one, under the same
+// name).
 func fixture(t *testing.T) *tunedb.Memory {
 	t.Helper()
 	f, err := os.Open("../../examples/fastcuda/testdata/tune.jsonl")
@@ -65,7 +67,7 @@ func fixture(t *testing.T) *tunedb.Memory {
 	}{
 		{"softmax", []int{33, 1023}, dtype.F32}, {"gemm", []int{64, 48, 40}, dtype.F32}, {"attention", []int{1, 2, 40, 64}, dtype.F32},
 		{"attention_causal", []int{1, 2, 40, 64}, dtype.F32}, {"rmsnorm", []int{7, 1000}, dtype.F32}, {"layernorm", []int{7, 1000}, dtype.F32},
-		{"softmax", []int{33, 1023}, dtype.BF16},
+		{"softmax", []int{33, 1023}, dtype.BF16}, {"gemm", []int{64, 48, 40}, dtype.BF16},
 	} {
 		tmpl, _ := kernels.TemplateFor(w.op, kernels.CUDA)
 		cfg, err := tmpl.DefaultConfig(w.shape, sm80)
