@@ -188,9 +188,9 @@
 // These kernels are checked in the emulator (measure/cuda/emu: every
 // conversion bit for bit against package dtype, a grid of configs on odd
 // shapes and every input set, a kernel that sums in 16 bits caught) and
-// compiled to PTX by clang for sm_80, sm_86 and sm_90; no GPU has run
-// them yet (measure/cuda's TestGPUSoftmax16 does where there is one), so
-// their speed is unmeasured.
+// compiled to PTX by clang for sm_80, sm_86 and sm_90. On an H100
+// (2026-11-27) measure/cuda's TestGPUSoftmax16 passed, and the tuned bf16
+// kernel at 4096×1024 ran 1.5× torch.softmax (docs/benchmarks.md).
 //
 // Asked for a kernel without a shape, CUDATemplate emits the shape-generic
 // kernel of the config, `..., int rows, int cols` after the pointers, in

@@ -57,7 +57,7 @@ func TestGPUSoftmax(t *testing.T) {
 }
 
 // TestGPUSoftmax16 does the same in bf16 and f16, where the buffers hold
-// 2-byte elements (no GPU has run it at the time of writing).
+// 2-byte elements.
 func TestGPUSoftmax16(t *testing.T) {
 	m := gpuMeasurer(t)
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
@@ -76,7 +76,7 @@ func TestGPUGemm(t *testing.T) {
 // TestGPUGemm16 does the same in bf16 and f16, on tensor cores, for
 // gemm and gemm_bias_relu: one element, primes (odd K and N: element-wise
 // copies and stores), aligned rows with tails of the tiles, and a larger
-// aligned shape with tails (no GPU has run it at the time of writing). Few
+// aligned shape with tails. Few
 // configs a shape, to keep it to a couple of minutes of NVRTC.
 func TestGPUGemm16(t *testing.T) {
 	m := gpuMeasurer(t)
@@ -94,9 +94,8 @@ func TestGPUAttention(t *testing.T) {
 		[][]int{{1, 1, 1, 1}, {1, 2, 37, 5}, {2, 3, 67, 17}, {1, 1, 33, 64}, {2, 2, 130, 64}, {1, 4, 257, 128}})
 }
 
-// TestGPUAttention16 does the same in bf16 and f16 (no GPU has run it at
-// the time of writing): 16-byte loads at D = 64 and 128, single elements
-// at D = 5.
+// TestGPUAttention16 does the same in bf16 and f16: 16-byte loads at D =
+// 64 and 128, single elements at D = 5.
 func TestGPUAttention16(t *testing.T) {
 	m := gpuMeasurer(t)
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
@@ -106,10 +105,9 @@ func TestGPUAttention16(t *testing.T) {
 }
 
 // TestGPUNorm does the same for RMSNorm and LayerNorm in f32, bf16 and
-// f16 (the 16-bit kernels had not run on a GPU at the time of writing):
-// one element, primes (element-at-a-time rows in 16 bits), rows of whole
-// 16-byte vectors, and a long row with a tail, for blocks of several
-// warps.
+// f16: one element, primes (element-at-a-time rows in 16 bits), rows of
+// whole 16-byte vectors, and a long row with a tail, for blocks of
+// several warps.
 func TestGPUNorm(t *testing.T) {
 	m := gpuMeasurer(t)
 	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
