@@ -45,9 +45,12 @@ func (t Target) Fingerprint() string {
 // set that simd/archsimd's X86.AVX512() and GOAMD64=v4 require, so a config the tuner accepts is
 // one that archsimd code can run. On arm64, ASIMD is NEON (every ARMv8-A core has it), FP16 its
 // half-precision arithmetic (ASIMDHP), BF16 and I8MM the bf16 and int8 matrix instructions, and
-// SVEBits the SVE vector length in bits, 0 without SVE.
+// SVEBits the SVE vector length in bits, 0 without SVE. AVX512BF16 is x86's bf16 dot product
+// (VDPBF16PS), on top of AVX512; GODEBUG's cpu.avx512bf16=off hides it, as cpu.avx512f=off hides
+// both.
 type ISA struct {
 	SSE42, AVX2, FMA, AVX512 bool
+	AVX512BF16               bool
 	ASIMD, FP16, BF16, I8MM  bool
 	SVEBits                  int
 }
@@ -55,7 +58,7 @@ type ISA struct {
 // Arch returns the architecture whose extensions i lists: "amd64", "arm64", or "" for none.
 func (i ISA) Arch() string {
 	switch {
-	case i.SSE42 || i.AVX2 || i.FMA || i.AVX512:
+	case i.SSE42 || i.AVX2 || i.FMA || i.AVX512 || i.AVX512BF16:
 		return "amd64"
 	case i.ASIMD || i.FP16 || i.BF16 || i.I8MM || i.SVEBits > 0:
 		return "arm64"
@@ -70,7 +73,7 @@ func (i ISA) String() string {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{i.SSE42, "sse4.2"}, {i.AVX2, "avx2"}, {i.FMA, "fma"}, {i.AVX512, "avx512"},
+	}{{i.SSE42, "sse4.2"}, {i.AVX2, "avx2"}, {i.FMA, "fma"}, {i.AVX512, "avx512"}, {i.AVX512BF16, "avx512bf16"},
 		{i.ASIMD, "asimd"}, {i.FP16, "fp16"}, {i.BF16, "bf16"}, {i.I8MM, "i8mm"}} {
 		if f.on {
 			s = append(s, f.name)

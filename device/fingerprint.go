@@ -79,7 +79,7 @@ func parseISA(text string) (isa ISA, ok bool) {
 		return ISA{}, true
 	}
 	flags := map[string]*bool{"sse4.2": &isa.SSE42, "avx2": &isa.AVX2, "fma": &isa.FMA, "avx512": &isa.AVX512,
-		"asimd": &isa.ASIMD, "fp16": &isa.FP16, "bf16": &isa.BF16, "i8mm": &isa.I8MM}
+		"avx512bf16": &isa.AVX512BF16, "asimd": &isa.ASIMD, "fp16": &isa.FP16, "bf16": &isa.BF16, "i8mm": &isa.I8MM}
 	for _, f := range strings.Split(text, "+") {
 		if on := flags[f]; on != nil {
 			*on = true

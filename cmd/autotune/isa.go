@@ -82,7 +82,7 @@ func atISA(target device.Target, name, godebug string) (isaLevel, error) {
 // children.
 func limitToAVX2(target device.Target, godebug string) isaLevel {
 	cpu := *target.CPU
-	cpu.ISA.AVX512 = false
+	cpu.ISA.AVX512, cpu.ISA.AVX512BF16 = false, false
 	target.CPU = &cpu
 	if !hidesAVX512(godebug) {
 		godebug = strings.TrimPrefix(godebug+","+hideAVX512, ",")

@@ -63,6 +63,14 @@ type Tile struct {
 	// loop in Go would call the tile for, without a call per tile. It
 	// takes AStep as a constant.
 	Tiles bool
+
+	// Dot makes every step two steps of K in bf16 (AVX512-BF16, 16 lanes
+	// only): a(r, t) and each float32 lane of B(t) hold a pair of bf16,
+	// K index 2t in the low half and 2t+1 in the high one, and the
+	// multiply-add is VDPBF16PS, which adds both products of a lane's
+	// pairs to its float32 accumulator. The Go assembler has no name for
+	// the instruction, so it is written as its bytes (dpbf16ps).
+	Dot bool
 }
 
 // Runtime, as a stride of a Tile, makes it an argument of the function.
@@ -109,6 +117,8 @@ func (t Tile) check() {
 		panic(fmt.Sprintf("goasm: %s: %d rows a run-time stride apart, at most %d", t.Name, t.MR, maxRuntimeRows))
 	case t.Tiles && t.AStep == Runtime:
 		panic(fmt.Sprintf("goasm: %s: a column of tiles with the steps of a at run time", t.Name))
+	case t.Dot && t.Lanes != 16:
+		panic(fmt.Sprintf("goasm: %s: VDPBF16PS tiles have 16 lanes, not %d", t.Name, t.Lanes))
 	case !Fits(t.Lanes, t.MR, t.NV):
 		panic(fmt.Sprintf("goasm: %s: a %dx%d tile needs %d registers, %d-lane vectors have %d",
 			t.Name, t.MR, t.NV, Registers(t.MR, t.NV), t.Lanes, Available(t.Lanes)))
@@ -182,10 +192,14 @@ func (t Tile) Decl() jen.Code {
 
 // doc describes what the tile computes, for its declaration.
 func (t Tile) doc() string {
+	s := t.tileDoc()
 	if t.Tiles {
-		return t.tileDoc() + fmt.Sprintf(" It computes tiles such tiles, each %d rows of a and c below the one before.", t.MR)
+		s += fmt.Sprintf(" It computes tiles such tiles, each %d rows of a and c below the one before.", t.MR)
 	}
-	return t.tileDoc()
+	if t.Dot {
+		s += " Every step is two of K: a's elements and b's lanes hold bf16 pairs, multiplied and summed pairwise (VDPBF16PS)."
+	}
+	return s
 }
 
 // tileDoc describes one tile.
@@ -387,6 +401,10 @@ func (t Tile) emit(b *strings.Builder) {
 			w("VBROADCASTSS %d(SI), %s", r*t.ARow, x)
 		}
 		for j := range t.NV {
+			if t.Dot {
+				w("%s", dpbf16ps(t.NV+2+r*t.NV+j, j, t.NV+r%2))
+				continue
+			}
 			w("VFMADD231PS %s, %s, %s", x, reg(j), acc(r, j))
 		}
 	}
@@ -437,6 +455,19 @@ func (t Tile) emit(b *strings.Builder) {
 	}
 	w("VZEROUPPER")
 	w("RET")
+}
+
+// dpbf16ps returns VDPBF16PS Zsrc2, Zsrc1, Zdst (dst += the pairwise
+// products of src1's and src2's bf16 pairs) as BYTE directives: EVEX.512.F3.0F38.W0 52 /r,
+// register operands only.
+func dpbf16ps(dst, src1, src2 int) string {
+	inv := func(reg, bit int) int { return ^reg >> bit & 1 }                         // EVEX stores register bits inverted
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0b10 // R X B R' 0 0 mm=0F38
+	p1 := 0<<7 | (^src1&15)<<3 | 1<<2 | 0b10                                         // W=0 vvvv 1 pp=F3
+	p2 := 0b10<<5 | inv(src1, 4)<<3                                                  // z=0 L'L=512 b=0 V' aaa=0
+	modrm := 0b11<<6 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("BYTE $0x62; BYTE $%#02x; BYTE $%#02x; BYTE $%#02x; BYTE $0x52; BYTE $%#02x // VDPBF16PS Z%d, Z%d, Z%d",
+		p0, p1, p2, modrm, src2, src1, dst)
 }
 
 // nextTile writes the end of a tile of a column (Tiles): b back to its

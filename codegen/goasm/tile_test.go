@@ -1,6 +1,9 @@
 package goasm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFits(t *testing.T) {
 	for _, tt := range []struct {
@@ -23,6 +26,7 @@ func TestCheckPanics(t *testing.T) {
 		{Name: "T", Lanes: 16, MR: 0, NV: 1},
 		{Name: "T", Lanes: 8, MR: 8, NV: 2},
 		{Name: "T", Lanes: 8, MR: 1, NV: 1, ReLU: true},
+		{Name: "T", Lanes: 8, MR: 1, NV: 1, Dot: true},
 	} {
 		func() {
 			defer func() {
@@ -32,5 +36,24 @@ func TestCheckPanics(t *testing.T) {
 			}()
 			File(tile)
 		}()
+	}
+}
+
+// TestDPBF16PS checks the bytes of VDPBF16PS against an assembler's
+// (llvm-mc --show-encoding), for registers with and without their fourth
+// and fifth bits set, where EVEX's inverted bits go wrong first.
+func TestDPBF16PS(t *testing.T) {
+	for _, tt := range []struct {
+		dst, src1, src2 int
+		want            string
+	}{
+		{3, 2, 1, "BYTE $0x62; BYTE $0xf2; BYTE $0x6e; BYTE $0x48; BYTE $0x52; BYTE $0xd9"},
+		{29, 18, 17, "BYTE $0x62; BYTE $0x22; BYTE $0x6e; BYTE $0x40; BYTE $0x52; BYTE $0xe9"},
+		{25, 2, 9, "BYTE $0x62; BYTE $0x42; BYTE $0x6e; BYTE $0x48; BYTE $0x52; BYTE $0xc9"},
+	} {
+		got, _, _ := strings.Cut(dpbf16ps(tt.dst, tt.src1, tt.src2), " //")
+		if got != tt.want {
+			t.Errorf("dpbf16ps(%d, %d, %d) = %s, want %s", tt.dst, tt.src1, tt.src2, got, tt.want)
+		}
 	}
 }
