@@ -37,7 +37,7 @@ func TestFormsOf(t *testing.T) {
 			"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
 			AVX2FMA, "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false", true},
 		{"gemm asm", "gemm", []int{100, 70, 300},
-			"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=4,pack_a=true",
+			"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=4,pack_a=true,convert=copy",
 			AVX512, "", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

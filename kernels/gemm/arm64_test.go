@@ -90,7 +90,7 @@ func TestARM64Space(t *testing.T) {
 	if neonAsm == 0 || neonGo != 0 {
 		t.Errorf("arm64 space: %d NEON assembly configs, %d NEON archsimd ones; want some and none", neonAsm, neonGo)
 	}
-	if _, err := sp.Parse("vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false"); err == nil {
+	if _, err := sp.Parse("vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy"); err == nil {
 		t.Error("vec=8 parses in the arm64 space")
 	}
 }

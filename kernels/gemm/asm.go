@@ -80,6 +80,11 @@ func (k kernel) asmTiles() []goasm.Tile {
 				// contiguous.
 				t.ARow, t.AStep = 4, 4*k.mr
 			}
+			if k.packed16() {
+				// Packed A and B (steps of pairs with dot) into the
+				// float32 block of c (packhalf.go).
+				t.ARow, t.AStep, t.BStep, t.CRow, t.Dot = 4, 4*k.mr, 4*k.nr, 4*k.halfStride(), k.dot
+			}
 			t.Tiles = k.asmColumn()
 			tiles = append(tiles, t)
 		}

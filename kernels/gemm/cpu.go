@@ -11,14 +11,13 @@ import (
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/kernels/halfcopy"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-5"
+const revision = "gemm-6"
 
 // genericRevision is the revision of the shape-generic code of Template
 // and of the epilogue templates (emitGeneric), bumped by hand when that
@@ -44,7 +43,7 @@ var Template = kernels.Template{
 	Default:   defaultConfig,
 	Dominated: kernels.ScalarDominated,
 	Features:  features,
-	Go:        halfcopy.Emitter{Op: Op, F32: goEmitter{noEpilogue}, Vector: vectorConfig},
+	Go:        newPackedEmitter(Op, noEpilogue),
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }
 
@@ -123,6 +122,11 @@ var (
 	micros     = []string{"go", "asm"} // the full micro-kernel in archsimd Go, or in Go assembly
 	splits     = []string{"m", "n"}    // what the goroutines split: runs of rows, or of columns
 	chunks     = []int{1, 2, 4, 8}     // runs per goroutine: 1 fixed in advance, more dealt from a counter
+	// Where bf16 and f16 become float32: whole arguments copied before
+	// the float32 kernel (kernels/halfcopy), A and B converted while
+	// packing, or (bf16) B and A packed as bf16 pairs for VDPBF16PS; see
+	// packhalf.go. float32 kernels are the same for every value.
+	converts = []string{"copy", "pack", "dot"}
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -258,8 +262,17 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 		{Name: "pack_a_needs_asm", OK: func(c schedule.Config) bool {
 			return !c.Bool("pack_a") || c.Str("micro") == "asm"
 		}},
+		// The 16-bit forms that convert while packing (packhalf.go) run
+		// the assembly tiles on packed A and B only.
+		{Name: "convert_needs_packed_asm", OK: func(c schedule.Config) bool {
+			return c.Str("convert") == "copy" || c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b")
+		}},
+		{Name: "dot_needs_avx512_bf16", OK: func(c schedule.Config) bool {
+			return c.Str("convert") != "dot" || c.Int("vec") == 16 && isa.AVX512BF16
+		}},
 	}...)
-	return schedule.NewSpace(append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a")), constraints...)
+	knobs = append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a"), schedule.Enum("convert", converts...))
+	return schedule.NewSpace(knobs, constraints...)
 }
 
 // registers returns the vector registers an mr × nrVecs micro-kernel keeps
@@ -318,7 +331,7 @@ func revision4(op kernels.Op, rev string) kernels.Template {
 
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
 	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
-		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}}}
 	return kernels.Version(rev, space([]int{1024, 1024, 1024}, ref), fmt.Sprintf("register_budget=%d", registerBudget))
 }
 
@@ -327,7 +340,7 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 // blocks that fit the smallest caches templates assume (256 KiB of L2, no
 // L3), shrunk to what the shape offers.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	return defaultOf(space(shape, target), shape, target, ",chunks=1,pack_a=false")
+	return defaultOf(space(shape, target), shape, target, ",chunks=1,pack_a=false,convert=copy")
 }
 
 // defaultOf is defaultConfig in the space sp, with more, the knobs sp has

@@ -35,6 +35,21 @@ type kernel struct {
 	// loops (emitEdge) and nothing imports archsimd, so that they build
 	// without GOEXPERIMENT=simd. v stays the tiles' vector width.
 	plain bool
+	// half is set for the packed 16-bit forms (packhalf.go): the
+	// conversions of the dtype; dot packs bf16 pairs for VDPBF16PS.
+	half golang.Half
+	dot  bool
+}
+
+// packed16 reports whether k is a packed 16-bit form (packhalf.go).
+func (k kernel) packed16() bool { return k.half.Prefix != "" }
+
+// elem is the element type of k's slices of a, b, c and the bias.
+func (k kernel) elem() jen.Code {
+	if k.packed16() {
+		return jen.Uint16()
+	}
+	return jen.Float32()
 }
 
 // emitEpilogue emits the kernel of cfg for shape with the epilogue e

@@ -8,7 +8,6 @@ import (
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/kernels/halfcopy"
 )
 
 // An epilogue is what the kernel does to each tile of C in registers after
@@ -118,8 +117,8 @@ func (relu) onednn() (doc, postOps string) {
 // when their emitted code changes (see the package doc). Changing the
 // emitter of plain GEMM changes theirs too, so bump them with it.
 const (
-	biasRevision     = "gemm-bias-5"
-	biasReLURevision = "gemm-bias-relu-5"
+	biasRevision     = "gemm-bias-6"
+	biasReLURevision = "gemm-bias-relu-6"
 )
 
 // BiasTemplate is the CPU template of BiasOp. The bias is added in
@@ -143,7 +142,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev, rev4 string) kernels.Templ
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarDominated,
 		Features:  features,
-		Go:        halfcopy.Emitter{Op: op, F32: goEmitter{e}, Vector: vectorConfig},
+		Go:        newPackedEmitter(op, e),
 		Baselines: epilogueBaselines(e),
 	}
 }

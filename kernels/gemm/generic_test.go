@@ -52,12 +52,12 @@ var (
 // both splits, runs fixed in advance and dealt from a counter, and blocks from the smallest to the largest genericTuned
 // offers. The epilogue templates take the first two, also when exhaustive.
 var genericSchedules = []string{
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,split=m,chunks=2,pack_a=false",
-	"kc=128,mc=48,nc=256,pack_b=false,unroll=1,threads=3,split=n,chunks=1,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,split=m,chunks=1,pack_a=false",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=4,split=n,chunks=1,pack_a=false",
-	"kc=512,mc=192,nc=512,pack_b=true,unroll=1,threads=4,split=m,chunks=1,pack_a=false",
-	"kc=128,mc=48,nc=256,pack_b=true,unroll=1,threads=2,split=n,chunks=2,pack_a=false",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,split=m,chunks=2,pack_a=false,convert=copy",
+	"kc=128,mc=48,nc=256,pack_b=false,unroll=1,threads=3,split=n,chunks=1,pack_a=false,convert=copy",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,split=m,chunks=1,pack_a=false,convert=copy",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=4,split=n,chunks=1,pack_a=false,convert=copy",
+	"kc=512,mc=192,nc=512,pack_b=true,unroll=1,threads=4,split=m,chunks=1,pack_a=false,convert=copy",
+	"kc=128,mc=48,nc=256,pack_b=true,unroll=1,threads=2,split=n,chunks=2,pack_a=false,convert=copy",
 }
 
 // genericTarget is the host's ISA with 4 cores, so that threads up to 4
@@ -98,7 +98,7 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 						if i%2 == 1 {
 							// A packed: the odd schedules, with B in
 							// place and packed, rows and runs of columns.
-							sched = strings.Replace(sched, "pack_a=false", "pack_a=true", 1)
+							sched = strings.Replace(sched, "pack_a=false,convert=copy", "pack_a=true,convert=copy", 1)
 						}
 					}
 					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,mr=%d,nr_vecs=%d,%s,micro=%s", vec, tile[0], tile[1], sched, micro))

@@ -17,11 +17,11 @@ import (
 // scalar code, the assembly micro-kernel's calls with tails and A packed,
 // and goroutines splitting the columns of a single row.
 var goldens = []kerneltest.Golden{
-	{Name: "vec16_4x32_packed", Shape: "1024x1024x1024", Config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=4,pack_a=false"},
-	{Name: "vec8_8x8_inplace_tails", Shape: "17x20x33", Config: "vec=8,mr=8,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,micro=go,split=m,chunks=1,pack_a=false"},
-	{Name: "scalar_2x2", Shape: "5x3x7", Config: "vec=1,mr=2,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false"},
-	{Name: "asm_12x32_tails", Shape: "100x70x300", Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true"},
-	{Name: "asm_split_n", Shape: "1x100x64", Config: "vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false"},
+	{Name: "vec16_4x32_packed", Shape: "1024x1024x1024", Config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=4,pack_a=false,convert=copy"},
+	{Name: "vec8_8x8_inplace_tails", Shape: "17x20x33", Config: "vec=8,mr=8,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy"},
+	{Name: "scalar_2x2", Shape: "5x3x7", Config: "vec=1,mr=2,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy"},
+	{Name: "asm_12x32_tails", Shape: "100x70x300", Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true,convert=copy"},
+	{Name: "asm_split_n", Shape: "1x100x64", Config: "vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy"},
 }
 
 // epilogueGoldens are the golden configs of the epilogue templates, one
@@ -29,8 +29,8 @@ var goldens = []kerneltest.Golden{
 // bias is loaded whole and with LoadSlicePart, and scalar code is left to
 // the grid test.
 var epilogueGoldens = []kerneltest.Golden{
-	{Name: "vec8_4x16_packed_tails", Shape: "17x20x70", Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false"},
-	{Name: "asm_6x16_tails", Shape: "17x20x70", Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false"},
+	{Name: "vec8_4x16_packed_tails", Shape: "17x20x70", Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy"},
+	{Name: "asm_6x16_tails", Shape: "17x20x70", Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy"},
 }
 
 // goldenSets are the templates whose code is checked in, each with the
@@ -73,11 +73,11 @@ var genericGoldens = []struct {
 	golden kerneltest.Golden
 }{
 	{"golden_generic.sum", &Template, genericRevision, "", kerneltest.Golden{Name: "generic_asm_inplace", Shape: "200x300x300",
-		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=2,pack_a=false"}},
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=2,pack_a=false,convert=copy"}},
 	{"golden_generic_bias.sum", &BiasTemplate, genericRevision, "bias_", kerneltest.Golden{Name: "generic_vec8_packed", Shape: "200x300x300",
-		Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false"}},
+		Config: "vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy"}},
 	{"golden_generic_bias_relu.sum", &BiasReLUTemplate, genericRevision, "bias_relu_", kerneltest.Golden{Name: "generic_asm_6x16", Shape: "200x300x300",
-		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=3,micro=asm,split=m,chunks=1,pack_a=true"}},
+		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=3,micro=asm,split=m,chunks=1,pack_a=true,convert=copy"}},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic kernels.
@@ -101,11 +101,11 @@ var plainGoldens = []struct {
 	golden  kerneltest.Golden
 }{
 	{&Template, false, kerneltest.Golden{Name: "plain_asm_12x32_tails", Shape: "100x70x300",
-		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true"}},
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true,convert=copy"}},
 	{&Template, true, kerneltest.Golden{Name: "plain_generic_asm_inplace", Shape: "200x300x300",
-		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false"}},
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy"}},
 	{&BiasReLUTemplate, false, kerneltest.Golden{Name: "bias_relu_plain_asm_6x16_tails", Shape: "17x20x70",
-		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false"}},
+		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy"}},
 }
 
 // TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
@@ -47,6 +48,69 @@ func TestHalfKernels(t *testing.T) {
 					for _, shape := range halfShapes {
 						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Generic: true})
 					}
+				}
+				kerneltest.CheckDType(t, tmpl, dt, specs)
+			})
+		}
+	}
+}
+
+// packedShapes are the shapes of the packed 16-bit forms' test: one
+// element, primes, K odd in a slice of its own (K%kc odd), and tails of
+// every tile and block.
+var packedShapes = [][]int{{1, 1, 1}, {7, 13, 5}, {31, 47, 37}, {67, 33, 129}, {17, 1, 1031}, {53, 71, 200}}
+
+// packedSchedules are the configs of the test, less convert: tiles of
+// both widths, one and two goroutines, split by rows and by columns,
+// runs fixed and dealt.
+var packedSchedules = []string{
+	"vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=true",
+	"vec=16,mr=6,nr_vecs=1,kc=64,mc=48,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=n,chunks=2,pack_a=true",
+	"vec=16,mr=12,nr_vecs=2,kc=128,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true",
+	"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=4,pack_a=true",
+}
+
+// packedSpecs returns the specs of the packed forms of tmpl in dt on
+// this host: convert=pack (and dot for bf16 where the CPU has
+// AVX512-BF16) of packedSchedules on packedShapes, in both forms.
+func packedSpecs(t *testing.T, tmpl *kernels.Template, dt dtype.DType) []kerneltest.Spec {
+	host := device.Host()
+	converts := []string{"pack"}
+	if dt == dtype.BF16 && host.CPU.ISA.AVX512BF16 {
+		converts = append(converts, "dot")
+	}
+	var specs []kerneltest.Spec
+	for _, shape := range packedShapes {
+		sp := tmpl.Space(shape, host)
+		for _, s := range packedSchedules {
+			for _, conv := range converts {
+				cfg, err := sp.Parse(s + ",convert=" + conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sp.Valid(cfg) {
+					continue
+				}
+				specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape}, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
+			}
+		}
+	}
+	return specs
+}
+
+// TestPackedHalfKernels checks the 16-bit forms that convert while
+// packing (packhalf.go), of GEMM and its epilogues, against the float64
+// reference on every input set of the dtype.
+func TestPackedHalfKernels(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the packed 16-bit forms are amd64 assembly")
+	}
+	for _, tmpl := range []*kernels.Template{&Template, &BiasTemplate, &BiasReLUTemplate} {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+			t.Run(fmt.Sprintf("%s/%s", tmpl.Op.Name, dt), func(t *testing.T) {
+				specs := packedSpecs(t, tmpl, dt)
+				if len(specs) == 0 {
+					t.Skip("no packed config runs here")
 				}
 				kerneltest.CheckDType(t, tmpl, dt, specs)
 			})

@@ -82,14 +82,14 @@ var testShapes = [][]int{{1, 1, 1}, {1023, 517, 259}, {1, 4096, 1}, {17, 1, 33},
 // and in place, A packed and in place; threads splitting rows and columns. -short keeps the first
 // three.
 var schedules = []string{
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2,micro=go,split=m,chunks=4,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=2,pack_a=true",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=true",
-	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2,micro=go,split=n,chunks=1,pack_a=false",
-	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=8,pack_a=false",
-	"kc=64,mc=48,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=4,threads=2,micro=go,split=m,chunks=4,pack_a=false,convert=copy",
+	"kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=2,pack_a=true,convert=copy",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=true,convert=copy",
+	"kc=256,mc=96,nc=512,pack_b=true,unroll=2,threads=2,micro=go,split=n,chunks=1,pack_a=false,convert=copy",
+	"kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+	"kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=8,pack_a=false,convert=copy",
+	"kc=64,mc=48,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
 }
 
 // grid returns the valid configs on target of the micro-kernels crossed
@@ -262,18 +262,18 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false",
-		"vec=16,mr=8,nr_vecs=2,kc=512,mc=192,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-		"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=6,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=2,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=8,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=8,mr=8,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=16,mr=8,nr_vecs=2,kc=512,mc=192,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=8,mr=6,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {

@@ -127,7 +127,7 @@ func (k kernel) emitRuns(f *jen.File) {
 	id := jen.Id
 	unit, extent, what := k.shareUnit()
 	one, many := k.unitNames()
-	params := []jen.Code{jen.List(k.slices()...).Index().Float32()}
+	params := []jen.Code{jen.List(k.slices()...).Index().Add(k.elem())}
 	var body []jen.Code
 	if k.generic {
 		params = append(params, jen.List(id("m"), id("n"), id("k"), id("units"), id("runs")).Int())

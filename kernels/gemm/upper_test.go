@@ -15,10 +15,10 @@ func TestGoroutinesClear(t *testing.T) {
 	for _, tmpl := range []*kernels.Template{&Template, &BiasTemplate, &BiasReLUTemplate} {
 		t.Run(tmpl.Op.Name, func(t *testing.T) {
 			kerneltest.CheckGoroutinesClear(t, tmpl, cpu(2, avx512), "17x20x70",
-				"vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false",
-				"vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false",
-				"vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false",
-				"vec=1,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false")
+				"vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+				"vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+				"vec=16,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy",
+				"vec=1,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy")
 		})
 	}
 }

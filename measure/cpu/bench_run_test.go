@@ -343,9 +343,9 @@ func TestBenchGEMM(t *testing.T) {
 	needGo(t)
 	shape := []int{37, 45, 29}
 	cfg := validConfig(t, gemm.Template, shape,
-		"vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false",
-		"vec=1,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false")
+		"vec=16,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=8,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=2,threads=2,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+		"vec=1,mr=4,nr_vecs=1,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy")
 	res, err := New(&Options{Seed: 1}).Bench(context.Background(), benchBatch(gemm.Template, shape, cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +383,7 @@ func baselineNames(tmpl kernels.Template, skip ...string) []string {
 // 4096³.
 func TestBenchEntriesSkip(t *testing.T) {
 	shape := []int{4096, 4096, 4096}
-	cfg := validConfig(t, gemm.Template, shape, "vec=1,mr=4,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false")
+	cfg := validConfig(t, gemm.Template, shape, "vec=1,mr=4,nr_vecs=1,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy")
 	entries, err := benchEntries(BenchBatch{Template: gemm.Template, Shape: shape, Target: testTarget(), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
