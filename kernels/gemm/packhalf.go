@@ -250,10 +250,9 @@ func (k kernel) emitHalfRows(f *jen.File) {
 }
 
 // pair returns the float32 whose bits hold the bf16 pair lo, hi: lo in
-// the low half, where VDPBF16PS reads element 2t (hi first with
-// swapPairs).
-func pair(lo, hi jen.Code) jen.Code {
-	if swapPairs {
+// the low half, where VDPBF16PS reads element 2t (hi first with swap).
+func pair(lo, hi jen.Code, swap bool) jen.Code {
+	if swap {
 		lo, hi = hi, lo
 	}
 	return jen.Qual("math", "Float32frombits").Call(jen.Uint32().Call(lo).Op("|").Uint32().Call(hi).Op("<<").Lit(16))
@@ -277,11 +276,11 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 			jen.If(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1).Op("<").Id("depth")).Block(
 				id("r1").Op(":=").Add(row(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1))),
 				jen.For(jen.List(id("j"), id("x")).Op(":=").Range().Id("r0")).Block(
-					id("dst").Index(id("j")).Op("=").Add(pair(id("x"), id("r1").Index(id("j")))),
+					id("dst").Index(id("j")).Op("=").Add(pair(id("x"), id("r1").Index(id("j")), swapPairs)),
 				),
 			).Else().Block(
 				jen.For(jen.List(id("j"), id("x")).Op(":=").Range().Id("r0")).Block(
-					id("dst").Index(id("j")).Op("=").Add(pair(id("x"), jen.Lit(0))),
+					id("dst").Index(id("j")).Op("=").Add(pair(id("x"), jen.Lit(0), swapPairs)),
 				),
 			),
 			jen.Clear(id("dst").Index(id("w"), jen.Empty())),
@@ -319,10 +318,10 @@ func (k kernel) emitHalfPackA(f *jen.File) {
 		perRow = jen.If(id("i").Op("+").Id("r").Op("<").Id("end")).Block(
 			id("row").Op(":=").Add(src),
 			jen.For(id("p").Op(":=").Lit(0), id("p").Op("+").Lit(1).Op("<").Id("depth"), id("p").Op("+=").Lit(2)).Block(
-				id("t").Index(id("p").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("p")), id("row").Index(id("p").Op("+").Lit(1)))),
+				id("t").Index(id("p").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("p")), id("row").Index(id("p").Op("+").Lit(1)), false)),
 			),
 			jen.If(id("depth").Op("%").Lit(2).Op("==").Lit(1)).Block(
-				id("t").Index(id("depth").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("depth").Op("-").Lit(1)), jen.Lit(0))),
+				id("t").Index(id("depth").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("depth").Op("-").Lit(1)), jen.Lit(0), false)),
 			),
 		).Else().Block(
 			jen.For(id("s").Op(":=").Range().Id("ns")).Block(id("t").Index(id("s").Op("*").Id("mr").Op("+").Id("r")).Op("=").Lit(0)),

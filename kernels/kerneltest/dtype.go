@@ -33,7 +33,7 @@ type Spec struct {
 // dt, against the float64 reference under the tolerance for dt, the
 // output poisoned (see Kernel.DType). It logs the largest error per shape
 // and set as a fraction of the tolerance.
-func CheckDType(t *testing.T, tmpl *kernels.Template, dt dtype.DType, specs []Spec) {
+func CheckDType(t testing.TB, tmpl *kernels.Template, dt dtype.DType, specs []Spec) {
 	t.Helper()
 	m := NewModule(t)
 	if len(specs) > 0 && specs[0].ARM64 {
