@@ -15,7 +15,8 @@ import (
 )
 
 // TestGenerateHalf generates packages of bf16 and f16 norms, softmax and
-// GEMM with a bias from records
+// GEMM (with a bias, converting while packing, and VDPBF16PS tiles where
+// the host has AVX512-BF16) from records
 // with archsimd rows (whose conversions are assembly of the vector form
 // alone), assembly rows (with plain forms) and scalar rows, and runs go
 // vet, the generated tests (which check every kernel against the float64
@@ -52,10 +53,21 @@ func TestGenerateHalf(t *testing.T) {
 			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
 			add("softmax", []int{37, 45}, "")
 			add("gemm_bias", []int{67, 45, 33}, "")
+			// GEMM converting while packing, and with VDPBF16PS tiles
+			// where the host has AVX512-BF16 (packhalf.go in
+			// kernels/gemm), installed by the CPU's features.
+			packed := "mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true"
+			if vec > 1 {
+				add("gemm", []int{31, 47, 37}, fmt.Sprintf("vec=%d,%s,convert=pack", vec, packed))
+			}
+			if dt == dtype.BF16 && host.CPU.ISA.AVX512BF16 {
+				add("gemm", []int{29, 40, 21}, "vec=16,"+packed+",convert=dot")
+				add("gemm_bias", []int{19, 33, 17}, "vec=16,"+packed+",convert=dot")
+			}
 			if err := mem.Commit(recs); err != nil {
 				t.Fatal(err)
 			}
-			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm", "softmax", "gemm_bias"}, DType: dt})
+			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm", "softmax", "gemm", "gemm_bias"}, DType: dt})
 			if err != nil {
 				t.Fatal(err)
 			}

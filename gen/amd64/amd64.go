@@ -20,6 +20,7 @@ const (
 	Scalar  Level = iota
 	AVX2FMA       // AVX2 and FMA: Float32x8
 	AVX512        // AVX-512: Float32x16
+	AVX512BF16    // AVX-512 and its bf16 dot product, VDPBF16PS (gemm's convert=dot)
 )
 
 // ISA returns the instruction sets of l, for the templates' vector
@@ -30,14 +31,21 @@ func (l Level) ISA() device.ISA {
 		return device.ISA{SSE42: true}
 	case AVX2FMA:
 		return device.ISA{SSE42: true, AVX2: true, FMA: true}
+	case AVX512:
+		return device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}
 	}
-	return device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}
+	return device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}
 }
 
 // SIMDCond is the condition, in code under SIMDTag, that the CPU has l.
+// archsimd does not report AVX512-BF16, which CPUFiles' reading does
+// (every kernel that needs it calls assembly, so its package has them).
 func (l Level) SIMDCond() jen.Code {
-	if l == AVX2FMA {
+	switch l {
+	case AVX2FMA:
 		return jen.Qual(golang.ArchSIMD, "X86").Dot("AVX2").Call().Op("&&").Qual(golang.ArchSIMD, "X86").Dot("FMA").Call()
+	case AVX512BF16:
+		return jen.Qual(golang.ArchSIMD, "X86").Dot("AVX512").Call().Op("&&").Id(CPUVar).Dot("avx512BF16")
 	}
 	return jen.Qual(golang.ArchSIMD, "X86").Dot("AVX512").Call()
 }
@@ -45,8 +53,11 @@ func (l Level) SIMDCond() jen.Code {
 // PlainCond is the condition, in code under PlainTag, that the CPU has l,
 // as CPUFiles read it (CPUVar).
 func (l Level) PlainCond() jen.Code {
-	if l == AVX2FMA {
+	switch l {
+	case AVX2FMA:
 		return jen.Id(CPUVar).Dot("avx2FMA")
+	case AVX512BF16:
+		return jen.Id(CPUVar).Dot("avx512BF16")
 	}
 	return jen.Id(CPUVar).Dot("avx512")
 }
@@ -93,12 +104,12 @@ func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target dev
 		cpu.ISA = l.ISA()
 		return device.Target{Name: target.Name, CPU: &cpu}
 	}
-	widest, err := tmpl.Space(shape, at(AVX512)).Violated(cfg)
+	widest, err := tmpl.Space(shape, at(AVX512BF16)).Violated(cfg)
 	if err != nil {
 		return Forms{}, fmt.Errorf("amd64: %s: %w", tmpl.Op.Name, err)
 	}
-	f := Forms{Needs: AVX512}
-	for l := Scalar; l < AVX512; l++ {
+	f := Forms{Needs: AVX512BF16}
+	for l := Scalar; l < AVX512BF16; l++ {
 		if v, err := tmpl.Space(shape, at(l)).Violated(cfg); err == nil && len(v) == len(widest) {
 			f.Needs = l
 			break
