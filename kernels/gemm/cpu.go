@@ -23,14 +23,14 @@ const revision = "gemm-6"
 // and of the epilogue templates (emitGeneric), bumped by hand when that
 // code changes; it is not part of Version, since the tuner measures
 // specialised kernels only.
-const genericRevision = "gemm-generic-3"
+const genericRevision = "gemm-generic-4"
 
 // plainRevision is the revision of the plain forms of micro=asm configs
 // (kernels.AMD64Plain, emitPlain) of Template and the epilogue
 // templates, specialised and generic, bumped by hand when their code
 // changes; not part of Version either, since the tuner measures the
 // archsimd form.
-const plainRevision = "gemm-plain-2"
+const plainRevision = "gemm-plain-3"
 
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.
