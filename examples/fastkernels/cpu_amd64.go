@@ -19,6 +19,10 @@ func goamd64Level() int32
 type cpuFeatures struct {
 	avx2FMA bool // AVX2 and FMA: archsimd.X86.AVX2() && archsimd.X86.FMA()
 	avx512  bool // AVX-512 F, CD, BW, DQ and VL: archsimd.X86.AVX512()
+	// AVX-512 and AVX512-BF16 (VDPBF16PS), which archsimd does not
+	// report: as golang.org/x/sys/cpu reads it, GODEBUG's
+	// cpu.avx512bf16 included.
+	avx512BF16 bool
 }
 
 // cpuHas is what this CPU has, read once at start-up; a build without
@@ -33,9 +37,11 @@ var cpuHas = detectCPU(os.Getenv("GODEBUG"), runtime.GOOS, goamd64Level())
 // settings (cpu.all for every feature; the last setting of a feature
 // wins), for the features the GOAMD64 level does not require: AVX, AVX2
 // and FMA below v3, the AVX-512 ones below v4. So GODEBUG=cpu.avx512f=off
-// hides AVX-512 from these kernels as it does from archsimd's.
+// hides AVX-512 from these kernels as it does from archsimd's, and
+// cpu.avx512bf16=off hides AVX512-BF16 (a name golang.org/x/sys/cpu
+// takes; Go's runtime does not read it).
 func detectCPU(godebug, goos string, level int32) cpuFeatures {
-	var avx, avx2, fma, avx512f, avx512cd, avx512bw, avx512dq, avx512vl bool
+	var avx, avx2, fma, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512bf16 bool
 	maxID, _, _, _ := cpuid(0, 0)
 	if maxID >= 1 && goos != "netbsd" {
 		_, _, ecx1, _ := cpuid(1, 0)
@@ -49,7 +55,7 @@ func detectCPU(godebug, goos string, level int32) cpuFeatures {
 		avx = ecx1&(1<<28) != 0 && osAVX
 		fma = ecx1&(1<<12) != 0 && avx
 		if maxID >= 7 {
-			_, ebx7, _, _ := cpuid(7, 0)
+			subleaves, ebx7, _, _ := cpuid(7, 0)
 			avx2 = ebx7&(1<<5) != 0 && osAVX
 			avx512f = ebx7&(1<<16) != 0 && osAVX512
 			if avx512f {
@@ -57,6 +63,10 @@ func detectCPU(godebug, goos string, level int32) cpuFeatures {
 				avx512cd = ebx7&(1<<28) != 0
 				avx512bw = ebx7&(1<<30) != 0
 				avx512vl = ebx7&(1<<31) != 0
+				if subleaves >= 1 {
+					eax71, _, _, _ := cpuid(7, 1)
+					avx512bf16 = eax71&(1<<5) != 0
+				}
 			}
 		}
 	}
@@ -73,6 +83,8 @@ func detectCPU(godebug, goos string, level int32) cpuFeatures {
 		options = append(options, option{name: "avx512f", has: &avx512f}, option{name: "avx512cd", has: &avx512cd},
 			option{name: "avx512bw", has: &avx512bw}, option{name: "avx512dq", has: &avx512dq}, option{name: "avx512vl", has: &avx512vl})
 	}
+	// No GOAMD64 level requires AVX512-BF16.
+	options = append(options, option{name: "avx512bf16", has: &avx512bf16})
 	for field := range strings.SplitSeq(godebug, ",") {
 		key, value, ok := strings.Cut(field, "=")
 		name, cpu := strings.CutPrefix(key, "cpu.")
@@ -90,8 +102,10 @@ func detectCPU(godebug, goos string, level int32) cpuFeatures {
 			*o.has = false // on cannot add a feature the CPU lacks
 		}
 	}
+	avx512 := avx512f && avx512cd && avx512bw && avx512dq && avx512vl
 	return cpuFeatures{
-		avx2FMA: avx2 && fma,
-		avx512:  avx512f && avx512cd && avx512bw && avx512dq && avx512vl,
+		avx2FMA:    avx2 && fma,
+		avx512:     avx512,
+		avx512BF16: avx512 && avx512bf16,
 	}
 }

@@ -23,10 +23,11 @@ func TestDetectCPU(t *testing.T) {
 		godebug string
 		want    cpuFeatures
 	}{
-		{"cpu.avx512f=off", cpuFeatures{avx2FMA: has.avx2FMA, avx512: has.avx512 && level >= 4}},
+		{"cpu.avx512f=off", cpuFeatures{avx2FMA: has.avx2FMA, avx512: has.avx512 && level >= 4, avx512BF16: has.avx512BF16 && level >= 4}},
 		{"cpu.avx512vl=off,cpu.avx512vl=on", has},
-		{"cpu.fma=off", cpuFeatures{avx2FMA: has.avx2FMA && level >= 3, avx512: has.avx512}},
-		{"x=1,cpu.avx2=off", cpuFeatures{avx2FMA: has.avx2FMA && level >= 3, avx512: has.avx512}},
+		{"cpu.fma=off", cpuFeatures{avx2FMA: has.avx2FMA && level >= 3, avx512: has.avx512, avx512BF16: has.avx512BF16}},
+		{"x=1,cpu.avx2=off", cpuFeatures{avx2FMA: has.avx2FMA && level >= 3, avx512: has.avx512, avx512BF16: has.avx512BF16}},
+		{"cpu.avx512bf16=off", cpuFeatures{avx2FMA: has.avx2FMA, avx512: has.avx512}},
 		{"cpu.all=off", cpuFeatures{avx2FMA: has.avx2FMA && level >= 3, avx512: has.avx512 && level >= 4}},
 		{"cpu.all=off,cpu.all=on", has},
 		{"cpu.avx2=maybe,cpu.avx512bw", has},

@@ -97,45 +97,45 @@ func init() {
 	})
 }
 
-// gemmOp is the dispatch state of gemm (template gemm-5-bc2d3a4738db).
+// gemmOp is the dispatch state of gemm (template gemm-6-6b2b66b34977).
 var gemmOp = &opState{
 	def:  4,
 	dims: []string{"m", "n", "k"},
 	fn:   "Gemm",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemm64x768x768Scalar",
 			shape:  []int{64, 768, 768},
 		},
 		{
-			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemm256x256x256Scalar",
 			shape:  []int{256, 256, 256},
 		},
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":512,\"mc\":96,\"nc\":512,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":12,\"nr_vecs\":2,\"kc\":64,\"mc\":24,\"nc\":256,\"pack_b\":false,\"unroll\":1,\"threads\":1,\"micro\":\"asm\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmG2Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm",
-	template: "gemm-5-bc2d3a4738db",
+	template: "gemm-6-6b2b66b34977",
 }
 
 // gemmScalar are the scalar forms of gemmOp.kernels, which every build has; gemmFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -155,21 +155,21 @@ func init() {
 	})
 }
 
-// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-5-7c6691a5b76e).
+// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-6-5c7a02cd1b68).
 var gemmBiasOp = &opState{
 	def:  0,
 	dims: []string{"m", "n", "k"},
 	fn:   "GemmBias",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmBiasDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm_bias",
-	template: "gemm-bias-5-7c6691a5b76e",
+	template: "gemm-bias-6-5c7a02cd1b68",
 }
 
 // gemmBiasScalar are the scalar forms of gemmBiasOp.kernels, which every build has; gemmBiasFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -182,33 +182,33 @@ func init() {
 	gemmBiasOp.setTable([]entry{})
 }
 
-// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-5-8b48a6393d4a).
+// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-6-a975d04c6966).
 var gemmBiasReLUOp = &opState{
 	def:  2,
 	dims: []string{"m", "n", "k"},
 	fn:   "GemmBiasReLU",
 	kernels: []kernel{
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmBiasReLU128x768x768Scalar",
 			shape:  []int{128, 768, 768},
 		},
 		{
-			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":8,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":1024,\"pack_b\":false,\"unroll\":1,\"threads\":2,\"micro\":\"asm\",\"split\":\"n\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmBiasReLUG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false",
-			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false}",
+			config: "vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy",
+			json:   "{\"vec\":16,\"mr\":4,\"nr_vecs\":2,\"kc\":256,\"mc\":96,\"nc\":256,\"pack_b\":true,\"unroll\":1,\"threads\":1,\"micro\":\"go\",\"split\":\"m\",\"chunks\":1,\"pack_a\":false,\"convert\":\"copy\"}",
 			name:   "gemmBiasReLUDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "gemm_bias_relu",
-	template: "gemm-bias-relu-5-8b48a6393d4a",
+	template: "gemm-bias-relu-6-a975d04c6966",
 }
 
 // gemmBiasReLUScalar are the scalar forms of gemmBiasReLUOp.kernels, which every build has; gemmBiasReLUFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

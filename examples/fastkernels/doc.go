@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-5-300c04a3214b
 	attention_causal   attention-causal-5-65812897461d
-	gemm               gemm-5-bc2d3a4738db
-	gemm_bias          gemm-bias-5-7c6691a5b76e
-	gemm_bias_relu     gemm-bias-relu-5-8b48a6393d4a
+	gemm               gemm-6-6b2b66b34977
+	gemm_bias          gemm-bias-6-5c7a02cd1b68
+	gemm_bias_relu     gemm-bias-relu-6-a975d04c6966
 	layernorm          layernorm-norm-1-e1b034bd2a55
 	rmsnorm            rmsnorm-norm-4-17dd5f09b31f
 	softmax            softmax-4-a370c013cb89
@@ -55,9 +55,9 @@ Workloads, with the median of the winner as autotune measured it:
 
 	attention         1x4x256x64   768 µs   vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
 	attention_causal  1x4x256x64   451 µs   vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
-	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false
+	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
 	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	rmsnorm           64x4096      33.5 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
 	softmax           64x4096      59.5 µs  vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
@@ -71,15 +71,15 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64 (also plain), attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
 	attention_causal generic: attentionCausalG1 (also plain), attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
 	attention_causal default: attentionCausalDefault, attentionCausalDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
-	gemm exact 64x768x768: gemm64x768x768 (also plain), gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm exact 256x256x256: gemm256x256x256 (also plain), gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm generic: gemmG1 (also plain), gemmG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm generic: gemmG2 (also plain), gemmG2Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false
-	gemm default: gemmDefault, gemmDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false
-	gemm_bias default: gemmBiasDefault, gemmBiasDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false
-	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768 (also plain), gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false
-	gemm_bias_relu generic: gemmBiasReLUG1 (also plain), gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false
-	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false
+	gemm exact 64x768x768: gemm64x768x768 (also plain), gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm exact 256x256x256: gemm256x256x256 (also plain), gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm generic: gemmG1 (also plain), gemmG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm generic: gemmG2 (also plain), gemmG2Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
+	gemm default: gemmDefault, gemmDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy
+	gemm_bias default: gemmBiasDefault, gemmBiasDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy
+	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768 (also plain), gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
+	gemm_bias_relu generic: gemmBiasReLUG1 (also plain), gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
+	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy
 	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
