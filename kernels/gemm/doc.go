@@ -97,6 +97,9 @@
 //	split    m, n                what the goroutines split: runs of tiles of rows, or strips of columns
 //	chunks   1, 2, 4, 8          runs per goroutine: 1 fixed in advance, more taken from a counter
 //	pack_a   false, true         pack the full tiles of each block of A (micro=asm), or read it in place
+//	convert  copy, pack, dot     bf16 and f16: float32 copies of the arguments, A and B
+//	                             converted while packing, or bf16 pairs for VDPBF16PS;
+//	                             float32 kernels are the same for every value
 //
 // Constraints:
 //
@@ -124,6 +127,9 @@
 //	runs_at_most_tiles     threads·chunks runs hold a tile of rows (split=n: a
 //	                       strip of columns) each
 //	pack_a_needs_asm       the archsimd tiles read A in place
+//	convert_needs_packed_asm  convert=pack and convert=dot run the assembly tiles
+//	                       on packed A and B: micro=asm, pack_a, pack_b
+//	dot_needs_avx512_bf16  convert=dot takes vec=16 and a target with AVX512-BF16
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -336,14 +342,29 @@
 //
 // # bf16 and f16
 //
-// The CPU templates serve bf16 and f16 with their float32 kernels on
-// float32 copies (package kernels/halfcopy): a 16-bit kernel decodes A, B
-// (and the bias) into pooled float32 scratch, runs the float32 kernel of
-// the same config, and encodes C to nearest even. The copies cost
-// O(MK + KN + MN) beside the O(MNK) arithmetic; converting while packing
-// or in the micro-kernel, and VDPBF16PS where AVX512-BF16 exists, are the
-// forms still to come. f16 has a large set of its own (large16, inputs up
-// to 16) since sums of the large set's products overflow f16.
+// The CPU templates serve bf16 and f16 in one of three forms, the
+// convert knob. With copy (package kernels/halfcopy) a 16-bit kernel
+// decodes A, B (and the bias) into pooled float32 scratch, runs the
+// float32 kernel of the same config, and encodes C to nearest even: the
+// copies cost O(MK + KN + MN) beside the O(MNK) arithmetic. With pack and
+// dot (packhalf.go; micro=asm with pack_a and pack_b, specialised kernels
+// only: the shape-generic kernel of such a config is the copying one) no
+// argument is copied whole: the packing functions read the 16-bit
+// elements, decoding them into the float32 strips and tiles (pack) or
+// pairing them along K for VDPBF16PS (dot, bf16 where the CPU has
+// AVX512-BF16: each instruction does two steps of K, its products exact
+// and summed in float32; an odd K ends in a pair whose second half is
+// zero); the last tile and strip are padded with zeros so every tile is
+// assembly; the tiles accumulate in a float32 block of the run's rows and
+// nc columns, the epilogue applied by the tile of the last slice of K as
+// in float32; and the block is narrowed into C, nearest even, after it.
+// VDPBF16PS reads subnormal bf16 inputs (below 2^-126) as zero, which
+// moves a product by less than 2^-120, far inside the absolute part of
+// the tolerance, and rounds once per pair of products, which errs less
+// than the float32 FMAs' once per product; the input sets hold no
+// subnormals, so the first is argued here, not tested. The packed forms need no archsimd, so their
+// plain form is the same code. f16 has a large set of its own (large16,
+// inputs up to 16) since sums of the large set's products overflow f16.
 //
 // The CUDA templates serve bf16 and f16 on tensor cores (cudahalf.go;
 // sm_80 and newer): A, B, C and the bias hold 16-bit elements, products

@@ -48,7 +48,8 @@ var BiasReLUOp = epilogueOp(biasReLUEpilogue, kernels.Op{
 })
 
 // dtypes are the element types of the CPU kernels (bf16 and f16 through
-// float32 copies, package kernels/halfcopy); the CUDA templates narrow
+// float32 copies, package kernels/halfcopy, or converted while packing,
+// packhalf.go: the convert knob); the CUDA templates narrow
 // their copies of the ops to f32.
 var dtypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
 

@@ -16,8 +16,9 @@ import (
 // inside a golang.HalfCall named Name that decodes every input, runs it
 // and encodes the output. Converting each element once costs little
 // beside the arithmetic of an op whose work grows faster than its data
-// (GEMM, attention); converting inside the kernels, when packing or in the
-// micro-kernel, is the faster form still to come. Vector reports whether
+// (GEMM, attention); converting inside the kernels is faster still
+// (gemm's convert=pack and convert=dot, kernels/gemm's packhalf.go), and
+// this form remains their shape-generic one. Vector reports whether
 // a config's kernels have vectors (AVX2 at least), so that the
 // conversions of whole vectors may be assembly (goasm.Half).
 type Emitter struct {
