@@ -351,10 +351,11 @@
 // only: the shape-generic kernel of such a config is the copying one) no
 // argument is copied whole: the packing functions read the 16-bit
 // elements, decoding them into the float32 strips and tiles (pack) or
-// pairing them along K for VDPBF16PS (dot, bf16 where the CPU has
+// pairing them along K for VDPBF16PS (dot, where the CPU has
 // AVX512-BF16: each instruction does two steps of K, its products exact
 // and summed in float32; an odd K ends in a pair whose second half is
-// zero); the last tile and strip are padded with zeros so every tile is
+// zero; an f16 kernel of convert=dot, which the space offers since it
+// does not see the dtype, is the pack form); the last tile and strip are padded with zeros so every tile is
 // assembly; the tiles accumulate in a float32 block of the run's rows and
 // nc columns, the epilogue applied by the tile of the last slice of K as
 // in float32; and the block is narrowed into C, nearest even, after it.

@@ -76,8 +76,8 @@ var packedSchedules = []string{
 func packedSpecs(t *testing.T, tmpl *kernels.Template, dt dtype.DType) []kerneltest.Spec {
 	host := device.Host()
 	converts := []string{"pack"}
-	if dt == dtype.BF16 && host.CPU.ISA.AVX512BF16 {
-		converts = append(converts, "dot")
+	if host.CPU.ISA.AVX512BF16 {
+		converts = append(converts, "dot") // for f16, the pack form
 	}
 	var specs []kerneltest.Spec
 	for _, shape := range packedShapes {

@@ -39,8 +39,8 @@ import (
 
 // packedEmitter is the Go emitter of the CPU templates: the forms above
 // for a specialised 16-bit kernel of a config with convert=pack or
-// convert=dot, the copying emitter (halfcopy, around goEmitter) for
-// everything else.
+// convert=dot (the pack form for f16, which has no dot product here),
+// the copying emitter (halfcopy, around goEmitter) for everything else.
 type packedEmitter struct {
 	copying halfcopy.Emitter
 	e       epilogue
@@ -55,13 +55,12 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 		return p.copying.EmitGo(f, k)
 	}
 	k.Want(kernels.AMD64.ISA, dtype.BF16, dtype.F16)
-	if k.Config.Str("convert") == "dot" && k.DType != dtype.BF16 {
-		panic(fmt.Sprintf("gemm: no %s kernel of %s: VDPBF16PS multiplies bf16", k.DType, k.Config))
-	}
 	kr := newKernel(k.Name, k.Shape, k.Config, p.e)
 	kr.plain = true // no archsimd: the same code with and without GOEXPERIMENT=simd
 	kr.half = golang.Half{Prefix: k.Name + "Half", DType: k.DType, Asm: true}
-	kr.dot = k.Config.Str("convert") == "dot"
+	// VDPBF16PS multiplies bf16: an f16 kernel of convert=dot, which the
+	// space offers since it does not see the dtype, is the pack form.
+	kr.dot = k.Config.Str("convert") == "dot" && k.DType == dtype.BF16
 	kr.half.Emit(f)
 	kr.emitHalfEntry(f)
 	kr.emitRuns(f)
