@@ -237,7 +237,7 @@ func BuildsDoc(plain bool) string {
 	var b strings.Builder
 	b.WriteString("Built with GOEXPERIMENT=simd on amd64 (build tag goexperiment.simd), the vector kernels (simd/archsimd, and ")
 	b.WriteString("Go assembly tiles where the config has them) run at the speed autotune measured, each only on a CPU that has ")
-	b.WriteString("the instructions it needs (AVX2 and FMA, or AVX-512), checked once at start-up; on another CPU that kernel runs its scalar form.\n\n")
+	b.WriteString("the instructions it needs (AVX2 and FMA, AVX-512, or AVX-512 with AVX512-BF16 for gemm's convert=dot), checked once at start-up; on another CPU that kernel runs its scalar form.\n\n")
 	if plain {
 		b.WriteString("Built without it on amd64, a kernel whose config has Go assembly tiles (micro=asm; \"also plain\" below) ")
 		b.WriteString("runs its plain form on a CPU with the tiles' instructions: the same assembly, which needs no experiment, ")
