@@ -17,10 +17,10 @@ import (
 type Level int
 
 const (
-	Scalar  Level = iota
-	AVX2FMA       // AVX2 and FMA: Float32x8
-	AVX512        // AVX-512: Float32x16
-	AVX512BF16    // AVX-512 and its bf16 dot product, VDPBF16PS (gemm's convert=dot)
+	Scalar     Level = iota
+	AVX2FMA          // AVX2 and FMA: Float32x8
+	AVX512           // AVX-512: Float32x16
+	AVX512BF16       // AVX-512 and its bf16 dot product, VDPBF16PS (gemm's convert=dot)
 )
 
 // ISA returns the instruction sets of l, for the templates' vector
