@@ -80,7 +80,7 @@ func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg)
 // layout the reference check must catch.
 var swapPairs = false
 
-// halfStrip is the column stride of a packed 16-bit kernel's float32
+// halfStride is the column stride of a packed 16-bit kernel's float32
 // block: nc rounded up to whole strips.
 func (k kernel) halfStride() int { return roundUp(k.nc, k.nr) }
 
