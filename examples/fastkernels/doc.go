@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-5-300c04a3214b
 	attention_causal   attention-causal-5-65812897461d
-	gemm               gemm-6-6b2b66b34977
-	gemm_bias          gemm-bias-6-5c7a02cd1b68
-	gemm_bias_relu     gemm-bias-relu-6-a975d04c6966
+	gemm               gemm-6-1381bfdb5886
+	gemm_bias          gemm-bias-6-b00533197c69
+	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
 	layernorm          layernorm-norm-1-e1b034bd2a55
 	rmsnorm            rmsnorm-norm-4-17dd5f09b31f
 	softmax            softmax-4-a370c013cb89

@@ -127,9 +127,8 @@
 //	runs_at_most_tiles     threads·chunks runs hold a tile of rows (split=n: a
 //	                       strip of columns) each
 //	pack_a_needs_asm       the archsimd tiles read A in place
-//	convert_needs_packed_asm  convert=pack and convert=dot run the assembly tiles
-//	                       on packed A and B: micro=asm, pack_a, pack_b
-//	dot_needs_avx512_bf16  convert=dot takes vec=16 and a target with AVX512-BF16
+//	dot_needs_avx512_bf16  convert=dot takes a target with AVX512-BF16 (other
+//	                       knobs do not constrain convert: see bf16 and f16)
 //
 // Blocks larger than the matrix are capped at it when the code is emitted.
 //
@@ -347,15 +346,18 @@
 // decodes A, B (and the bias) into pooled float32 scratch, runs the
 // float32 kernel of the same config, and encodes C to nearest even: the
 // copies cost O(MK + KN + MN) beside the O(MNK) arithmetic. With pack and
-// dot (packhalf.go; micro=asm with pack_a and pack_b, specialised kernels
-// only: the shape-generic kernel of such a config is the copying one) no
-// argument is copied whole: the packing functions read the 16-bit
+// dot (packhalf.go) a specialised kernel of micro=asm with pack_a and
+// pack_b copies no argument whole; any other kernel of those values,
+// shape-generic ones included, is the copying form of its config (the
+// space offers them all, since constraining convert to the packed
+// configs made valid points three times rarer for random draws to
+// find). The packed forms: the packing functions read the 16-bit
 // elements, decoding them into the float32 strips and tiles (pack) or
 // pairing them along K for VDPBF16PS (dot, where the CPU has
 // AVX512-BF16: each instruction does two steps of K, its products exact
 // and summed in float32; an odd K ends in a pair whose second half is
-// zero; an f16 kernel of convert=dot, which the space offers since it
-// does not see the dtype, is the pack form); the last tile and strip are padded with zeros so every tile is
+// zero; an f16 or 8-lane kernel of convert=dot, which the space offers
+// since it does not see the dtype, is the pack form); the last tile and strip are padded with zeros so every tile is
 // assembly; the tiles accumulate in a float32 block of the run's rows and
 // nc columns, the epilogue applied by the tile of the last slice of K as
 // in float32; and the block is narrowed into C, nearest even, after it.

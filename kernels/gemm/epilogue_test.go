@@ -19,7 +19,7 @@ import (
 // gemm-2-febe3fdda508 with the assembly micro-kernel, gemm-1-d75c9de47a2f
 // before): a change to the epilogue templates must not change plain GEMM's
 // tuning records.
-const gemmVersion = "gemm-6-6b2b66b34977"
+const gemmVersion = "gemm-6-1381bfdb5886"
 
 // TestEarlierVersions checks that the templates' revisions before the
 // chunks knob have the versions their records in tune/lab/testdata carry,

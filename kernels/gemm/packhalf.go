@@ -38,9 +38,8 @@ import (
 // (halfcopy), which serves every shape.
 
 // packedEmitter is the Go emitter of the CPU templates: the forms above
-// for a specialised 16-bit kernel of a config with convert=pack or
-// convert=dot (the pack form for f16, which has no dot product here),
-// the copying emitter (halfcopy, around goEmitter) for everything else.
+// where packed says, the copying emitter (halfcopy, around goEmitter)
+// for everything else.
 type packedEmitter struct {
 	copying halfcopy.Emitter
 	e       epilogue
@@ -51,16 +50,18 @@ func newPackedEmitter(op kernels.Op, e epilogue) packedEmitter {
 }
 
 func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
-	if k.DType.Size() != 2 || k.Shape == nil || k.Config.Str("convert") == "copy" {
+	if !packed(k) {
 		return p.copying.EmitGo(f, k)
 	}
 	k.Want(kernels.AMD64.ISA, dtype.BF16, dtype.F16)
 	kr := newKernel(k.Name, k.Shape, k.Config, p.e)
 	kr.plain = true // no archsimd: the same code with and without GOEXPERIMENT=simd
 	kr.half = golang.Half{Prefix: k.Name + "Half", DType: k.DType, Asm: true}
-	// VDPBF16PS multiplies bf16: an f16 kernel of convert=dot, which the
-	// space offers since it does not see the dtype, is the pack form.
-	kr.dot = k.Config.Str("convert") == "dot" && k.DType == dtype.BF16
+	// VDPBF16PS multiplies bf16 in Z registers: an f16 kernel of
+	// convert=dot, or one of 8 lanes, which the space offers since it
+	// sees neither the dtype nor a use in constraining them, is the pack
+	// form.
+	kr.dot = k.Config.Str("convert") == "dot" && k.DType == dtype.BF16 && kr.lanes == 16
 	kr.half.Emit(f)
 	kr.emitHalfEntry(f)
 	kr.emitRuns(f)
@@ -75,6 +76,16 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 }
 
 func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg) }
+
+// packed reports whether k is a packed 16-bit form: a specialised bf16
+// or f16 kernel of convert=pack or convert=dot whose tiles are assembly
+// on packed A and B (micro=asm, pack_a, pack_b). Every other kernel of
+// those values is the copying form of the config.
+func packed(k kernels.Kernel) bool {
+	c := k.Config
+	return k.DType.Size() == 2 && k.Shape != nil && c.Str("convert") != "copy" &&
+		c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b")
+}
 
 // swapPairs, set by a test only, packs B's pairs high half first, a wrong
 // layout the reference check must catch.
