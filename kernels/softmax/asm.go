@@ -10,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/codegen/neon"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -73,16 +74,22 @@ func (k kernel) regs() asmRegs {
 	first := 4*u + 1
 	r := asmRegs{x: 0, k: u, p: 2 * u, acc: 3 * u, max: 4 * u, scale: 4 * u,
 		exp: goasm.Exp{Lanes: asmLanesAVX2, Degree: degree, First: first}}
+	if k.reg {
+		// The scaling recomputes e^(x-max): the maximum keeps a
+		// register of its own above 1/sum's.
+		first++
+		r.max, r.exp.First = first-1, first
+	}
 	if r.exp.Regs() > 16-first {
 		r.exp.Table, r.exp.InRegs = k.asmFn()+"Exp<>", 16-first
 	}
 	return r
 }
 
-// emitAsm is goEmitter's assembly: the assembly of the kernel of cfg, or nil
-// for code=go.
-func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
-	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
+// emitAsm is goEmitter's assembly: the assembly of the kernel of cfg in
+// dtype dt, or nil for code=go.
+func emitAsm(name string, shape []int, dt dtype.DType, cfg schedule.Config) []byte {
+	k := asmKernel(name, dt, cfg)
 	if !k.asm {
 		return nil
 	}
@@ -93,13 +100,23 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 
 // emitAsmGeneric is goEmitter's assembly of a generic kernel: the same with cols an
 // argument.
-func emitAsmGeneric(name string, cfg schedule.Config) []byte {
-	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
+func emitAsmGeneric(name string, dt dtype.DType, cfg schedule.Config) []byte {
+	k := asmKernel(name, dt, cfg)
 	if !k.asm {
 		return nil
 	}
 	k.generic = true
 	return k.asmFile()
+}
+
+// asmKernel is the kernel whose assembly a config of dtype dt has: its
+// own with convert=reg, else the float32 kernel's, which the conversions
+// of blocks of rows wrap.
+func asmKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
+	if k := newKernel(name, dt, cfg); k.reg {
+		return k
+	}
+	return newKernel(name, "", cfg)
 }
 
 func (k kernel) asmFn() string { return k.name + "Asm" }
@@ -141,9 +158,13 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	if k.generic {
 		ints = append([]jen.Code{id("cols")}, ints...)
 	}
-	f.Func().Id(k.rowsFn()).Params(jen.List(id("dst"), id("src")).Index().Float32(), jen.List(ints...).Int()).Block(body...)
+	elem := jen.Float32()
+	if k.reg {
+		elem = jen.Uint16()
+	}
+	f.Func().Id(k.rowsFn()).Params(jen.List(id("dst"), id("src")).Index().Add(elem), jen.List(ints...).Int()).Block(body...)
 
-	params := []jen.Code{jen.List(id("dst"), id("src")).Op("*").Float32(), id("rows").Int()}
+	params := []jen.Code{jen.List(id("dst"), id("src")).Op("*").Add(elem), id("rows").Int()}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
 		params[1] = jen.List(id("rows"), id("cols")).Int()
@@ -158,6 +179,10 @@ func (k kernel) emitAsmRows(f *jen.File) {
 // asmPasses describes the passes of the assembly, for comments.
 func (k kernel) asmPasses() string {
 	pass := "three passes: the maximum; e^(x-max) into dst and its sum; dst scaled by 1/sum"
+	if k.reg {
+		pass = fmt.Sprintf("three passes over %s widened in registers: the maximum; the sum of e^(x-max); "+
+			"e^(x-max) again, scaled by 1/sum and rounded to nearest even into dst", k.half.DType)
+	}
 	if k.prefetch {
 		pass += "; the sums fetch the next row of src"
 	}
@@ -181,7 +206,11 @@ func (k kernel) asmFile() []byte {
 	if !(lanes == asmLanes && k.unroll <= asmMaxUnroll || lanes == asmLanesAVX2 && k.unroll <= asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("softmax: no assembly for %s", k.cfg))
 	}
-	a := &asmWriter{kernel: k, r: k.regs(), zmm: lanes == asmLanes, vb: 4 * lanes}
+	a := &asmWriter{kernel: k, r: k.regs(), zmm: lanes == asmLanes, es: 4}
+	if k.reg {
+		a.es = 2
+	}
+	a.vb = a.es * lanes
 	a.file()
 	return []byte(a.b.String())
 }
@@ -191,7 +220,10 @@ type asmWriter struct {
 	kernel
 	r   asmRegs
 	zmm bool // Z registers, else Y
-	vb  int  // bytes of a vector
+	es  int  // bytes of an element in memory: 4, or 2 with convert=reg
+	vb  int  // bytes of a vector in memory
+	// pass names the pass being written, for the labels of its loops.
+	pass string
 	b   strings.Builder
 	// whole and tail, for a specialised kernel: the whole vectors of a
 	// row, and the elements of its partial vector (0: none).
@@ -245,6 +277,7 @@ func (a *asmWriter) file() {
 		}
 		fmt.Fprintf(&a.b, "GLOBL %s(SB), RODATA|NOPTR, $%d // the mask of t elements is the vector at 4·(8-t)\n", a.maskSym(), 8*asmLanesAVX2)
 	}
+	a.halfData()
 	if data := a.r.exp.Data(); data != nil {
 		a.b.WriteString("\n")
 		for _, l := range data {
@@ -273,7 +306,7 @@ func (a *asmWriter) file() {
 		if k.generic {
 			a.w("LEAQ (SI)(R9*1), R12 // the next row of src, fetched during the sums")
 		} else {
-			a.w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", 4*k.cols)
+			a.w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", a.es*k.cols)
 		}
 	}
 	a.maxPass()
@@ -305,20 +338,24 @@ func (a *asmWriter) setup() (rowBytes string) {
 		a.w("SHLL CX, DX")
 		a.w("DECL DX")
 		a.w("KMOVW DX, K1")
-		a.w("SHLQ $2, R11")
+		a.w("SHLQ $%d, R11", a.shift())
 		a.w("MOVQ R11, R10")
 		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
-		a.w("SHLQ $2, R9")
+		a.w("SHLQ $%d, R9", a.shift())
 	case k.generic:
 		a.w("MOVQ cols+24(FP), R9")
-		a.w("SHLQ $2, R9")
+		a.w("SHLQ $%d, R9", a.shift())
 		a.w("MOVQ R9, R11")
 		a.w("ANDQ $-%d, R11", a.vb)
 		a.w("MOVQ R9, R10")
 		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
 		a.w("LEAQ %s+%d(SB), R13", a.maskSym(), 4*asmLanesAVX2)
-		a.w("ADDQ R11, R13")
-		a.w("SUBQ R9, R13 // the mask of the partial vector")
+		a.w("MOVQ R9, AX")
+		a.w("SUBQ R11, AX // bytes of the partial vector")
+		if a.es == 2 {
+			a.w("SHLQ $1, AX // as float32s")
+		}
+		a.w("SUBQ AX, R13 // the mask of the partial vector")
 	case a.zmm && a.tail != 0:
 		a.w("MOVL $0x%x, DX // the %d elements of the partial vector", 1<<a.tail-1, a.tail)
 		a.w("KMOVW DX, K1")
@@ -338,8 +375,11 @@ func (a *asmWriter) setup() (rowBytes string) {
 	if k.generic {
 		return "R9"
 	}
-	return fmt.Sprintf("$%d", 4*k.cols)
+	return fmt.Sprintf("$%d", a.es*k.cols)
 }
+
+// shift is log2 of the bytes of an element in memory.
+func (a *asmWriter) shift() int { return a.es / 2 }
 
 // broadcast writes the instructions that set every lane of vector
 // register reg to val, through AX.
@@ -361,6 +401,7 @@ func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
 	}
 	// A specialised kernel leaves out the loops its row length skips.
 	groups, ones := k.generic || a.whole >= k.unroll, k.unroll > 1 && (k.generic || a.whole%k.unroll != 0)
+	a.pass = name
 	a.w("XORQ CX, CX")
 	if groups {
 		if k.generic {
@@ -456,6 +497,9 @@ func (a *asmWriter) maxPass() {
 		}
 	}
 	a.sweep("max", func(u int, masked bool) []string {
+		if a.reg {
+			return a.maxHalf(u, masked)
+		}
 		acc := a.v(r.acc + u)
 		switch {
 		case !masked:
@@ -490,6 +534,9 @@ func (a *asmWriter) sumPass() {
 		}
 	}
 	a.sweep("sum", func(u int, masked bool) []string {
+		if a.reg {
+			return a.sumHalf(u, masked)
+		}
 		x, kk, p, acc := a.v(r.x+u), a.v(r.k+u), a.v(r.p+u), a.v(r.acc+u)
 		sub := fmt.Sprintf("VSUBPS %s, %s, %s", a.v(r.max), x, x)
 		var out []string
@@ -540,6 +587,11 @@ func (a *asmWriter) sumPass() {
 // scalePass writes dst *= 1/sum.
 func (a *asmWriter) scalePass() {
 	r := a.r
+	if a.reg {
+		a.scaleHalfSetup()
+		a.sweep("scale", a.scaleHalf)
+		return
+	}
 	a.sweep("scale", func(u int, masked bool) []string {
 		x, scale := a.v(r.x+u), a.v(r.scale)
 		switch {
