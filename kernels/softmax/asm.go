@@ -224,7 +224,7 @@ type asmWriter struct {
 	vb  int  // bytes of a vector in memory
 	// pass names the pass being written, for the labels of its loops.
 	pass string
-	b   strings.Builder
+	b    strings.Builder
 	// whole and tail, for a specialised kernel: the whole vectors of a
 	// row, and the elements of its partial vector (0: none).
 	whole, tail int
