@@ -21,7 +21,7 @@ const revision = "softmax-5"
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-4"
+const genericRevision = "softmax-generic-5"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512 or AVX2.
