@@ -48,6 +48,9 @@ func TestGenerateHalf(t *testing.T) {
 			if vec > 1 {
 				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false", vec))
 				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
+				// softmax's default converts in the assembly's registers
+				// (convert=reg); this one by blocks around the float32 rows.
+				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", vec))
 			}
 			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
 			add("softmax", []int{37, 45}, "")

@@ -3,6 +3,7 @@ package softmax
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -74,12 +75,6 @@ func (k kernel) regs() asmRegs {
 	first := 4*u + 1
 	r := asmRegs{x: 0, k: u, p: 2 * u, acc: 3 * u, max: 4 * u, scale: 4 * u,
 		exp: goasm.Exp{Lanes: asmLanesAVX2, Degree: degree, First: first}}
-	if k.reg {
-		// The scaling recomputes e^(x-max): the maximum keeps a
-		// register of its own above 1/sum's.
-		first++
-		r.max, r.exp.First = first-1, first
-	}
 	if r.exp.Regs() > 16-first {
 		r.exp.Table, r.exp.InRegs = k.asmFn()+"Exp<>", 16-first
 	}
@@ -140,6 +135,10 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		))
 	}
 	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), id("n")}
+	if k.reg {
+		call = slices.Insert(call, 2, jen.Code(jen.Op("&").Id("t").Index(jen.Lit(0))))
+		body = append(body, k.tmpGet()...)
+	}
 	if k.generic {
 		call = append(call, cols)
 	}
@@ -152,6 +151,14 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		id(k.asmFn()).Call(call...),
 		id("lo").Op("+=").Id("n"),
 	))
+	if k.reg {
+		body = append(body, id(k.tmpPool()).Dot("Put").Call(id("p")))
+		f.Add(golang.Comment(fmt.Sprintf("%s holds the float32 row of scratch of %s, reused from call to call so that a call allocates nothing once warm.",
+			k.tmpPool(), k.asmFn())))
+		f.Var().Id(k.tmpPool()).Op("=").Qual("sync", "Pool").Values(jen.Dict{
+			id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Index().Float32()))),
+		})
+	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 with %s, a block of rows at a time: "+
 		"a goroutine cannot be preempted in assembly, so a call covers at most %d elements or one row.", k.rowsFn(), k.asmFn(), asmBlock)))
 	ints := []jen.Code{id("lo"), id("hi")}
@@ -165,9 +172,12 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	f.Func().Id(k.rowsFn()).Params(jen.List(id("dst"), id("src")).Index().Add(elem), jen.List(ints...).Int()).Block(body...)
 
 	params := []jen.Code{jen.List(id("dst"), id("src")).Op("*").Add(elem), id("rows").Int()}
+	if k.reg {
+		params = slices.Insert(params, 1, jen.Code(id("tmp").Op("*").Float32()))
+	}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
-		params[1] = jen.List(id("rows"), id("cols")).Int()
+		params[len(params)-1] = jen.List(id("rows"), id("cols")).Int()
 		what = "rows rows of cols elements"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes the softmax of %s from src to dst in %s. "+
@@ -176,12 +186,29 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	f.Func().Id(k.asmFn()).Params(params...)
 }
 
+// tmpPool names the pool of the float32 scratch of a convert=reg kernel.
+func (k kernel) tmpPool() string { return k.name + "Tmp" }
+
+// tmpGet returns the statements that set t to a float32 row of scratch
+// and a vector more, from tmpPool through p.
+func (k kernel) tmpGet() []jen.Code {
+	id := jen.Id
+	need := id("cols").Op("+").Lit(k.lanes)
+	return []jen.Code{
+		id("p").Op(":=").Id(k.tmpPool()).Dot("Get").Call().Assert(jen.Op("*").Index().Float32()),
+		jen.If(jen.Cap(jen.Op("*").Id("p")).Op("<").Add(need)).Block(
+			jen.Op("*").Id("p").Op("=").Make(jen.Index().Float32(), need),
+		),
+		id("t").Op(":=").Parens(jen.Op("*").Id("p")).Index(jen.Empty(), need.Clone()).Comment("the sums' e^(x-max), which the scaling reads"),
+	}
+}
+
 // asmPasses describes the passes of the assembly, for comments.
 func (k kernel) asmPasses() string {
 	pass := "three passes: the maximum; e^(x-max) into dst and its sum; dst scaled by 1/sum"
 	if k.reg {
-		pass = fmt.Sprintf("three passes over %s widened in registers: the maximum; the sum of e^(x-max); "+
-			"e^(x-max) again, scaled by 1/sum and rounded to nearest even into dst", k.half.DType)
+		pass = fmt.Sprintf("three passes over %s widened in registers: the maximum; e^(x-max) into tmp, float32, and its sum; "+
+			"tmp scaled by 1/sum, rounded to nearest even into dst", k.half.DType)
 	}
 	if k.prefetch {
 		pass += "; the sums fetch the next row of src"
@@ -286,7 +313,10 @@ func (a *asmWriter) file() {
 	}
 
 	args := "dst, src, rows"
-	frame := 24
+	if k.reg {
+		args = "dst, src, tmp, rows"
+	}
+	frame := 8 * (strings.Count(args, ",") + 1)
 	if k.generic {
 		args += ", cols"
 		frame += 8
@@ -296,7 +326,10 @@ func (a *asmWriter) file() {
 	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
 	a.w("MOVQ dst+0(FP), DI")
 	a.w("MOVQ src+8(FP), SI")
-	a.w("MOVQ rows+16(FP), R8")
+	if k.reg {
+		a.w("MOVQ tmp+16(FP), BX")
+	}
+	a.w("MOVQ rows+%d(FP), R8", a.argOff("rows"))
 	rowBytes := a.setup()
 	a.w("TESTQ R8, R8")
 	a.w("JZ done")
@@ -329,7 +362,7 @@ func (a *asmWriter) setup() (rowBytes string) {
 	k := a.kernel
 	switch {
 	case k.generic && a.zmm:
-		a.w("MOVQ cols+24(FP), R9")
+		a.w("MOVQ cols+%d(FP), R9", a.argOff("cols"))
 		a.w("MOVQ R9, R11")
 		a.w("ANDQ $-%d, R11 // elements in whole vectors", asmLanes)
 		a.w("MOVQ R9, CX")
@@ -343,7 +376,7 @@ func (a *asmWriter) setup() (rowBytes string) {
 		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
 		a.w("SHLQ $%d, R9", a.shift())
 	case k.generic:
-		a.w("MOVQ cols+24(FP), R9")
+		a.w("MOVQ cols+%d(FP), R9", a.argOff("cols"))
 		a.w("SHLQ $%d, R9", a.shift())
 		a.w("MOVQ R9, R11")
 		a.w("ANDQ $-%d, R11", a.vb)
@@ -376,6 +409,18 @@ func (a *asmWriter) setup() (rowBytes string) {
 		return "R9"
 	}
 	return fmt.Sprintf("$%d", a.es*k.cols)
+}
+
+// argOff returns the frame offset of the int argument rows or cols.
+func (a *asmWriter) argOff(name string) int {
+	off := 16
+	if a.reg {
+		off += 8 // tmp
+	}
+	if name == "cols" {
+		off += 8
+	}
+	return off
 }
 
 // shift is log2 of the bytes of an element in memory.
