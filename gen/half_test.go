@@ -72,6 +72,9 @@ func TestGenerateHalf(t *testing.T) {
 			if vec > 1 && files["layernorm_simd_amd64.s"] == nil {
 				t.Error("no layernorm_simd_amd64.s for the conversions of the archsimd kernels")
 			}
+			if vec > 1 && !strings.Contains(string(files["softmax_simd.go"]), "tmp *float32") {
+				t.Error("softmax_simd.go declares no assembly of convert=reg (the default's), whose scratch is tmp *float32")
+			}
 			mod := t.TempDir()
 			if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module m\n\ngo 1.26\n"), 0o644); err != nil {
 				t.Fatal(err)
