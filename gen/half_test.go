@@ -46,13 +46,13 @@ func TestGenerateHalf(t *testing.T) {
 			add("rmsnorm", []int{64, 100}, "")
 			add("layernorm", []int{64, 100}, "")
 			if vec > 1 {
-				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false", vec))
+				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block", vec))
 				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
 				// softmax's default converts in the assembly's registers
 				// (convert=reg); this one by blocks around the float32 rows.
 				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", vec))
 			}
-			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
+			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block")
 			add("softmax", []int{37, 45}, "")
 			add("gemm_bias", []int{67, 45, 33}, "")
 			if err := mem.Commit(recs); err != nil {
