@@ -139,13 +139,14 @@
 // and a shift; f16: VCVTPH2PS) and narrows on store, to nearest even
 // (f16: VCVTPS2PH with rounding control 0; bf16: package dtype's integer
 // rounding, NaNs kept quiet; not VCVTNEPS2BF16, which flushes subnormals
-// to zero), on AVX-512 and on AVX2: no scratch, and no pass over the
-// rows but the kernel's. dst cannot hold float32 between the sums and
-// the scaling, so the scaling computes e^(x-m) again from src, the same
-// instructions on the same values: the output equals convert=block's bit
-// for bit, which TestHalfKernels checks. The space does not know the
-// dtype, so for f32 the two values are one kernel measured twice; the
-// default is reg on amd64 with vectors.
+// to zero), on AVX-512 and on AVX2 (codegen/goasm.Reg16): no pass over
+// the rows but the kernel's. dst cannot hold float32 between the sums
+// and the scaling, so the sums store e^(x-m) into a float32 row of
+// scratch (from a sync.Pool, in the caches), which the scaling reads: the
+// output equals convert=block's bit for bit, which TestHalfKernels
+// checks. The space does not know the dtype, so for f32 the two values
+// are one kernel measured twice; the default is reg on amd64 with
+// vectors.
 //
 // # CUDA
 //
