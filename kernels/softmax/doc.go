@@ -299,7 +299,7 @@
 // applying records measured on the old code. TestGolden enforces it:
 // go test -update refuses to rewrite golden files whose code changed unless
 // revision changed too. Revision softmax-3 added code and prefetch,
-// softmax-4 the assembly on AVX2 (vec=8); the
+// softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
 // (tune/lab/testdata) still replay: only for replay, never to tune, emit or
