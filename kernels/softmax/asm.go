@@ -228,6 +228,10 @@ func (k kernel) asmPasses() string {
 // none), or on Y registers a vector of a table, 8 ones then 8 zeros, read
 // from the right offset (for a generic kernel R13 points at it), since no
 // register is free to hold it through the sums.
+//
+// With convert=reg (asmhalf.go) the rows of dst and src hold 16-bit
+// elements, so offsets and row bytes count 2 bytes an element, and BX is
+// tmp, the float32 row of scratch, addressed with CX scaled by 2.
 func (k kernel) asmFile() []byte {
 	lanes := k.lanes
 	if !(lanes == asmLanes && k.unroll <= asmMaxUnroll || lanes == asmLanesAVX2 && k.unroll <= asmMaxUnrollAVX2) {
