@@ -47,10 +47,13 @@ func TestGenerateHalf(t *testing.T) {
 			add("rmsnorm", []int{64, 100}, "")
 			add("layernorm", []int{64, 100}, "")
 			if vec > 1 {
-				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false", vec))
+				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block", vec))
 				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
+				// softmax's default converts in the assembly's registers
+				// (convert=reg); this one by blocks around the float32 rows.
+				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", vec))
 			}
-			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
+			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block")
 			add("softmax", []int{37, 45}, "")
 			add("gemm_bias", []int{67, 45, 33}, "")
 			// GEMM converting while packing, and with VDPBF16PS tiles
@@ -80,6 +83,9 @@ func TestGenerateHalf(t *testing.T) {
 			}
 			if vec > 1 && files["layernorm_simd_amd64.s"] == nil {
 				t.Error("no layernorm_simd_amd64.s for the conversions of the archsimd kernels")
+			}
+			if vec > 1 && !strings.Contains(string(files["softmax_simd.go"]), "tmp *float32") {
+				t.Error("softmax_simd.go declares no assembly of convert=reg (the default's), whose scratch is tmp *float32")
 			}
 			mod := t.TempDir()
 			if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module m\n\ngo 1.26\n"), 0o644); err != nil {

@@ -44,9 +44,11 @@ func TestTuneSoftmaxEndToEnd(t *testing.T) {
 		t.Fatalf("first run: %+v", first)
 	}
 	// Which config wins is the machine's business (tune's tests pin the
-	// rule); that the leaders were re-measured is the CLI's.
-	if len(first.Leaders) != 3 {
-		t.Errorf("first run re-measured %d leaders, want 3", len(first.Leaders))
+	// rule); that the leaders were re-measured is the CLI's: the three
+	// fastest, and the fastest of a thread count they lack (1 or 2 at
+	// 3x17), depending on the draws.
+	if n := len(first.Leaders); n < 3 || n > 4 {
+		t.Errorf("first run re-measured %d leaders, want 3, or 4 with the other thread count's best", n)
 	}
 	if first.Op != "softmax" || len(first.Shape) != 2 || first.Shape[1] != 17 || first.Device != "cpu" || first.DType != "f32" {
 		t.Errorf("first run describes the wrong workload: %+v", first)

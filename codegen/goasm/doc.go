@@ -26,7 +26,11 @@
 // checked against a float64 reference like every other.
 //
 // Half is the assembly of golang.Half's conversions between float32 and
-// bf16 or f16, eight elements at a time.
+// bf16 or f16, eight elements at a time. Reg16 is the same conversions
+// as instructions on registers, for rows that load and store 16-bit
+// elements and compute in float32 (softmax's and RMSNorm's
+// convert=reg): widening loads, word moves for AVX2's partial vectors,
+// and stores rounded to nearest even, bit for bit package dtype's.
 //
 // Exp is e^x for x ≤ 0 as instructions on registers, for a template that
 // writes the rest of its loop itself (softmax's rows): the operations of

@@ -268,33 +268,33 @@ func init() {
 	})
 }
 
-// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-4-17dd5f09b31f).
+// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-5-80ee59495075).
 var rmsNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "RMSNorm",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false",
-			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"reg\"}",
 			name:   "rmsNorm64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
-			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false",
-			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"reg\"}",
 			name:   "rmsNormG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false",
-			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false}",
+			config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block",
+			json:   "{\"vec\":16,\"unroll\":4,\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"block\"}",
 			name:   "rmsNormDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "rmsnorm",
-	template: "rmsnorm-norm-4-17dd5f09b31f",
+	template: "rmsnorm-norm-5-80ee59495075",
 }
 
 // rmsNormScalar are the scalar forms of rmsNormOp.kernels, which every build has; rmsNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -311,45 +311,45 @@ func init() {
 	})
 }
 
-// softmaxOp is the dispatch state of softmax (template softmax-4-a370c013cb89).
+// softmaxOp is the dispatch state of softmax (template softmax-5-a95dbce9d6db).
 var softmaxOp = &opState{
 	def:  4,
 	dims: []string{"rows", "cols"},
 	fn:   "Softmax",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\"}",
 			name:   "softmax64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
-			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\"}",
 			name:   "softmax512x1024Scalar",
 			shape:  []int{512, 1024},
 		},
 		{
-			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\"}",
 			name:   "softmaxG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\"}",
 			name:   "softmaxG2Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false,\"convert\":\"reg\"}",
 			name:   "softmaxDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "softmax",
-	template: "softmax-4-a370c013cb89",
+	template: "softmax-5-a95dbce9d6db",
 }
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -38,7 +38,7 @@ A vector kernel returns with the upper halves of the vector registers cleared (V
 
 Device: cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c
 
-Tuned: the latest winning record is of 2026-11-27 10:41 UTC.
+Tuned: the latest winning record is of 2026-11-27 20:28 UTC.
 
 Templates:
 
@@ -48,8 +48,8 @@ Templates:
 	gemm_bias          gemm-bias-6-b00533197c69
 	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
 	layernorm          layernorm-norm-1-e1b034bd2a55
-	rmsnorm            rmsnorm-norm-4-17dd5f09b31f
-	softmax            softmax-4-a370c013cb89
+	rmsnorm            rmsnorm-norm-5-80ee59495075
+	softmax            softmax-5-a95dbce9d6db
 
 Workloads, with the median of the winner as autotune measured it:
 
@@ -59,9 +59,9 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
 	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
-	rmsnorm           64x4096      33.5 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
-	softmax           64x4096      59.5 µs  vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
-	softmax           512x1024     117 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
+	rmsnorm           64x4096      34.1 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
+	softmax           64x4096      65.6 µs  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
+	softmax           512x1024     129 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; "also plain": built without GOEXPERIMENT=simd on amd64, its plain form):
 
@@ -83,13 +83,13 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
 	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
-	rmsnorm exact 64x4096: rmsNorm64x4096 (also plain), rmsNorm64x4096Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
-	rmsnorm generic: rmsNormG1 (also plain), rmsNormG1Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false
-	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false
-	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
-	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
-	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
-	softmax generic: softmaxG2 (also plain), softmaxG2Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true
-	softmax default: softmaxDefault (also plain), softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false
+	rmsnorm exact 64x4096: rmsNorm64x4096 (also plain), rmsNorm64x4096Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
+	rmsnorm generic: rmsNormG1 (also plain), rmsNormG1Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
+	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
+	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
+	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
+	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
+	softmax generic: softmaxG2 (also plain), softmaxG2Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
+	softmax default: softmaxDefault (also plain), softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg
 */
 package fastkernels

@@ -2,6 +2,7 @@ package kerneltest
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,11 @@ type Spec struct {
 	Generic bool
 	Plain   bool
 	ARM64   bool
+	// Twin, when above 0, is 1 + the index of an earlier spec of the
+	// same shape whose outputs this one's must equal bit for bit: two
+	// forms of one computation (the place of a conversion, say), where
+	// the tolerance would hide a difference in rounding.
+	Twin int
 }
 
 // CheckDType builds the kernels of specs of tmpl in dtype dt into one
@@ -117,6 +123,12 @@ func CheckDType(t testing.TB, tmpl *kernels.Template, dt dtype.DType, specs []Sp
 			groups = append(groups, g)
 		}
 	}
+	twins := map[int]bool{}
+	for _, j := range jobs {
+		if j.spec.Twin > 0 {
+			twins[j.spec.Twin-1] = true
+		}
+	}
 	run := Start(t, dir, bin, list.String())
 	for _, g := range groups {
 		_, n := tmpl.Args(g.shape)
@@ -128,11 +140,21 @@ func CheckDType(t testing.TB, tmpl *kernels.Template, dt dtype.DType, specs []Sp
 		}
 		rel, abs := tol(g.shape, dt)
 		worst := 0.0
-		for _, j := range jobs {
+		outs := map[int][]float32{} // of the specs that are twins, by index
+		for i, j := range jobs {
 			if !slices.Equal(j.spec.Shape, g.shape) {
 				continue
 			}
 			run.Next(t, j.name, got)
+			if twins[i] {
+				outs[i] = slices.Clone(got)
+			}
+			if tw := j.spec.Twin; tw > 0 {
+				if k := firstBitDiff(got, outs[tw-1]); k >= 0 {
+					t.Errorf("%v %s, %s: output [%d] is %#08x, its twin %s's %#08x", g.shape, g.set.Name, j.spec.Config, k,
+						math.Float32bits(got[k]), jobs[tw-1].spec.Config, math.Float32bits(outs[tw-1][k]))
+				}
+			}
 			c := CompareNaN(got, want, rel, abs)
 			if c.Bad > 0 {
 				form := ""
@@ -150,6 +172,20 @@ func CheckDType(t testing.TB, tmpl *kernels.Template, dt dtype.DType, specs []Sp
 		t.Logf("%v %s: largest error %.2f of the tolerance", g.shape, g.set.Name, worst)
 	}
 	run.Wait(t)
+}
+
+// firstBitDiff returns the first index where a and b differ in their
+// bits, or -1; a twin that did not run (nil) differs at 0.
+func firstBitDiff(a, b []float32) int {
+	if len(a) != len(b) {
+		return 0
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 func intLits(xs []int) []jen.Code {

@@ -33,12 +33,12 @@ func arm64Schedules(tmpl *kernels.Template) []string {
 	}
 	for _, u := range unrolls {
 		for _, pf := range []bool{false, true} {
-			out = append(out, fmt.Sprintf("vec=4,unroll=%d,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=%t", u, pf))
+			out = append(out, fmt.Sprintf("vec=4,unroll=%d,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=%t,convert=block", u, pf))
 		}
 	}
 	return append(out,
-		"vec=4,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false",
-		"vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false")
+		"vec=4,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block",
+		"vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block")
 }
 
 // arm64Configs parses arm64Schedules in the arm64 space of shape, keeping

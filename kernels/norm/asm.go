@@ -103,7 +103,11 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	))
 	f.Add(golang.Comment(fmt.Sprintf("%s normalises rows lo to hi-1 with %s, a block of rows at a time: "+
 		"a goroutine cannot be preempted in assembly, so a call covers at most %d elements or one row.", k.rowsFn(), k.asmFn(), asmBlock)))
-	params := []jen.Code{jen.List(k.slices()...).Index().Float32()}
+	elem := jen.Float32()
+	if k.reg {
+		elem = jen.Uint16()
+	}
+	params := []jen.Code{jen.List(k.slices()...).Index().Add(elem)}
 	if k.generic {
 		params = append(params, jen.List(id("cols"), id("lo"), id("hi")).Int())
 	} else {
@@ -115,7 +119,7 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	if k.layer {
 		ptrs = append(ptrs, id("beta"))
 	}
-	decl := []jen.Code{jen.List(ptrs...).Op("*").Float32(), id("rows").Int()}
+	decl := []jen.Code{jen.List(ptrs...).Op("*").Add(elem), id("rows").Int()}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
 		decl[1] = jen.List(id("rows"), id("cols")).Int()
@@ -171,9 +175,17 @@ func (k kernel) asmFile() []byte {
 		panic(fmt.Sprintf("norm: no assembly for %s %s", k.kind.name, k.cfg))
 	}
 	zmm := lanes == asmLanes
-	vb := 4 * lanes // bytes of a vector
+	es := 4 // bytes of an element in memory
+	if k.reg {
+		es = 2
+	}
+	vb := es * lanes // bytes of a vector in memory
+	h := k.reg16()
 	var b strings.Builder
 	b.WriteString(goasm.Header)
+	if data := k.regData(); data != nil {
+		b.WriteString("\n" + strings.Join(data, "\n") + "\n")
+	}
 	w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
 	label := func(l string) { fmt.Fprintf(&b, "%s:\n", l) }
 	// The vector registers of the accumulators (from 0), of x and of
@@ -224,9 +236,9 @@ func (k kernel) asmFile() []byte {
 	group := vb * k.unroll
 	if k.generic {
 		w("MOVQ cols+32(FP), R9")
-		w("SHLQ $2, R9")
+		w("SHLQ $%d, R9", es/2)
 	} else {
-		w("MOVQ $%d, R9", 4*k.cols)
+		w("MOVQ $%d, R9", es*k.cols)
 	}
 	w("MOVQ R9, R11")
 	w("ANDQ $-%d, R11", vb)
@@ -234,7 +246,7 @@ func (k kernel) asmFile() []byte {
 	w("ANDQ $-%d, R10", group)
 	w("MOVQ R9, CX")
 	w("SUBQ R11, CX")
-	w("SHRQ $2, CX // elements in the partial vector")
+	w("SHRQ $%d, CX // elements in the partial vector", es/2)
 	mask(rowMask)
 	w("TESTQ R8, R8")
 	w("JZ done")
@@ -281,16 +293,28 @@ func (k kernel) asmFile() []byte {
 		}
 		label(name + "_end")
 	}
-	// load returns the instruction that sets x to the vector u of row
-	// base, zero in the lanes km masks off.
-	load := func(base string, u int, masked bool, km, x string) string {
+	// load returns the instructions that set x to the vector u of row
+	// base, zero in the lanes km masks off; with convert=reg the partial
+	// vector on Y registers is moved a word at a time, the loop labelled
+	// l in a generic kernel.
+	load := func(base string, u int, masked bool, km, x, l string) []string {
 		switch {
+		case k.reg && !masked:
+			return h.Load(at(base, u), x, "")
+		case k.reg && zmm:
+			return h.Load(at(base, u), x, km)
+		case k.reg:
+			words := goasm.Words(xOf(x), base, k.cols%lanes)
+			if k.generic {
+				words = goasm.WordsTo(xOf(x), base, "R9", "AX", l)
+			}
+			return append(words, h.Widen(xOf(x), x)...)
 		case !masked:
-			return fmt.Sprintf("VMOVUPS %s, %s", at(base, u), x)
+			return []string{fmt.Sprintf("VMOVUPS %s, %s", at(base, u), x)}
 		case zmm:
-			return fmt.Sprintf("VMOVUPS.Z %s, %s, %s", at(base, u), km, x)
+			return []string{fmt.Sprintf("VMOVUPS.Z %s, %s, %s", at(base, u), km, x)}
 		default:
-			return fmt.Sprintf("VMASKMOVPS %s, %s, %s", at(base, u), km, x)
+			return []string{fmt.Sprintf("VMASKMOVPS %s, %s, %s", at(base, u), km, x)}
 		}
 	}
 	// out returns the body of an output sweep: y = x·(1/rms)·gamma,
@@ -298,8 +322,12 @@ func (k kernel) asmFile() []byte {
 	out := func(km, op string) func(u int, masked bool) []string {
 		return func(u int, masked bool) []string {
 			x := vr(xBase + u)
-			body := []string{load("SI", u, masked, km, x), fmt.Sprintf("VMULPS %s, %s, %s", vr(inv), x, x)}
+			body := append(load("SI", u, masked, km, x, "out_x"), fmt.Sprintf("VMULPS %s, %s, %s", vr(inv), x, x))
 			switch {
+			case k.reg:
+				g := vr(k.regGamma(u))
+				body = append(body, load("BX", u, masked, km, g, "out_g")...)
+				body = append(body, k.regStore(u, masked, h, vr, x, g, at("DI", u))...)
 			case !masked:
 				body = append(body,
 					fmt.Sprintf("VMULPS %s, %s, %s", at("BX", u), x, x),
@@ -333,7 +361,7 @@ func (k kernel) asmFile() []byte {
 	w("XORQ CX, CX")
 	sweep("sum", "R10", "R11", rowMask, func(u int, masked bool) []string {
 		x := vr(xBase + u)
-		return []string{load("SI", u, masked, rowMask, x), fmt.Sprintf("VFMADD231PS %s, %s, %s", x, x, vr(u))}
+		return append(load("SI", u, masked, rowMask, x, "sum_x"), fmt.Sprintf("VFMADD231PS %s, %s, %s", x, x, vr(u)))
 	})
 	for step := 1; step < k.unroll; step *= 2 {
 		for u := 0; u+step < k.unroll; u += 2 * step {
@@ -360,7 +388,7 @@ func (k kernel) asmFile() []byte {
 	label("scale")
 	if k.generic {
 		w("MOVQ R9, AX")
-		w("SHRQ $2, AX")
+		w("SHRQ $%d, AX", es/2)
 		w("VCVTSI2SDQ AX, X1, X1")
 	} else {
 		w("MOVQ $0x%016x, AX // n = %d", math.Float64bits(float64(k.cols)), k.cols)
@@ -414,6 +442,9 @@ func (k kernel) asmFile() []byte {
 		if k.prefetch {
 			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
 		}
+		for _, l := range k.regSetup() {
+			w("%s", l)
+		}
 		sweep("out", "R10", "R11", rowMask, out(rowMask, "VMOVUPS"))
 	}
 	w("ADDQ R9, SI")
@@ -433,9 +464,11 @@ func (k kernel) asmFile() []byte {
 	w("VXORPD X0, X0, X0")
 	w("XORQ CX, CX")
 	label("slow_loop")
-	w("VCVTSS2SD (SI)(CX*1), X1, X1")
+	for _, l := range k.slowLoad() {
+		w("%s", l)
+	}
 	w("VFMADD231SD X1, X1, X0")
-	w("ADDQ $4, CX")
+	w("ADDQ $%d, CX", es)
 	w("CMPQ CX, R9")
 	w("JLT slow_loop")
 	w("JMP scale")

@@ -16,10 +16,10 @@ import (
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
-// AVX2).
+// AVX2; norm-5 convert).
 const (
 	revision    = "norm-1"
-	rmsRevision = "norm-4"
+	rmsRevision = "norm-5"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
@@ -27,7 +27,7 @@ const (
 // part of Version, since the tuner measures specialised kernels only.
 const (
 	genericRevision    = "norm-generic-1"
-	rmsGenericRevision = "norm-generic-4"
+	rmsGenericRevision = "norm-generic-5"
 )
 
 // rev is k's revision.
@@ -106,6 +106,7 @@ var (
 	codes      = []string{"go", "asm"}
 	neonVecs   = []int{1, neon.Lanes} // on arm64, NEON in assembly only
 	stores     = []string{"cached", "stream"}
+	converts   = []string{"block", "reg"}
 )
 
 // space returns the knobs for shape on target: see the package doc.
@@ -147,7 +148,9 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("rows_per_chunk", chunks...),
 	)
 	if !k.layer {
-		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"))
+		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"),
+			schedule.Enum("convert", converts...))
+		block := func(c schedule.Config) bool { return c.Str("convert") == "block" }
 		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 		constraints = append(constraints,
 			// The assembly (asm.go) is AVX-512's, 16 lanes, or AVX2's, 8
@@ -160,12 +163,21 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 			// archsimd has neither non-temporal stores nor prefetches.
 			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
 			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
+			// Conversions in registers are the assembly's, with cached
+			// stores (asm.go).
+			schedule.Constraint{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return block(c) || !goCode(c) }},
+			schedule.Constraint{Name: "convert_reg_stores_cached", OK: func(c schedule.Config) bool { return block(c) || c.Str("store") == "cached" }},
+			schedule.Constraint{Name: "convert_reg_unroll_at_most_4_or_2", OK: func(c schedule.Config) bool {
+				return block(c) || c.Int("unroll") <= regMaxUnroll[c.Int("vec")]
+			}},
 		)
 		if arm64 {
 			constraints = append(constraints,
 				schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool { return c.Int("vec") != neon.Lanes || !goCode(c) }},
 				// NEON has no non-temporal vector store.
 				schedule.Constraint{Name: "neon_stores_cached", OK: func(c schedule.Config) bool { return c.Str("store") == "cached" }},
+				// NEON kernels convert in Go.
+				schedule.Constraint{Name: "convert_reg_needs_amd64", OK: func(c schedule.Config) bool { return block(c) || c.Int("vec") != neon.Lanes }},
 			)
 		}
 	}
@@ -191,7 +203,7 @@ func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	if k.layer {
 		text += ",algo=twopass"
 	} else {
-		text += ",code=" + code + ",store=cached,prefetch=false"
+		text += ",code=" + code + ",store=cached,prefetch=false,convert=block"
 	}
 	c, err := k.space(shape, target).Parse(text)
 	if err != nil {

@@ -29,13 +29,19 @@
 //	store           cached        RMSNorm: y written through the cache
 //	                stream        RMSNorm, asm: y's aligned middle with VMOVNTPS
 //	prefetch        false, true   RMSNorm, asm: the output sweep fetches the next row of x
+//	convert         block         RMSNorm, bf16 and f16: blocks of rows converted into float32 scratch
+//	                reg           RMSNorm, bf16 and f16, asm: the assembly loads and stores 16 bits,
+//	                              converting in registers; for f32 the two values emit the same code
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
 // rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target;
 // for RMSNorm asm_needs_vectors, asm_vec8_unroll_at_most_4 (AVX2 has 16
-// vector registers), stream_needs_asm and prefetch_needs_asm; on arm64
-// neon_needs_asm and neon_stores_cached (NEON has no non-temporal vector
-// store).
+// vector registers), stream_needs_asm and prefetch_needs_asm,
+// convert_reg_needs_asm, convert_reg_stores_cached and
+// convert_reg_unroll_at_most_4_or_2 (on Z and Y registers: each vector
+// in flight takes registers for gamma and the rounding, asmhalf.go); on
+// arm64 neon_needs_asm, neon_stores_cached (NEON has no non-temporal
+// vector store) and convert_reg_needs_amd64.
 // The unroll is capped at the vectors a row holds when a specialised
 // kernel is emitted. The elements of a partial vector at a row's end are
 // handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
@@ -99,8 +105,15 @@
 // the caches: eight elements an instruction in Go assembly when the
 // config has vectors (codegen/goasm.Half), scalar Go otherwise. The
 // scratch comes from a sync.Pool, so a warm call allocates nothing.
-// Converting in registers, inside the rows, is the next step and would be
-// a knob beside this one.
+//
+// RMSNorm's convert=reg (asmhalf.go) has the assembly load x and gamma
+// and store y as 16 bits, widened and narrowed to nearest even in
+// registers (codegen/goasm.Reg16: VCVTPH2PS and VCVTPS2PH for f16,
+// VPMOVZXWD and package dtype's integer rounding for bf16), with no
+// scratch and no pass but the kernel's; its output equals convert=block's
+// bit for bit (TestHalfKernels). LayerNorm has no assembly on amd64 and
+// converts by blocks. The space does not know the dtype, so for f32 the
+// two values are one kernel measured twice.
 //
 // f16 cannot hold the large, tiny and constant inputs (1e18 is Inf, 1e-18
 // is 0), so it has its own at the edges of its range: large16 (x up to

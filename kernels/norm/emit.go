@@ -37,6 +37,9 @@ type kernel struct {
 	// half: the conversions of a kernel that stores bf16 or f16 (half.go);
 	// its DType is "" for float32
 	half golang.Half
+	// reg: a 16-bit RMSNorm whose assembly loads and stores the 16-bit
+	// elements, converting in registers (convert=reg, asm.go)
+	reg bool
 }
 
 func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Config) kernel {
@@ -59,7 +62,8 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		// Whole vectors convert in assembly at the kernel's own level:
 		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
 		// convert in Go.
-		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes}
+		kn.reg = kn.asm && !k.layer && cfg.Str("convert") == "reg"
+		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !kn.reg}
 	}
 	if shape == nil {
 		kn.generic = true
@@ -81,7 +85,7 @@ func emitGo(k kind, f *jen.File, name string, shape []int, dt dtype.DType, cfg s
 	if kn.threads > 1 {
 		f.Add(kn.split().ChunksFunc())
 	}
-	if kn.half.DType != "" {
+	if kn.half.DType != "" && !kn.reg {
 		kn.emitHalfRows(f)
 	}
 	if kn.asm {
@@ -179,7 +183,7 @@ func (k kernel) emitEntry(f *jen.File) {
 // goroutine 0 (golang.RowSplit, shared with softmax).
 func (k kernel) split() golang.RowSplit {
 	rowsFn := k.rowsFn()
-	if k.half.DType != "" {
+	if k.half.DType != "" && !k.reg {
 		rowsFn = k.halfRowsFn()
 	}
 	return golang.RowSplit{

@@ -24,16 +24,16 @@ var refCPU = device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: 2
 // RMSNorm's assembly, with its plain form.
 var (
 	rmsGoldens = []kerneltest.Golden{
-		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=go,store=cached,prefetch=false"},
-		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
-		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false"},
-		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true"},
-		{Name: "rms_asm8_stream", Shape: "5x100", Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true"},
-		{Name: "rms_asm_tail", Shape: "3x17", Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false"},
+		{Name: "rms_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "rms_vec8_tail", Shape: "3x17", Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "rms_scalar", Shape: "7x13", Config: "vec=1,unroll=2,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true,convert=block"},
+		{Name: "rms_asm8_stream", Shape: "5x100", Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block"},
+		{Name: "rms_asm_tail", Shape: "3x17", Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block"},
 	}
 	// rmsPlainGoldens are the plain forms of the assembly goldens.
 	rmsPlainGoldens = []kerneltest.Golden{
-		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true"},
+		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true,convert=block"},
 	}
 	layerGoldens = []kerneltest.Golden{
 		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16"},
@@ -41,8 +41,8 @@ var (
 		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1"},
 	}
 	genericGoldens = []kerneltest.Golden{
-		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=go,store=cached,prefetch=false"},
-		{Name: "generic_rms_asm_stream", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=stream,prefetch=true"},
+		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "generic_rms_asm_stream", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=stream,prefetch=true,convert=block"},
 	}
 	genericLayerGoldens = []kerneltest.Golden{
 		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4"},

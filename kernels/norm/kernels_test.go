@@ -40,7 +40,7 @@ type job struct {
 
 // codeForms are RMSNorm's code, store and prefetch knobs, crossed with
 // the grid.
-var codeForms = []string{"code=go,store=cached,prefetch=false", "code=asm,store=cached,prefetch=false", "code=asm,store=stream,prefetch=true"}
+var codeForms = []string{"code=go,store=cached,prefetch=false,convert=block", "code=asm,store=cached,prefetch=false,convert=block", "code=asm,store=stream,prefetch=true,convert=block"}
 
 // grid returns the valid configs on target for shape of vec × unroll ×
 // algo (LayerNorm) or code and store (RMSNorm) × threadings; short keeps
@@ -292,7 +292,7 @@ func TestStreamAlignment(t *testing.T) {
 	for _, shape := range shapes {
 		for _, vec := range []int{8, 16} {
 			sp := tmpl.Space(shape, twoCores())
-			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true", vec))
+			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block", vec))
 			if err != nil {
 				t.Fatal(err)
 			}

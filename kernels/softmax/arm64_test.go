@@ -30,13 +30,13 @@ func arm64Configs(t *testing.T, shape []int) []schedule.Config {
 	for _, u := range []int{1, 2, 4} {
 		for _, exp := range []string{"poly4", "poly5"} {
 			for _, pf := range []bool{false, true} {
-				texts = append(texts, fmt.Sprintf("vec=4,unroll=%d,algo=threepass,exp=%s,threads=1,rows_per_chunk=1,code=asm,prefetch=%t", u, exp, pf))
+				texts = append(texts, fmt.Sprintf("vec=4,unroll=%d,algo=threepass,exp=%s,threads=1,rows_per_chunk=1,code=asm,prefetch=%t,convert=block", u, exp, pf))
 			}
 		}
 	}
 	texts = append(texts,
-		"vec=4,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=false",
-		"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false")
+		"vec=4,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
+		"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block")
 	var out []schedule.Config
 	for _, text := range texts {
 		cfg, err := sp.Parse(text)
@@ -118,7 +118,7 @@ func TestARM64GenericKernels(t *testing.T) {
 		"unroll=4,exp=poly5,threads=1,rows_per_chunk=1",
 		"unroll=4,exp=poly4,threads=2,rows_per_chunk=1",
 	} {
-		cfg, err := sp.Parse("vec=4,algo=threepass,code=asm,prefetch=true," + s)
+		cfg, err := sp.Parse("vec=4,algo=threepass,code=asm,prefetch=true,convert=block," + s)
 		if err != nil {
 			t.Fatal(err)
 		}

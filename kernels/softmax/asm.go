@@ -3,6 +3,7 @@ package softmax
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -10,6 +11,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/codegen/neon"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -79,10 +81,10 @@ func (k kernel) regs() asmRegs {
 	return r
 }
 
-// emitAsm is goEmitter's assembly: the assembly of the kernel of cfg, or nil
-// for code=go.
-func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
-	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
+// emitAsm is goEmitter's assembly: the assembly of the kernel of cfg in
+// dtype dt, or nil for code=go.
+func emitAsm(name string, shape []int, dt dtype.DType, cfg schedule.Config) []byte {
+	k := asmKernel(name, dt, cfg)
 	if !k.asm {
 		return nil
 	}
@@ -93,13 +95,23 @@ func emitAsm(name string, shape []int, cfg schedule.Config) []byte {
 
 // emitAsmGeneric is goEmitter's assembly of a generic kernel: the same with cols an
 // argument.
-func emitAsmGeneric(name string, cfg schedule.Config) []byte {
-	k := newKernel(name, "", cfg) // the assembly of the rows is float32 whatever the dtype
+func emitAsmGeneric(name string, dt dtype.DType, cfg schedule.Config) []byte {
+	k := asmKernel(name, dt, cfg)
 	if !k.asm {
 		return nil
 	}
 	k.generic = true
 	return k.asmFile()
+}
+
+// asmKernel is the kernel whose assembly a config of dtype dt has: its
+// own with convert=reg, else the float32 kernel's, which the conversions
+// of blocks of rows wrap.
+func asmKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
+	if k := newKernel(name, dt, cfg); k.reg {
+		return k
+	}
+	return newKernel(name, "", cfg)
 }
 
 func (k kernel) asmFn() string { return k.name + "Asm" }
@@ -123,6 +135,10 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		))
 	}
 	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), id("n")}
+	if k.reg {
+		call = slices.Insert(call, 2, jen.Code(jen.Op("&").Id("t").Index(jen.Lit(0))))
+		body = append(body, k.tmpGet()...)
+	}
 	if k.generic {
 		call = append(call, cols)
 	}
@@ -135,18 +151,33 @@ func (k kernel) emitAsmRows(f *jen.File) {
 		id(k.asmFn()).Call(call...),
 		id("lo").Op("+=").Id("n"),
 	))
+	if k.reg {
+		body = append(body, id(k.tmpPool()).Dot("Put").Call(id("p")))
+		f.Add(golang.Comment(fmt.Sprintf("%s holds the float32 row of scratch of %s, reused from call to call so that a call allocates nothing once warm.",
+			k.tmpPool(), k.asmFn())))
+		f.Var().Id(k.tmpPool()).Op("=").Qual("sync", "Pool").Values(jen.Dict{
+			id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Index().Float32()))),
+		})
+	}
 	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 with %s, a block of rows at a time: "+
 		"a goroutine cannot be preempted in assembly, so a call covers at most %d elements or one row.", k.rowsFn(), k.asmFn(), asmBlock)))
 	ints := []jen.Code{id("lo"), id("hi")}
 	if k.generic {
 		ints = append([]jen.Code{id("cols")}, ints...)
 	}
-	f.Func().Id(k.rowsFn()).Params(jen.List(id("dst"), id("src")).Index().Float32(), jen.List(ints...).Int()).Block(body...)
+	elem := jen.Float32()
+	if k.reg {
+		elem = jen.Uint16()
+	}
+	f.Func().Id(k.rowsFn()).Params(jen.List(id("dst"), id("src")).Index().Add(elem), jen.List(ints...).Int()).Block(body...)
 
-	params := []jen.Code{jen.List(id("dst"), id("src")).Op("*").Float32(), id("rows").Int()}
+	params := []jen.Code{jen.List(id("dst"), id("src")).Op("*").Add(elem), id("rows").Int()}
+	if k.reg {
+		params = slices.Insert(params, 1, jen.Code(id("tmp").Op("*").Float32()))
+	}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
-		params[1] = jen.List(id("rows"), id("cols")).Int()
+		params[len(params)-1] = jen.List(id("rows"), id("cols")).Int()
 		what = "rows rows of cols elements"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes the softmax of %s from src to dst in %s. "+
@@ -155,9 +186,30 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	f.Func().Id(k.asmFn()).Params(params...)
 }
 
+// tmpPool names the pool of the float32 scratch of a convert=reg kernel.
+func (k kernel) tmpPool() string { return k.name + "Tmp" }
+
+// tmpGet returns the statements that set t to a float32 row of scratch
+// and a vector more, from tmpPool through p.
+func (k kernel) tmpGet() []jen.Code {
+	id := jen.Id
+	need := id("cols").Op("+").Lit(k.lanes)
+	return []jen.Code{
+		id("p").Op(":=").Id(k.tmpPool()).Dot("Get").Call().Assert(jen.Op("*").Index().Float32()),
+		jen.If(jen.Cap(jen.Op("*").Id("p")).Op("<").Add(need)).Block(
+			jen.Op("*").Id("p").Op("=").Make(jen.Index().Float32(), need),
+		),
+		id("t").Op(":=").Parens(jen.Op("*").Id("p")).Index(jen.Empty(), need.Clone()).Comment("the sums' e^(x-max), which the scaling reads"),
+	}
+}
+
 // asmPasses describes the passes of the assembly, for comments.
 func (k kernel) asmPasses() string {
 	pass := "three passes: the maximum; e^(x-max) into dst and its sum; dst scaled by 1/sum"
+	if k.reg {
+		pass = fmt.Sprintf("three passes over %s widened in registers: the maximum; e^(x-max) into tmp, float32, and its sum; "+
+			"tmp scaled by 1/sum, rounded to nearest even into dst", k.half.DType)
+	}
 	if k.prefetch {
 		pass += "; the sums fetch the next row of src"
 	}
@@ -176,12 +228,20 @@ func (k kernel) asmPasses() string {
 // none), or on Y registers a vector of a table, 8 ones then 8 zeros, read
 // from the right offset (for a generic kernel R13 points at it), since no
 // register is free to hold it through the sums.
+//
+// With convert=reg (asmhalf.go) the rows of dst and src hold 16-bit
+// elements, so offsets and row bytes count 2 bytes an element, and BX is
+// tmp, the float32 row of scratch, addressed with CX scaled by 2.
 func (k kernel) asmFile() []byte {
 	lanes := k.lanes
 	if !(lanes == asmLanes && k.unroll <= asmMaxUnroll || lanes == asmLanesAVX2 && k.unroll <= asmMaxUnrollAVX2) {
 		panic(fmt.Sprintf("softmax: no assembly for %s", k.cfg))
 	}
-	a := &asmWriter{kernel: k, r: k.regs(), zmm: lanes == asmLanes, vb: 4 * lanes}
+	a := &asmWriter{kernel: k, r: k.regs(), zmm: lanes == asmLanes, es: 4}
+	if k.reg {
+		a.es = 2
+	}
+	a.vb = a.es * lanes
 	a.file()
 	return []byte(a.b.String())
 }
@@ -191,8 +251,11 @@ type asmWriter struct {
 	kernel
 	r   asmRegs
 	zmm bool // Z registers, else Y
-	vb  int  // bytes of a vector
-	b   strings.Builder
+	es  int  // bytes of an element in memory: 4, or 2 with convert=reg
+	vb  int  // bytes of a vector in memory
+	// pass names the pass being written, for the labels of its loops.
+	pass string
+	b    strings.Builder
 	// whole and tail, for a specialised kernel: the whole vectors of a
 	// row, and the elements of its partial vector (0: none).
 	whole, tail int
@@ -245,6 +308,7 @@ func (a *asmWriter) file() {
 		}
 		fmt.Fprintf(&a.b, "GLOBL %s(SB), RODATA|NOPTR, $%d // the mask of t elements is the vector at 4·(8-t)\n", a.maskSym(), 8*asmLanesAVX2)
 	}
+	a.halfData()
 	if data := a.r.exp.Data(); data != nil {
 		a.b.WriteString("\n")
 		for _, l := range data {
@@ -253,7 +317,10 @@ func (a *asmWriter) file() {
 	}
 
 	args := "dst, src, rows"
-	frame := 24
+	if k.reg {
+		args = "dst, src, tmp, rows"
+	}
+	frame := 8 * (strings.Count(args, ",") + 1)
 	if k.generic {
 		args += ", cols"
 		frame += 8
@@ -263,7 +330,10 @@ func (a *asmWriter) file() {
 	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
 	a.w("MOVQ dst+0(FP), DI")
 	a.w("MOVQ src+8(FP), SI")
-	a.w("MOVQ rows+16(FP), R8")
+	if k.reg {
+		a.w("MOVQ tmp+16(FP), BX")
+	}
+	a.w("MOVQ rows+%d(FP), R8", a.argOff("rows"))
 	rowBytes := a.setup()
 	a.w("TESTQ R8, R8")
 	a.w("JZ done")
@@ -273,7 +343,7 @@ func (a *asmWriter) file() {
 		if k.generic {
 			a.w("LEAQ (SI)(R9*1), R12 // the next row of src, fetched during the sums")
 		} else {
-			a.w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", 4*k.cols)
+			a.w("LEAQ %d(SI), R12 // the next row of src, fetched during the sums", a.es*k.cols)
 		}
 	}
 	a.maxPass()
@@ -296,7 +366,7 @@ func (a *asmWriter) setup() (rowBytes string) {
 	k := a.kernel
 	switch {
 	case k.generic && a.zmm:
-		a.w("MOVQ cols+24(FP), R9")
+		a.w("MOVQ cols+%d(FP), R9", a.argOff("cols"))
 		a.w("MOVQ R9, R11")
 		a.w("ANDQ $-%d, R11 // elements in whole vectors", asmLanes)
 		a.w("MOVQ R9, CX")
@@ -305,20 +375,24 @@ func (a *asmWriter) setup() (rowBytes string) {
 		a.w("SHLL CX, DX")
 		a.w("DECL DX")
 		a.w("KMOVW DX, K1")
-		a.w("SHLQ $2, R11")
+		a.w("SHLQ $%d, R11", a.shift())
 		a.w("MOVQ R11, R10")
 		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
-		a.w("SHLQ $2, R9")
+		a.w("SHLQ $%d, R9", a.shift())
 	case k.generic:
-		a.w("MOVQ cols+24(FP), R9")
-		a.w("SHLQ $2, R9")
+		a.w("MOVQ cols+%d(FP), R9", a.argOff("cols"))
+		a.w("SHLQ $%d, R9", a.shift())
 		a.w("MOVQ R9, R11")
 		a.w("ANDQ $-%d, R11", a.vb)
 		a.w("MOVQ R9, R10")
 		a.w("ANDQ $-%d, R10", a.vb*k.unroll)
 		a.w("LEAQ %s+%d(SB), R13", a.maskSym(), 4*asmLanesAVX2)
-		a.w("ADDQ R11, R13")
-		a.w("SUBQ R9, R13 // the mask of the partial vector")
+		a.w("MOVQ R9, AX")
+		a.w("SUBQ R11, AX // bytes of the partial vector")
+		if a.es == 2 {
+			a.w("SHLQ $1, AX // as float32s")
+		}
+		a.w("SUBQ AX, R13 // the mask of the partial vector")
 	case a.zmm && a.tail != 0:
 		a.w("MOVL $0x%x, DX // the %d elements of the partial vector", 1<<a.tail-1, a.tail)
 		a.w("KMOVW DX, K1")
@@ -338,8 +412,23 @@ func (a *asmWriter) setup() (rowBytes string) {
 	if k.generic {
 		return "R9"
 	}
-	return fmt.Sprintf("$%d", 4*k.cols)
+	return fmt.Sprintf("$%d", a.es*k.cols)
 }
+
+// argOff returns the frame offset of the int argument rows or cols.
+func (a *asmWriter) argOff(name string) int {
+	off := 16
+	if a.reg {
+		off += 8 // tmp
+	}
+	if name == "cols" {
+		off += 8
+	}
+	return off
+}
+
+// shift is log2 of the bytes of an element in memory.
+func (a *asmWriter) shift() int { return a.es / 2 }
 
 // broadcast writes the instructions that set every lane of vector
 // register reg to val, through AX.
@@ -361,6 +450,7 @@ func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
 	}
 	// A specialised kernel leaves out the loops its row length skips.
 	groups, ones := k.generic || a.whole >= k.unroll, k.unroll > 1 && (k.generic || a.whole%k.unroll != 0)
+	a.pass = name
 	a.w("XORQ CX, CX")
 	if groups {
 		if k.generic {
@@ -456,6 +546,9 @@ func (a *asmWriter) maxPass() {
 		}
 	}
 	a.sweep("max", func(u int, masked bool) []string {
+		if a.reg {
+			return a.maxHalf(u, masked)
+		}
 		acc := a.v(r.acc + u)
 		switch {
 		case !masked:
@@ -490,6 +583,9 @@ func (a *asmWriter) sumPass() {
 		}
 	}
 	a.sweep("sum", func(u int, masked bool) []string {
+		if a.reg {
+			return a.sumHalf(u, masked)
+		}
 		x, kk, p, acc := a.v(r.x+u), a.v(r.k+u), a.v(r.p+u), a.v(r.acc+u)
 		sub := fmt.Sprintf("VSUBPS %s, %s, %s", a.v(r.max), x, x)
 		var out []string
@@ -540,6 +636,11 @@ func (a *asmWriter) sumPass() {
 // scalePass writes dst *= 1/sum.
 func (a *asmWriter) scalePass() {
 	r := a.r
+	if a.reg {
+		a.scaleHalfSetup()
+		a.sweep("scale", a.scaleHalf)
+		return
+	}
 	a.sweep("scale", func(u int, masked bool) []string {
 		x, scale := a.v(r.x+u), a.v(r.scale)
 		switch {

@@ -16,12 +16,12 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-4"
+const revision = "softmax-5"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-4"
+const genericRevision = "softmax-generic-5"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512 or AVX2.
@@ -61,9 +61,9 @@ func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	}
 	half := newKernel(k.Name, k.DType, k.Config).half
 	if k.Shape == nil {
-		return goasm.WithHalf(emitAsmGeneric(k.Name, k.Config), half)
+		return goasm.WithHalf(emitAsmGeneric(k.Name, k.DType, k.Config), half)
 	}
-	return goasm.WithHalf(emitAsm(k.Name, k.Shape, k.Config), half)
+	return goasm.WithHalf(emitAsm(k.Name, k.Shape, k.DType, k.Config), half)
 }
 
 // Asm reports whether cfg's rows are assembly (code=asm).
@@ -78,6 +78,7 @@ var (
 	exps       = []string{"f64", "poly4", "poly5"}
 	chunkSizes = []int{1, 4, 16, 64}
 	codes      = []string{"go", "asm"}
+	converts   = []string{"block", "reg"}
 )
 
 // expDegree maps the exp knob to golang.NewExp's degree.
@@ -134,6 +135,7 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 	knobs = append(knobs,
 		schedule.Enum("code", codes...),
 		schedule.Bool("prefetch"),
+		schedule.Enum("convert", converts...),
 	)
 	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 	constraints = append(constraints, []schedule.Constraint{
@@ -150,10 +152,14 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		}},
 		// archsimd has no prefetch.
 		{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !c.Bool("prefetch") || !goCode(c) }},
+		// Conversions in registers are the assembly's (asmhalf.go).
+		{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return c.Str("convert") == "block" || !goCode(c) }},
 	}...)
 	if arm64 {
 		constraints = append(constraints, schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool {
 			return c.Int("vec") != neon.Lanes || !goCode(c)
+		}}, schedule.Constraint{Name: "convert_reg_needs_amd64", OK: func(c schedule.Config) bool {
+			return c.Str("convert") == "block" || c.Int("vec") != neon.Lanes
 		}})
 	}
 	return schedule.NewSpace(knobs, constraints...)
@@ -195,15 +201,15 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 // algorithm with the degree-5 exp, unrolled by 4; on one goroutine: fast
 // on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"
+	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"
 	if kernels.ArchOf(target) == kernels.ARM64 {
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", neon.Lanes, neonMaxUnroll)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", neon.Lanes, neonMaxUnroll)
 	}
 	switch kernels.WidestVector(target) {
 	case asmLanes:
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanes, asmMaxUnroll)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg", asmLanes, asmMaxUnroll)
 	case asmLanesAVX2:
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false", asmLanesAVX2, asmMaxUnrollAVX2)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg", asmLanesAVX2, asmMaxUnrollAVX2)
 	}
 	return parseDefault(space(shape, target), cfg)
 }

@@ -27,6 +27,11 @@
 //	                asm         the rows in Go assembly (below): on AVX-512 with
 //	                            vec=16, on AVX2 and FMA with vec=8
 //	prefetch        false, true asm: the sums fetch the next row of src
+//	convert         block       bf16 and f16: blocks of rows converted into float32
+//	                            scratch around the float32 rows
+//	                reg         bf16 and f16, asm on amd64: the assembly loads and
+//	                            stores 16 bits, converting in registers; for f32
+//	                            the two values emit the same code
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
 // ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
@@ -37,7 +42,9 @@
 // asm_vec8_unroll_at_most_2 (the assembly is one form: three passes, a
 // polynomial exp, at most four vectors in flight on AVX-512's 32
 // registers, two on AVX2's 16; it inherits the vector width's ISA
-// constraint); prefetch_needs_asm (archsimd has no prefetch).
+// constraint); prefetch_needs_asm (archsimd has no prefetch);
+// convert_reg_needs_asm, and on arm64 convert_reg_needs_amd64 (NEON
+// kernels convert in Go).
 // The unroll is capped at the vectors a row holds when the code is
 // emitted.
 //
@@ -125,8 +132,21 @@
 // float32 scratch, its softmax computed, and encoded back rounded to
 // nearest even (half.go, codegen/golang.HalfRows). Memory sees half of
 // float32's bytes; the conversions run in the caches, eight elements an
-// instruction in Go assembly when the config has vectors. Converting in
-// registers, inside the rows, would be another value of a knob.
+// instruction in Go assembly when the config has vectors.
+//
+// With convert=reg (code=asm on amd64, asmhalf.go) the assembly itself
+// loads the 16-bit elements, widens them in registers (bf16: VPMOVZXWD
+// and a shift; f16: VCVTPH2PS) and narrows on store, to nearest even
+// (f16: VCVTPS2PH with rounding control 0; bf16: package dtype's integer
+// rounding, NaNs kept quiet; not VCVTNEPS2BF16, which flushes subnormals
+// to zero), on AVX-512 and on AVX2 (codegen/goasm.Reg16): no pass over
+// the rows but the kernel's. dst cannot hold float32 between the sums
+// and the scaling, so the sums store e^(x-m) into a float32 row of
+// scratch (from a sync.Pool, in the caches), which the scaling reads: the
+// output equals convert=block's bit for bit, which TestHalfKernels
+// checks. The space does not know the dtype, so for f32 the two values
+// are one kernel measured twice; the default is reg on amd64 with
+// vectors.
 //
 // # CUDA
 //
@@ -279,7 +299,7 @@
 // applying records measured on the old code. TestGolden enforces it:
 // go test -update refuses to rewrite golden files whose code changed unless
 // revision changed too. Revision softmax-3 added code and prefetch,
-// softmax-4 the assembly on AVX2 (vec=8); the
+// softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
 // (tune/lab/testdata) still replay: only for replay, never to tune, emit or

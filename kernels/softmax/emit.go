@@ -36,6 +36,11 @@ type kernel struct {
 	// half: the conversions of a kernel that stores bf16 or f16
 	// (half.go); its DType is "" for float32
 	half golang.Half
+	// reg: a 16-bit kernel whose assembly loads and stores the 16-bit
+	// elements and converts them in registers (convert=reg, asmhalf.go);
+	// otherwise blocks of rows convert into float32 scratch around the
+	// float32 rows (half.go)
+	reg bool
 }
 
 func emitGo(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.Config) {
@@ -101,14 +106,17 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 		panic(fmt.Sprintf("softmax: unknown exp %q in %s", cfg.Str("exp"), cfg))
 	}
 	var half golang.Half
+	asm := cfg.Str("code") == "asm"
+	reg := dt.Size() == 2 && asm && cfg.Str("convert") == "reg"
 	if dt.Size() == 2 {
 		// Whole vectors convert in assembly at the kernel's own level:
 		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
 		// convert in Go.
-		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes}
+		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !reg}
 	}
 	return kernel{
 		half: half,
+		reg:  reg,
 		name: name, cfg: cfg,
 		v:        v,
 		lanes:    lanes,
@@ -117,7 +125,7 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 		exp:      golang.NewExp(v, degree),
 		threads:  cfg.Int("threads"),
 		chunk:    cfg.Int("rows_per_chunk"),
-		asm:      cfg.Str("code") == "asm",
+		asm:      asm,
 		prefetch: cfg.Bool("prefetch"),
 	}
 }
@@ -129,7 +137,7 @@ func (k kernel) emit(f *jen.File) {
 	if k.threads > 1 {
 		k.emitChunks(f)
 	}
-	if k.half.DType != "" {
+	if k.half.DType != "" && !k.reg {
 		k.emitHalfRows(f)
 	}
 	if k.asm {
@@ -216,7 +224,7 @@ func (k kernel) emitGenericEntry(f *jen.File, need string) {
 // goroutine 0 (golang.RowSplit, which the norms share).
 func (k kernel) split() golang.RowSplit {
 	rowsFn := k.rowsFn()
-	if k.half.DType != "" {
+	if k.half.DType != "" && !k.reg {
 		rowsFn = k.halfRowsFn()
 	}
 	return golang.RowSplit{

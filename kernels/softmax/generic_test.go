@@ -50,11 +50,7 @@ var genericSchedules = []string{
 // host (with at least 4 cores, so that threads up to 4 are offered) for
 // genericTuned.
 func genericConfigs(t *testing.T) []schedule.Config {
-	host := device.Host()
-	c := *host.CPU
-	c.Cores = max(c.Cores, 4)
-	target := device.Target{Name: "cpu", CPU: &c}
-	sp := Template.Space(genericTuned, target)
+	sp := genericSpace()
 	scheds := genericSchedules
 	if exhaustive {
 		scheds = nil
@@ -71,7 +67,7 @@ func genericConfigs(t *testing.T) []schedule.Config {
 		for _, algo := range algos {
 			for _, s := range scheds {
 				for _, form := range forms {
-					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s,code=%s,prefetch=%s", vec, algo, s, form[0], form[1]))
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s,code=%s,prefetch=%s,convert=block", vec, algo, s, form[0], form[1]))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -202,4 +198,12 @@ func checkGeneric(t *testing.T, shapes [][]int, forms []genericForm) {
 		}
 	}
 	run.Wait(t)
+}
+
+// genericSpace is the space genericConfigs draws from: genericTuned's on
+// the host with at least 4 cores.
+func genericSpace() *schedule.Space {
+	c := *device.Host().CPU
+	c.Cores = max(c.Cores, 4)
+	return Template.Space(genericTuned, device.Target{Name: "cpu", CPU: &c})
 }

@@ -17,14 +17,14 @@ import (
 // exp in float64, scalar, the assembly with and without a partial vector,
 // on AVX-512 and on AVX2).
 var goldens = []kerneltest.Golden{
-	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false"},
-	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false"},
-	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
-	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
-	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false"},
-	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true"},
-	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false"},
-	{Name: "asm_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true"},
+	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block"},
+	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
+	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
+	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
+	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
+	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block"},
+	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block"},
+	{Name: "asm_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block"},
 }
 
 // TestGolden compares the generated code of the golden configs with
@@ -39,9 +39,9 @@ func TestGolden(t *testing.T) {
 // genericGoldens are the configs whose shape-generic code is checked in,
 // under the name of the shape they are valid for.
 var genericGoldens = []kerneltest.Golden{
-	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false"},
-	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true"},
-	{Name: "generic_asm_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false"},
+	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block"},
+	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block"},
+	{Name: "generic_asm_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block"},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic emitter, with

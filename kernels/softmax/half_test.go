@@ -1,16 +1,18 @@
 package softmax
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // halfShapes are the shapes of the 16-bit test: one element, partial
 // vectors, a long row with a tail, many short rows.
-var halfShapes = [][]int{{1, 1}, {3, 17}, {5, 48}, {7, 1023}, {131, 33}, {1, 4099}}
+var halfShapes = [][]int{{1, 1}, {2, 13}, {3, 17}, {5, 48}, {7, 1023}, {131, 33}, {1, 4099}}
 
 // TestHalfKernels checks softmax's kernels of bf16 and f16: every fourth
 // config of the short grid on halfShapes, the plain forms of assembly,
@@ -18,7 +20,11 @@ var halfShapes = [][]int{{1, 1}, {3, 17}, {5, 48}, {7, 1023}, {131, 33}, {1, 409
 // on the op's input sets for the dtype rounded to it, against the float64
 // reference with the tolerance of a 16-bit output. A sample is enough: the
 // float32 tests sweep every config, and a 16-bit kernel wraps the same
-// float32 rows.
+// float32 rows. Each assembly config of the sample is checked with
+// convert=reg too, whose outputs must equal convert=block's bit for bit
+// (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
+// lane lost at a row's end, fails there even where the tolerance would
+// pass it.
 func TestHalfKernels(t *testing.T) {
 	host := device.Host()
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
@@ -32,19 +38,41 @@ func TestHalfKernels(t *testing.T) {
 					}
 					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape})
 					if Template.Go.Asm(cfg) {
-						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
+						block := len(specs)
+						reg := withConvert(t, cfg, Template.Space(shape, host), "reg")
+						specs = append(specs,
+							kerneltest.Spec{Config: cfg, Shape: shape, Plain: true},
+							kerneltest.Spec{Config: reg, Shape: shape, Twin: block},
+							kerneltest.Spec{Config: reg, Shape: shape, Plain: true, Twin: block})
 					}
 				}
 			}
+			sp := genericSpace()
 			for i, cfg := range genericConfigs(t) {
 				if i%3 != 0 {
 					continue
 				}
 				for _, shape := range halfShapes {
 					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Generic: true})
+					if Template.Go.Asm(cfg) {
+						specs = append(specs, kerneltest.Spec{Config: withConvert(t, cfg, sp, "reg"), Shape: shape, Generic: true, Twin: len(specs)})
+					}
 				}
 			}
 			kerneltest.CheckDType(t, &Template, dt, specs)
 		})
 	}
+}
+
+// withConvert returns cfg, a point of sp, with convert=value.
+func withConvert(t *testing.T, cfg schedule.Config, sp *schedule.Space, value string) schedule.Config {
+	t.Helper()
+	c, err := sp.Parse(strings.Replace(cfg.String(), "convert="+cfg.Str("convert"), "convert="+value, 1))
+	if err == nil {
+		err = sp.Check(c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

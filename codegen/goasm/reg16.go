@@ -1,0 +1,192 @@
+package goasm
+
+import (
+	"fmt"
+
+	"github.com/autotune-dev/autotune/dtype"
+)
+
+// Reg16 writes the instructions of rows kept in memory as bf16 or f16
+// and computed in float32 registers (the convert=reg forms of softmax's
+// and RMSNorm's assembly): a vector of 16-bit elements widened as it is
+// loaded (bf16: VPMOVZXWD then VPSLLD $16; f16: VCVTPH2PS), and narrowed
+// to nearest even as it is stored (f16: VCVTPS2PH with rounding control
+// 0, not MXCSR's mode; bf16: package dtype's integer rounding, x + 0x7fff
+// + the kept half's last bit, shifted right by 16, a NaN by its top half
+// made quiet, as Half does). VCVTNEPS2BF16 (AVX512-BF16) would round in
+// one instruction but flushes subnormal inputs and results to zero, which
+// package dtype does not: it is not used.
+//
+// On Z registers a partial vector is loaded and stored under a mask
+// register (VPMOVZXWD, VCVTPH2PS and VPMOVDW suppress faults in masked
+// lanes); on Y registers AVX2 has no masked 16-bit moves, so a partial
+// vector is moved a word at a time (VPINSRW, VPEXTRW).
+type Reg16 struct {
+	DType dtype.DType
+	Lanes int // 8: Y registers; 16: Z registers
+	// Consts are the operands of the bf16 rounding's constants, 1, 0x7fff
+	// and 0x40 in every lane (Reg16Consts): registers on Z registers,
+	// vectors of a table (Data) on Y registers, where registers are short.
+	Consts [3]string
+}
+
+// Reg16Consts are the constants of the bf16 rounding, in Consts' order.
+var Reg16Consts = []uint32{1, 0x7fff, 0x40}
+
+// Data returns the definition of table sym holding Reg16Consts as
+// vectors of 8 lanes, whose operands Reg16.Consts then names (TableConsts).
+func (Reg16) Data(sym string) []string {
+	var out []string
+	for i, c := range Reg16Consts {
+		for l := range 8 {
+			out = append(out, fmt.Sprintf("DATA %s+%d(SB)/4, $0x%08x", sym, 4*(8*i+l), c))
+		}
+	}
+	return append(out, fmt.Sprintf("GLOBL %s(SB), RODATA|NOPTR, $%d // 1, 0x7fff, 0x40: the bf16 rounding", sym, 4*8*len(Reg16Consts)))
+}
+
+// TableConsts returns the operands of Data(sym)'s vectors.
+func TableConsts(sym string) [3]string {
+	var c [3]string
+	for i := range c {
+		c[i] = fmt.Sprintf("%s+%d(SB)", sym, 32*i)
+	}
+	return c
+}
+
+// Load returns the instructions that set vector register v to the
+// float32s of the 16-bit vector at addr; with mask (a K register, Z
+// registers only) the lanes it clears are zero and not read.
+func (h Reg16) Load(addr, v, mask string) []string {
+	z := ""
+	if mask != "" {
+		z, addr = ".Z", addr+", "+mask
+	}
+	if h.DType == dtype.F16 {
+		return []string{fmt.Sprintf("VCVTPH2PS%s %s, %s", z, addr, v)}
+	}
+	return []string{fmt.Sprintf("VPMOVZXWD%s %s, %s", z, addr, v), fmt.Sprintf("VPSLLD $16, %s, %s", v, v)}
+}
+
+// Widen returns the instructions that set Y register v to the float32s
+// of the 8 words of X register x.
+func (h Reg16) Widen(x, v string) []string {
+	if h.DType == dtype.F16 {
+		return []string{fmt.Sprintf("VCVTPH2PS %s, %s", x, v)}
+	}
+	return []string{fmt.Sprintf("VPMOVZXWD %s, %s", x, v), fmt.Sprintf("VPSLLD $16, %s, %s", v, v)}
+}
+
+// Words returns the instructions that set X register x to the n words at
+// off(base)(CX*1), n below 8, the others zero.
+func Words(x, base string, n int) []string {
+	out := []string{fmt.Sprintf("VPXOR %s, %s, %s", x, x, x)}
+	for i := range n {
+		out = append(out, fmt.Sprintf("VPINSRW $%d, %d(%s)(CX*1), %s, %s", i, 2*i, base, x, x))
+	}
+	return out
+}
+
+// WordsTo returns the instructions that set X register x to the words
+// from CX to end (a register of a byte offset, above CX and less than 16
+// bytes on) of the row at base, the others zero: from the last down, each
+// shifted in at the bottom, through gp (clobbered), with label l.
+func WordsTo(x, base, end, gp, l string) []string {
+	return []string{
+		fmt.Sprintf("VPXOR %s, %s, %s", x, x, x),
+		fmt.Sprintf("MOVQ %s, %s", end, gp),
+		l + ":",
+		fmt.Sprintf("SUBQ $2, %s", gp),
+		fmt.Sprintf("VPSLLDQ $2, %s, %s", x, x),
+		fmt.Sprintf("VPINSRW $0, (%s)(%s*1), %s, %s", base, gp, x, x),
+		fmt.Sprintf("CMPQ %s, CX", gp),
+		"JGT " + l,
+	}
+}
+
+// StoreWords returns the instructions that store the n low words of X
+// register x at off(base)(CX*1), n below 8.
+func StoreWords(x, base string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("VPEXTRW $%d, %s, %d(%s)(CX*1)", i, x, 2*i, base))
+	}
+	return out
+}
+
+// StoreWordsTo is the inverse of WordsTo: it stores the low words of X
+// register x from CX to end, clobbering x and gp.
+func StoreWordsTo(x, base, end, gp, l string) []string {
+	return []string{
+		fmt.Sprintf("MOVQ CX, %s", gp),
+		l + ":",
+		fmt.Sprintf("VPEXTRW $0, %s, (%s)(%s*1)", x, base, gp),
+		fmt.Sprintf("VPSRLDQ $2, %s, %s", x, x),
+		fmt.Sprintf("ADDQ $2, %s", gp),
+		fmt.Sprintf("CMPQ %s, %s", gp, end),
+		"JLT " + l,
+	}
+}
+
+// x16 returns the X register under vector register v ("Y3", "Z3": "X3").
+func x16(v string) string { return "X" + v[1:] }
+
+// Narrow returns the instructions that round the float32s of vector
+// register p to 16 bits, clobbering x, t and (Y registers) t2, and
+// nan, a K register, on Z registers. With addr, they store the vector
+// there, under mask when it is set (Z registers); without, the words are
+// left in x's X register (Y registers only), for StoreWords.
+func (h Reg16) Narrow(p, x, t, t2, nan, addr, mask string) []string {
+	if mask != "" {
+		addr = mask + ", " + addr
+	}
+	if h.DType == dtype.F16 {
+		if addr == "" {
+			return []string{fmt.Sprintf("VCVTPS2PH $0, %s, %s", p, x16(x))}
+		}
+		return []string{fmt.Sprintf("VCVTPS2PH $0, %s, %s", p, addr)}
+	}
+	c := h.Consts
+	if h.Lanes == 16 {
+		return []string{
+			fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
+			fmt.Sprintf("VPANDD %s, %s, %s", c[0], t, t),
+			fmt.Sprintf("VPADDD %s, %s, %s", c[1], p, x),
+			fmt.Sprintf("VPADDD %s, %s, %s", t, x, x),
+			fmt.Sprintf("VPSRLD $16, %s, %s", x, x),
+			fmt.Sprintf("VCMPPS $3, %s, %s, %s", p, p, nan), // unordered: NaN
+			fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
+			fmt.Sprintf("VPORD %s, %s, %s, %s", c[2], t, nan, x),
+			fmt.Sprintf("VPMOVDW %s, %s", x, addr),
+		}
+	}
+	out := []string{
+		fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
+		fmt.Sprintf("VPAND %s, %s, %s", c[0], t, t2),
+		fmt.Sprintf("VPADDD %s, %s, %s", c[1], p, x),
+		fmt.Sprintf("VPADDD %s, %s, %s", t2, x, x),
+		fmt.Sprintf("VPSRLD $16, %s, %s", x, x),
+		fmt.Sprintf("VCMPPS $3, %s, %s, %s", p, p, t2), // unordered: all ones where NaN
+		fmt.Sprintf("VPOR %s, %s, %s", c[2], t, t),
+		fmt.Sprintf("VBLENDVPS %s, %s, %s, %s", t2, t, x, x),
+		fmt.Sprintf("VEXTRACTI128 $1, %s, %s", x, x16(t2)),
+		fmt.Sprintf("VPACKUSDW %s, %s, %s", x16(t2), x16(x), x16(x)), // words ≤ 0xffff: no saturation
+	}
+	if addr == "" {
+		return out
+	}
+	return append(out, fmt.Sprintf("VMOVDQU %s, %s", x16(x), addr))
+}
+
+// SetConsts returns the instructions that broadcast Reg16Consts into the
+// Z registers regs, through AX, for Consts on Z registers.
+func SetConsts(regs [3]int) []string {
+	var out []string
+	for i, c := range Reg16Consts {
+		out = append(out,
+			fmt.Sprintf("MOVL $0x%x, AX", c),
+			fmt.Sprintf("VMOVD AX, X%d", regs[i]),
+			fmt.Sprintf("VPBROADCASTD X%d, Z%d", regs[i], regs[i]))
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package norm
+
+import (
+	"fmt"
+
+	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/dtype"
+)
+
+// With convert=reg a bf16 or f16 RMSNorm's assembly reads x and gamma and
+// writes y as 16-bit elements itself, widened to float32 in registers as
+// they are loaded and narrowed to nearest even as they are stored
+// (goasm.Reg16): the same float32 operations as the float32 assembly, so
+// the same bits as convert=block's result. On Z registers gamma's vector
+// u is Z17+u, the rounding's scratch the accumulator u and its NaN mask
+// K2+u, its constants Z25 to Z27; on Y registers gamma is Y12+u, the
+// scratch the accumulator u and Y14+u, the constants a table
+// (bf16Sym). Hence regMaxUnroll: the unroll interleaves the vectors'
+// bodies, each on registers of its own.
+
+// regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
+var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}
+
+// regConsts are the Z registers of the bf16 rounding's constants.
+var regConsts = [3]int{25, 26, 27}
+
+func (k kernel) bf16Sym() string { return k.asmFn() + "BF16<>" }
+
+// reg16 returns the conversions of a convert=reg kernel.
+func (k kernel) reg16() goasm.Reg16 {
+	h := goasm.Reg16{DType: k.half.DType, Lanes: k.lanes}
+	if k.lanes == asmLanes {
+		for i, r := range regConsts {
+			h.Consts[i] = fmt.Sprintf("Z%d", r)
+		}
+		return h
+	}
+	h.Consts = goasm.TableConsts(k.bf16Sym())
+	return h
+}
+
+// regData returns the tables of a convert=reg kernel: bf16Sym on Y
+// registers.
+func (k kernel) regData() []string {
+	if !k.reg || k.half.DType != dtype.BF16 || k.lanes == asmLanes {
+		return nil
+	}
+	return k.reg16().Data(k.bf16Sym())
+}
+
+// regSetup returns what the output sweep of a convert=reg kernel needs
+// before its loops: bf16's constants in registers on Z registers.
+func (k kernel) regSetup() []string {
+	if !k.reg || k.half.DType != dtype.BF16 || k.lanes != asmLanes {
+		return nil
+	}
+	return goasm.SetConsts(regConsts)
+}
+
+// regGamma is the register of gamma's vector u.
+func (k kernel) regGamma(u int) int {
+	if k.lanes == asmLanes {
+		return 17 + u
+	}
+	return 12 + u
+}
+
+// xOf returns the X register under vector register v.
+func xOf(v string) string { return "X" + v[1:] }
+
+// regStore returns the body's end for convert=reg: y = x·g narrowed and
+// stored at addr, the partial vector under K1 on Z registers and a word
+// at a time on Y registers.
+func (k kernel) regStore(u int, masked bool, h goasm.Reg16, vr func(int) string, x, g, addr string) []string {
+	out := []string{fmt.Sprintf("VMULPS %s, %s, %s", g, x, x)}
+	mask := ""
+	switch {
+	case masked && k.lanes == asmLanes:
+		mask = "K1"
+	case masked:
+		addr = ""
+	}
+	out = append(out, h.Narrow(x, g, vr(u), vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)...)
+	switch {
+	case addr != "":
+		return out
+	case k.generic:
+		return append(out, goasm.StoreWordsTo(xOf(g), "DI", "R9", "AX", "out_st")...)
+	}
+	return append(out, goasm.StoreWords(xOf(g), "DI", k.cols%k.lanes)...)
+}
+
+// slowLoad returns the instructions that set X1 to the float64 of the
+// element at CX of the row of x, for the float64 sum of squares.
+func (k kernel) slowLoad() []string {
+	switch {
+	case !k.reg:
+		return []string{"VCVTSS2SD (SI)(CX*1), X1, X1"}
+	case k.half.DType == dtype.F16:
+		return []string{"MOVWLZX (SI)(CX*1), AX", "VMOVD AX, X1", "VCVTPH2PS X1, X1", "VCVTSS2SD X1, X1, X1"}
+	}
+	return []string{"MOVWLZX (SI)(CX*1), AX", "SHLL $16, AX", "VMOVD AX, X1", "VCVTSS2SD X1, X1, X1"}
+}
