@@ -214,6 +214,23 @@ type CUDAFunc func(k Kernel) CUDAKernel
 // EmitCUDA returns f(k).
 func (f CUDAFunc) EmitCUDA(k Kernel) CUDAKernel { return f(k) }
 
+// ConvertKnob is the knob of the CPU templates that places the conversion
+// of 16-bit elements to and from float32 (in blocks, in registers, while
+// packing, ...). Its first value is the one that constrains nothing else.
+const ConvertKnob = "convert"
+
+// SearchSpace is the space a search explores for shape and element type
+// dt on target: Space, with ConvertKnob pinned to its first value when
+// dt's elements are 32-bit, since every value then names the same float32
+// kernel and a search would time it once per name.
+func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target) *schedule.Space {
+	space := t.Space(shape, target)
+	if cmp.Or(dt, dtype.Default).Size() == 4 {
+		space = space.Pin(ConvertKnob)
+	}
+	return space
+}
+
 // DefaultConfig is the config for shape on target when nothing of the op
 // was tuned there (lookup's and gen's last resort): Default's when it is
 // valid there, else the first valid config of the space, or an error when

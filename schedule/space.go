@@ -461,3 +461,20 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
+
+// Pin returns the space with the named knob limited to its first value:
+// the points whose other knobs are the same but that differ in this one are
+// then one point. A template's knob that means nothing for some workloads
+// (where 16-bit elements are converted, for float32 arguments) is pinned
+// so that a search does not time one kernel under several names; the
+// configs keep the knob, with that value, so they stay valid in the full
+// space. Pin returns s itself when it has no such knob.
+func (s *Space) Pin(name string) *Space {
+	i, ok := s.pos[name]
+	if !ok || len(s.knobs[i].Values) == 1 {
+		return s
+	}
+	knobs := s.Knobs()
+	knobs[i].Values = knobs[i].Values[:1]
+	return NewSpace(knobs, s.constraints...)
+}

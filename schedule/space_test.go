@@ -325,3 +325,27 @@ func TestViolated(t *testing.T) {
 		t.Error("a point of another space has no error")
 	}
 }
+
+func TestPin(t *testing.T) {
+	s := NewSpace([]Knob{Choice("vec", 1, 8), Enum("convert", "copy", "pack", "dot")},
+		Constraint{Name: "dot_needs_vec8", OK: func(c Config) bool { return c.Str("convert") != "dot" || c.Int("vec") == 8 }})
+	p := s.Pin("convert")
+	if p.Size() != 2 {
+		t.Fatalf("pinned space has %d points, want 2", p.Size())
+	}
+	for i := range p.Size() {
+		c := p.At(i)
+		if c.Str("convert") != "copy" || !s.Valid(c) {
+			t.Errorf("pinned point %s: want convert=copy, valid in the full space", c)
+		}
+	}
+	if _, err := p.Parse("vec=8,convert=pack"); err == nil {
+		t.Error("the pinned space parsed a value it no longer has")
+	}
+	if got := p.Constraints(); len(got) != 1 || got[0] != "dot_needs_vec8" {
+		t.Errorf("pinned space's constraints %v, want the original's", got)
+	}
+	if s.Pin("threads") != s {
+		t.Error("pinning a knob the space lacks changed it")
+	}
+}

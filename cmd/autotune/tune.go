@@ -367,7 +367,7 @@ func runTune(c *command, std *stdio, args []string) error {
 func newTuneTask(o tuneOptions, w workload, tmpl kernels.Template, toolchain string, measurer tune.Measurer, store tune.Store) tune.Task {
 	return tune.Task{
 		Template: tmpl, Shape: w.shape, DType: w.dtype, Target: w.target, Toolchain: toolchain,
-		Space:    tmpl.Space(w.shape, w.target),
+		Space:    tmpl.SearchSpace(w.shape, w.dtype, w.target),
 		Measurer: measurer,
 		Store:    store,
 		Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,

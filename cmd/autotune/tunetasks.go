@@ -127,7 +127,7 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 		}
 		ts.Tasks = append(ts.Tasks, tune.Task{
 			Template: tw.tmpl, Shape: tw.w.shape, DType: tw.w.dtype, Target: tw.w.target, Toolchain: toolchain,
-			Space: tw.tmpl.Space(tw.w.shape, tw.w.target), Measurer: measurer,
+			Space: tw.tmpl.SearchSpace(tw.w.shape, tw.w.dtype, tw.w.target), Measurer: measurer,
 			Strategy: o.strategy, Model: o.model, EarlyStop: o.early, Remeasure: o.leaders,
 			Seed: o.seed, BatchSize: o.batch, Tool: version, RetryFailed: o.retry,
 		})

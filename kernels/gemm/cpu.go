@@ -271,7 +271,7 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 			return c.Str("convert") != "dot" || isa.AVX512BF16
 		}},
 	}...)
-	knobs = append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a"), schedule.Enum("convert", converts...))
+	knobs = append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a"), schedule.Enum(kernels.ConvertKnob, converts...))
 	return schedule.NewSpace(knobs, constraints...)
 }
 

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 // halfShapes are the shapes of the 16-bit test: one element, tails of
@@ -150,5 +152,29 @@ func TestPlantedPairOrder(t *testing.T) {
 	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
 	if r.errors == 0 {
 		t.Error("a kernel with B's pairs swapped passed the reference check")
+	}
+}
+
+// TestSearchSpaceOfFloat32 checks that a float32 search sees one value of
+// convert (every value is the same float32 kernel) and a 16-bit one all of
+// them, each still valid in the template's full space.
+func TestSearchSpaceOfFloat32(t *testing.T) {
+	tmpl := Template
+	target := cpu(2, device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true})
+	shape := []int{64, 64, 64}
+	full := tmpl.Space(shape, target)
+	for _, c := range []struct {
+		dt   dtype.DType
+		want []string
+	}{{dtype.F32, converts[:1]}, {"", converts[:1]}, {dtype.BF16, converts}, {dtype.F16, converts}} {
+		sp := tmpl.SearchSpace(shape, c.dt, target)
+		k, _ := sp.Knob(kernels.ConvertKnob)
+		got := fmt.Sprint(k.Values)
+		if want := fmt.Sprint(schedule.Enum(kernels.ConvertKnob, c.want...).Values); got != want {
+			t.Errorf("%q: convert takes %s, want %s", c.dt, got, want)
+		}
+		if cfg, err := sp.Sample(rand.New(rand.NewPCG(1, 2))); err != nil || !full.Valid(cfg) {
+			t.Errorf("%q: sampled %s (%v), not valid in the full space", c.dt, cfg, err)
+		}
 	}
 }

@@ -149,7 +149,7 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 	)
 	if !k.layer {
 		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"),
-			schedule.Enum("convert", converts...))
+			schedule.Enum(kernels.ConvertKnob, converts...))
 		block := func(c schedule.Config) bool { return c.Str("convert") == "block" }
 		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 		constraints = append(constraints,

@@ -135,7 +135,7 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 	knobs = append(knobs,
 		schedule.Enum("code", codes...),
 		schedule.Bool("prefetch"),
-		schedule.Enum("convert", converts...),
+		schedule.Enum(kernels.ConvertKnob, converts...),
 	)
 	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 	constraints = append(constraints, []schedule.Constraint{
