@@ -71,9 +71,24 @@ func TestJudge(t *testing.T) {
 		samples: append([]Sample{{Wall: ms, CPU: 10 * ms}}, slices.Repeat([]Sample{{Wall: ms, CPU: ms}}, 9)...),
 		want:    slices.Repeat([]bool{false}, 10), share: 0.95,
 	}, {
-		name: "two goroutines, one sample lost a third", threads: 2,
+		// A sample far shorter than the accounting grain cannot be judged
+		// alone: the half millisecond it read short of two cores may be
+		// the other thread's time the OS had not added yet.
+		name: "two goroutines, a short sample read a third short", threads: 2,
 		samples: []Sample{{Wall: ms, CPU: 2 * ms}, {Wall: ms, CPU: 19 * ms / 10}, {Wall: 3 * ms / 2, CPU: 2 * ms}, {Wall: ms, CPU: 2 * ms}},
-		want:    []bool{false, false, true, false}, share: 7.9 / 9,
+		want:    []bool{false, false, false, false}, share: 7.9 / 9,
+	}, {
+		name: "two goroutines, a long sample lost a third", threads: 2,
+		samples: []Sample{{Wall: 20 * ms, CPU: 40 * ms}, {Wall: 20 * ms, CPU: 38 * ms}, {Wall: 30 * ms, CPU: 40 * ms, Involuntary: 4}, {Wall: 20 * ms, CPU: 40 * ms}},
+		want:    []bool{false, false, true, false}, share: 158.0 / 180,
+	}, {
+		// A quiet run of a kernel on two goroutines with samples shorter
+		// than a tick: the timing thread waits for the other a fifth of
+		// each sample, and the other's time arrives in lumps of a tick in
+		// one sample of four. Nothing lost anything to other work.
+		name: "two goroutines, quiet, the other thread's time late", threads: 2,
+		samples: slices.Repeat([]Sample{{Wall: ms, CPU: 4*ms + 800*us}, {Wall: ms, CPU: 800 * us}, {Wall: ms, CPU: 800 * us}, {Wall: ms, CPU: 800 * us}}, 4),
+		want:    slices.Repeat([]bool{false}, 16), share: 7.2 / 8,
 	}, {
 		// Without the thread count, samples are measured against the
 		// least disturbed (Reference): ratios 2, 1.9, 1, 2, 1.5.

@@ -141,7 +141,7 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 	want := harness.Expected(m.samples, e.Threads)
 	clean, total := 0, time.Duration(0)
 	for _, u := range m.samples {
-		if !harness.Disturbed(u, want) {
+		if !harness.Disturbed(u, want, e.Threads) {
 			clean, total = clean+1, total+u.Wall
 		}
 	}
@@ -149,7 +149,7 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 		(clean < s.minSamples || total < s.minTime); {
 		took := timeOnce(d, e, reps, &m)
 		samples = append(samples, float64(took)/float64(reps))
-		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, want) {
+		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, want, e.Threads) {
 			clean, total = clean+1, total+u.Wall
 		}
 	}
