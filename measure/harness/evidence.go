@@ -233,14 +233,15 @@ func (s Sample) ratio() float64 {
 const probeSlowdown = 1.25
 
 // Summary returns the evidence of samples, judged by Judge, with the
-// steal of their interval and the probe's slowdown (its time around the
-// samples against its best; 0 when not run). Every sample counts as
-// disturbed when the probe ran probeSlowdown times slower than its best,
-// or when the steal took maxSustainedLost of the cores' time over the
-// samples: /proc/stat counts steal in ticks of 10 ms over all cores of
-// the machine, too coarse to charge to a sample, and some kernels do not
-// take it out of a thread's CPU time.
-func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64) Evidence {
+// steal of their interval, the probe's slowdown (its time around the
+// samples against its best; 0 when not run) and whether other work was
+// runnable throughout (busy, see Busy). Every sample counts as disturbed
+// when the machine was busy, when the probe ran probeSlowdown times slower
+// than its best, or when the steal took maxSustainedLost of the cores'
+// time over the samples: /proc/stat counts steal in ticks of 10 ms over
+// all cores of the machine, too coarse to charge to a sample, and some
+// kernels do not take it out of a thread's CPU time.
+func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64, busy bool) Evidence {
 	e := Evidence{Samples: len(samples), CPUShare: share, StealNS: stealNS, Probe: probe}
 	var wall time.Duration
 	for _, s := range samples {
@@ -249,11 +250,59 @@ func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, c
 	}
 	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxSustainedLost*float64(cores)*float64(wall)
 	for i := range samples {
-		if disturbed[i] || stolen || probe > probeSlowdown {
+		if disturbed[i] || stolen || busy || probe > probeSlowdown {
 			e.Disturbed++
 		}
 	}
 	return e
+}
+
+// Busy reports whether other work was runnable at every one of the
+// readings of the machine's runnable tasks (Runnable) taken around the
+// samples of a kernel on threads goroutines (0: not known, never busy):
+// more of them than the kernel's threads. It is what a kernel on fewer
+// goroutines than cores does not see in its own CPU time: another
+// process holding a core leaves it its own core, and the probe, a tenth
+// of a millisecond a core, runs before the scheduler gives the other
+// process its turn. Every reading, since one may catch a task of a
+// moment (the tuner's own, a kernel thread); a process holding a core is
+// runnable at all of them.
+func Busy(runnable []int, threads int) bool {
+	if threads <= 0 || len(runnable) == 0 {
+		return false
+	}
+	for _, n := range runnable {
+		if n <= threads {
+			return false
+		}
+	}
+	return true
+}
+
+// Runnable returns how many tasks of the machine are runnable now, the
+// reader included (the fourth field of /proc/loadavg); ok is false where
+// the OS does not say. One file read, taken twice a candidate.
+func Runnable() (n int, ok bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	return parseRunnable(b)
+}
+
+// parseRunnable reads the number before the slash of /proc/loadavg's
+// fourth field ("1.20 1.10 0.90 3/181 4242").
+func parseRunnable(b []byte) (n int, ok bool) {
+	f := bytes.Fields(b)
+	if len(f) < 4 {
+		return 0, false
+	}
+	running, _, found := bytes.Cut(f[3], []byte("/"))
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(running))
+	return n, err == nil
 }
 
 // userHZ is the unit of /proc/stat's times: USER_HZ, 100 on every Linux

@@ -117,22 +117,58 @@ func TestSummary(t *testing.T) {
 	ms := time.Millisecond
 	samples := []Sample{{Wall: 100 * ms, Involuntary: 2}, {Wall: 100 * ms}, {Wall: 100 * ms, Involuntary: 1}}
 	disturbed := []bool{true, false, true}
-	e := Summary(samples, disturbed, 0.9, 5e6, 2, 1.1)
+	e := Summary(samples, disturbed, 0.9, 5e6, 2, 1.1, false)
 	if e.Samples != 3 || e.Disturbed != 2 || e.InvoluntarySwitches != 3 || e.StealNS != 5e6 || e.CPUShare != 0.9 || e.Probe != 1.1 {
 		t.Errorf("quiet probe: %+v", e)
 	}
 	// A probe that ran slow says the machine was busy all along: every
 	// sample counts, even those the kernel's own CPU time did not show.
-	if e := Summary(samples, disturbed, 0.9, 0, 2, probeSlowdown*1.01); e.Disturbed != 3 {
+	if e := Summary(samples, disturbed, 0.9, 0, 2, probeSlowdown*1.01, false); e.Disturbed != 3 {
 		t.Errorf("slow probe: %d of 3 disturbed, want 3", e.Disturbed)
 	}
 	// Steal of a quarter of both cores' time over the samples marks them
 	// all; a tick's worth does not.
-	if e := Summary(samples, disturbed, 0.9, int64(150*ms), 2, 1); e.Disturbed != 3 {
+	if e := Summary(samples, disturbed, 0.9, int64(150*ms), 2, 1, false); e.Disturbed != 3 {
 		t.Errorf("steal of a quarter: %d of 3 disturbed, want 3", e.Disturbed)
 	}
-	if e := Summary(samples, disturbed, 0.9, int64(10*ms), 2, 1); e.Disturbed != 2 {
+	if e := Summary(samples, disturbed, 0.9, int64(10*ms), 2, 1, false); e.Disturbed != 2 {
 		t.Errorf("steal of a tick: %d of 3 disturbed, want 2", e.Disturbed)
+	}
+}
+
+func TestBusy(t *testing.T) {
+	ms := time.Millisecond
+	samples := []Sample{{Wall: 100 * ms}, {Wall: 100 * ms}}
+	if e := Summary(samples, []bool{false, false}, 1, 0, 2, 1, true); e.Disturbed != 2 {
+		t.Errorf("busy machine: %d of 2 disturbed, want 2", e.Disturbed)
+	}
+	cases := []struct {
+		name     string
+		runnable []int
+		threads  int
+		want     bool
+	}{
+		// A process holding the other core of two, beside a kernel on one.
+		{"another process throughout", []int{2, 2}, 1, true},
+		{"a task of a moment", []int{2, 1}, 1, false},
+		{"the kernel's own threads", []int{2, 2}, 2, false},
+		{"three on two goroutines", []int{3, 4}, 2, true},
+		{"threads not known", []int{5, 5}, 0, false},
+		{"no readings", nil, 1, false},
+	}
+	for _, c := range cases {
+		if got := Busy(c.runnable, c.threads); got != c.want {
+			t.Errorf("%s: Busy(%v, %d) = %v, want %v", c.name, c.runnable, c.threads, got, c.want)
+		}
+	}
+}
+
+func TestParseRunnable(t *testing.T) {
+	if n, ok := parseRunnable([]byte("1.20 1.10 0.90 3/181 4242\n")); !ok || n != 3 {
+		t.Errorf("parseRunnable = %d, %v, want 3, true", n, ok)
+	}
+	if _, ok := parseRunnable([]byte("1.20 1.10")); ok {
+		t.Error("parseRunnable of a short line: ok")
 	}
 }
 

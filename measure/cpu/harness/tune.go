@@ -123,8 +123,9 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 }
 
 // sampleJudged times e as sample does, with the evidence of contention:
-// the calibration probe before and after, the steal of the interval, and
-// the CPU time and preemptions of every sample (harness.Judge). With
+// the calibration probe before and after, the steal of the interval, the
+// machine's runnable tasks before and after (harness.Busy), and the CPU
+// time and preemptions of every sample (harness.Judge). With
 // retake (not for a clearly slow candidate, whose rank its few samples
 // settle anyway), samples judged disturbed are taken again, at most as
 // many again as the first round took, so that timing stays within what
@@ -134,6 +135,10 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
 	probeBefore := probe()
 	steal0, stealOK := harness.Steal()
+	var runnable []int
+	if n, ok := harness.Runnable(); ok {
+		runnable = append(runnable, n)
+	}
 	var m meter
 	samples := sample(d, e, reps, s, &m)
 	// Judged against the first round's expected share, each sample taken
@@ -153,13 +158,18 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 			clean, total = clean+1, total+u.Wall
 		}
 	}
+	if n, ok := harness.Runnable(); ok && len(runnable) == 1 {
+		runnable = append(runnable, n)
+	} else {
+		runnable = nil // one reading alone may catch a task of a moment
+	}
 	disturbed, share := harness.Judge(m.samples, e.Threads)
 	var steal int64
 	if steal1, ok := harness.Steal(); ok && stealOK {
 		steal = steal1 - steal0
 	}
 	slowdown := float64(max(probeBefore, probe())) / float64(probeBest)
-	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown)
+	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown, harness.Busy(runnable, e.Threads))
 	if clean := undisturbed(samples, disturbed); len(clean) >= s.minSamples {
 		samples = clean
 	}
