@@ -123,9 +123,12 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 }
 
 // sampleJudged times e as sample does, with the evidence of contention:
-// the calibration probe before and after, the steal of the interval, the
+// the calibration probe after the samples, the steal of the interval, the
 // machine's runnable tasks before and after (harness.Busy), and the CPU
-// time and preemptions of every sample (harness.Judge). With
+// time and preemptions of every sample (harness.Judge). The probe runs
+// once, after: a core held all along slows it then as well as before, a
+// core held for part of the samples shows in their CPU time, and each
+// run of it costs a tenth of a millisecond per core. With
 // retake (not for a clearly slow candidate, whose rank its few samples
 // settle anyway), samples judged disturbed are taken again, at most as
 // many again as the first round took, so that timing stays within what
@@ -133,7 +136,6 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 // s.minSamples others were not, and keeps every sample otherwise (the
 // evidence then says how many were disturbed).
 func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
-	probeBefore := probe()
 	steal0, stealOK := harness.Steal()
 	var runnable []int
 	if n, ok := harness.Runnable(); ok {
@@ -168,7 +170,7 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 	if steal1, ok := harness.Steal(); ok && stealOK {
 		steal = steal1 - steal0
 	}
-	slowdown := float64(max(probeBefore, probe())) / float64(probeBest)
+	slowdown := float64(probe()) / float64(probeBest)
 	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown, harness.Busy(runnable, e.Threads))
 	if clean := undisturbed(samples, disturbed); len(clean) >= s.minSamples {
 		samples = clean
