@@ -81,7 +81,8 @@
 // timing, and a calibration probe, a short loop of multiply-adds on one
 // goroutine per core (package measure/cpu/peak), timed after the samples
 // against the fastest probe the Measurer has seen (-probe), and the
-// machine's runnable tasks (/proc/loadavg) before and after the samples.
+// machine's runnable tasks not its own (/proc/loadavg less its threads
+// in state R) before and after the samples.
 // harness.Judge marks a sample disturbed when it lost a tenth of its wall
 // time to other work: the CPU time it fell short of what an undisturbed
 // sample of the kernel gets (one core's worth on one goroutine; on more,
@@ -99,8 +100,8 @@
 // deadline below); the result keeps only the undisturbed ones when there
 // are -samples of them, and every one otherwise. The evidence costs two
 // system calls per sample, whose samples then last at least 200 µs
-// whatever -minsample says, and per candidate three file reads and a
-// probe of well under a millisecond.
+// whatever -minsample says, and per candidate a few file reads (one per
+// thread of the harness) and a probe of well under a millisecond.
 //
 // # Protocol
 //

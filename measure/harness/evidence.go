@@ -258,36 +258,64 @@ func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, c
 }
 
 // Busy reports whether other work was runnable at every one of the
-// readings of the machine's runnable tasks (Runnable) taken around the
-// samples of a kernel on threads goroutines (0: not known, never busy):
-// more of them than the kernel's threads. It is what a kernel on fewer
-// goroutines than cores does not see in its own CPU time: another
-// process holding a core leaves it its own core, and the probe, a tenth
-// of a millisecond a core, runs before the scheduler gives the other
-// process its turn. Every reading, since one may catch a task of a
-// moment (the tuner's own, a kernel thread); a process holding a core is
-// runnable at all of them.
-func Busy(runnable []int, threads int) bool {
-	if threads <= 0 || len(runnable) == 0 {
-		return false
-	}
-	for _, n := range runnable {
-		if n <= threads {
+// readings of the machine's runnable tasks not of this process (Others)
+// taken around a candidate's samples. It is what a kernel on fewer
+// goroutines than cores does not see in its own CPU time: another process
+// holding a core leaves it its own core, and the probe, a tenth of a
+// millisecond a core, runs before the scheduler gives the other process
+// its turn. It also marks a kernel on every core whose samples' CPU time,
+// added late by the OS, does not show the core it shared. Every reading,
+// since one may catch a task of a moment (the tuner's own, a kernel
+// thread); a process holding a core is runnable at all of them.
+func Busy(others []int) bool {
+	for _, n := range others {
+		if n < 1 {
 			return false
 		}
 	}
-	return true
+	return len(others) > 0
 }
 
-// Runnable returns how many tasks of the machine are runnable now, the
-// reader included (the fourth field of /proc/loadavg); ok is false where
-// the OS does not say. One file read, taken twice a candidate.
-func Runnable() (n int, ok bool) {
+// Others returns how many runnable tasks of the machine are not threads
+// of this process: the runnable tasks of /proc/loadavg's fourth field,
+// less this process's threads in state R (/proc/self/task/*/stat), the
+// reader among them. ok is false where the OS does not say. A file read
+// per thread of the process, taken twice a candidate.
+func Others() (n int, ok bool) {
+	ours, ok := ownRunnable()
+	if !ok {
+		return 0, false
+	}
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0, false
 	}
-	return parseRunnable(b)
+	all, ok := parseRunnable(b)
+	return max(0, all-ours), ok
+}
+
+// ownRunnable returns how many of this process's threads are runnable.
+func ownRunnable() (n int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range tasks {
+		if b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/stat"); err == nil && taskState(b) == 'R' {
+			n++
+		}
+	}
+	return n, true
+}
+
+// taskState returns the state letter of a /proc stat line, which follows
+// the command name in parentheses (a name may hold spaces and ")").
+func taskState(stat []byte) byte {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0
+	}
+	return stat[i+2]
 }
 
 // parseRunnable reads the number before the slash of /proc/loadavg's

@@ -143,22 +143,33 @@ func TestBusy(t *testing.T) {
 		t.Errorf("busy machine: %d of 2 disturbed, want 2", e.Disturbed)
 	}
 	cases := []struct {
-		name     string
-		runnable []int
-		threads  int
-		want     bool
+		name   string
+		others []int
+		want   bool
 	}{
-		// A process holding the other core of two, beside a kernel on one.
-		{"another process throughout", []int{2, 2}, 1, true},
-		{"a task of a moment", []int{2, 1}, 1, false},
-		{"the kernel's own threads", []int{2, 2}, 2, false},
-		{"three on two goroutines", []int{3, 4}, 2, true},
-		{"threads not known", []int{5, 5}, 0, false},
-		{"no readings", nil, 1, false},
+		// A process holding a core, before and after the samples.
+		{"another process throughout", []int{1, 2}, true},
+		{"a task of a moment", []int{1, 0}, false},
+		{"quiet", []int{0, 0}, false},
+		{"no readings", nil, false},
 	}
 	for _, c := range cases {
-		if got := Busy(c.runnable, c.threads); got != c.want {
-			t.Errorf("%s: Busy(%v, %d) = %v, want %v", c.name, c.runnable, c.threads, got, c.want)
+		if got := Busy(c.others); got != c.want {
+			t.Errorf("%s: Busy(%v) = %v, want %v", c.name, c.others, got, c.want)
+		}
+	}
+}
+
+func TestTaskState(t *testing.T) {
+	for stat, want := range map[string]byte{
+		"4408 (cat) R 4406 4406": 'R',
+		"4409 (a) b) S 1 1":      'S',
+		"4410 (harness) D 1":     'D',
+		"broken":                 0,
+		"4411 (cut)":             0,
+	} {
+		if got := taskState([]byte(stat)); got != want {
+			t.Errorf("taskState(%q) = %q, want %q", stat, got, want)
 		}
 	}
 }

@@ -124,7 +124,7 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 
 // sampleJudged times e as sample does, with the evidence of contention:
 // the calibration probe after the samples, the steal of the interval, the
-// machine's runnable tasks before and after (harness.Busy), and the CPU
+// machine's runnable tasks not ours before and after (harness.Busy), and the CPU
 // time and preemptions of every sample (harness.Judge). The probe runs
 // once, after: a core held all along slows it then as well as before, a
 // core held for part of the samples shows in their CPU time, and each
@@ -137,9 +137,9 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 // evidence then says how many were disturbed).
 func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
 	steal0, stealOK := harness.Steal()
-	var runnable []int
-	if n, ok := harness.Runnable(); ok {
-		runnable = append(runnable, n)
+	var others []int
+	if n, ok := harness.Others(); ok {
+		others = append(others, n)
 	}
 	var m meter
 	samples := sample(d, e, reps, s, &m)
@@ -160,10 +160,10 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 			clean, total = clean+1, total+u.Wall
 		}
 	}
-	if n, ok := harness.Runnable(); ok && len(runnable) == 1 {
-		runnable = append(runnable, n)
+	if n, ok := harness.Others(); ok && len(others) == 1 {
+		others = append(others, n)
 	} else {
-		runnable = nil // one reading alone may catch a task of a moment
+		others = nil // one reading alone may catch a task of a moment
 	}
 	disturbed, share := harness.Judge(m.samples, e.Threads)
 	var steal int64
@@ -171,7 +171,7 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 		steal = steal1 - steal0
 	}
 	slowdown := float64(probe()) / float64(probeBest)
-	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown, harness.Busy(runnable, e.Threads))
+	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown, harness.Busy(others))
 	if clean := undisturbed(samples, disturbed); len(clean) >= s.minSamples {
 		samples = clean
 	}
