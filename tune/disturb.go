@@ -5,6 +5,7 @@ import (
 
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cpu"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -49,6 +50,20 @@ func leaders(t Task, w tunedb.Workload) ([]tunedb.Record, error) {
 		}
 	}
 	return top, nil
+}
+
+// awaiting returns the leaders of w whose newest measurement was mostly
+// disturbed: the configs a quieter run must measure again before the
+// winner is settled.
+func awaiting(t Task, w tunedb.Workload) ([]schedule.Config, error) {
+	top, err := leaders(t, w)
+	var out []schedule.Config
+	for _, r := range top {
+		if r.Disturbance.Contended() {
+			out = append(out, r.Config)
+		}
+	}
+	return out, err
 }
 
 // poolEvidence returns the evidence of several measurements of one config

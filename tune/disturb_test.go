@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
@@ -68,6 +69,10 @@ func TestContendedLeaderIsRemeasured(t *testing.T) {
 			}
 			if s.Best == nil || s.Best.Config.String() != "vec=16,unroll=1" || s.Best.Disturbance.Contended() != tt.unsettled {
 				t.Errorf("best %+v", s.Best)
+			}
+			// A provisional winner names what awaits a quieter machine.
+			if got := fmt.Sprint(s.Awaiting); tt.unsettled && got != "[vec=16,unroll=1]" || !tt.unsettled && len(s.Awaiting) > 0 {
+				t.Errorf("awaiting %s, unsettled %v", got, tt.unsettled)
 			}
 			// The pooled record keeps the evidence of every round.
 			if d := s.Best.Disturbance; d == nil || d.Samples != 3*RemeasureRounds {

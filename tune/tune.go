@@ -171,10 +171,13 @@ type Summary struct {
 	// leaders were measured again, and Unsettled says that the winner's
 	// last measurement was still contended after maxRemeasures of them:
 	// the machine never quieted, and the winner is the best guess of a
-	// busy machine.
+	// busy machine, provisional. Awaiting are then the leaders whose last
+	// measurement was contended: a later run on a quieter machine, which
+	// measures its leaders again side by side, settles them.
 	Evidenced, Contended int
 	Remeasures           int
 	Unsettled            bool
+	Awaiting             []schedule.Config
 }
 
 // PerMinute is the tuning throughput: configs measured per minute of wall time.
@@ -486,7 +489,10 @@ func (s *Summary) remeasure(ctx context.Context, t Task, w tunedb.Workload) erro
 	}
 	s.Best = b
 	s.Unsettled = b != nil && b.Disturbance.Contended()
-	return nil
+	if s.Unsettled {
+		s.Awaiting, err = awaiting(t, w)
+	}
+	return err
 }
 
 // best returns the best record of w, nil when there is none.

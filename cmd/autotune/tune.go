@@ -462,6 +462,9 @@ type contentionJSON struct {
 	Contended  int  `json:"contended"`  // those whose samples were mostly disturbed
 	Remeasures int  `json:"remeasures"` // times the leaders were measured again
 	Unsettled  bool `json:"unsettled"`  // the winner was still contended after the last
+	// Awaiting are the leaders still contended when the winner is
+	// unsettled: a later run on a quieter machine measures them again.
+	Awaiting []string `json:"awaiting,omitempty"`
 }
 
 func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions, s tune.Summary) summaryJSON {
@@ -484,7 +487,11 @@ func tuneJSON(w workload, tmpl kernels.Template, toolchain string, o tuneOptions
 }
 
 func newContentionJSON(s tune.Summary) contentionJSON {
-	return contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
+	c := contentionJSON{Evidenced: s.Evidenced, Contended: s.Contended, Remeasures: s.Remeasures, Unsettled: s.Unsettled}
+	for _, cfg := range s.Awaiting {
+		c.Awaiting = append(c.Awaiting, cfg.String())
+	}
+	return c
 }
 
 func printSummary(std *stdio, w workload, tmpl kernels.Template, s tune.Summary) {
@@ -545,7 +552,10 @@ func formatContention(s tune.Summary) string {
 		fmt.Fprintf(&b, "; leaders measured again %d×", s.Remeasures)
 	}
 	if s.Unsettled {
-		b.WriteString("; the winner's samples were still mostly disturbed: bench it when the machine is quieter")
+		b.WriteString("; the winner's samples were still mostly disturbed, so it is provisional: bench it when the machine is quieter")
+		if len(s.Awaiting) > 0 {
+			fmt.Fprintf(&b, ", and run the same tune again then (same --db) to measure again %d leaders measured under contention", len(s.Awaiting))
+		}
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/tune"
 	"os"
 	"path/filepath"
@@ -241,7 +242,11 @@ func TestFormatContention(t *testing.T) {
 		{tune.Summary{Evidenced: 20, Contended: 1, Remeasures: 1}, "1 of 20 measurements mostly disturbed; leaders measured again 1×"},
 		{tune.Summary{Evidenced: 20, Contended: 15, Remeasures: 3, Unsettled: true},
 			"15 of 20 measurements mostly disturbed (a busy machine: see autotune doctor); leaders measured again 3×; " +
-				"the winner's samples were still mostly disturbed: bench it when the machine is quieter"},
+				"the winner's samples were still mostly disturbed, so it is provisional: bench it when the machine is quieter"},
+		{tune.Summary{Evidenced: 20, Contended: 20, Remeasures: 3, Unsettled: true, Awaiting: make([]schedule.Config, 2)},
+			"20 of 20 measurements mostly disturbed (a busy machine: see autotune doctor); leaders measured again 3×; " +
+				"the winner's samples were still mostly disturbed, so it is provisional: bench it when the machine is quieter, " +
+				"and run the same tune again then (same --db) to measure again 2 leaders measured under contention"},
 	} {
 		if got := formatContention(tt.s); got != tt.want {
 			t.Errorf("%+v:\n got %q\nwant %q", tt.s, got, tt.want)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,10 +203,10 @@ func TestTasksContention(t *testing.T) {
 		}
 	}
 	j := tasksJSON(tws, tuneOptions{}, s, make([]plainGo, 2))
-	if want := (contentionJSON{Evidenced: 16, Contended: 7, Remeasures: 4, Unsettled: true}); j.Contention != want {
+	if want := (contentionJSON{Evidenced: 16, Contended: 7, Remeasures: 4, Unsettled: true}); !reflect.DeepEqual(j.Contention, want) {
 		t.Errorf("--json contention %+v, want %+v", j.Contention, want)
 	}
-	if want := (contentionJSON{Evidenced: 6, Contended: 5, Remeasures: 3, Unsettled: true}); j.Tasks[1].Contention != want {
+	if want := (contentionJSON{Evidenced: 6, Contended: 5, Remeasures: 3, Unsettled: true}); !reflect.DeepEqual(j.Tasks[1].Contention, want) {
 		t.Errorf("--json contention of the second task %+v, want %+v", j.Tasks[1].Contention, want)
 	}
 }

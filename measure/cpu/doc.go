@@ -79,25 +79,29 @@
 // sample (CLOCK_PROCESS_CPUTIME_ID and getrusage on Linux, getrusage on
 // other Unix systems), the steal of /proc/stat over the candidate's
 // timing, and a calibration probe, a short loop of multiply-adds on one
-// goroutine per core (package measure/cpu/peak), timed before and after
-// the samples against the fastest probe the Measurer has seen (-probe).
+// goroutine per core (package measure/cpu/peak), timed after the samples
+// against the fastest probe the Measurer has seen (-probe), and the
+// machine's runnable tasks not its own (/proc/loadavg less its threads
+// in state R) before and after the samples.
 // harness.Judge marks a sample disturbed when it lost a tenth of its wall
 // time to other work: the CPU time it fell short of what an undisturbed
 // sample of the kernel gets (one core's worth on one goroutine; on more,
 // the samples' median between one core and the candidate's thread count,
-// which the harness's table carries), per core. A preemption that cost
-// nothing does not count. A kernel on several goroutines whose median
-// sample, preempted, lost a quarter against its thread count's cores
-// had fewer cores than it runs on, and every sample counts; so does every
-// sample when steal took a quarter of the cores' time, or when the probe
-// ran 1.25 times slower than its best, since that means another process
-// held a core that the configs compared with this one may need. Disturbed samples are
-// taken again, up to as many again as the first round took (within the
+// which the harness's table carries), per core, beyond what the late
+// accounting of the other threads' time can hide (a tick per other
+// thread). A preemption that cost nothing does not count. A kernel on
+// several goroutines whose samples, preempted, lost a quarter together
+// against its thread count's cores had fewer cores than it runs on, and
+// every sample counts; so does every sample when other work was runnable
+// before and after the samples, when steal took a quarter of the cores'
+// time, or when the probe ran 1.25 times slower than its best, since that
+// means another process held a core that the configs compared with this
+// one may need. Disturbed samples are taken again, up to as many again as the first round took (within the
 // deadline below); the result keeps only the undisturbed ones when there
 // are -samples of them, and every one otherwise. The evidence costs two
 // system calls per sample, whose samples then last at least 200 µs
-// whatever -minsample says, and well under a millisecond of probe per
-// candidate.
+// whatever -minsample says, and per candidate a few file reads (one per
+// thread of the harness) and a probe of well under a millisecond.
 //
 // # Protocol
 //

@@ -60,6 +60,15 @@ const maxSustainedLost = 0.25
 // as lost to other work only as far as its preemptions can account for.
 const preemptionCost = 2 * time.Millisecond
 
+// accountingGrain is how late the OS may add a running thread's CPU time
+// to its process's clock: Linux adds the time of a thread running on
+// another core at the scheduler's tick (4 ms at 250 Hz, the common
+// setting) or when it stops. On a 2-vCPU VM, 71% of 100 µs windows read
+// none of the time of a second thread that ran throughout them. A sample
+// of a kernel on several goroutines may therefore read up to a grain per
+// other thread short of what it got, with no disturbance at all.
+const accountingGrain = 4 * time.Millisecond
+
 // Judge says which samples of a kernel on threads goroutines (0: not
 // known) were disturbed, and the share of the CPU time the kernel got.
 //
@@ -69,15 +78,20 @@ const preemptionCost = 2 * time.Millisecond
 // the OS preempted one of its threads: on a small VM nearly every sample
 // sees a preemption or two of a few microseconds, which cost nothing
 // worth a retake. Involuntary switches are left out for that reason; a
-// preemption that cost time shows in the CPU time.
+// preemption that cost time shows in the CPU time. A sample of a kernel
+// on several goroutines must lose that much beyond what the late
+// accounting of its other threads' time can hide (accountingGrain): a
+// sample much shorter than a tick cannot be judged alone.
 //
 // A kernel on two goroutines or more is also measured against threads
 // cores' worth, which the samples measured against each other cannot see
-// when all of them lost the same: when the median sample lost
-// maxSustainedLost of its wall time or more to other work (sustainedLost),
-// the kernel had fewer cores than it runs on for the whole timing, and
-// every sample is disturbed. One goroutine needs no such check: one
-// core's worth is what each of its samples is measured against.
+// when all of them lost the same: when the samples not judged disturbed
+// alone lost, together, maxSustainedLost of their wall time or more to
+// other work (sustainedLost), the kernel had fewer cores than it runs on
+// for the whole timing, and every sample is disturbed. Together, since
+// the late accounting evens out over many samples and not in one. One
+// goroutine needs no such check: one core's worth is what each of its
+// samples is measured against.
 //
 // share is the samples' CPU time against threads cores' worth of their
 // wall time, or, with threads not known, the median sample's against the
@@ -90,9 +104,13 @@ func Judge(samples []Sample, threads int) (disturbed []bool, share float64) {
 	} else if want > 0 {
 		share = median(samples) / want
 	}
-	sustained := share > 0 && threads > 1 && sustainedLost(samples, threads) >= maxSustainedLost // share 0: no CPU time read
 	for i, s := range samples {
-		disturbed[i] = sustained || Disturbed(s, want)
+		disturbed[i] = Disturbed(s, want, threads)
+	}
+	if share > 0 && threads > 1 && sustainedLost(samples, disturbed, threads) >= maxSustainedLost { // share 0: no CPU time read
+		for i := range disturbed {
+			disturbed[i] = true
+		}
 	}
 	return disturbed, min(1, share)
 }
@@ -130,22 +148,25 @@ func sortedRatios(samples []Sample) []float64 {
 	return ratios
 }
 
-// sustainedLost returns the share of its wall time the median sample of
-// a kernel on threads goroutines lost to other work: the CPU time it fell
-// short of threads cores' worth, per core, but no more than its
-// involuntary switches can account for (preemptionCost). The median, so
-// that one long stall does not speak for the other samples.
-func sustainedLost(samples []Sample, threads int) float64 {
-	if len(samples) == 0 {
+// sustainedLost returns the share of their wall time the samples of a
+// kernel on threads goroutines not judged disturbed alone lost, together,
+// to other work: the CPU time they fell short of threads cores' worth,
+// per core, but no more than their involuntary switches can account for
+// (preemptionCost). Samples disturbed alone are left out, so that one
+// long stall does not speak for the other samples.
+func sustainedLost(samples []Sample, disturbed []bool, threads int) float64 {
+	var lost, wall float64
+	for i, s := range samples {
+		if disturbed[i] {
+			continue
+		}
+		lost += min(float64(s.Lost(float64(threads))), float64(s.Involuntary)*float64(preemptionCost))
+		wall += float64(s.Wall)
+	}
+	if wall <= 0 {
 		return 0
 	}
-	lost := make([]float64, len(samples))
-	for i, s := range samples {
-		short := float64(s.Lost(float64(threads)))
-		lost[i] = min(short, float64(s.Involuntary)*float64(preemptionCost)) / float64(max(s.Wall, 1))
-	}
-	slices.Sort(lost)
-	return lost[len(lost)/2]
+	return lost / wall
 }
 
 // pooledShare returns the CPU time of samples against threads cores'
@@ -173,11 +194,17 @@ func Reference(samples []Sample) float64 {
 	return sortedRatios(samples)[(len(samples)-1)*9/10]
 }
 
-// Disturbed reports whether s was disturbed when an undisturbed sample
-// gets want cores' worth of CPU time per wall time: it lost maxLost of its
-// wall time or more.
-func Disturbed(s Sample, want float64) bool {
-	return s.Wall > 0 && float64(s.Lost(want)) >= maxLost*float64(s.Wall)
+// Disturbed reports whether s, a sample of a kernel on threads
+// goroutines (0: not known) when an undisturbed sample gets want cores'
+// worth of CPU time per wall time, was disturbed: it lost maxLost of its
+// wall time or more beyond what the late accounting of the other threads'
+// time can hide (threads-1 grains of CPU time, accountingGrain).
+func Disturbed(s Sample, want float64, threads int) bool {
+	hidden := time.Duration(0)
+	if threads > 1 && want > 0 {
+		hidden = time.Duration(float64(threads-1) * float64(accountingGrain) / want)
+	}
+	return s.Wall > 0 && float64(s.Lost(want)-hidden) >= maxLost*float64(s.Wall)
 }
 
 // Lost returns the wall time s lost to other work when an undisturbed
@@ -206,14 +233,15 @@ func (s Sample) ratio() float64 {
 const probeSlowdown = 1.25
 
 // Summary returns the evidence of samples, judged by Judge, with the
-// steal of their interval and the probe's slowdown (its time around the
-// samples against its best; 0 when not run). Every sample counts as
-// disturbed when the probe ran probeSlowdown times slower than its best,
-// or when the steal took maxSustainedLost of the cores' time over the
-// samples: /proc/stat counts steal in ticks of 10 ms over all cores of
-// the machine, too coarse to charge to a sample, and some kernels do not
-// take it out of a thread's CPU time.
-func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64) Evidence {
+// steal of their interval, the probe's slowdown (its time around the
+// samples against its best; 0 when not run) and whether other work was
+// runnable throughout (busy, see Busy). Every sample counts as disturbed
+// when the machine was busy, when the probe ran probeSlowdown times slower
+// than its best, or when the steal took maxSustainedLost of the cores'
+// time over the samples: /proc/stat counts steal in ticks of 10 ms over
+// all cores of the machine, too coarse to charge to a sample, and some
+// kernels do not take it out of a thread's CPU time.
+func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, cores int, probe float64, busy bool) Evidence {
 	e := Evidence{Samples: len(samples), CPUShare: share, StealNS: stealNS, Probe: probe}
 	var wall time.Duration
 	for _, s := range samples {
@@ -222,11 +250,87 @@ func Summary(samples []Sample, disturbed []bool, share float64, stealNS int64, c
 	}
 	stolen := wall > 0 && cores > 0 && float64(stealNS) >= maxSustainedLost*float64(cores)*float64(wall)
 	for i := range samples {
-		if disturbed[i] || stolen || probe > probeSlowdown {
+		if disturbed[i] || stolen || busy || probe > probeSlowdown {
 			e.Disturbed++
 		}
 	}
 	return e
+}
+
+// Busy reports whether other work was runnable at every one of the
+// readings of the machine's runnable tasks not of this process (Others)
+// taken around a candidate's samples. It is what a kernel on fewer
+// goroutines than cores does not see in its own CPU time: another process
+// holding a core leaves it its own core, and the probe, a tenth of a
+// millisecond a core, runs before the scheduler gives the other process
+// its turn. It also marks a kernel on every core whose samples' CPU time,
+// added late by the OS, does not show the core it shared. Every reading,
+// since one may catch a task of a moment (the tuner's own, a kernel
+// thread); a process holding a core is runnable at all of them.
+func Busy(others []int) bool {
+	for _, n := range others {
+		if n < 1 {
+			return false
+		}
+	}
+	return len(others) > 0
+}
+
+// Others returns how many runnable tasks of the machine are not threads
+// of this process: the runnable tasks of /proc/loadavg's fourth field,
+// less this process's threads in state R (/proc/self/task/*/stat), the
+// reader among them. ok is false where the OS does not say. A file read
+// per thread of the process, taken twice a candidate.
+func Others() (n int, ok bool) {
+	ours, ok := ownRunnable()
+	if !ok {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	all, ok := parseRunnable(b)
+	return max(0, all-ours), ok
+}
+
+// ownRunnable returns how many of this process's threads are runnable.
+func ownRunnable() (n int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range tasks {
+		if b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/stat"); err == nil && taskState(b) == 'R' {
+			n++
+		}
+	}
+	return n, true
+}
+
+// taskState returns the state letter of a /proc stat line, which follows
+// the command name in parentheses (a name may hold spaces and ")").
+func taskState(stat []byte) byte {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0
+	}
+	return stat[i+2]
+}
+
+// parseRunnable reads the number before the slash of /proc/loadavg's
+// fourth field ("1.20 1.10 0.90 3/181 4242").
+func parseRunnable(b []byte) (n int, ok bool) {
+	f := bytes.Fields(b)
+	if len(f) < 4 {
+		return 0, false
+	}
+	running, _, found := bytes.Cut(f[3], []byte("/"))
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(running))
+	return n, err == nil
 }
 
 // userHZ is the unit of /proc/stat's times: USER_HZ, 100 on every Linux

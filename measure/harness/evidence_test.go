@@ -71,9 +71,24 @@ func TestJudge(t *testing.T) {
 		samples: append([]Sample{{Wall: ms, CPU: 10 * ms}}, slices.Repeat([]Sample{{Wall: ms, CPU: ms}}, 9)...),
 		want:    slices.Repeat([]bool{false}, 10), share: 0.95,
 	}, {
-		name: "two goroutines, one sample lost a third", threads: 2,
+		// A sample far shorter than the accounting grain cannot be judged
+		// alone: the half millisecond it read short of two cores may be
+		// the other thread's time the OS had not added yet.
+		name: "two goroutines, a short sample read a third short", threads: 2,
 		samples: []Sample{{Wall: ms, CPU: 2 * ms}, {Wall: ms, CPU: 19 * ms / 10}, {Wall: 3 * ms / 2, CPU: 2 * ms}, {Wall: ms, CPU: 2 * ms}},
-		want:    []bool{false, false, true, false}, share: 7.9 / 9,
+		want:    []bool{false, false, false, false}, share: 7.9 / 9,
+	}, {
+		name: "two goroutines, a long sample lost a third", threads: 2,
+		samples: []Sample{{Wall: 20 * ms, CPU: 40 * ms}, {Wall: 20 * ms, CPU: 38 * ms}, {Wall: 30 * ms, CPU: 40 * ms, Involuntary: 4}, {Wall: 20 * ms, CPU: 40 * ms}},
+		want:    []bool{false, false, true, false}, share: 158.0 / 180,
+	}, {
+		// A quiet run of a kernel on two goroutines with samples shorter
+		// than a tick: the timing thread waits for the other a fifth of
+		// each sample, and the other's time arrives in lumps of a tick in
+		// one sample of four. Nothing lost anything to other work.
+		name: "two goroutines, quiet, the other thread's time late", threads: 2,
+		samples: slices.Repeat([]Sample{{Wall: ms, CPU: 4*ms + 800*us}, {Wall: ms, CPU: 800 * us}, {Wall: ms, CPU: 800 * us}, {Wall: ms, CPU: 800 * us}}, 4),
+		want:    slices.Repeat([]bool{false}, 16), share: 7.2 / 8,
 	}, {
 		// Without the thread count, samples are measured against the
 		// least disturbed (Reference): ratios 2, 1.9, 1, 2, 1.5.
@@ -102,22 +117,69 @@ func TestSummary(t *testing.T) {
 	ms := time.Millisecond
 	samples := []Sample{{Wall: 100 * ms, Involuntary: 2}, {Wall: 100 * ms}, {Wall: 100 * ms, Involuntary: 1}}
 	disturbed := []bool{true, false, true}
-	e := Summary(samples, disturbed, 0.9, 5e6, 2, 1.1)
+	e := Summary(samples, disturbed, 0.9, 5e6, 2, 1.1, false)
 	if e.Samples != 3 || e.Disturbed != 2 || e.InvoluntarySwitches != 3 || e.StealNS != 5e6 || e.CPUShare != 0.9 || e.Probe != 1.1 {
 		t.Errorf("quiet probe: %+v", e)
 	}
 	// A probe that ran slow says the machine was busy all along: every
 	// sample counts, even those the kernel's own CPU time did not show.
-	if e := Summary(samples, disturbed, 0.9, 0, 2, probeSlowdown*1.01); e.Disturbed != 3 {
+	if e := Summary(samples, disturbed, 0.9, 0, 2, probeSlowdown*1.01, false); e.Disturbed != 3 {
 		t.Errorf("slow probe: %d of 3 disturbed, want 3", e.Disturbed)
 	}
 	// Steal of a quarter of both cores' time over the samples marks them
 	// all; a tick's worth does not.
-	if e := Summary(samples, disturbed, 0.9, int64(150*ms), 2, 1); e.Disturbed != 3 {
+	if e := Summary(samples, disturbed, 0.9, int64(150*ms), 2, 1, false); e.Disturbed != 3 {
 		t.Errorf("steal of a quarter: %d of 3 disturbed, want 3", e.Disturbed)
 	}
-	if e := Summary(samples, disturbed, 0.9, int64(10*ms), 2, 1); e.Disturbed != 2 {
+	if e := Summary(samples, disturbed, 0.9, int64(10*ms), 2, 1, false); e.Disturbed != 2 {
 		t.Errorf("steal of a tick: %d of 3 disturbed, want 2", e.Disturbed)
+	}
+}
+
+func TestBusy(t *testing.T) {
+	ms := time.Millisecond
+	samples := []Sample{{Wall: 100 * ms}, {Wall: 100 * ms}}
+	if e := Summary(samples, []bool{false, false}, 1, 0, 2, 1, true); e.Disturbed != 2 {
+		t.Errorf("busy machine: %d of 2 disturbed, want 2", e.Disturbed)
+	}
+	cases := []struct {
+		name   string
+		others []int
+		want   bool
+	}{
+		// A process holding a core, before and after the samples.
+		{"another process throughout", []int{1, 2}, true},
+		{"a task of a moment", []int{1, 0}, false},
+		{"quiet", []int{0, 0}, false},
+		{"no readings", nil, false},
+	}
+	for _, c := range cases {
+		if got := Busy(c.others); got != c.want {
+			t.Errorf("%s: Busy(%v) = %v, want %v", c.name, c.others, got, c.want)
+		}
+	}
+}
+
+func TestTaskState(t *testing.T) {
+	for stat, want := range map[string]byte{
+		"4408 (cat) R 4406 4406": 'R',
+		"4409 (a) b) S 1 1":      'S',
+		"4410 (harness) D 1":     'D',
+		"broken":                 0,
+		"4411 (cut)":             0,
+	} {
+		if got := taskState([]byte(stat)); got != want {
+			t.Errorf("taskState(%q) = %q, want %q", stat, got, want)
+		}
+	}
+}
+
+func TestParseRunnable(t *testing.T) {
+	if n, ok := parseRunnable([]byte("1.20 1.10 0.90 3/181 4242\n")); !ok || n != 3 {
+		t.Errorf("parseRunnable = %d, %v, want 3, true", n, ok)
+	}
+	if _, ok := parseRunnable([]byte("1.20 1.10")); ok {
+		t.Error("parseRunnable of a short line: ok")
 	}
 }
 

@@ -174,7 +174,7 @@ func cleanRounds(used [][]harness.Sample, refs []float64) int {
 	for r := range used[0] {
 		ok := true
 		for i, u := range used {
-			ok = ok && !harness.Disturbed(u[r], refs[i])
+			ok = ok && !harness.Disturbed(u[r], refs[i], 0)
 		}
 		if ok {
 			clean++

@@ -30,7 +30,8 @@
 // With -evidence (the default) it also gathers the evidence of contention
 // for each candidate (sampleJudged), with its thread count (Entry.Threads):
 // the process's CPU time and preemptions over each sample, which then lasts at least 200 µs, the
-// steal of the timing, and a calibration probe before and after, judged
+// steal of the timing, the machine's runnable tasks before and after, and
+// a calibration probe after the samples, judged
 // against -probe, the fastest probe the parent has seen; disturbed
 // samples are taken again and left out when enough others are not.
 //

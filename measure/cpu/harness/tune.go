@@ -123,8 +123,12 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 }
 
 // sampleJudged times e as sample does, with the evidence of contention:
-// the calibration probe before and after, the steal of the interval, and
-// the CPU time and preemptions of every sample (harness.Judge). With
+// the calibration probe after the samples, the steal of the interval, the
+// machine's runnable tasks not ours before and after (harness.Busy), and the CPU
+// time and preemptions of every sample (harness.Judge). The probe runs
+// once, after: a core held all along slows it then as well as before, a
+// core held for part of the samples shows in their CPU time, and each
+// run of it costs a tenth of a millisecond per core. With
 // retake (not for a clearly slow candidate, whose rank its few samples
 // settle anyway), samples judged disturbed are taken again, at most as
 // many again as the first round took, so that timing stays within what
@@ -132,8 +136,11 @@ func timeOnce(d *data, e Entry, reps int, m *meter) time.Duration {
 // s.minSamples others were not, and keeps every sample otherwise (the
 // evidence then says how many were disturbed).
 func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.Event {
-	probeBefore := probe()
 	steal0, stealOK := harness.Steal()
+	var others []int
+	if n, ok := harness.Others(); ok {
+		others = append(others, n)
+	}
 	var m meter
 	samples := sample(d, e, reps, s, &m)
 	// Judged against the first round's expected share, each sample taken
@@ -141,7 +148,7 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 	want := harness.Expected(m.samples, e.Threads)
 	clean, total := 0, time.Duration(0)
 	for _, u := range m.samples {
-		if !harness.Disturbed(u, want) {
+		if !harness.Disturbed(u, want, e.Threads) {
 			clean, total = clean+1, total+u.Wall
 		}
 	}
@@ -149,17 +156,22 @@ func sampleJudged(d *data, e Entry, reps int, s settings, retake bool) harness.E
 		(clean < s.minSamples || total < s.minTime); {
 		took := timeOnce(d, e, reps, &m)
 		samples = append(samples, float64(took)/float64(reps))
-		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, want) {
+		if u := m.samples[len(m.samples)-1]; !harness.Disturbed(u, want, e.Threads) {
 			clean, total = clean+1, total+u.Wall
 		}
+	}
+	if n, ok := harness.Others(); ok && len(others) == 1 {
+		others = append(others, n)
+	} else {
+		others = nil // one reading alone may catch a task of a moment
 	}
 	disturbed, share := harness.Judge(m.samples, e.Threads)
 	var steal int64
 	if steal1, ok := harness.Steal(); ok && stealOK {
 		steal = steal1 - steal0
 	}
-	slowdown := float64(max(probeBefore, probe())) / float64(probeBest)
-	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown)
+	slowdown := float64(probe()) / float64(probeBest)
+	ev := harness.Summary(m.samples, disturbed, share, steal, runtime.NumCPU(), slowdown, harness.Busy(others))
 	if clean := undisturbed(samples, disturbed); len(clean) >= s.minSamples {
 		samples = clean
 	}
