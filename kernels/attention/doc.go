@@ -234,6 +234,12 @@
 // -MaxFloat32, not -Inf, so that the first rescaling is e^(-huge) = 0, not
 // NaN. The tests' "large" inputs make most weights underflow this way.
 //
+// In bf16 and f16 abs also has inputBound·u (u the dtype's unit roundoff,
+// 2^-8 and 2^-11): the tensor-core kernels round each weight to the dtype
+// for P·V, as FlashAttention does, by at most u relative, which moves O by
+// at most u·max|v| (l sums the float32 weights). The output's own rounding
+// is in rel.
+//
 // # Work
 //
 // FLOPs is 4·B·H·S²·D (two products of 2·S²·D per head; the softmax's
