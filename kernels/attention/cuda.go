@@ -24,7 +24,7 @@ const (
 
 // cudaGenericRevision is the revisions' counterpart for the shape-generic
 // kernels of both templates, which are not part of Version.
-const cudaGenericRevision = "attention-cuda-generic-1"
+const cudaGenericRevision = "attention-cuda-generic-2"
 
 // cudaGenericMaxD is the largest head dimension a shape-generic kernel
 // holds: its output accumulators are registers, sized when it is compiled.
