@@ -23,7 +23,8 @@ var checkCommand = command{
 Usage: autotune check --op OP --shape SHAPE --device DEV [--dtype DTYPE] [--configs N] [--seed S] [--json]
 
 Checks the code the op's template generates for one workload, config by
-config: the first valid config and N more drawn at random with the seed.
+config: the first valid config and N more: the template's default, then
+configs drawn at random with the seed.
 Inputs are seeded random values (never zeros) rounded to --dtype, the
 output is poisoned with NaN, and the result is compared with the op's
 float64 reference, computed from the rounded inputs, within its tolerance
@@ -94,7 +95,8 @@ func runCheck(c *command, std *stdio, args []string) error {
 		return err
 	}
 	space := tmpl.Space(w.shape, w.target)
-	cfgs, err := pickConfigs(space, o.seed, o.configs)
+	def, _ := tmpl.DefaultConfig(w.shape, w.target)
+	cfgs, err := pickConfigs(space, def, o.seed, o.configs)
 	if err != nil {
 		return fmt.Errorf("%s %s on %s: %v", w.op.Name, kernels.FormatShape(w.shape), w.target, err)
 	}
@@ -210,7 +212,7 @@ func roughly(d time.Duration) string {
 
 func (o *checkOptions) register(fs *flag.FlagSet) {
 	o.workloadFlags.register(fs)
-	fs.IntVar(&o.configs, "configs", 5, "check the first valid config and N more drawn at random")
+	fs.IntVar(&o.configs, "configs", 5, "check the first valid config and N more: the default, then drawn at random")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the configs drawn, the inputs and the shuffled orders")
 	fs.BoolVar(&o.json, "json", false, "print the results as one JSON object")
 	fs.BoolVar(&o.noPTX, "no-ptx", false, "CUDA: skip the PTX check (no clang needed)")
@@ -225,8 +227,9 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // pickConfigs returns the space's first valid config and then up to n
-// distinct others drawn with seed.
-func pickConfigs(space *schedule.Space, seed uint64, n int) ([]schedule.Config, error) {
+// distinct others: the template's default def (what runs untuned) where
+// it is another valid config, then configs drawn with seed.
+func pickConfigs(space *schedule.Space, def schedule.Config, seed uint64, n int) ([]schedule.Config, error) {
 	var out []schedule.Config
 	seen := map[string]bool{}
 	for i := range space.Size() {
@@ -237,6 +240,9 @@ func pickConfigs(space *schedule.Space, seed uint64, n int) ([]schedule.Config, 
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no valid config")
+	}
+	if n > 0 && def.Len() > 0 && space.Valid(def) && !seen[def.String()] {
+		out, seen[def.String()] = append(out, def), true
 	}
 	r := rand.New(rand.NewPCG(seed, 0x636865636b)) // "check"
 	for tries := 0; len(out) < n+1 && tries < 50*(n+1); tries++ {

@@ -232,7 +232,7 @@ func BenchmarkGPU(b *testing.B) {
 var gpuCases = []gpuCase{
 	{op: "attention", run: func(p []uintptr, d []int) error { return Attention(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2], d[3]) },
 		fill: fillAttention, reference: referenceAttention, shapes: []gpuShape{
-			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: true},
+			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: false},
 			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375, tuned: false},
 			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195, tuned: false},
 		}},
@@ -240,7 +240,7 @@ var gpuCases = []gpuCase{
 		return AttentionCausal(0, p[0], p[1], p[2], p[3], d[0], d[1], d[2], d[3])
 	},
 		fill: fillAttentionCausal, reference: referenceAttentionCausal, shapes: []gpuShape{
-			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: true},
+			{shape: []int{1, 8, 1024, 64}, ins: []int{524288, 524288, 524288}, out: 524288, rel: 2.384185791015625e-07, abs: 0.0006147854248046875, tuned: false},
 			{shape: []int{1, 1, 1, 1}, ins: []int{1, 1, 1}, out: 1, rel: 2.384185791015625e-07, abs: 0.0001284115234375, tuned: false},
 			{shape: []int{3, 37, 61, 7}, ins: []int{47397, 47397, 47397}, out: 47397, rel: 2.384185791015625e-07, abs: 0.00024184973226542195, tuned: false},
 		}},

@@ -17,16 +17,12 @@ var archs = []string{"sm_80", "sm_86", "sm_90"}
 var modules embed.FS
 
 var kernels = []kernel{
-	{name: "attention_sm_80_default", arch: "sm_80", entry: "attention_sm_80_default", ptx: "ptx/sm_80/attention_sm_80_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_sm_86_default", arch: "sm_86", entry: "attention_sm_86_default", ptx: "ptx/sm_86/attention_sm_86_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_sm_90_g1", arch: "sm_90", entry: "attention_sm_90_g1", ptx: "ptx/sm_90/attention_sm_90_g1.ptx", config: "br=64,bc=128,warps=8,tn=4,kv_copy=cp_async", json: "{\"br\":64,\"bc\":128,\"warps\":8,\"tn\":4,\"kv_copy\":\"cp_async\"}", generic: &launchSpec{block: [3]int{256, 1, 1}, grid: [3][]factor{{{2, 64}}, {{0, 1}, {1, 1}}, {}}, shared: size{38912, 2304, 3, 0, 32}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_sm_90_1x8x1024x64", arch: "sm_90", entry: "attention_sm_90_1x8x1024x64", ptx: "ptx/sm_90/attention_sm_90_1x8x1024x64.ptx", config: "br=64,bc=128,warps=8,tn=4,kv_copy=cp_async", json: "{\"br\":64,\"bc\":128,\"warps\":8,\"tn\":4,\"kv_copy\":\"cp_async\"}", shape: []int{1, 8, 1024, 64}, grid: [3]int{16, 8, 1}, block: [3]int{256, 1, 1}, shared: 186368},
-	{name: "attention_sm_90_default", arch: "sm_90", entry: "attention_sm_90_default", ptx: "ptx/sm_90/attention_sm_90_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_causal_sm_80_default", arch: "sm_80", entry: "attention_causal_sm_80_default", ptx: "ptx/sm_80/attention_causal_sm_80_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_causal_sm_86_default", arch: "sm_86", entry: "attention_causal_sm_86_default", ptx: "ptx/sm_86/attention_causal_sm_86_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_causal_sm_90_g1", arch: "sm_90", entry: "attention_causal_sm_90_g1", ptx: "ptx/sm_90/attention_causal_sm_90_g1.ptx", config: "br=16,bc=64,warps=2,tn=4,kv_copy=cp_async", json: "{\"br\":16,\"bc\":64,\"warps\":2,\"tn\":4,\"kv_copy\":\"cp_async\"}", generic: &launchSpec{block: [3]int{64, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{6656, 1088, 3, 0, 16}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
-	{name: "attention_causal_sm_90_1x8x1024x64", arch: "sm_90", entry: "attention_causal_sm_90_1x8x1024x64", ptx: "ptx/sm_90/attention_causal_sm_90_1x8x1024x64.ptx", config: "br=16,bc=64,warps=2,tn=4,kv_copy=cp_async", json: "{\"br\":16,\"bc\":64,\"warps\":2,\"tn\":4,\"kv_copy\":\"cp_async\"}", shape: []int{1, 8, 1024, 64}, grid: [3]int{64, 8, 1}, block: [3]int{64, 1, 1}, shared: 76288},
-	{name: "attention_causal_sm_90_default", arch: "sm_90", entry: "attention_causal_sm_90_default", ptx: "ptx/sm_90/attention_causal_sm_90_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=sync", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"sync\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{1792, 192, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_sm_80_default", arch: "sm_80", entry: "attention_sm_80_default", ptx: "ptx/sm_80/attention_sm_80_default.ptx", config: "br=64,bc=64,warps=4,tn=4,kv_copy=mma", json: "{\"br\":64,\"bc\":64,\"warps\":4,\"tn\":4,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{2, 64}}, {{0, 1}, {1, 1}}, {}}, shared: size{20480, 1280, 3, 0, 16}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_sm_86_default", arch: "sm_86", entry: "attention_sm_86_default", ptx: "ptx/sm_86/attention_sm_86_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=mma", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{2048, 320, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_sm_90_default", arch: "sm_90", entry: "attention_sm_90_default", ptx: "ptx/sm_90/attention_sm_90_default.ptx", config: "br=64,bc=64,warps=4,tn=4,kv_copy=mma", json: "{\"br\":64,\"bc\":64,\"warps\":4,\"tn\":4,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{2, 64}}, {{0, 1}, {1, 1}}, {}}, shared: size{20480, 1280, 3, 0, 16}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_causal_sm_80_default", arch: "sm_80", entry: "attention_causal_sm_80_default", ptx: "ptx/sm_80/attention_causal_sm_80_default.ptx", config: "br=64,bc=64,warps=4,tn=4,kv_copy=mma", json: "{\"br\":64,\"bc\":64,\"warps\":4,\"tn\":4,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{2, 64}}, {{0, 1}, {1, 1}}, {}}, shared: size{20480, 1280, 3, 0, 16}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_causal_sm_86_default", arch: "sm_86", entry: "attention_causal_sm_86_default", ptx: "ptx/sm_86/attention_causal_sm_86_default.ptx", config: "br=16,bc=16,warps=1,tn=2,kv_copy=mma", json: "{\"br\":16,\"bc\":16,\"warps\":1,\"tn\":2,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{32, 1, 1}, grid: [3][]factor{{{2, 16}}, {{0, 1}, {1, 1}}, {}}, shared: size{2048, 320, 3, 0, 8}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
+	{name: "attention_causal_sm_90_default", arch: "sm_90", entry: "attention_causal_sm_90_default", ptx: "ptx/sm_90/attention_causal_sm_90_default.ptx", config: "br=64,bc=64,warps=4,tn=4,kv_copy=mma", json: "{\"br\":64,\"bc\":64,\"warps\":4,\"tn\":4,\"kv_copy\":\"mma\"}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{2, 64}}, {{0, 1}, {1, 1}}, {}}, shared: size{20480, 1280, 3, 0, 16}, multiple: []int(nil), max: []int{0, 0, 0, 128}}},
 	{name: "gemm_sm_80_default", arch: "sm_80", entry: "gemm_sm_80_default", ptx: "ptx/sm_80/gemm_sm_80_default.ptx", config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1", json: "{\"bm\":32,\"bn\":32,\"bk\":8,\"tm\":2,\"tn\":4,\"vec_a\":1,\"vec_b\":1,\"copy\":\"regs\",\"stages\":1}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{1, 32}}, {{0, 32}}, {}}, shared: size{2560, 0, 0, 0, 0}, multiple: []int{1, 1, 1}, max: []int(nil)}},
 	{name: "gemm_sm_86_default", arch: "sm_86", entry: "gemm_sm_86_default", ptx: "ptx/sm_86/gemm_sm_86_default.ptx", config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1", json: "{\"bm\":32,\"bn\":32,\"bk\":8,\"tm\":2,\"tn\":4,\"vec_a\":1,\"vec_b\":1,\"copy\":\"regs\",\"stages\":1}", generic: &launchSpec{block: [3]int{128, 1, 1}, grid: [3][]factor{{{1, 32}}, {{0, 32}}, {}}, shared: size{2560, 0, 0, 0, 0}, multiple: []int{1, 1, 1}, max: []int(nil)}},
 	{name: "gemm_sm_90_g1", arch: "sm_90", entry: "gemm_sm_90_g1", ptx: "ptx/sm_90/gemm_sm_90_g1.ptx", config: "bm=64,bn=128,bk=32,tm=8,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2", json: "{\"bm\":64,\"bn\":128,\"bk\":32,\"tm\":8,\"tn\":4,\"vec_a\":4,\"vec_b\":4,\"copy\":\"cp_async\",\"stages\":2}", generic: &launchSpec{block: [3]int{256, 1, 1}, grid: [3][]factor{{{1, 128}}, {{0, 64}}, {}}, shared: size{51200, 0, 0, 0, 0}, multiple: []int{1, 4, 4}, max: []int(nil)}},
@@ -62,10 +58,10 @@ var ops = map[string]*opState{
 	"softmax":          opSoftmax,
 }
 
-var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-2-9811c34e1b9a", archs: map[string]*tables{
+var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-3-fcce346120ca", archs: map[string]*tables{
 	"sm_80": newTables(0, []entry{}),
 	"sm_86": newTables(1, []entry{}),
-	"sm_90": newTables(4, []entry{newEntry([]int{1, 8, 1024, 64}, 3, 2)}),
+	"sm_90": newTables(2, []entry{}),
 }}
 
 // Attention runs attention (softmax(Q·Kᵀ/√D)·V over [B][H][S][D] tensors) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -77,10 +73,10 @@ func Attention(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 	return opAttention.launch(stream, ptrs[:], dims[:])
 }
 
-var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-2-65675c7b1489", archs: map[string]*tables{
-	"sm_80": newTables(5, []entry{}),
-	"sm_86": newTables(6, []entry{}),
-	"sm_90": newTables(9, []entry{newEntry([]int{1, 8, 1024, 64}, 8, 7)}),
+var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-3-4a751a7f9bb8", archs: map[string]*tables{
+	"sm_80": newTables(3, []entry{}),
+	"sm_86": newTables(4, []entry{}),
+	"sm_90": newTables(5, []entry{}),
 }}
 
 // AttentionCausal runs attention_causal (softmax(Q·Kᵀ/√D + causal mask)·V over [B][H][S][D] tensors: query i attends to keys j ≤ i) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -93,9 +89,9 @@ func AttentionCausal(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 }
 
 var opGemm = &opState{name: "gemm", fn: "Gemm", dims: []string{"m", "n", "k"}, template: "gemm-cuda-2-ced84c351267", archs: map[string]*tables{
-	"sm_80": newTables(10, []entry{}),
-	"sm_86": newTables(11, []entry{}),
-	"sm_90": newTables(14, []entry{newEntry([]int{2048, 2048, 2048}, 13, 12)}),
+	"sm_80": newTables(6, []entry{}),
+	"sm_86": newTables(7, []entry{}),
+	"sm_90": newTables(10, []entry{newEntry([]int{2048, 2048, 2048}, 9, 8)}),
 }}
 
 // Gemm runs gemm (C = A·B for row-major M×K and K×N matrices) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -108,9 +104,9 @@ func Gemm(stream uintptr, c, a, b uintptr, m, n, k int) error {
 }
 
 var opGemmBias = &opState{name: "gemm_bias", fn: "GemmBias", dims: []string{"m", "n", "k"}, template: "gemm-bias-cuda-2-b134802794e0", archs: map[string]*tables{
-	"sm_80": newTables(15, []entry{}),
-	"sm_86": newTables(16, []entry{}),
-	"sm_90": newTables(17, []entry{}),
+	"sm_80": newTables(11, []entry{}),
+	"sm_86": newTables(12, []entry{}),
+	"sm_90": newTables(13, []entry{}),
 }}
 
 // GemmBias runs gemm_bias (C = A·B + bias for row-major M×K and K×N matrices and an N-vector bias added to every row) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -123,9 +119,9 @@ func GemmBias(stream uintptr, c, a, b, bias uintptr, m, n, k int) error {
 }
 
 var opGemmBiasReLU = &opState{name: "gemm_bias_relu", fn: "GemmBiasReLU", dims: []string{"m", "n", "k"}, template: "gemm-bias+relu-cuda-2-93c1443fb219", archs: map[string]*tables{
-	"sm_80": newTables(18, []entry{}),
-	"sm_86": newTables(19, []entry{}),
-	"sm_90": newTables(20, []entry{}),
+	"sm_80": newTables(14, []entry{}),
+	"sm_86": newTables(15, []entry{}),
+	"sm_90": newTables(16, []entry{}),
 }}
 
 // GemmBiasReLU runs gemm_bias_relu (C = max(0, A·B + bias) for row-major M×K and K×N matrices and an N-vector bias) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -138,9 +134,9 @@ func GemmBiasReLU(stream uintptr, c, a, b, bias uintptr, m, n, k int) error {
 }
 
 var opLayerNorm = &opState{name: "layernorm", fn: "LayerNorm", dims: []string{"rows", "cols"}, template: "layernorm-norm-cuda-1-3e87ec98ee57", archs: map[string]*tables{
-	"sm_80": newTables(21, []entry{}),
-	"sm_86": newTables(22, []entry{}),
-	"sm_90": newTables(23, []entry{}),
+	"sm_80": newTables(17, []entry{}),
+	"sm_86": newTables(18, []entry{}),
+	"sm_90": newTables(19, []entry{}),
 }}
 
 // LayerNorm runs layernorm (LayerNorm of each row of an R×C matrix, scaled by gamma and shifted by beta (eps 1e-05)) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -153,9 +149,9 @@ func LayerNorm(stream uintptr, y, x, gamma, beta uintptr, rows, cols int) error 
 }
 
 var opRMSNorm = &opState{name: "rmsnorm", fn: "RMSNorm", dims: []string{"rows", "cols"}, template: "rmsnorm-norm-cuda-1-18226649f18b", archs: map[string]*tables{
-	"sm_80": newTables(24, []entry{}),
-	"sm_86": newTables(25, []entry{}),
-	"sm_90": newTables(26, []entry{}),
+	"sm_80": newTables(20, []entry{}),
+	"sm_86": newTables(21, []entry{}),
+	"sm_90": newTables(22, []entry{}),
 }}
 
 // RMSNorm runs rmsnorm (RMSNorm of each row of an R×C matrix, scaled by gamma (eps 1e-06)) on stream, a CUstream of the calling thread's current context (0: its default stream).
@@ -168,9 +164,9 @@ func RMSNorm(stream uintptr, y, x, gamma uintptr, rows, cols int) error {
 }
 
 var opSoftmax = &opState{name: "softmax", fn: "Softmax", dims: []string{"rows", "cols"}, template: "softmax-cuda-2-5d2fc5218f78", archs: map[string]*tables{
-	"sm_80": newTables(27, []entry{}),
-	"sm_86": newTables(28, []entry{}),
-	"sm_90": newTables(31, []entry{newEntry([]int{4096, 1024}, 30, 29)}),
+	"sm_80": newTables(23, []entry{}),
+	"sm_86": newTables(24, []entry{}),
+	"sm_90": newTables(27, []entry{newEntry([]int{4096, 1024}, 26, 25)}),
 }}
 
 // Softmax runs softmax (row-wise softmax over the last axis of an R×C matrix) on stream, a CUstream of the calling thread's current context (0: its default stream).

@@ -18,13 +18,13 @@ import (
 // emitted CUDA changes in a way the knob space does not show (see the
 // package doc); a change to the shared emitter usually changes both.
 const (
-	cudaRevision       = "attention-cuda-2"
-	cudaCausalRevision = "attention-causal-cuda-2"
+	cudaRevision       = "attention-cuda-3"
+	cudaCausalRevision = "attention-causal-cuda-3"
 )
 
 // cudaGenericRevision is the revisions' counterpart for the shape-generic
 // kernels of both templates, which are not part of Version.
-const cudaGenericRevision = "attention-cuda-generic-1"
+const cudaGenericRevision = "attention-cuda-generic-2"
 
 // cudaGenericMaxD is the largest head dimension a shape-generic kernel
 // holds: its output accumulators are registers, sized when it is compiled.
@@ -50,11 +50,15 @@ func newCUDATemplate(causal bool) kernels.Template {
 		Backend: kernels.CUDA,
 		Version: cudaVersion(rev),
 		Space:   cudaSpace,
+		Default: cudaDefault,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
 			k.Want("", dtypes...)
 			dt := cmp.Or(k.DType, dtype.Default)
 			if k.Shape == nil {
 				return emitCUDAGeneric(k.Name, dt, k.Config, causal)
+			}
+			if dt.Size() == 2 && k.Config.Str("kv_copy") == "mma" {
+				return emitCUDAMMA(k.Name, k.Shape, dt, k.Config, causal)
 			}
 			return emitCUDA(k.Name, k.Shape, dt, k.Config, causal)
 		}),
@@ -67,7 +71,7 @@ var (
 	cudaBCs    = []int{16, 32, 64, 128}
 	cudaWarps  = []int{1, 2, 4, 8}
 	cudaTNs    = []int{2, 4, 8}
-	cudaCopies = []string{"sync", "cp_async"}
+	cudaCopies = []string{"sync", "cp_async", "mma"}
 )
 
 // cudaMaxTM bounds a thread's query rows: each costs it tn scores, D/TX
@@ -163,6 +167,11 @@ func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
 	}
 	g.threads = 32 * g.warps
 	g.stages = 1
+	if g.copy == "mma" {
+		// Tensor cores are for bf16 and f16 (emitCUDAMMA); float32
+		// kernels and shape-generic ones copy as cp_async does.
+		g.copy = "cp_async"
+	}
 	if g.copy == "cp_async" {
 		g.stages = 2
 	}
@@ -199,7 +208,7 @@ func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
 // cudaSpace returns the knobs for shape on target, with the target's
 // limits. A CPU target gets the same knobs with every point invalid.
 func cudaSpace(shape []int, target device.Target) *schedule.Space {
-	b, h, s, _ := checkShape(shape)
+	b, h, s, d := checkShape(shape)
 	gpu := target.GPU
 	pow2 := func(n int) int {
 		p := 1
@@ -211,12 +220,15 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 	constraints := []schedule.Constraint{
 		// A row's keys are spread over tx = bc/tn threads of one warp, whose
 		// maxima and sums are reduced by shuffles.
-		{Name: "row_in_warp", OK: func(c schedule.Config) bool {
-			return c.Int("bc")%c.Int("tn") == 0 && c.Int("bc")/c.Int("tn") <= 32
-		}},
+		{Name: "row_in_warp", OK: func(c schedule.Config) bool { return rowInWarp(c.Int("bc"), c.Int("tn")) }},
 		{Name: "rows_per_thread", OK: func(c schedule.Config) bool {
-			ty := 32 * c.Int("warps") / (c.Int("bc") / max(1, c.Int("tn")))
-			return ty >= 1 && c.Int("br")%ty == 0 && c.Int("br")/ty <= cudaMaxTM
+			return rowsPerThread(c.Int("br"), c.Int("bc"), c.Int("warps"), c.Int("tn"))
+		}},
+		// kv_copy=mma keeps the CUDA-core constraints, which float32 and
+		// shape-generic kernels of its configs obey; tn means nothing to
+		// the tensor-core form, whose configs take the least tn valid there.
+		{Name: "mma_tiles", OK: func(c schedule.Config) bool {
+			return c.Str("kv_copy") != "mma" || mmaFits(d, c) && mmaLeastTN(c)
 		}},
 		{Name: "tile_within_shape", OK: func(c schedule.Config) bool {
 			return c.Int("br") <= max(16, pow2(s)) && c.Int("bc") <= max(16, pow2(s))
@@ -229,7 +241,7 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 	} else {
 		constraints = append(constraints,
 			schedule.Constraint{Name: "cp_async_needs_sm80", OK: func(c schedule.Config) bool {
-				return c.Str("kv_copy") != "cp_async" || gpu.Major >= 8
+				return c.Str("kv_copy") == "sync" || gpu.Major >= 8
 			}},
 			schedule.Constraint{Name: "threads_per_block", OK: func(c schedule.Config) bool {
 				return 32*c.Int("warps") <= gpu.MaxThreadsPerBlock
@@ -239,7 +251,11 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 			}},
 			schedule.Constraint{Name: "registers_per_thread", OK: func(c schedule.Config) bool {
 				g := newCUDAGeometry(shape, c)
-				return g.regs <= gpu.MaxRegistersPerThread && g.regs*g.threads <= gpu.RegistersPerBlock
+				regs := g.regs
+				if c.Str("kv_copy") == "mma" {
+					regs = max(regs, mmaRegs(g.bc, g.d))
+				}
+				return regs <= gpu.MaxRegistersPerThread && regs*g.threads <= gpu.RegistersPerBlock
 			}})
 	}
 	return schedule.NewSpace([]schedule.Knob{
@@ -249,6 +265,42 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("tn", cudaTNs...),
 		schedule.Enum("kv_copy", cudaCopies...),
 	}, constraints...)
+}
+
+// rowInWarp and rowsPerThread are the CUDA-core form's constraints on
+// its tiles (see cudaSpace).
+func rowInWarp(bc, tn int) bool { return bc%tn == 0 && bc/tn <= 32 }
+
+func rowsPerThread(br, bc, warps, tn int) bool {
+	ty := 32 * warps / (bc / max(1, tn))
+	return ty >= 1 && br%ty == 0 && br/ty <= cudaMaxTM
+}
+
+// mmaLeastTN reports whether c's tn is the least of cudaTNs that the
+// CUDA-core form takes with c's other knobs, so that a tensor-core kernel
+// is one point of the space, not one per tn.
+func mmaLeastTN(c schedule.Config) bool {
+	for _, tn := range cudaTNs {
+		if rowInWarp(c.Int("bc"), tn) && rowsPerThread(c.Int("br"), c.Int("bc"), c.Int("warps"), tn) {
+			return tn == c.Int("tn")
+		}
+	}
+	return false
+}
+
+// cudaDefault is the tensor-core config of 64 query rows (4 warps) and
+// 64 keys where the target and the head dimension take it (bf16 and f16
+// kernels run on tensor cores, float32 ones copy by cp.async), else
+// nothing: the space's first valid config.
+func cudaDefault(shape []int, target device.Target) schedule.Config {
+	sp := cudaSpace(shape, target)
+	for _, text := range []string{"br=64,bc=64,warps=4,tn=4,kv_copy=mma", "br=16,bc=16,warps=1,tn=2,kv_copy=mma"} {
+		c, err := sp.Parse(text)
+		if err == nil && sp.Check(c) == nil {
+			return c
+		}
+	}
+	return schedule.Config{}
 }
 
 // emitCUDA writes the kernel of cfg for shape and dt; see the package doc.

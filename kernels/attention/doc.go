@@ -157,6 +157,8 @@
 //	tn        2, 4, 8       keys per thread and tile
 //	kv_copy   sync          K and V tiles loaded, one buffer
 //	          cp_async      cp.async, double-buffered
+//	          mma           bf16, f16: tensor cores (below); f32 and
+//	                        shape-generic kernels: cp_async
 //
 // Constraints: row_in_warp (bc/tn ≤ 32 threads per row group),
 // rows_per_thread (br a multiple of the row groups, at most 8 rows a
@@ -190,11 +192,36 @@
 // of 8, else 4, 2 or 1; a store is wv elements as in float32. cp.async
 // copies bytes and cannot convert, so kv_copy=cp_async is the sync copy
 // with one buffer in 16 bits. Not done: tiles kept in 16 bits in shared
-// memory and converted at use (half the footprint, larger tiles; a knob),
-// and tensor cores (mma.sync) for the two products, which the issue's
-// attention targets need: these kernels run on CUDA cores, as float32's
-// do. The float32 source is unchanged (goldens), so the revisions were
-// not bumped; testdata/cuda_half_* hold 16-bit goldens.
+// memory and converted at use (half the footprint, larger tiles; a knob).
+// testdata/cuda_half_* hold 16-bit goldens.
+//
+// kv_copy=mma in bf16 and f16 (cudamma.go) is FlashAttention-2 on tensor
+// cores: warp w of a block owns query rows 16w..16w+15 (br = 16·warps);
+// Q's tile and K's and V's (two stages, cp.async) stay 16-bit in shared
+// memory, rows padded by 8 elements; Q's A fragments are loaded once by
+// ldmatrix and kept in registers. Per key tile, S = Q·Kᵀ by mma.sync
+// m16n8k16 (K's B fragments by ldmatrix of its rows), scaled by
+// 1/√D·log2(e) in float32, masked, the online softmax on the accumulator
+// fragments (a row's lanes are a quad: maxima and sums by __shfl_xor_sync
+// 1 and 2); the C fragments of two n8 key groups are, narrowed in pairs,
+// the A fragment of P, and O += P·V by mma with V's B fragments from
+// ldmatrix.trans. O is divided by l and rounded to nearest even. Causal:
+// tiles past the block's last row are not copied, a warp skips tiles past
+// its own last row, and only tiles crossing the diagonal are masked. Its
+// constraint mma_tiles: sm_80 (cp_async_needs_sm80), D a multiple of 16
+// up to 128, br = 16·warps, bc a multiple of 16, and tn the least the
+// CUDA-core form takes with the other knobs (tn means nothing here; the
+// CUDA-core constraints still hold, as float32 kernels of the config run
+// that form, so shared memory is checked against the float32 footprint:
+// conservative, it drops D = 128 with large tiles on sm_86 and sm_89).
+// The registers estimate is D/2 + D/4 + bc/2 + 40. It is the default where
+// valid (br=64,bc=64,warps=4, else br=16,bc=16,warps=1). The weights
+// rounded to the dtype are in the tolerance (Accuracy). measure/cuda/emu's
+// TestAttentionMMA runs it at odd shapes on every input set, and
+// TestAttentionMMAPlantedBug shows that a C→A mapping off by a fragment
+// and a missing quad reduction fail there. Not done: a shape-generic
+// tensor-core kernel (the generic kernel of an mma config is the CUDA-core
+// one), a stages knob, and any run on a GPU.
 //
 // Asked for a kernel without a shape, the CUDA templates emit the
 // shape-generic kernel of the config: `..., int b, int h, int s, int d`
@@ -233,6 +260,12 @@
 // at -88 and give exactly 0 below, and the running maxima start at
 // -MaxFloat32, not -Inf, so that the first rescaling is e^(-huge) = 0, not
 // NaN. The tests' "large" inputs make most weights underflow this way.
+//
+// In bf16 and f16 abs also has inputBound·u (u the dtype's unit roundoff,
+// 2^-8 and 2^-11): the tensor-core kernels round each weight to the dtype
+// for P·V, as FlashAttention does, by at most u relative, which moves O by
+// at most u·max|v| (l sums the float32 weights). The output's own rounding
+// is in rel.
 //
 // # Work
 //

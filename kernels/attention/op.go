@@ -160,6 +160,10 @@ func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	// A 16-bit output rounds what float32 computed, abs included, and
 	// below its normal range adds half its smallest subnormal.
 	abs = inputBound * (2*weight + 8*eps32*(1+math.Sqrt(float64(s))))
+	// A 16-bit kernel may round the weights to dt for P·V on tensor cores
+	// (FlashAttention's P): each by at most dt's unit roundoff, an error of
+	// at most that times max|V| in the output.
+	abs += inputBound * kernels.OutputRounding(dt)
 	return 4*eps32 + kernels.OutputRounding(dt), abs*(1+kernels.OutputRounding(dt)) + kernels.OutputRoundingAbs(dt)
 }
 

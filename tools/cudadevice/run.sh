@@ -24,8 +24,18 @@
 # ("op shape dtype seconds" lines), BENCHES ("op shape dtype" lines),
 # TORCH_WORKLOADS (torch_baseline.py's arguments); TORCH_EXT_DIR (an
 # extension generated elsewhere, built in the background from the start)
-# or TORCH_EXT=1 (generate one from gpu.db at the end).
+# or TORCH_EXT=1 (generate one from gpu.db at the end). Unset, TUNES,
+# BENCHES and TORCH_WORKLOADS are issue 24's attention workloads (bf16,
+# causal and not, against SDPA; the tensor-core kernels have not run on a
+# GPU yet); set to empty, they run nothing.
 set -uo pipefail
+attention_workloads='attention 1x16x4096x128 bf16
+attention_causal 1x16x4096x128 bf16
+attention 1x32x4096x64 bf16
+attention_causal 1x32x4096x64 bf16'
+TUNES=${TUNES-$(sed 's/$/ 20/' <<<"$attention_workloads")}
+BENCHES=${BENCHES-$attention_workloads}
+TORCH_WORKLOADS=${TORCH_WORKLOADS-$(tr ' ' ':' <<<"$attention_workloads" | tr '\n' ' ')}
 : "${OUT:?set OUT to the directory for the results}"
 here=$(cd "$(dirname "$0")" && pwd)
 res=$(mktemp -d)

@@ -2,6 +2,8 @@ package emu
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -111,5 +113,131 @@ func TestAttention16PlantedBug(t *testing.T) {
 			t.Errorf("%s: a kernel accumulating in %s (%d replaced): %s; want wrong", dt, dt, n, o)
 		}
 		t.Logf("%s: %s", dt, o)
+	}
+}
+
+// attentionMMATiles are the tiles (br, bc, warps) of the tensor-core
+// configs TestAttentionMMA runs: one warp and eight, key tiles of 16 to
+// 128; each takes the one tn the space allows it (mmaConfigs).
+var attentionMMATiles = [][3]int{{16, 16, 1}, {64, 32, 4}, {32, 64, 2}, {128, 128, 8}}
+
+// mmaConfigs returns the config texts of kv_copy=mma for tiles, one per
+// tn: parseValid keeps the valid one.
+func mmaConfigs(tiles [][3]int) []string {
+	var out []string
+	for _, t := range tiles {
+		for _, tn := range []int{2, 4, 8} {
+			out = append(out, fmt.Sprintf("br=%d,bc=%d,warps=%d,tn=%d,kv_copy=mma", t[0], t[1], t[2], tn))
+		}
+	}
+	return out
+}
+
+// attentionMMAShapes are sequences of 1, primes and lengths past a
+// multiple of the tiles, an odd batch×heads, at head dims 16, 64 and 128.
+var attentionMMAShapes = [][]int{{1, 1, 1, 64}, {1, 3, 17, 64}, {1, 1, 131, 64}, {3, 1, 37, 128}, {1, 1, 129, 128}, {1, 1, 23, 16}}
+
+// TestAttentionMMA checks the tensor-core attention kernels, causal and
+// not, of bf16 and f16 under emulation (whose ldmatrix and mma hand each
+// lane what the PTX ISA's fragment layouts say) on every input set of
+// the dtype, f16's with scores that saturate, at attentionMMAShapes: the
+// first two tiles by default, all four with AUTOTUNE_EXHAUSTIVE=1 (about
+// four minutes on two loaded cores).
+func TestAttentionMMA(t *testing.T) {
+	tg := target(t, "sm_80")
+	tiles := attentionMMATiles[:2]
+	if os.Getenv("AUTOTUNE_EXHAUSTIVE") == "1" {
+		tiles = attentionMMATiles
+	}
+	for _, tmpl := range []kernels.Template{attention.CUDATemplate, attention.CUDATemplateCausal} {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+			c := checker(t, false)
+			c.DType, c.Orders = dt, Orders[:2]
+			for _, shape := range attentionMMAShapes {
+				cfgs := parseValid(tmpl.Space(shape, tg), mmaConfigs(tiles))
+				if len(cfgs) == 0 {
+					t.Fatalf("%s %v: no config valid", tmpl.Op.Name, shape)
+				}
+				sets := measure.Inputs(tmpl.Op, shape, dt, 7)
+				for _, cfg := range cfgs {
+					k := tmpl.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+					if !strings.Contains(k.Source, "at_mma(") {
+						t.Fatalf("%s %s %v %s: not a tensor-core kernel", tmpl.Op.Name, dt, shape, cfg)
+					}
+					o, err := c.EmulateSets(context.Background(), k, "sm_80", sets)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !o.OK {
+						t.Errorf("%s %s %v %s: %s", tmpl.Op.Name, dt, shape, cfg, o)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionMMAPlantedBug checks that emulation catches a tensor-core
+// kernel whose weights' A fragment takes its rows g+8 from the wrong C
+// registers (the keys 8 further on, as if the C→A mapping were off by a
+// fragment), and one whose quad reduction of the row maximum is left out.
+func TestAttentionMMAPlantedBug(t *testing.T) {
+	shape := []int{1, 1, 37, 64}
+	sp := attention.CUDATemplate.Space(shape, target(t, "sm_80"))
+	cfg, err := sp.Parse("br=32,bc=32,warps=2,tn=2,kv_copy=mma")
+	if err != nil || sp.Check(cfg) != nil {
+		t.Fatalf("config: %v %v", err, sp.Check(cfg))
+	}
+	dt := dtype.BF16
+	c := checker(t, false)
+	c.DType, c.Orders = dt, Orders[:1]
+	sets := measure.Inputs(attention.Op, shape, dt, 7)[:1]
+	good := attention.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+	for _, plant := range []struct{ what, old, new string }{
+		{"C→A off by a fragment", "(sc[2 * kk][2], sc[2 * kk][2 + 1])", "(sc[2 * kk + 1][2], sc[2 * kk + 1][2 + 1])"},
+		{"no quad maximum", "mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));", ""},
+	} {
+		k := good
+		if !strings.Contains(k.Source, plant.old) {
+			t.Fatalf("%s: %q not in the kernel", plant.what, plant.old)
+		}
+		k.Source = strings.Replace(k.Source, plant.old, plant.new, 1)
+		o, err := c.EmulateSets(context.Background(), k, "sm_80", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.OK || !strings.Contains(o.Error, "wrong") {
+			t.Errorf("%s: %s; want wrong", plant.what, o)
+		}
+		t.Logf("%s: %s", plant.what, o)
+	}
+}
+
+// TestAttentionMMAPTX compiles tensor-core attention kernels, causal,
+// to PTX for each architecture CI checks: mma.sync m16n8k16 in the dtype,
+// ldmatrix plain and transposed, cp.async, the weights narrowed in pairs.
+func TestAttentionMMAPTX(t *testing.T) {
+	c := checker(t, true)
+	shape := []int{1, 2, 129, 64}
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
+			sp := attention.CUDATemplateCausal.Space(shape, target(t, arch))
+			cfgs := parseValid(sp, mmaConfigs(attentionMMATiles[1:2]))
+			if len(cfgs) == 0 {
+				t.Fatalf("%s: no tensor-core config valid", arch)
+			}
+			for _, cfg := range cfgs {
+				k := attention.CUDATemplateCausal.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+				ptx, err := PTX(context.Background(), c.Clang, k, arch, t.TempDir())
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", dt, arch, cfg, err)
+				}
+				for _, want := range []string{"mma.sync.aligned.m16n8k16.row.col.f32." + string(dt), "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "cp.async.cg.shared.global", "cvt.rn." + string(dt) + "x2.f32"} {
+					if !strings.Contains(string(ptx), want) {
+						t.Errorf("%s %s %s: no %s in the PTX", dt, arch, cfg, want)
+					}
+				}
+			}
+		}
 	}
 }
