@@ -85,10 +85,7 @@ func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 		// The plain form around the NEON tiles and softmax (neon.go).
 		k.Want(kernels.ARM64.ISA, dtype.F32)
 		emitPlain(f, k.Name, k.Shape, k.Config, g.causal)
-		if k.Shape == nil {
-			return newGenericKernel(k.Name, k.Config, g.causal).asmFile()
-		}
-		return newKernel(k.Name, k.Shape, k.Config, g.causal).asmFile()
+		return g.asmFile(k)
 	}
 	k = kernels.PortableScalar(k) // scalar Go, the same on arm64
 	k.Want(kernels.AMD64.ISA, dtype.F32)
@@ -100,6 +97,12 @@ func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	default:
 		emit(f, k.Name, k.Shape, k.Config, g.causal)
 	}
+	return g.asmFile(k)
+}
+
+// asmFile returns the assembly of k's tiles and softmax, specialised or
+// shape-generic; nil when they are Go.
+func (g goEmitter) asmFile(k kernels.Kernel) []byte {
 	if k.Shape == nil {
 		return newGenericKernel(k.Name, k.Config, g.causal).asmFile()
 	}
