@@ -152,17 +152,20 @@ func TestARM64Emit(t *testing.T) {
 }
 
 // TestARM64HalfKernels checks the arm64 kernels of bf16 and f16, the
-// float32 kernels on float32 copies converted in Go (vectorConfig): the
-// configs of arm64Configs on halfShapes, specialised and shape-generic,
-// under emulation where this is not arm64.
+// float32 kernels on float32 copies converted in Go (vectorConfig): every
+// other config of arm64Configs on halfShapes, specialised and
+// shape-generic, under emulation where this is not arm64. A sample is
+// enough: TestARM64Kernels checks the float32 kernels they wrap.
 func TestARM64HalfKernels(t *testing.T) {
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		t.Run(string(dt), func(t *testing.T) {
 			var specs []kerneltest.Spec
 			for _, shape := range halfShapes {
-				for _, cfg := range arm64Configs(t, shape) {
-					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
-						kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+				for i, cfg := range arm64Configs(t, shape) {
+					if i%2 == 0 {
+						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, ARM64: true},
+							kerneltest.Spec{Config: cfg, Shape: shape, Generic: true, ARM64: true})
+					}
 				}
 			}
 			kerneltest.CheckDType(t, &TemplateCausal, dt, specs)
