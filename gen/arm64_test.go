@@ -20,7 +20,8 @@ const graviton = "cpu/arm64/asimd+fp16+bf16+i8mm+sve256/64c"
 
 // TestGenerateARM64 generates a package from arm64 records (gemm's NEON
 // tiles with tails in M, N and K, gemm_bias_relu's, softmax's and
-// rmsnorm's and layernorm's NEON rows with tails),
+// rmsnorm's and layernorm's NEON rows with tails, attention's and causal
+// attention's NEON tiles and online softmax with partial blocks),
 // checks its files, vets it for arm64 and amd64, and runs its tests in an
 // arm64 build, natively or under emulation (skipped where neither can
 // run) and in this machine's build, where the NEON kernels run their
@@ -42,6 +43,8 @@ func TestGenerateARM64(t *testing.T) {
 		{"softmax", []int{37, 45}, "vec=4,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block"},
 		{"rmsnorm", []int{5, 37}, "vec=4,unroll=8,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block"},
 		{"layernorm", []int{5, 37}, "vec=4,unroll=2,algo=onepass,threads=2,rows_per_chunk=1"},
+		{"attention", []int{1, 2, 37, 17}, "vec=4,br=8,bc=16,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm"},
+		{"attention_causal", []int{2, 1, 29, 9}, "vec=4,br=16,bc=8,exp=poly4,threads=1,layout=lanes,mr=12,nv=1,micro=asm"},
 	} {
 		tmpl, _ := kernels.TemplateFor(w.op, kernels.CPU)
 		sp := tmpl.Space(w.shape, target)
@@ -57,11 +60,12 @@ func TestGenerateARM64(t *testing.T) {
 	if err := mem.Commit(recs); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(mem, Options{Pkg: "fk", Device: graviton, Ops: []string{"gemm", "gemm_bias_relu", "softmax", "rmsnorm", "layernorm"}, Command: "autotune gen --pkg fk"})
+	files, err := Generate(mem, Options{Pkg: "fk", Device: graviton, Ops: []string{"gemm", "gemm_bias_relu", "softmax", "rmsnorm", "layernorm", "attention", "attention_causal"}, Command: "autotune gen --pkg fk"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"gemm_arm64.go", "gemm_arm64.s", "gemm_bias_relu_arm64.go", "gemm_bias_relu_arm64.s", "softmax_arm64.go", "softmax_arm64.s", "rmsnorm_arm64.go", "rmsnorm_arm64.s", "layernorm_arm64.go", "layernorm_arm64.s"} {
+	for _, name := range []string{"gemm_arm64.go", "gemm_arm64.s", "gemm_bias_relu_arm64.go", "gemm_bias_relu_arm64.s", "softmax_arm64.go", "softmax_arm64.s", "rmsnorm_arm64.go", "rmsnorm_arm64.s", "layernorm_arm64.go", "layernorm_arm64.s",
+		"attention_arm64.go", "attention_arm64.s", "attention_causal_arm64.go", "attention_causal_arm64.s"} {
 		if files[name] == nil {
 			t.Errorf("no %s", name)
 		}

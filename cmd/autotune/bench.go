@@ -82,6 +82,7 @@ attention_causal too, masked):
              gonum     per head, blas32.Gemm for Q·Kᵀ/√D into an S×S buffer,
                        a plain softmax per row, blas32.Gemm for the weights
                        times V; causal: the full product, masked
+             openblas  gonum's composition on OpenBLAS's cblas_sgemm
              onednn    oneDNN's batched matmul for Q·Kᵀ/√D over all heads
                        (causal: the mask added by a post-op), its softmax in
                        place, its batched matmul for the weights times V

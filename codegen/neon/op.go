@@ -22,6 +22,7 @@ var (
 	FMAX  = Op{"FMAX", 0x4e20f400}
 	FADDP = Op{"FADDP", 0x6e20d400}
 	FMAXP = Op{"FMAXP", 0x6e20f400}
+	FCMGT = Op{"FCMGT", 0x6ea0e400} // all ones in the lanes where Vn > Vm, zeros elsewhere
 )
 
 // Word returns the line of assembly of Vd.4S = o(Vn.4S, Vm.4S): a WORD,

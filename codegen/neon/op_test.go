@@ -18,6 +18,7 @@ func TestOpEncodings(t *testing.T) {
 		{FADDP, 0, 0, 0, 0x6e20d400},
 		{FMAXP, 0, 0, 0, 0x6e20f400},
 		{FADD, 31, 1, 30, 0x4e3ed43f},
+		{FCMGT, 18, 4, 0, 0x6ea0e492},
 	} {
 		if got := c.op.encode(c.d, c.n, c.m); got != c.want {
 			t.Errorf("%s V%d, V%d, V%d = %#08x, want %#08x", c.op.Name, c.d, c.n, c.m, got, c.want)

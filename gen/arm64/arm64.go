@@ -50,7 +50,7 @@ func FormsOf(tmpl kernels.Template, cfg schedule.Config, shape []int, target dev
 // from arm64 records.
 func BuildsDoc() string {
 	var b strings.Builder
-	b.WriteString("Built for arm64 (build tag arm64), the kernels whose configs have Go assembly (gemm's micro=asm, softmax's and rmsnorm's code=asm, layernorm's vec=4) ")
+	b.WriteString("Built for arm64 (build tag arm64), the kernels whose configs have Go assembly (gemm's and attention's micro=asm, softmax's and rmsnorm's code=asm, layernorm's vec=4) ")
 	b.WriteString("run their NEON form: the tiles or rows in arm64 assembly, plain Go around them, as autotune measured them. ")
 	b.WriteString("NEON is part of every arm64 CPU Go runs on, so they are installed at start-up without a check. ")
 	b.WriteString("Every other kernel, and every kernel in a build for another architecture, runs its scalar form: ")

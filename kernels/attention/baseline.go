@@ -10,7 +10,8 @@ import (
 )
 
 // baselines are what autotune bench compares the tuned kernel with: naive,
-// gonum and, in builds with the onednn tag, onednn. They are not the tuned code, so they are not part of Version: changing one
+// gonum and, in builds with the openblas tag, openblas (the composition
+// of gonum's on OpenBLAS's sgemm), in builds with the onednn tag, onednn. They are not the tuned code, so they are not part of Version: changing one
 // changes no tuning record.
 var baselines = append([]kernels.Baseline{{
 	Name:   "naive",
@@ -20,10 +21,10 @@ var baselines = append([]kernels.Baseline{{
 }, {
 	Name:     "gonum",
 	Doc:      "composition: per head, scores = Q·Kᵀ/√D with gonum's blas32.Gemm into an S×S buffer, a plain softmax per row, then blas32.Gemm scores·V",
-	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, false) },
+	EmitGo:   func(f *jen.File, name string, shape []int) { emitComposition(f, name, shape, false, gonumGemm) },
 	Requires: []string{gonumModule},
 	Skip:     skipScores,
-}}, onednnBaselines(false)...)
+}}, append(openblasBaselines(false), onednnBaselines(false)...)...)
 
 // causalBaselines are TemplateCausal's: the same with the mask.
 var causalBaselines = append([]kernels.Baseline{{
@@ -35,10 +36,10 @@ var causalBaselines = append([]kernels.Baseline{{
 	Name: "gonum",
 	Doc: "composition: per head, the full S×S scores = Q·Kᵀ/√D with gonum's blas32.Gemm, masked above the diagonal, " +
 		"a plain softmax per row, then blas32.Gemm scores·V",
-	EmitGo:   func(f *jen.File, name string, shape []int) { emitGonum(f, name, shape, true) },
+	EmitGo:   func(f *jen.File, name string, shape []int) { emitComposition(f, name, shape, true, gonumGemm) },
 	Requires: []string{gonumModule},
 	Skip:     skipScores,
-}}, onednnBaselines(true)...)
+}}, append(openblasBaselines(true), onednnBaselines(true)...)...)
 
 // gonumModule is the module of the gonum baseline; autotune's go.mod
 // requires it, and the bench module requires the same version.
@@ -84,7 +85,41 @@ func skipScores(shape []int) string {
 	return ""
 }
 
-// emitGonum emits attention as a Go programmer with gonum would compose it,
+// A blasLib is the library a composition baseline calls: its name in the
+// kernel's doc, and gemm, which returns the call c = alpha·a·op(b) + 0·c
+// of row-major float32 matrices, a m×k, op(b) k×n (b n×k, transposed,
+// with transB), with the given leading dimensions.
+type blasLib struct {
+	name string
+	gemm func(transB bool, m, n, k, alpha, a, lda, b, ldb, c, ldc jen.Code) jen.Code
+}
+
+// blasTrans returns gonum's blas.Trans or blas.NoTrans, the flags both
+// libraries' calls take.
+func blasTrans(trans bool) jen.Code {
+	if trans {
+		return jen.Qual(gonumModule+"/blas", "Trans")
+	}
+	return jen.Qual(gonumModule+"/blas", "NoTrans")
+}
+
+// gonumGemm is gonum's blas32.Gemm, on its General matrices.
+var gonumGemm = blasLib{name: "gonum's blas32.Gemm", gemm: func(transB bool, m, n, k, alpha, a, lda, b, ldb, c, ldc jen.Code) jen.Code {
+	const blas32 = gonumModule + "/blas/blas32"
+	general := func(rows, cols, stride, data jen.Code) jen.Code {
+		return jen.Qual(blas32, "General").Values(jen.Dict{
+			jen.Id("Rows"): rows, jen.Id("Cols"): cols, jen.Id("Stride"): stride, jen.Id("Data"): data,
+		})
+	}
+	bRows, bCols := k, n
+	if transB {
+		bRows, bCols = n, k
+	}
+	return jen.Qual(blas32, "Gemm").Call(blasTrans(false), blasTrans(transB), alpha,
+		general(m, k, lda, a), general(bRows, bCols, ldb, b), jen.Lit(0), general(m, n, ldc, c))
+}}
+
+// emitComposition emits attention as a Go programmer with a BLAS would compose it,
 // straight from the formula: a function of the shape known only at run time
 // that allocates one S×S float32 score matrix per call (the composition's
 // honest memory cost; it is reused for the heads of the call, not across
@@ -92,38 +127,33 @@ func skipScores(shape []int) string {
 // transposed by the call, 1/√D as alpha), takes the softmax of each row in
 // place (float32 maximum, math.Exp in float64, a float64 sum, then a
 // multiply by the float32 reciprocal, as the naive baseline), and writes
-// O = scores·V with blas32.Gemm. gonum's Gemm splits its work among
-// GOMAXPROCS goroutines; the softmax runs on one. blas32 uses gonum's own
-// implementation unless a program sets another, which the bench module
-// does not.
+// O = scores·V with lib's GEMM. gonum's Gemm splits its work among
+// GOMAXPROCS goroutines, OpenBLAS's among its own threads; the softmax
+// runs on one. blas32 uses gonum's own implementation unless a program
+// sets another, which the bench module does not: the openblas baseline
+// calls OpenBLAS by name instead, so that the two can share a module.
 //
 // With causal, it computes the full product, as a composition of library
 // calls does (BLAS has no product that writes only a triangle of a general
 // one), and masks it: the softmax of row i runs over keys j ≤ i alone and
 // the weights above the diagonal are set to 0, so the second product adds
 // nothing for them. Both products do the full S²·D work.
-func emitGonum(f *jen.File, name string, shape []int, causal bool) {
+func emitComposition(f *jen.File, name string, shape []int, causal bool, lib blasLib) {
 	b, h, s, d := checkShape(shape)
 	impl := name + "Attention"
-	const blas32, blas = gonumModule + "/blas/blas32", gonumModule + "/blas"
 	id := jen.Id
 	what := ""
 	if causal {
 		what = ", causal (query i attends to keys j ≤ i)"
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to out the attention softmax(q·kᵀ/√D)·v of the %d×%d×%d×%d [B][H][S][D] "+
-		"tensors q, k and v%s, composed from gonum's blas32.Gemm and a plain softmax (%s); "+
-		"autotune bench compares tuned kernels with it.", name, b, h, s, d, what, impl)))
+		"tensors q, k and v%s, composed from %s and a plain softmax (%s); "+
+		"autotune bench compares tuned kernels with it.", name, b, h, s, d, what, lib.name, impl)))
 	f.Func().Id(name).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32()).Block(
 		id(impl).Call(id("out"), id("q"), id("k"), id("v"), jen.Lit(b), jen.Lit(h), jen.Lit(s), jen.Lit(d)),
 	)
 	f.Line()
 
-	general := func(rows, cols, data jen.Code) jen.Code {
-		return jen.Qual(blas32, "General").Values(jen.Dict{
-			id("Rows"): rows, id("Cols"): cols, id("Stride"): cols, id("Data"): data,
-		})
-	}
 	softmax := []jen.Code{
 		id("row").Op(":=").Id("scores").Index(id("i").Op("*").Id("s"), jen.Parens(id("i").Op("+").Lit(1)).Op("*").Id("s")),
 	}
@@ -158,20 +188,19 @@ func emitGonum(f *jen.File, name string, shape []int, causal bool) {
 	f.Func().Id(impl).Params(jen.List(id("out"), id("q"), id("k"), id("v")).Index().Float32(), jen.List(id("b"), id("h"), id("s"), id("d")).Int()).Block(
 		id("scale").Op(":=").Float32().Call(jen.Lit(1).Op("/").Qual("math", "Sqrt").Call(jen.Float64().Call(id("d")))),
 		id("scores").Op(":=").Make(jen.Index().Float32(), id("s").Op("*").Id("s")),
-		id("p").Op(":=").Add(general(id("s"), id("s"), id("scores"))),
 		jen.For(id("bh").Op(":=").Range().Id("b").Op("*").Id("h")).Block(
 			id("head").Op(":=").Id("bh").Op("*").Id("s").Op("*").Id("d"),
-			id("span").Op(":=").Func().Params(id("x").Index().Float32()).Qual(blas32, "General").Block(
-				jen.Return(general(id("s"), id("d"), id("x").Index(id("head"), id("head").Op("+").Id("s").Op("*").Id("d")))),
+			id("span").Op(":=").Func().Params(id("x").Index().Float32()).Index().Float32().Block(
+				jen.Return(id("x").Index(id("head"), id("head").Op("+").Id("s").Op("*").Id("d"))),
 			),
 			jen.Comment("scores = q·kᵀ/√d"),
-			jen.Qual(blas32, "Gemm").Call(jen.Qual(blas, "NoTrans"), jen.Qual(blas, "Trans"), id("scale"),
-				id("span").Call(id("q")), id("span").Call(id("k")), jen.Lit(0), id("p")),
+			lib.gemm(true, id("s"), id("s"), id("d"), id("scale"),
+				id("span").Call(id("q")), id("d"), id("span").Call(id("k")), id("d"), id("scores"), id("s")),
 			jen.Comment(softmaxComment),
 			jen.For(id("i").Op(":=").Range().Id("s")).Block(softmax...),
 			jen.Comment("out = scores·v"),
-			jen.Qual(blas32, "Gemm").Call(jen.Qual(blas, "NoTrans"), jen.Qual(blas, "NoTrans"), jen.Lit(1),
-				id("p"), id("span").Call(id("v")), jen.Lit(0), id("span").Call(id("out"))),
+			lib.gemm(false, id("s"), id("d"), id("s"), jen.Lit(1),
+				id("scores"), id("s"), id("span").Call(id("v")), id("d"), id("span").Call(id("out")), id("d")),
 		),
 	)
 }

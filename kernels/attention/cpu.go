@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -64,9 +65,14 @@ func newTemplate(causal bool) kernels.Template {
 		t.Baselines = causalBaselines
 	}
 	// bf16 and f16: the float32 kernels on float32 copies of q, k, v and o.
-	t.Go = halfcopy.Emitter{Op: t.Op, F32: goEmitter{causal}, Vector: func(c schedule.Config) bool { return c.Int("vec") > 1 }}
+	t.Go = halfcopy.Emitter{Op: t.Op, F32: goEmitter{causal}, Vector: vectorConfig}
 	return t
 }
+
+// vectorConfig reports whether cfg's kernels use amd64's vectors (AVX2
+// at least), so that their bf16 and f16 copies convert in amd64
+// assembly; NEON's (vec=4) convert in Go.
+func vectorConfig(cfg schedule.Config) bool { return cfg.Int("vec") > neon.Lanes }
 
 // goEmitter is the emitter of both templates: specialised (emit),
 // shape-generic (emitGeneric) and plain (emitPlain) kernels of a config,
@@ -75,7 +81,13 @@ func newTemplate(causal bool) kernels.Template {
 type goEmitter struct{ causal bool }
 
 func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
-	k = kernels.PortableScalar(k) // no NEON code yet
+	if k.Arch.ISA == kernels.ARM64.ISA && g.Asm(k.Config) {
+		// The plain form around the NEON tiles and softmax (neon.go).
+		k.Want(kernels.ARM64.ISA, dtype.F32)
+		emitPlain(f, k.Name, k.Shape, k.Config, g.causal)
+		return g.asmFile(k)
+	}
+	k = kernels.PortableScalar(k) // scalar Go, the same on arm64
 	k.Want(kernels.AMD64.ISA, dtype.F32)
 	switch {
 	case k.Arch.Plain:
@@ -85,6 +97,12 @@ func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	default:
 		emit(f, k.Name, k.Shape, k.Config, g.causal)
 	}
+	return g.asmFile(k)
+}
+
+// asmFile returns the assembly of k's tiles and softmax, specialised or
+// shape-generic; nil when they are Go.
+func (g goEmitter) asmFile(k kernels.Kernel) []byte {
 	if k.Shape == nil {
 		return newGenericKernel(k.Name, k.Config, g.causal).asmFile()
 	}
@@ -98,6 +116,7 @@ func (goEmitter) Asm(cfg schedule.Config) bool { return cfg.Str("micro") == "asm
 // Knob values. The order is the order mutation walks.
 var (
 	vecs       = []int{1, 8, 16}
+	neonVecs   = []int{1, neon.Lanes} // on arm64, NEON in assembly tiles only
 	blockSizes = []int{1, 4, 8, 16, 32, 64}
 	exps       = []string{"f64", "poly4", "poly5"}
 	layouts    = []string{"rows", "lanes"}
@@ -174,8 +193,18 @@ func space(shape []int, target device.Target) *schedule.Space {
 		constraints = append(constraints, schedule.Constraint{
 			Name: "needs_cpu_target", OK: func(schedule.Config) bool { return false }})
 	}
+	vecValues := vecs
+	if kernels.ArchOf(target) == kernels.ARM64 {
+		// arm64 has no archsimd: its vectors are the assembly tiles'. The
+		// amd64 space, which Version hashes, has neither the value nor
+		// the constraint.
+		vecValues = neonVecs
+		constraints = append(constraints, schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool {
+			return c.Int("vec") != neon.Lanes || c.Str("micro") == "asm"
+		}})
+	}
 	return schedule.NewSpace([]schedule.Knob{
-		schedule.Choice("vec", vecs...),
+		schedule.Choice("vec", vecValues...),
 		schedule.Choice("br", blocks...),
 		schedule.Choice("bc", blocks...),
 		schedule.Enum("exp", exps...),
@@ -203,7 +232,8 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 
 // defaultConfig is the rows layout with blocks of up to 64 query rows and
 // keys (as many as the sequence has), the widest vectors the target has and
-// the degree-5 exp, on one goroutine.
+// the degree-5 exp, on one goroutine; on arm64, where S ≥ 4, the lanes
+// layout's NEON tiles with the same blocks.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
 	_, _, s, _ := checkShape(shape)
 	block := blockSizes[0]
@@ -212,8 +242,17 @@ func defaultConfig(shape []int, target device.Target) schedule.Config {
 			block = n
 		}
 	}
-	c, err := space(shape, target).Parse(fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
-		kernels.WidestVector(target), block, block))
+	text := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
+		kernels.WidestVector(target), block, block)
+	if kernels.ArchOf(target) == kernels.ARM64 && block >= neon.Lanes {
+		// NEON is the lanes layout's assembly tiles: 6×2 vectors of
+		// accumulators (16 of the 32 V registers with the step's vectors
+		// and broadcasts, an untuned guess) where the block holds two
+		// vectors of query rows, else 6×1.
+		nv := min(2, block/neon.Lanes)
+		text = fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=lanes,mr=6,nv=%d,micro=asm", neon.Lanes, block, block, nv)
+	}
+	c, err := space(shape, target).Parse(text)
 	if err != nil {
 		panic(err) // the knobs are ours: a bug
 	}

@@ -94,6 +94,20 @@
 // plainRevision (cpu.go), not part of Version: the tuner measures the
 // archsimd form.
 //
+// On arm64 (neon.go) there is no archsimd: vec is 1 or 4, and 4 is a
+// lanes config with micro=asm (neon_needs_asm), whose only form is the
+// plain one around NEON assembly: the same tiles, written by
+// codegen/neon for the 32 V registers of 4 lanes (VLD1R broadcasts,
+// VFMLA into up to 28 registers of accumulators), and with a polynomial
+// exp the online softmax of a key block as amd64's assembly does it, a
+// vector of 4 query lanes at a time, with codegen/neon's Exp; with
+// exp=f64 the softmax is the plain form's scalar Go. Causal kernels skip
+// the blocks above the diagonal and mask the crossing ones in Go, as on
+// amd64. The default on arm64 is NEON, 6×2 tiles (6×1 where a block
+// holds 4 query rows), an untuned guess; where S < 4 no block holds a
+// vector of query rows and the default is scalar. None of it has run on
+// arm64 hardware: TestARM64Kernels runs it under qemu (docs/arm64.md).
+//
 // Rescaling happens only when a row's maximum grows (in the lanes layout,
 // alpha is exactly 1 in the lanes whose maximum did not grow). The polynomial exps
 // give e^0 = 0.9999993 (poly4), not 1, and rescaling every block by it
@@ -103,7 +117,7 @@
 // # Knobs
 //
 //	vec      1, 8, 16              scalar Go, archsimd.Float32x8, archsimd.Float32x16; along D and a key
-//	                               block (rows), along the query rows (lanes)
+//	                               block (rows), along the query rows (lanes); on arm64 1 or 4 (NEON)
 //	br       1, 4, 8, 16, 32, 64   query rows per unit (those ≤ S, and 1)
 //	bc       1, 4, 8, 16, 32, 64   keys per block (those ≤ S, and 1)
 //	exp      f64                   math.Exp in float64 (codegen/golang.Exp degree 0)
@@ -112,18 +126,19 @@
 //	layout   rows, lanes           query rows along D, or in the vectors' lanes (transposed)
 //	mr       1, 2, 4, 6, 8, 12     lanes: keys, and rows of D, per register tile
 //	nv       1, 2, 4               lanes: vectors of query rows per register tile
-//	micro    go, asm               lanes: register tiles in archsimd Go, or in Go assembly (codegen/goasm)
+//	micro    go, asm               lanes: register tiles in archsimd Go, or in Go assembly (codegen/goasm, codegen/neon)
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
 // target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
 // without a unit is waste); rows_has_no_tile (the rows layout takes mr = nv
 // = 1, so that the space holds no copies of its points);
 // lanes_tile_divides_br (nv·vec divides br); asm_needs_lanes_vectors
-// (assembly tiles are the lanes layout's, at 8 or 16 lanes);
+// (assembly tiles are the lanes layout's, at 8 or 16 lanes, or 4 on arm64);
+// neon_needs_asm (arm64 only: NEON is assembly tiles);
 // register_budget (Go tiles: mr·nv accumulators, nv loaded vectors and a
 // broadcast ≤ 14, as Go allocates about 15 vector registers, and ≤ 8 at
 // vec=8, where larger tiles spill in the loop; assembly
-// tiles: mr·nv + nv + 2 ≤ 32 registers at 16 lanes, 16 at 8); needs_cpu_target (the template has only a Go
+// tiles: mr·nv + nv + 2 ≤ 32 registers at 16 and 4 lanes, 16 at 8); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
 // every CPU.

@@ -10,6 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -18,7 +19,8 @@ type kernel struct {
 	name       string
 	cfg        schedule.Config
 	b, h, s, d int
-	v          golang.F32
+	v          golang.F32 // the archsimd Go's vectors; scalar for NEON, whose vectors only the assembly has
+	width      int        // float32s a vector of the tiles: the vec knob
 	exp        golang.Exp
 	br, bc     int
 	threads    int
@@ -158,7 +160,11 @@ func newKernel(name string, shape []int, cfg schedule.Config, causal bool) kerne
 
 // newKernelOf returns the kernel of cfg for no shape yet.
 func newKernelOf(name string, cfg schedule.Config, causal bool) kernel {
-	v := golang.Float32(cfg.Int("vec"))
+	width := cfg.Int("vec")
+	v := golang.Float32(1)
+	if width != neon.Lanes {
+		v = golang.Float32(width)
+	}
 	degree, ok := expDegree[cfg.Str("exp")]
 	if !ok {
 		panic(fmt.Sprintf("attention: unknown exp %q in %s", cfg.Str("exp"), cfg))
@@ -166,6 +172,7 @@ func newKernelOf(name string, cfg schedule.Config, causal bool) kernel {
 	return kernel{
 		name: name, cfg: cfg,
 		v:       v,
+		width:   width,
 		exp:     golang.NewExp(v, degree),
 		br:      cfg.Int("br"),
 		bc:      cfg.Int("bc"),
@@ -230,6 +237,8 @@ func (k kernel) emitState(f *jen.File) {
 func (k kernel) emitEntry(f *jen.File) {
 	need := ""
 	switch {
+	case k.plain && k.width == neon.Lanes:
+		need = " Its register tiles are Go assembly for NEON (arm64), the code around them plain Go."
 	case k.plain && k.v.Lanes() == 8:
 		need = " Its register tiles are Go assembly for AVX2 and FMA, the code around them plain Go."
 	case k.plain:

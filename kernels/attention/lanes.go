@@ -9,6 +9,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/codegen/neon"
 )
 
 // The lanes layout (see the package doc) puts the query rows of a unit in
@@ -25,8 +26,12 @@ func (k kernel) softmaxFn() string { return k.name + "Softmax" }
 func (k kernel) valuesFn() string  { return k.name + "Values" }
 
 // asmFile returns the Go assembly of k's register tiles and online
-// softmax, or nil when k's tiles are Go.
+// softmax, or nil when k's tiles are Go: for amd64, or for NEON (arm64)
+// at 4 lanes.
 func (k kernel) asmFile() []byte {
+	if k.width == neon.Lanes {
+		return k.neonFile()
+	}
 	src := goasm.File(k.asmTiles()...)
 	if k.asmSoftmax() {
 		src = append(src, k.softmaxAsm()...)
@@ -42,7 +47,7 @@ func (k kernel) asmTiles() []goasm.Tile {
 	if !k.asm {
 		return nil
 	}
-	lanes, br := k.v.Lanes(), 4*k.br
+	lanes, br := k.width, 4*k.br
 	scores := func(keys int) goasm.Tile {
 		return goasm.Tile{
 			Name: k.scoresTile(keys), Lanes: lanes, MR: keys, NV: k.nv(), Depth: k.d,
@@ -350,7 +355,7 @@ func (k kernel) emitLanesScores(f *jen.File) {
 		)...)
 	}
 	mr := k.mr()
-	group := k.nv() * v.Lanes()
+	group := k.nv() * k.width
 	if k.asm {
 		call := func(keys int) jen.Code {
 			args := []jen.Code{
@@ -495,7 +500,7 @@ func (k kernel) emitLanesValues(f *jen.File) {
 		mr = k.mr()
 	}
 	full := k.d - k.d%mr
-	group := k.nv() * v.Lanes()
+	group := k.nv() * k.width
 	if k.asm {
 		tile = func(rows int, d func(r int) *jen.Statement) []jen.Code {
 			args := []jen.Code{
