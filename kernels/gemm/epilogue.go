@@ -143,6 +143,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev, rev4 string) kernels.Templ
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarDominated,
 		Features:  features,
+		Estimate:  estimate,
 		Go:        halfcopy.Emitter{Op: op, F32: goEmitter{e}, Vector: vectorConfig},
 		Baselines: epilogueBaselines(e),
 	}
