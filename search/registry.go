@@ -21,6 +21,22 @@ type Guide struct {
 	// does not).
 	Prior Prior
 
+	// Estimate, when set, scores configs without measuring them: the
+	// template's analytic estimate, or a model trained on other
+	// machines. The first batch, drawn before the model ranks anything,
+	// is a space-filling design among the configs it ranks best of a
+	// random pool (the rest are filtered out), and later batches rank by
+	// it and the model together, the estimate's weight falling as
+	// measurements arrive (EstimateTrust).
+	Estimate Estimator
+	// EstimateTrust is how many measurements the estimate is worth: with
+	// m configs measured (this run's and the elite's), the ranking of the
+	// model-ranked part of a batch is EstimateTrust/(EstimateTrust+m) the
+	// estimate's and the rest the model's, each as a quantile among the
+	// batch's starting population, so that neither's scale matters. 0
+	// means DefaultEstimateTrust.
+	EstimateTrust float64
+
 	// Seeds are proposed first, in order, and then join the population: the
 	// best configs transferred from other shapes of the same op. Configs
 	// that are not valid points of the space are dropped.
@@ -39,6 +55,17 @@ type Prior interface {
 	Dominated(schedule.Config) bool
 }
 
+// An Estimator scores configs before any is measured: higher is
+// faster, and only the order of the scores matters.
+type Estimator interface {
+	Estimate([]schedule.Config) []float64
+}
+
+// DefaultEstimateTrust is Guide.EstimateTrust's default: the estimate
+// and the model weigh the same once two batches of 16 are measured, and
+// the estimate a fifth after eight.
+const DefaultEstimateTrust = 32
+
 // Kind is a strategy as a user chooses it, by name.
 type Kind struct {
 	Name string
@@ -46,6 +73,10 @@ type Kind struct {
 	// Guided says that the strategy uses a Guide; the others ignore it,
 	// and a caller need not train a model or read history for them.
 	Guided bool
+	// Estimates says what a guided strategy takes as its Guide.Estimate,
+	// which the caller makes: "" none, Analytic the template's own
+	// estimate (kernels.Template.Estimate).
+	Estimates string
 	// New returns the strategy over space.
 	New func(space *schedule.Space, opts Options, g Guide) Strategy
 }
@@ -53,14 +84,21 @@ type Kind struct {
 // kinds are the strategies by name, the default first.
 var kinds = choice.New("search: strategy", func(k Kind) string { return k.Name },
 	Kind{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model", Guided: true,
-		New: func(s *schedule.Space, o Options, g Guide) Strategy {
-			return NewEvolutionary(s, EvolutionaryOptions{Options: o, Guide: g})
-		}},
+		New: newEvolutionary},
+	Kind{Name: "analytic", Doc: "evolutionary, its first batches filtered and ordered by the template's estimate", Guided: true, Estimates: Analytic,
+		New: newEvolutionary},
 	Kind{Name: "random", Doc: "uniform over the valid configs",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewRandom(s, o) }},
 	Kind{Name: "grid", Doc: "every valid config in index order",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewGrid(s, o) }},
 )
+
+// Analytic is Kind.Estimates for the template's own estimate.
+const Analytic = "analytic"
+
+func newEvolutionary(s *schedule.Space, o Options, g Guide) Strategy {
+	return NewEvolutionary(s, EvolutionaryOptions{Options: o, Guide: g})
+}
 
 // Kinds returns every strategy by name; the first is the default.
 func Kinds() []Kind { return kinds.All() }

@@ -167,6 +167,9 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 	if t.Template.Dominated != nil {
 		g.Prior = templatePrior{t}
 	}
+	if kind.Estimates == search.Analytic && t.Template.Estimate != nil {
+		g.Estimate = templateEstimate{t}
+	}
 	l.strategy = kind.New(t.Space, opts, g)
 	return l, nil
 }
@@ -177,6 +180,19 @@ type templatePrior struct{ t Task }
 
 func (p templatePrior) Dominated(c schedule.Config) bool {
 	return p.t.Template.Dominated(p.t.Shape, p.t.Target, c)
+}
+
+// templateEstimate is the search's estimate from the template's own
+// quantities (kernels.Template.Estimate) at the task's shape and target:
+// faster is higher.
+type templateEstimate struct{ t Task }
+
+func (e templateEstimate) Estimate(cfgs []schedule.Config) []float64 {
+	out := make([]float64, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = -e.t.Template.Estimate(e.t.Shape, e.t.Target, c)
+	}
+	return out
 }
 
 // tell passes a committed batch to the strategy and retrains the model.
