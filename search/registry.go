@@ -74,8 +74,7 @@ type Kind struct {
 	// and a caller need not train a model or read history for them.
 	Guided bool
 	// Estimates says what a guided strategy takes as its Guide.Estimate,
-	// which the caller makes: "" none, Analytic the template's own
-	// estimate (kernels.Template.Estimate).
+	// which the caller makes: "" none, Analytic or Shipped.
 	Estimates string
 	// New returns the strategy over space.
 	New func(space *schedule.Space, opts Options, g Guide) Strategy
@@ -87,14 +86,21 @@ var kinds = choice.New("search: strategy", func(k Kind) string { return k.Name }
 		New: newEvolutionary},
 	Kind{Name: "analytic", Doc: "evolutionary, its first batches filtered and ordered by the template's estimate", Guided: true, Estimates: Analytic,
 		New: newEvolutionary},
+	Kind{Name: "shipped", Doc: "analytic, ranked first by a cost model trained on other machines and shipped with autotune", Guided: true, Estimates: Shipped,
+		New: newEvolutionary},
 	Kind{Name: "random", Doc: "uniform over the valid configs",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewRandom(s, o) }},
 	Kind{Name: "grid", Doc: "every valid config in index order",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewGrid(s, o) }},
 )
 
-// Analytic is Kind.Estimates for the template's own estimate.
-const Analytic = "analytic"
+// Kind.Estimates: the template's own estimate, or a cost model shipped
+// with the program, trained on landscapes of other machines (the
+// template's estimate where none is shipped for the template's version).
+const (
+	Analytic = "analytic"
+	Shipped  = "shipped"
+)
 
 func newEvolutionary(s *schedule.Space, o Options, g Guide) Strategy {
 	return NewEvolutionary(s, EvolutionaryOptions{Options: o, Guide: g})

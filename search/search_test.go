@@ -60,7 +60,7 @@ func init() {
 }
 
 func TestRegistry(t *testing.T) {
-	if got, want := Names(), []string{"evolutionary", "analytic", "random", "grid"}; !slices.Equal(got, want) {
+	if got, want := Names(), []string{"evolutionary", "analytic", "shipped", "random", "grid"}; !slices.Equal(got, want) {
 		t.Errorf("Names = %q, want %q (the default first)", got, want)
 	}
 	for _, k := range Kinds() {
@@ -70,14 +70,14 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	for _, k := range Kinds() {
-		if guided := k.Name == "evolutionary" || k.Name == "analytic"; k.Guided != guided {
+		if guided := k.Name != "random" && k.Name != "grid"; k.Guided != guided {
 			t.Errorf("%s: Guided %v, want %v", k.Name, k.Guided, guided)
 		}
-		if estimated := k.Name == "analytic"; (k.Estimates == Analytic) != estimated {
-			t.Errorf("%s: Estimates %q", k.Name, k.Estimates)
+		if want := map[string]string{"analytic": Analytic, "shipped": Shipped}[k.Name]; k.Estimates != want {
+			t.Errorf("%s: Estimates %q, want %q", k.Name, k.Estimates, want)
 		}
 	}
-	if _, err := Lookup("annealing"); err == nil || err.Error() != `search: unknown strategy "annealing" (known: evolutionary, analytic, random, grid)` {
+	if _, err := Lookup("annealing"); err == nil || err.Error() != `search: unknown strategy "annealing" (known: evolutionary, analytic, shipped, random, grid)` {
 		t.Errorf("Lookup of an unknown name: %v", err)
 	}
 	// The registry's constructors are the package's: same seed, same proposals.

@@ -167,9 +167,7 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 	if t.Template.Dominated != nil {
 		g.Prior = templatePrior{t}
 	}
-	if kind.Estimates == search.Analytic && t.Template.Estimate != nil {
-		g.Estimate = templateEstimate{t}
-	}
+	g.Estimate = l.estimate(t, kind.Estimates)
 	l.strategy = kind.New(t.Space, opts, g)
 	return l, nil
 }
@@ -180,6 +178,21 @@ type templatePrior struct{ t Task }
 
 func (p templatePrior) Dominated(c schedule.Config) bool {
 	return p.t.Template.Dominated(p.t.Shape, p.t.Target, c)
+}
+
+// estimate returns the search's estimate of the kind asked for: the
+// shipped model of the template's version, or the template's own
+// estimate (also where no model is shipped); nil for none.
+func (l *learner) estimate(t Task, kind string) search.Estimator {
+	if kind == search.Shipped {
+		if m, ok := shippedModel(t.Template.Version, len(l.features(t.Space.At(0)))); ok {
+			return modelEstimate{m, l.features}
+		}
+	}
+	if kind != "" && t.Template.Estimate != nil {
+		return templateEstimate{t}
+	}
+	return nil
 }
 
 // templateEstimate is the search's estimate from the template's own
