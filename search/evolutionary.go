@@ -43,8 +43,9 @@ type Evolutionary struct {
 	// elite are the configs measured so far, fastest first; they seed each
 	// batch's population.
 	elite []scored
-	// measured counts the configs told, the elite given included: what
-	// the estimate's weight falls with.
+	// measured counts the measurements behind the model: those it
+	// learned from before (Guide.Learned) or the elite, then the configs
+	// told. The estimate's weight falls with it.
 	measured int
 	// ref are the model's scores and the estimates of the current
 	// batch's starting population, sorted: what score places every
@@ -70,6 +71,7 @@ func NewEvolutionary(space *schedule.Space, opts EvolutionaryOptions) *Evolution
 	opts.Crossover = cmp.Or(opts.Crossover, 0.3)
 	e := &Evolutionary{space: space, rng: opts.rand(), seen: newSeen(opts.Measured), opts: opts}
 	e.Tell(opts.Elite, opts.EliteCosts)
+	e.measured = max(e.measured, opts.Learned) // the elite are among the rows learned
 	for _, c := range opts.Seeds {
 		if c, err := space.Canonical(c); err == nil && space.Valid(c) {
 			e.seeds = append(e.seeds, c)

@@ -30,12 +30,16 @@ type Guide struct {
 	// measurements arrive (EstimateTrust).
 	Estimate Estimator
 	// EstimateTrust is how many measurements the estimate is worth: with
-	// m configs measured (this run's and the elite's), the ranking of the
+	// m measurements behind the model (Learned, then this run's), the ranking of the
 	// model-ranked part of a batch is EstimateTrust/(EstimateTrust+m) the
 	// estimate's and the rest the model's, each as a quantile among the
 	// batch's starting population, so that neither's scale matters. 0
 	// means DefaultEstimateTrust.
 	EstimateTrust float64
+	// Learned is how many measurements the model has learned from before
+	// the search starts (its training rows: other shapes' too): a model
+	// warmed by a tuned shape outweighs the estimate from the start.
+	Learned int
 
 	// Seeds are proposed first, in order, and then join the population: the
 	// best configs transferred from other shapes of the same op. Configs
@@ -76,6 +80,9 @@ type Kind struct {
 	// Estimates says what a guided strategy takes as its Guide.Estimate,
 	// which the caller makes: "" none, Analytic or Shipped.
 	Estimates string
+	// Extra marks a strategy that autotune simulate compares only when
+	// named: one that, today, proposes what another listed does.
+	Extra bool
 	// New returns the strategy over space.
 	New func(space *schedule.Space, opts Options, g Guide) Strategy
 }
@@ -86,7 +93,7 @@ var kinds = choice.New("search: strategy", func(k Kind) string { return k.Name }
 		New: newEvolutionary},
 	Kind{Name: "analytic", Doc: "evolutionary, its first batches filtered and ordered by the template's estimate", Guided: true, Estimates: Analytic,
 		New: newEvolutionary},
-	Kind{Name: "shipped", Doc: "analytic, ranked first by a cost model trained on other machines and shipped with autotune", Guided: true, Estimates: Shipped,
+	Kind{Name: "shipped", Doc: "analytic, ranked first by a cost model trained on other machines and shipped with autotune", Guided: true, Estimates: Shipped, Extra: true,
 		New: newEvolutionary},
 	Kind{Name: "random", Doc: "uniform over the valid configs",
 		New: func(s *schedule.Space, o Options, _ Guide) Strategy { return NewRandom(s, o) }},

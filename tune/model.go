@@ -163,6 +163,7 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 	g := search.Guide{
 		Model: l.model, Features: l.features,
 		Elite: history.elite, EliteCosts: history.eliteCosts, Seeds: history.seeds,
+		Learned: len(l.shared.rows),
 	}
 	if t.Template.Dominated != nil {
 		g.Prior = templatePrior{t}

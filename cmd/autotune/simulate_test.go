@@ -177,7 +177,7 @@ func TestHelpListsTheRegistries(t *testing.T) {
 			t.Errorf("simulate --help does not list %q:\n%s", s, simHelp)
 		}
 	}
-	if want := "(default " + strings.Join(searchNames(), ",") + ")"; !strings.Contains(simHelp, want) || len(searchNames()) != 4 {
+	if want := "(default " + strings.Join(searchNames(), ",") + ")"; !strings.Contains(simHelp, want) || len(searchNames()) != 5 {
 		t.Errorf("simulate --help: want the default %s", want)
 	}
 }

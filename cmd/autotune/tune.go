@@ -74,6 +74,15 @@ nearest tuned shapes, then of those ops. --model ucb ranks by an upper
 confidence bound instead (it did not win: docs/benchmarks.md). --strategy
 random or grid and --model none are the controls.
 
+Before the model has data, --strategy analytic ranks configs by the
+template's own estimate of their time (FLOPs, bytes, register and cache
+footprints, tails, goroutines against cores): the first batch is spread
+over the configs it ranks best, and later batches mix it with the model,
+its weight falling as measurements arrive (it counts as 32 of them).
+--strategy shipped does the same with a cost model trained on other
+machines' landscapes and shipped with autotune, where one is shipped for
+the template's version; evolutionary uses neither.
+
 The run stops at whichever budget comes first: --trials new measurements,
 --time of wall time, --early-stop trials without a new best, or, with
 --stop-gain F, once the cost model expects no unmeasured config to be faster
