@@ -89,9 +89,9 @@ type Kind struct {
 
 // kinds are the strategies by name, the default first.
 var kinds = choice.New("search: strategy", func(k Kind) string { return k.Name },
-	Kind{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model", Guided: true,
+	Kind{Name: "analytic", Doc: "evolutionary, its first batches filtered and ordered by the template's estimate of each config's time", Guided: true, Estimates: Analytic,
 		New: newEvolutionary},
-	Kind{Name: "analytic", Doc: "evolutionary, its first batches filtered and ordered by the template's estimate", Guided: true, Estimates: Analytic,
+	Kind{Name: "evolutionary", Doc: "evolves a population, ranked by a cost model (a space-filling first batch)", Guided: true,
 		New: newEvolutionary},
 	Kind{Name: "shipped", Doc: "analytic, ranked first by a cost model trained on other machines and shipped with autotune", Guided: true, Estimates: Shipped, Extra: true,
 		New: newEvolutionary},
