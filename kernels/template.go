@@ -40,8 +40,8 @@ type Template struct {
 	Version string
 	// Earlier are earlier revisions of the template whose spaces differ
 	// from Space, kept so that landscapes recorded with them still replay
-	// (tune.FindRecording): each has its Version, Space, Default and
-	// Dominated, and nothing else is used. Nothing is tuned, emitted or looked up with
+	// (tune.FindRecording): each has its Version, Space, Default,
+	// Dominated and Estimate, and nothing else is used. Nothing is tuned, emitted or looked up with
 	// them: the tuning database never applies their records to today's
 	// code. Nil when every recorded revision had today's space.
 	Earlier []Template
@@ -63,6 +63,17 @@ type Template struct {
 	// search's exploring share and a grid still reach them. Be conservative: a config that may win somewhere is not
 	// dominated.
 	Dominated func(shape []int, target device.Target, cfg schedule.Config) bool
+	// Estimate, when set, returns a rough time per call of cfg for shape
+	// on target, in nanoseconds, from the template's own quantities
+	// (FLOPs, bytes through each cache, register and cache footprints,
+	// tails, threads against cores), without building or measuring
+	// anything. Only its order among the configs of one shape matters:
+	// a search uses it to filter and order its first batches before its
+	// model has data (search.Estimator), and trusts it less as
+	// measurements arrive. It must be cheap (a search asks it of
+	// thousands of configs) and accept the configs of every revision in
+	// Earlier that sets it.
+	Estimate func(shape []int, target device.Target, cfg schedule.Config) float64
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
 	// expects to be reasonable everywhere. DefaultConfig falls back to the

@@ -16,13 +16,15 @@ const designPool = 32
 // picked or already in near. Independent draws cluster by chance, and a
 // first batch that covers every value of every knob teaches a model more
 // than one that repeats a few. Constraints are respected because the pool
-// holds valid configs only. It returns fewer than n when sampling fails.
-func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.Config, n int, skip func(schedule.Config) bool) []schedule.Config {
+// holds valid configs only. narrow, when set, keeps part of the pool
+// (the most promising by an estimate) before the picks. It returns fewer
+// than n when sampling fails.
+func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.Config, n int,
+	skip func(schedule.Config) bool, narrow func([]schedule.Config) []schedule.Config) []schedule.Config {
 	if n <= 0 {
 		return nil
 	}
 	pos := knobPositions(space)
-	var pool [][]float64
 	var cfgs []schedule.Config
 	inPool := map[string]bool{}
 	for misses := 0; len(cfgs) < designPool*n && misses < 10*designPool*n; {
@@ -37,7 +39,13 @@ func spread(space *schedule.Space, r *rand.Rand, seen seenSet, near []schedule.C
 		}
 		inPool[k] = true
 		cfgs = append(cfgs, c)
-		pool = append(pool, pos(c))
+	}
+	if narrow != nil {
+		cfgs = narrow(cfgs)
+	}
+	pool := make([][]float64, len(cfgs))
+	for i, c := range cfgs {
+		pool[i] = pos(c)
 	}
 	// nearest[i] is the distance of pool[i] to the closest config chosen
 	// so far (or in near).

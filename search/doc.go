@@ -28,6 +28,25 @@
 // They stay in the space: the exploring share, Random and Grid still
 // propose them.
 //
+// The Guide's Estimate ranks configs before anything is measured: the
+// template's analytic estimate of their time (kernels.Template.Estimate:
+// FLOPs against the vector peak, register spills, cache footprints,
+// tails, goroutines against cores), or a cost model trained on landscapes
+// of other machines and shipped with the program (package tune). It is
+// the first stage, in the manner of Pruner (ASPLOS'25) ahead of its
+// learned model: the cold first batch is the space-filling design over
+// the eighth of its random pool the estimate ranks best (the rest is
+// filtered out), and the model-ranked part of later batches ranks by the
+// estimate and the model together, each as a quantile among the batch's
+// starting population, the estimate weighing T/(T+m) for m measurements
+// behind the model (its training rows, other shapes' included, then the
+// run's) and T = EstimateTrust, 32 by default: it counts as much as two
+// batches of 16, and a model warmed by a tuned shape outweighs it from
+// the start. The strategies "analytic" (the template's estimate) and
+// "shipped" (the shipped model, else the template's estimate) are
+// evolutionary with it; "evolutionary" runs without. docs/benchmarks.md
+// has them on the landscape suite.
+//
 // Users choose a strategy by name: Kinds lists them (the default first) with
 // a constructor each, and Lookup finds one, so that the command line's help
 // and errors and the tuner's choice come from the same list. A Kind that is

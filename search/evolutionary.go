@@ -43,7 +43,18 @@ type Evolutionary struct {
 	// elite are the configs measured so far, fastest first; they seed each
 	// batch's population.
 	elite []scored
+	// measured counts the measurements behind the model: those it
+	// learned from before (Guide.Learned) or the elite, then the configs
+	// told. The estimate's weight falls with it.
+	measured int
+	// ref are the model's scores and the estimates of the current
+	// batch's starting population, sorted: what score places every
+	// candidate of the batch among (quantiles), so that the two mix
+	// whatever their scales. Nil until evolve scores its population.
+	ref *reference
 }
+
+type reference struct{ pred, est []float64 }
 
 type scored struct {
 	cfg   schedule.Config
@@ -60,6 +71,7 @@ func NewEvolutionary(space *schedule.Space, opts EvolutionaryOptions) *Evolution
 	opts.Crossover = cmp.Or(opts.Crossover, 0.3)
 	e := &Evolutionary{space: space, rng: opts.rand(), seen: newSeen(opts.Measured), opts: opts}
 	e.Tell(opts.Elite, opts.EliteCosts)
+	e.measured = max(e.measured, opts.Learned) // the elite are among the rows learned
 	for _, c := range opts.Seeds {
 		if c, err := space.Canonical(c); err == nil && space.Valid(c) {
 			e.seeds = append(e.seeds, c)
@@ -90,8 +102,12 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		// space-filling design, around what is already known, rather
 		// than independent draws, of the configs the prior does not
 		// rule out, and of the others when those run short.
-		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), e.dominated)...)
-		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil)...)
+		narrow := e.narrow
+		if e.opts.Estimate == nil {
+			narrow = nil
+		}
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), e.dominated, narrow)...)
+		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil, narrow)...)
 		return e.fill(out, n)
 	}
 	pop, err := e.evolve()
@@ -110,8 +126,43 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		}
 	}
 	// The exploring share, too, goes where nothing was measured.
-	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil)...)
+	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil, nil)...)
 	return e.fill(out, n)
+}
+
+// estimateKeep is the share of a space-filling design's random pool the
+// estimate keeps: the first batch is spread over the best eighth.
+const estimateKeep = 8
+
+// narrow keeps the share of pool the estimate ranks best (estimateKeep),
+// in pool order; it needs Estimate.
+func (e *Evolutionary) narrow(pool []schedule.Config) []schedule.Config {
+	if len(pool) == 0 {
+		return pool
+	}
+	est := e.opts.Estimate.Estimate(pool)
+	order := make([]int, len(pool))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(est[b], est[a]) })
+	order = order[:max(1, len(pool)/estimateKeep)]
+	slices.Sort(order)
+	out := make([]schedule.Config, len(order))
+	for i, j := range order {
+		out[i] = pool[j]
+	}
+	return out
+}
+
+// estimateWeight is the estimate's share of the ranking now: 0 without
+// one.
+func (e *Evolutionary) estimateWeight() float64 {
+	if e.opts.Estimate == nil {
+		return 0
+	}
+	trust := cmp.Or(e.opts.EstimateTrust, DefaultEstimateTrust)
+	return trust / (trust + float64(e.measured))
 }
 
 // fill completes out to n configs with random picks, as when the
@@ -198,6 +249,7 @@ func (e *Evolutionary) evolve() ([]scored, error) {
 		}
 		pop = append(pop, c)
 	}
+	e.ref = nil // score takes the population's as the batch's reference
 	ranked := e.score(pop)
 	for range e.opts.Generations {
 		children := make([]schedule.Config, 0, size)
@@ -228,7 +280,9 @@ func (e *Evolutionary) pick(ranked []scored) schedule.Config {
 	return a.cfg
 }
 
-// score predicts every config with the model, or at random without one.
+// score predicts every config with the model, or at random without one;
+// with an estimate, it mixes the two as quantiles of the batch's
+// reference (estimateWeight).
 func (e *Evolutionary) score(cfgs []schedule.Config) []scored {
 	out := make([]scored, len(cfgs))
 	var pred []float64
@@ -247,7 +301,33 @@ func (e *Evolutionary) score(cfgs []schedule.Config) []scored {
 			out[i].score = e.rng.Float64()
 		}
 	}
+	w := e.estimateWeight()
+	if w == 0 {
+		return out
+	}
+	est := e.opts.Estimate.Estimate(cfgs)
+	if e.ref == nil {
+		e.ref = &reference{pred: make([]float64, len(out)), est: slices.Clone(est)}
+		for i, s := range out {
+			e.ref.pred[i] = s.score
+		}
+		slices.Sort(e.ref.pred)
+		slices.Sort(e.ref.est)
+	}
+	for i := range out {
+		out[i].score = (1-w)*quantile(e.ref.pred, out[i].score) + w*quantile(e.ref.est, est[i])
+	}
 	return out
+}
+
+// quantile is the share of sorted below x, ties counting half.
+func quantile(sorted []float64, x float64) float64 {
+	lo, _ := slices.BinarySearch(sorted, x)
+	hi := lo
+	for hi < len(sorted) && sorted[hi] == x {
+		hi++
+	}
+	return (float64(lo) + float64(hi-lo)/2) / float64(len(sorted))
 }
 
 // topUnique returns the n best-scored distinct configs, best first. Ties keep
@@ -270,6 +350,7 @@ func topUnique(s []scored, n int) []scored {
 // Tell keeps the measured configs that succeeded, fastest first, as the
 // elite that seeds the next population.
 func (e *Evolutionary) Tell(configs []schedule.Config, costs []float64) {
+	e.measured += len(configs)
 	for i, c := range configs {
 		if !math.IsInf(costs[i], 1) && !math.IsNaN(costs[i]) {
 			e.elite = append(e.elite, scored{cfg: c, score: -costs[i]})

@@ -60,7 +60,7 @@ func init() {
 }
 
 func TestRegistry(t *testing.T) {
-	if got, want := Names(), []string{"evolutionary", "random", "grid"}; !slices.Equal(got, want) {
+	if got, want := Names(), []string{"analytic", "evolutionary", "shipped", "random", "grid"}; !slices.Equal(got, want) {
 		t.Errorf("Names = %q, want %q (the default first)", got, want)
 	}
 	for _, k := range Kinds() {
@@ -69,10 +69,15 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %+v, %v", k.Name, got, err)
 		}
 	}
-	if guided := Kinds()[0]; !guided.Guided || Kinds()[1].Guided || Kinds()[2].Guided {
-		t.Errorf("only evolutionary is guided: %+v", Kinds())
+	for _, k := range Kinds() {
+		if guided := k.Name != "random" && k.Name != "grid"; k.Guided != guided {
+			t.Errorf("%s: Guided %v, want %v", k.Name, k.Guided, guided)
+		}
+		if want := map[string]string{"analytic": Analytic, "shipped": Shipped}[k.Name]; k.Estimates != want {
+			t.Errorf("%s: Estimates %q, want %q", k.Name, k.Estimates, want)
+		}
 	}
-	if _, err := Lookup("annealing"); err == nil || err.Error() != `search: unknown strategy "annealing" (known: evolutionary, random, grid)` {
+	if _, err := Lookup("annealing"); err == nil || err.Error() != `search: unknown strategy "annealing" (known: analytic, evolutionary, shipped, random, grid)` {
 		t.Errorf("Lookup of an unknown name: %v", err)
 	}
 	// The registry's constructors are the package's: same seed, same proposals.

@@ -163,10 +163,12 @@ func newLearner(t Task, w tunedb.Workload, measured map[string]bool, models shar
 	g := search.Guide{
 		Model: l.model, Features: l.features,
 		Elite: history.elite, EliteCosts: history.eliteCosts, Seeds: history.seeds,
+		Learned: len(l.shared.rows),
 	}
 	if t.Template.Dominated != nil {
 		g.Prior = templatePrior{t}
 	}
+	g.Estimate = l.estimate(t, kind.Estimates)
 	l.strategy = kind.New(t.Space, opts, g)
 	return l, nil
 }
@@ -177,6 +179,34 @@ type templatePrior struct{ t Task }
 
 func (p templatePrior) Dominated(c schedule.Config) bool {
 	return p.t.Template.Dominated(p.t.Shape, p.t.Target, c)
+}
+
+// estimate returns the search's estimate of the kind asked for: the
+// shipped model of the template's version, or the template's own
+// estimate (also where no model is shipped); nil for none.
+func (l *learner) estimate(t Task, kind string) search.Estimator {
+	if kind == search.Shipped {
+		if m, ok := shippedModel(t.Template.Version, len(l.features(t.Space.At(0)))); ok {
+			return modelEstimate{m, l.features}
+		}
+	}
+	if kind != "" && t.Template.Estimate != nil {
+		return templateEstimate{t}
+	}
+	return nil
+}
+
+// templateEstimate is the search's estimate from the template's own
+// quantities (kernels.Template.Estimate) at the task's shape and target:
+// faster is higher.
+type templateEstimate struct{ t Task }
+
+func (e templateEstimate) Estimate(cfgs []schedule.Config) []float64 {
+	out := make([]float64, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = -e.t.Template.Estimate(e.t.Shape, e.t.Target, c)
+	}
+	return out
 }
 
 // tell passes a committed batch to the strategy and retrains the model.

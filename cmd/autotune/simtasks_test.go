@@ -36,7 +36,7 @@ func TestSimulateTasks(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if r.Search != "evolutionary/gbt" || r.Budget != 64 || r.Batch != 8 || r.Baseline != "round-robin" || len(r.Workloads) != 2 || len(r.Schedulers) != 3 {
+	if r.Search != "analytic/gbt" || r.Budget != 64 || r.Batch != 8 || r.Baseline != "round-robin" || len(r.Workloads) != 2 || len(r.Schedulers) != 3 {
 		t.Fatalf("report %+v", r)
 	}
 	want := r.Workloads[0].BestNS + 8*r.Workloads[1].BestNS

@@ -136,7 +136,7 @@ func TestSimulateErrors(t *testing.T) {
 	}{
 		{"no recording", nil, 2, "give --db PATH or --records FILE.jsonl"},
 		{"two recordings", []string{"--db", "x.db", "--records", landscape}, 2, "give one"},
-		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing" (known: evolutionary, random, grid)`},
+		{"unknown strategy", []string{"--records", landscape, "--strategy", "annealing"}, 2, `unknown strategy "annealing" (known: analytic, evolutionary, shipped, random, grid)`},
 		{"unknown model", []string{"--records", landscape, "--strategy", "evolutionary/forest"}, 2, `unknown cost model "forest" (known: gbt, ucb, none)`},
 		{"model of random", []string{"--records", landscape, "--strategy", "random/gbt"}, 2, "random search takes no model"},
 		{"no seeds", []string{"--records", landscape, "--seeds", "0"}, 2, "--seeds must be at least 1"},
@@ -177,7 +177,7 @@ func TestHelpListsTheRegistries(t *testing.T) {
 			t.Errorf("simulate --help does not list %q:\n%s", s, simHelp)
 		}
 	}
-	if want := "(default " + strings.Join(searchNames(), ",") + ")"; !strings.Contains(simHelp, want) || len(searchNames()) != 4 {
+	if want := "(default " + strings.Join(searchNames(), ",") + ")"; !strings.Contains(simHelp, want) || len(searchNames()) != 5 {
 		t.Errorf("simulate --help: want the default %s", want)
 	}
 }

@@ -66,13 +66,24 @@ or NVRTC's version for CUDA): a run with another toolchain measures anew,
 seeded with the old toolchain's winners, since a compiler changes a
 kernel's speed.
 
-The default search is evolutionary, guided by a cost model (gradient-boosted
+The default search, analytic, is evolutionary, guided by a cost model (gradient-boosted
 trees) trained on every record of the op on the device, all shapes together,
 and on those of ops with the same knobs (GEMM with another epilogue), and
 saved in the database; a new shape starts from the best configs of the
 nearest tuned shapes, then of those ops. --model ucb ranks by an upper
 confidence bound instead (it did not win: docs/benchmarks.md). --strategy
 random or grid and --model none are the controls.
+
+Before the model has data, analytic ranks configs by the template's own
+estimate of their time (FLOPs, bytes, register and cache footprints,
+tails, goroutines against cores): the first batch is spread over the
+configs it ranks best, and later batches mix it with the model, its
+weight falling as measurements arrive (it counts as 32 of them, and a
+model warmed by other shapes outweighs it at once). --strategy shipped
+does the same with a cost model trained on other machines' landscapes and
+shipped with autotune, where one is shipped for the template's version;
+--strategy evolutionary uses neither (its first batch is a space-filling
+design).
 
 The run stops at whichever budget comes first: --trials new measurements,
 --time of wall time, --early-stop trials without a new best, or, with

@@ -92,7 +92,7 @@ func TestTuneFlagErrors(t *testing.T) {
 		{"--trials", "0", "--trials must be at least 1"},
 		{"--time", "-1s", "--time must not be negative"},
 		{"--batch", "0", "--batch must be at least 1"},
-		{"--strategy", "annealing", `--strategy: unknown strategy "annealing" (known: evolutionary, random, grid)`},
+		{"--strategy", "annealing", `--strategy: unknown strategy "annealing" (known: analytic, evolutionary, shipped, random, grid)`},
 		{"--model", "xgboost", `--model: unknown cost model "xgboost" (known: gbt, ucb, none)`},
 		{"--early-stop", "-2", "--early-stop must not be negative"},
 		{"--remeasure", "-1", "--remeasure must not be negative"},

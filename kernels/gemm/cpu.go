@@ -43,6 +43,7 @@ var Template = kernels.Template{
 	Default:   defaultConfig,
 	Dominated: kernels.ScalarDominated,
 	Features:  features,
+	Estimate:  estimate,
 	Go:        newPackedEmitter(Op, noEpilogue),
 	Baselines: append(slices.Clip(baselines), onednnBaselines(noEpilogue)...),
 }
@@ -319,10 +320,11 @@ func version() string { return versionOf(revision, space) }
 func revision4(op kernels.Op, rev string) kernels.Template {
 	sp := func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, true) }
 	return kernels.Template{
-		Op:      op,
-		Backend: kernels.CPU,
-		Version: versionOf(rev, sp),
-		Space:   sp,
+		Op:       op,
+		Backend:  kernels.CPU,
+		Version:  versionOf(rev, sp),
+		Space:    sp,
+		Estimate: estimate,
 		Default: func(shape []int, target device.Target) schedule.Config {
 			return defaultOf(sp(shape, target), shape, target, "")
 		},

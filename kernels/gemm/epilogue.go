@@ -142,6 +142,7 @@ func epilogueTemplate(e epilogue, op kernels.Op, rev, rev4 string) kernels.Templ
 		Default:   defaultConfig,
 		Dominated: kernels.ScalarDominated,
 		Features:  features,
+		Estimate:  estimate,
 		Go:        newPackedEmitter(op, e),
 		Baselines: epilogueBaselines(e),
 	}

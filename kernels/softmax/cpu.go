@@ -33,6 +33,7 @@ var Template = kernels.Template{
 	Space:     space,
 	Default:   defaultConfig,
 	Dominated: kernels.ScalarExpDominated,
+	Estimate:  estimate,
 	Go:        goEmitter{},
 	Baselines: baselines,
 }
@@ -176,6 +177,7 @@ var rev2 = kernels.Template{
 	}),
 	Space:     func(shape []int, target device.Target) *schedule.Space { return spaceOf(shape, target, false) },
 	Dominated: kernels.ScalarExpDominated,
+	Estimate:  estimate,
 	Default: func(shape []int, target device.Target) schedule.Config {
 		return parseDefault(spaceOf(shape, target, false),
 			fmt.Sprintf("vec=%d,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1", kernels.WidestVector(target)))

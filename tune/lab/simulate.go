@@ -72,20 +72,27 @@ func guided() []string {
 	return names
 }
 
-// Methods returns every search method there is: each strategy, a guided one with
-// each cost model, in the order of search.Kinds and costmodel.Kinds, but
-// for the models marked Extra, which cost more and won nothing (they run
-// when named).
+// Methods returns the search methods simulate compares by default: each
+// strategy, a guided one with each cost model, in the order of
+// search.Kinds and costmodel.Kinds, but for the strategies and models
+// marked Extra, which cost more and won nothing or propose what another
+// does (they run when named), and for a strategy with an estimate
+// (search.Kind.Estimates) only with the default model: without a model
+// it is the plain strategy's control again.
 func Methods() []Method {
 	var out []Method
 	for _, k := range search.Kinds() {
-		if !k.Guided {
+		switch {
+		case k.Extra:
+		case !k.Guided:
 			out = append(out, Method{Strategy: k.Name})
-			continue
-		}
-		for _, m := range costmodel.Kinds() {
-			if !m.Extra {
-				out = append(out, Method{Strategy: k.Name, Model: m.Name})
+		case k.Estimates != "":
+			out = append(out, Method{Strategy: k.Name, Model: costmodel.Names()[0]})
+		default:
+			for _, m := range costmodel.Kinds() {
+				if !m.Extra {
+					out = append(out, Method{Strategy: k.Name, Model: m.Name})
+				}
 			}
 		}
 	}
