@@ -259,15 +259,3 @@ func NearestShape(shape []int, shapes [][]int) int {
 	}
 	return best
 }
-
-// Bucket returns the bucket of r that serves shape: the nearest
-// (NearestShape), or nil when shape is outside r or r has no buckets.
-func (r Range) Bucket(shape []int) []int {
-	if !r.Contains(shape) {
-		return nil
-	}
-	if i := NearestShape(shape, r.Buckets); i >= 0 {
-		return r.Buckets[i]
-	}
-	return nil
-}
