@@ -99,43 +99,35 @@ func (t *rangeTuner) Tune(ctx context.Context, shape []int, trials int) (schedul
 }
 
 // Time returns the latest ok median of each config at shape, measuring
-// the configs without a record there first.
+// the configs without a record there first (tune.TimeConfigs: claimed,
+// so that another tuner of the range times none of them again).
 func (t *rangeTuner) Time(ctx context.Context, shape []int, cfgs []schedule.Config) ([]float64, int, error) {
 	task := t.task(shape, 1)
-	recs, err := t.db.Records(task.Workload())
-	if err != nil {
-		return nil, 0, err
-	}
-	latest := map[string]tunedb.Record{}
-	for _, r := range recs { // by config, then time: the last is the latest
-		latest[r.Config.String()] = r
-	}
-	var todo []schedule.Config
+	var valid []schedule.Config
 	for _, c := range cfgs {
-		if _, ok := latest[c.String()]; !ok && task.Space.Valid(c) && !slices.ContainsFunc(todo, c.Equal) {
-			todo = append(todo, c)
+		if task.Space.Valid(c) {
+			valid = append(valid, c)
 		}
 	}
-	var measured []tunedb.Record
-	if len(todo) > 0 {
-		if t.outOfTime() {
-			return nil, 0, errOutOfTime
-		}
-		measured, err = tune.MeasureConfigs(ctx, task, todo)
-		for _, r := range measured {
-			latest[r.Config.String()] = r
-		}
-		if err != nil {
-			return nil, len(measured), err
-		}
+	if !t.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t.deadline)
+		defer cancel()
+	}
+	latest, spent, err := tune.TimeConfigs(ctx, task, valid)
+	if errors.Is(err, context.DeadlineExceeded) && t.outOfTime() {
+		err = errOutOfTime
+	}
+	if err != nil {
+		return nil, spent, err
 	}
 	out := make([]float64, len(cfgs))
 	for i, c := range cfgs {
-		if r, ok := latest[c.String()]; ok && r.Status == tunedb.StatusOK && task.Space.Valid(c) {
-			out[i] = r.MedianNS
+		if j := slices.IndexFunc(valid, c.Equal); j >= 0 && latest[j] != nil && latest[j].Status == tunedb.StatusOK {
+			out[i] = latest[j].MedianNS
 		}
 	}
-	return out, len(measured), nil
+	return out, spent, nil
 }
 
 // Best returns the fastest median of shape's records.
