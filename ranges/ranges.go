@@ -30,7 +30,7 @@ type Tuner interface {
 // Options are a range tune's range and budget.
 type Options struct {
 	Lo, Hi []int // the range's corners, ends included
-	Trials int   // measurements of the whole tune, timings included
+	Trials int   // measurements of the whole tune, timings included; may be 0 with Tuned
 	// PerShape is the trials each bucket is tuned with; 0 means Trials
 	// shared among the first buckets and two more.
 	PerShape int
@@ -46,6 +46,11 @@ type Options struct {
 	// MaxHeldOut bounds the held-out shapes measured, farthest from the
 	// buckets first; 0 means 8.
 	MaxHeldOut int
+	// Tuned are buckets tuned already, by another run (a tasks file's
+	// scheduler tunes a range's first buckets among its other tasks): the
+	// tune starts from them, measuring regrets at once, rather than
+	// tuning the first buckets. Their trials are not in Trials.
+	Tuned []Bucket
 }
 
 // DefaultLevels is the points of a ranged extent's ladder when
@@ -101,7 +106,7 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 	if len(o.Lo) != len(o.Hi) || len(o.Lo) == 0 {
 		return Result{}, errors.New("ranges: the corners differ in rank")
 	}
-	if o.Trials < 1 {
+	if o.Trials < 1 && len(o.Tuned) == 0 || o.Trials < 0 {
 		return Result{}, errors.New("ranges: the trial budget must be at least 1")
 	}
 	cands := Candidates(o.Lo, o.Hi, o.Levels)
@@ -109,10 +114,12 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 	if o.PerShape <= 0 {
 		o.PerShape = max(1, o.Trials/(len(first)+2))
 	}
-	r := &run{t: t, o: o, probed: map[string]bool{}}
-	for _, s := range first {
-		if err := r.tune(ctx, s); err != nil || r.left() == 0 {
-			return r.result(), err
+	r := &run{t: t, o: o, probed: map[string]bool{}, buckets: slices.Clone(o.Tuned)}
+	if len(r.buckets) == 0 {
+		for _, s := range first {
+			if err := r.tune(ctx, s); err != nil || r.left() == 0 {
+				return r.result(), err
+			}
 		}
 	}
 	for {
