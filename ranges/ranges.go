@@ -109,7 +109,7 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 	if o.Trials < 1 && len(o.Tuned) == 0 || o.Trials < 0 {
 		return Result{}, errors.New("ranges: the trial budget must be at least 1")
 	}
-	cands := Candidates(o.Lo, o.Hi, o.Levels)
+	cands := withTail(Candidates(o.Lo, o.Hi, o.Levels), o.Lo, o.Hi)
 	first := FirstBuckets(o.Lo, o.Hi, o.Levels)
 	if o.PerShape <= 0 {
 		o.PerShape = max(1, o.Trials/(len(first)+2))
@@ -156,8 +156,9 @@ func (r *run) tune(ctx context.Context, shape []int) error {
 }
 
 // measure measures the regret of up to MaxHeldOut candidates that are not
-// buckets, farthest from the buckets first, while the budget lasts, and
-// returns the one of the largest regret (nil when none was measured).
+// buckets, farthest from the buckets first but one of a vector tail
+// (hasTail) among them, while the budget lasts, and returns the one of
+// the largest regret (nil when none was measured).
 func (r *run) measure(ctx context.Context, cands [][]int) ([]int, error) {
 	shapes := r.bucketShapes()
 	var held [][]int
@@ -168,6 +169,13 @@ func (r *run) measure(ctx context.Context, cands [][]int) ([]int, error) {
 	}
 	dist := func(c []int) float64 { return tunedb.ShapeDistance(c, shapes[tunedb.NearestShape(c, shapes)]) }
 	sort.SliceStable(held, func(i, j int) bool { return dist(held[i]) > dist(held[j]) })
+	// A shape of a vector tail is always among those measured, when
+	// there is one: the farthest takes the last place.
+	if n := min(len(held), r.o.MaxHeldOut); n > 0 && !slices.ContainsFunc(held[:n], hasTail) {
+		if i := slices.IndexFunc(held, hasTail); i >= 0 {
+			held[n-1] = held[i]
+		}
+	}
 	held = held[:min(len(held), r.o.MaxHeldOut)]
 	r.held = r.held[:0]
 	for _, h := range held {

@@ -231,3 +231,27 @@ func TestTuneFromTuned(t *testing.T) {
 		checkRegret(t, f, res, h.Shape, h.Regret)
 	}
 }
+
+// A range whose ladder holds only multiples of the vector width still has
+// a shape of a vector tail measured among its held-out shapes.
+func TestTuneMeasuresATail(t *testing.T) {
+	lo, hi := []int{16}, []int{256}
+	if c := Candidates(lo, hi, 5); slices.ContainsFunc(c, hasTail) {
+		t.Fatalf("candidates %v: the test needs a ladder without tails", c)
+	}
+	for _, maxHeld := range []int{1, 8} {
+		res, err := Tune(context.Background(), newFake(sqrtTile), Options{Lo: lo, Hi: hi, Levels: 5, Trials: 60, PerShape: 7, MaxHeldOut: maxHeld})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := slices.ContainsFunc(res.HeldOut, func(h tunedb.HeldOut) bool { return hasTail(h.Shape) }) ||
+			slices.ContainsFunc(res.Buckets, func(b Bucket) bool { return hasTail(b.Shape) })
+		if !tail {
+			t.Errorf("%d held out: held-out shapes %v, buckets %v: no shape of a vector tail measured", maxHeld, res.HeldOut, res.BucketShapes())
+		}
+	}
+	// The middle candidate, its first ranged extent one less.
+	if got := withTail([][]int{{16, 32}, {32, 32}, {64, 32}}, []int{16, 32}, []int{64, 32}); len(got) != 4 || !slices.Equal(got[3], []int{31, 32}) {
+		t.Errorf("withTail = %v, want 31x32 added", got)
+	}
+}
