@@ -29,16 +29,17 @@
 // extents, which kernels.Op.Args gives as products of extents. Its
 // dispatch (runtime.go.txt, the same in every package) goes exact tuned
 // shape → specialised kernel; else, for a shape inside a tuned range
-// (tunedb.Range), the generic kernel of the winner of its nearest bucket
-// (Range.Bucket), which every bucket's winner gets; else the generic
-// kernel of the nearest tuned shape that has one (tunedb.ShapeDistance,
-// ties as tunedb.Nearest); else the default; and LoadTuning re-ranks the
+// (tunedb.Range), the generic kernel of the winner of its nearest bucket,
+// which every bucket's winner gets; else the generic kernel of the
+// nearest tuned shape that has one (tunedb.ShapeDistance, ties as
+// tunedb.Nearest); else the default: the rule of tunedb.Serve, by which
+// package lookup answers too; and LoadTuning re-ranks the
 // compiled kernels from a JSON Lines log. Its tests check every kernel, both forms, against the op's
 // float64 reference (kernels.Op.EmitReference) on every input set that can
 // be emitted (kernels.InputSet.EmitFill), at the tuned shapes and at
 // shapes never tuned (a range's corners, the shapes just outside it and
 // those between its buckets among them), and check that Variant agrees
-// with what Range.Bucket and tunedb.Nearest say here. Write puts the files in place, rewriting only
+// with what tunedb.Serve says here. Write puts the files in place, rewriting only
 // what changed and removing only stale files of its own; it writes every
 // file in full beside its target before renaming any into place, so a
 // failed or killed gen never leaves a truncated file in the package.

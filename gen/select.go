@@ -96,20 +96,14 @@ type Range struct {
 	Buckets [][]int // tuned shapes of the range, each with a Tuned entry
 }
 
-// Contains reports whether shape lies in r.
-func (r Range) Contains(shape []int) bool {
-	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi}.Contains(shape)
+// tunedb returns r as the database keeps a range: what tunedb.Serve,
+// which dispatch follows, takes.
+func (r Range) tunedb() tunedb.Range {
+	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi, Buckets: r.Buckets}
 }
 
 // String writes r as autotune reads it: "1..64x64".
-func (r Range) String() string {
-	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi}.String()
-}
-
-// Bucket returns the bucket that serves shape, nil when shape is outside r.
-func (r Range) Bucket(shape []int) []int {
-	return tunedb.Range{Workload: tunedb.Workload{Shape: r.Lo}, Hi: r.Hi, Buckets: r.Buckets}.Bucket(shape)
-}
+func (r Range) String() string { return r.tunedb().String() }
 
 // AddRanges adds to s the ranges of rs of its op (tmpl's op, version and
 // dtype dt, on the devices match accepts) and the winners of their

@@ -115,35 +115,28 @@ func (op *opPlan) neighbours() [][]int {
 }
 
 // expect returns what dispatch does at shape before any LoadTuning: the
-// kernel and the rule as Variant writes it. It decides with Range.Bucket
-// and tunedb.Nearest, which the generated pick must agree with.
+// kernel and the rule as Variant writes it. It decides with tunedb.Serve,
+// the rule lookup answers by too, which the generated pick must agree
+// with.
 func (op *opPlan) expect(shape []int) (kernel int, rule string) {
-	w := tunedb.Workload{Op: op.op.Name, Shape: shape, DType: op.dtype, Device: "d", Template: "t"}
-	for _, t := range op.tuned {
-		if slices.Equal(t.shape, shape) {
-			return t.exact, "exact"
-		}
+	tuned := make([][]int, len(op.tuned))
+	for i, t := range op.tuned {
+		tuned[i] = t.shape
 	}
-	for _, r := range op.ranges {
-		if b := r.Bucket(shape); b != nil {
-			t := op.tuned[slices.IndexFunc(op.tuned, func(t tunedShape) bool { return slices.Equal(t.shape, b) })]
-			return t.near, "bucket " + kernels.FormatShape(b) + " of " + r.String()
-		}
+	ranges := make([]tunedb.Range, len(op.ranges))
+	for i, r := range op.ranges {
+		ranges[i] = r.tunedb()
 	}
-	var cands []tunedb.Workload
-	for _, t := range op.tuned {
-		if t.near >= 0 {
-			cands = append(cands, tunedb.Workload{Op: op.op.Name, Shape: t.shape, DType: op.dtype, Device: "d", Template: "t"})
-		}
+	s := tunedb.Serve(shape, tuned, ranges, func(i int) bool { return op.tuned[i].near >= 0 })
+	switch {
+	case s.Tuned < 0:
+		return op.def, "default"
+	case s.Exact:
+		return op.tuned[s.Tuned].exact, "exact"
+	case s.Range >= 0:
+		return op.tuned[s.Tuned].near, "bucket " + kernels.FormatShape(tuned[s.Tuned]) + " of " + op.ranges[s.Range].String()
 	}
-	if near := tunedb.Nearest(w, cands, 1); len(near) > 0 {
-		for _, t := range op.tuned {
-			if slices.Equal(t.shape, near[0].Shape) {
-				return t.near, "nearest " + kernels.FormatShape(t.shape)
-			}
-		}
-	}
-	return op.def, "default"
+	return op.tuned[s.Tuned].near, "nearest " + kernels.FormatShape(tuned[s.Tuned])
 }
 
 // adapter returns a function literal that calls fn, a kernel of op's

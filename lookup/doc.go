@@ -6,11 +6,18 @@
 // An answer comes from the first rule that applies:
 //
 //   - Exact: the shape was tuned on the device; its best record answers.
+//   - Bucket: the shape lies in a range tuned on the device (autotune tune
+//     --shape 1..4096x1024, tunedb.Range); the winner of the range's
+//     nearest bucket that has a record answers, even when another tuned
+//     shape is nearer.
 //   - Nearest: another shape of the op was tuned on the device; the winner
 //     of the nearest one (tunedb.ShapeDistance: the sum over dimensions of
 //     |log2 a − log2 b|, ties to the smaller shape) answers.
 //   - Default: nothing of the op was tuned on the device; the template's
 //     default config for the shape answers.
+//
+// The rule is tunedb.Serve, which a package that autotune gen writes
+// dispatches by too, so a program gets the same kernel config from either.
 //
 // Only records of the template version this program was built with count:
 // records of another version measured other code. A device is a
@@ -24,7 +31,8 @@
 // says whose it is ([Answer.Toolchain]), so that a caller that knows its
 // toolchain can say when it uses another's.
 //
-// A [Table] is a snapshot: Open and Load read the records once, and a
+// A [Table] is a snapshot: Open and Load read the records and ranges
+// once (Load from a log that autotune db export wrote), and a
 // Table never writes, never creates a file, and never waits behind a
 // running tuner longer than its timeout. Answers are cached, so a repeated
 // lookup is a map read; the record an answer names is shared, not copied.

@@ -25,6 +25,7 @@ type Rule string
 
 const (
 	Exact   Rule = "exact"
+	Bucket  Rule = "bucket"
 	Nearest Rule = "nearest"
 	Default Rule = "default"
 )
@@ -38,6 +39,9 @@ type Answer struct {
 	// names it: read it, do not change it. Both are nil for Default.
 	Shape  []int
 	Record *tunedb.Record
+	// Range is the tuned range whose bucket Shape is, for Bucket; nil
+	// otherwise. It is shared too.
+	Range *tunedb.Range
 }
 
 // Toolchain is the toolchain that built the winner (its record's), "" for
@@ -49,10 +53,14 @@ func (a Answer) Toolchain() string {
 	return a.Record.Workload.Toolchain
 }
 
-// String says what answered, e.g. "nearest 4096x1024".
+// String says what answered, e.g. "nearest 4096x1024", or "bucket
+// 64x1024 of 1..4096x1024", as a generated package's Variant says it.
 func (a Answer) String() string {
-	if a.Rule == Default {
+	switch {
+	case a.Rule == Default:
 		return string(a.Rule)
+	case a.Range != nil:
+		return string(a.Rule) + " " + kernels.FormatShape(a.Shape) + " of " + a.Range.String()
 	}
 	return string(a.Rule) + " " + kernels.FormatShape(a.Shape)
 }
@@ -68,6 +76,7 @@ type Options struct {
 // concurrent use.
 type Table struct {
 	best      []tunedb.Record // the best record of every workload that has one
+	ranges    []tunedb.Range  // every tuned range
 	toolchain string          // preferred; see Prefer
 
 	mu    sync.RWMutex
@@ -109,9 +118,11 @@ func Open(path string, o *Options) (*Table, error) {
 }
 
 // Source is what a Table is read from: a tuning database (tunedb.DB,
-// tunedb.Memory) or anything else that summarises workloads as they do.
+// tunedb.Memory) or anything else that summarises workloads and keeps
+// tuned ranges as they do.
 type Source interface {
 	Workloads() ([]tunedb.Summary, error)
+	Ranges() ([]tunedb.Range, error)
 }
 
 // New reads a Table from src, once.
@@ -120,13 +131,24 @@ func New(src Source) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
-	return newTable(sums), nil
+	rs, err := src.Ranges()
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	t := &Table{ranges: rs, cache: map[cacheKey]Answer{}}
+	for _, s := range sums {
+		if s.Best != nil {
+			t.best = append(t.best, *s.Best)
+		}
+	}
+	return t, nil
 }
 
-// Load reads a JSON Lines log, as `autotune db export` writes it, checking
-// every line as `autotune db import` does.
+// Load reads a JSON Lines log, as `autotune db export` writes it (its
+// records and tuned ranges), checking every line as `autotune db import`
+// does.
 func Load(r io.Reader) (*Table, error) {
-	recs, err := tunedb.ReadRecords(r)
+	recs, rs, err := tunedb.ReadLog(r)
 	if err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
@@ -134,17 +156,12 @@ func Load(r io.Reader) (*Table, error) {
 	if err := mem.Commit(recs); err != nil {
 		return nil, fmt.Errorf("lookup: %w", err)
 	}
-	return New(mem)
-}
-
-func newTable(sums []tunedb.Summary) *Table {
-	t := &Table{cache: map[cacheKey]Answer{}}
-	for _, s := range sums {
-		if s.Best != nil {
-			t.best = append(t.best, *s.Best)
+	for _, rng := range rs {
+		if err := mem.SaveRange(rng); err != nil {
+			return nil, fmt.Errorf("lookup: %w", err)
 		}
 	}
-	return t
+	return New(mem)
 }
 
 // Prefer returns a Table of the same records that prefers those built by
@@ -155,7 +172,7 @@ func newTable(sums []tunedb.Summary) *Table {
 // Load return prefers none, and takes of each shape the toolchain measured
 // last.
 func (t *Table) Prefer(toolchain string) *Table {
-	return &Table{best: t.best, toolchain: toolchain, cache: map[cacheKey]Answer{}}
+	return &Table{best: t.best, ranges: t.ranges, toolchain: toolchain, cache: map[cacheKey]Answer{}}
 }
 
 // Best returns the config to use for op at shape, of dtype dt, on the
@@ -204,30 +221,39 @@ func (t *Table) answer(op string, shape []int, dt dtype.DType, fingerprint strin
 	if err := tmpl.CheckDType(dt); err != nil { // a template may have fewer dtypes than its op
 		return Answer{}, fmt.Errorf("lookup: %w", err)
 	}
-	want := tunedb.Workload{Op: op, Shape: shape, DType: dt, Device: fingerprint, Template: tmpl.Version}
 	var sums []tunedb.Summary
 	for i := range t.best {
 		if w := t.best[i].Workload; w.Op == op && w.DType == dt && w.Device == fingerprint && w.Template == tmpl.Version {
 			sums = append(sums, tunedb.Summary{Workload: w, Best: &t.best[i]})
 		}
 	}
-	var tuned []tunedb.Workload
-	byKey := map[string]*tunedb.Record{}
-	for _, s := range tunedb.PreferToolchain(sums, t.toolchain) {
-		tuned = append(tuned, s.Workload)
-		byKey[s.Workload.Key()] = s.Best
+	sums = tunedb.PreferToolchain(sums, t.toolchain)
+	tuned := make([][]int, len(sums))
+	for i, s := range sums {
+		tuned[i] = s.Workload.Shape
 	}
-	if near := tunedb.Nearest(want, tuned, 1); len(near) > 0 {
-		r := byKey[near[0].Key()]
-		rule := Nearest
-		if slices.Equal(near[0].Shape, shape) {
-			rule = Exact
+	var rs []tunedb.Range
+	var index []int // of rs in t.ranges
+	for i, r := range t.ranges {
+		if w := r.Workload; w.Op == op && w.DType == dt && w.Device == fingerprint && w.Template == tmpl.Version {
+			rs, index = append(rs, r), append(index, i)
 		}
-		return Answer{Config: r.Config, Rule: rule, Shape: slices.Clone(near[0].Shape), Record: r}, nil
 	}
-	cfg, err := tmpl.DefaultConfig(shape, target)
-	if err != nil {
-		return Answer{}, fmt.Errorf("lookup: %w", err)
+	s := tunedb.Serve(shape, tuned, rs, nil)
+	if s.Tuned < 0 {
+		cfg, err := tmpl.DefaultConfig(shape, target)
+		if err != nil {
+			return Answer{}, fmt.Errorf("lookup: %w", err)
+		}
+		return Answer{Config: cfg, Rule: Default}, nil
 	}
-	return Answer{Config: cfg, Rule: Default}, nil
+	r := sums[s.Tuned].Best
+	a := Answer{Config: r.Config, Rule: Nearest, Shape: slices.Clone(tuned[s.Tuned]), Record: r}
+	switch {
+	case s.Exact:
+		a.Rule = Exact
+	case s.Range >= 0:
+		a.Rule, a.Range = Bucket, &t.ranges[index[s.Range]]
+	}
+	return a, nil
 }

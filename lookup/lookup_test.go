@@ -285,3 +285,78 @@ func TestPreferToolchain(t *testing.T) {
 		})
 	}
 }
+
+// rangeTables returns, as a database and as a log, records of 64x1024
+// (slow wins), 1024x1024 and 4096x1024 (fast wins), and a tuned range
+// 64..4096x1024 whose buckets are 64x1024, 4096x1024 and 256x1024, which
+// has no record.
+func rangeTables(t *testing.T) map[string]*lookup.Table {
+	v := softmaxTemplate(t).Version
+	recs := []tunedb.Record{
+		record(t, []int{64, 1024}, slow, v, 10),
+		record(t, []int{1024, 1024}, fast, v, 100),
+		record(t, []int{4096, 1024}, fast, v, 400),
+	}
+	lo := recs[0].Workload
+	rng := tunedb.Range{Workload: lo, Hi: []int{4096, 1024}, Buckets: [][]int{{64, 1024}, {256, 1024}, {4096, 1024}}, Trials: 40, Time: recs[0].Time}
+	path := filepath.Join(t.TempDir(), "tune.db")
+	db, err := tunedb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Commit(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveRange(rng); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := db.Export(&log); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fromDB, err := lookup.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromLog, err := lookup.Load(&log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*lookup.Table{"database": fromDB, "log": fromLog}
+}
+
+// A shape inside a tuned range is served by the winner of the range's
+// nearest bucket, even where another tuned shape is nearer; a shape
+// outside it, by the nearest tuned shape.
+func TestBestBucket(t *testing.T) {
+	for name, table := range rangeTables(t) {
+		for _, tt := range []struct {
+			shape  []int
+			want   string
+			config string
+		}{
+			{[]int{1024, 1024}, "exact 1024x1024", fast},
+			// 1024x1024 is nearer, but it is no bucket of the range.
+			{[]int{900, 1024}, "bucket 4096x1024 of 64..4096x1024", fast},
+			// 256x1024, a bucket without a record, serves nothing: 64x1024
+			// is the nearest bucket that has one.
+			{[]int{200, 1024}, "bucket 64x1024 of 64..4096x1024", slow},
+			{[]int{32, 1024}, "nearest 64x1024", slow},
+			{[]int{8192, 1024}, "nearest 4096x1024", fast},
+		} {
+			t.Run(name+"/"+kernels.FormatShape(tt.shape), func(t *testing.T) {
+				a, err := table.Best("softmax", tt.shape, "f32", fingerprint)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.String() != tt.want || a.Config.String() != tt.config {
+					t.Errorf("answered by %q with %s, want %q with %s", a, a.Config, tt.want, tt.config)
+				}
+				if (a.Rule == lookup.Bucket) != (a.Range != nil) {
+					t.Errorf("rule %s with range %v", a.Rule, a.Range)
+				}
+			})
+		}
+	}
+}

@@ -20,6 +20,15 @@
 // winner that cannot run the held-out shape (its space refuses it there)
 // has infinite regret, as dispatch would have to fall back.
 //
+// Vector kernels run an extent that is not a multiple of their vector
+// width in a tail loop, which a winner tuned only at multiples of it never
+// ran. So when the range holds a shape with an extent that is not a
+// multiple of TailWidth (16, the widest vector), one such shape is always
+// among the held-out shapes measured: the farthest of them takes the last
+// place if the farthest MaxHeldOut have none, and when no shape of the
+// ladders has a tail, the middle candidate with its first ranged extent
+// one less (or one more) is added to the candidates.
+//
 // While the budget allows another bucket, the held-out candidate of the
 // largest regret above Tolerance becomes one, and the regrets are
 // measured again. Every timing is a record of the held-out shape's own

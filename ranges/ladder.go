@@ -61,3 +61,35 @@ func product(ladders [][]int) [][]int {
 	}
 	return out
 }
+
+// TailWidth is the widest vector an extent is split into (16 float32
+// lanes, AVX-512): an extent that is not a multiple of it makes a kernel
+// run its tail loop, which a winner tuned only at multiples never ran.
+const TailWidth = 16
+
+// hasTail reports whether an extent of shape is not a multiple of
+// TailWidth.
+func hasTail(shape []int) bool {
+	return slices.ContainsFunc(shape, func(n int) bool { return n%TailWidth != 0 })
+}
+
+// withTail returns cands, the candidates of the range from lo to hi,
+// with a shape of a vector tail added when none has one and the range
+// holds one: the middle candidate with its first ranged extent one less
+// (or one more, where that is no tail or leaves the range).
+func withTail(cands [][]int, lo, hi []int) [][]int {
+	if len(cands) == 0 || slices.ContainsFunc(cands, hasTail) {
+		return cands
+	}
+	mid := cands[len(cands)/2]
+	for d := range mid {
+		for _, n := range []int{mid[d] - 1, mid[d] + 1} {
+			if n >= lo[d] && n <= hi[d] && n%TailWidth != 0 {
+				s := slices.Clone(mid)
+				s[d] = n
+				return append(cands, s)
+			}
+		}
+	}
+	return cands
+}

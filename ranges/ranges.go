@@ -30,7 +30,7 @@ type Tuner interface {
 // Options are a range tune's range and budget.
 type Options struct {
 	Lo, Hi []int // the range's corners, ends included
-	Trials int   // measurements of the whole tune, timings included
+	Trials int   // measurements of the whole tune, timings included; may be 0 with Tuned
 	// PerShape is the trials each bucket is tuned with; 0 means Trials
 	// shared among the first buckets and two more.
 	PerShape int
@@ -46,6 +46,11 @@ type Options struct {
 	// MaxHeldOut bounds the held-out shapes measured, farthest from the
 	// buckets first; 0 means 8.
 	MaxHeldOut int
+	// Tuned are buckets tuned already, by another run (a tasks file's
+	// scheduler tunes a range's first buckets among its other tasks): the
+	// tune starts from them, measuring regrets at once, rather than
+	// tuning the first buckets. Their trials are not in Trials.
+	Tuned []Bucket
 }
 
 // DefaultLevels is the points of a ranged extent's ladder when
@@ -101,18 +106,20 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 	if len(o.Lo) != len(o.Hi) || len(o.Lo) == 0 {
 		return Result{}, errors.New("ranges: the corners differ in rank")
 	}
-	if o.Trials < 1 {
+	if o.Trials < 1 && len(o.Tuned) == 0 || o.Trials < 0 {
 		return Result{}, errors.New("ranges: the trial budget must be at least 1")
 	}
-	cands := Candidates(o.Lo, o.Hi, o.Levels)
+	cands := withTail(Candidates(o.Lo, o.Hi, o.Levels), o.Lo, o.Hi)
 	first := FirstBuckets(o.Lo, o.Hi, o.Levels)
 	if o.PerShape <= 0 {
 		o.PerShape = max(1, o.Trials/(len(first)+2))
 	}
-	r := &run{t: t, o: o, probed: map[string]bool{}}
-	for _, s := range first {
-		if err := r.tune(ctx, s); err != nil || r.left() == 0 {
-			return r.result(), err
+	r := &run{t: t, o: o, probed: map[string]bool{}, buckets: slices.Clone(o.Tuned)}
+	if len(r.buckets) == 0 {
+		for _, s := range first {
+			if err := r.tune(ctx, s); err != nil || r.left() == 0 {
+				return r.result(), err
+			}
 		}
 	}
 	for {
@@ -149,8 +156,9 @@ func (r *run) tune(ctx context.Context, shape []int) error {
 }
 
 // measure measures the regret of up to MaxHeldOut candidates that are not
-// buckets, farthest from the buckets first, while the budget lasts, and
-// returns the one of the largest regret (nil when none was measured).
+// buckets, farthest from the buckets first but one of a vector tail
+// (hasTail) among them, while the budget lasts, and returns the one of
+// the largest regret (nil when none was measured).
 func (r *run) measure(ctx context.Context, cands [][]int) ([]int, error) {
 	shapes := r.bucketShapes()
 	var held [][]int
@@ -161,6 +169,13 @@ func (r *run) measure(ctx context.Context, cands [][]int) ([]int, error) {
 	}
 	dist := func(c []int) float64 { return tunedb.ShapeDistance(c, shapes[tunedb.NearestShape(c, shapes)]) }
 	sort.SliceStable(held, func(i, j int) bool { return dist(held[i]) > dist(held[j]) })
+	// A shape of a vector tail is always among those measured, when
+	// there is one: the farthest takes the last place.
+	if n := min(len(held), r.o.MaxHeldOut); n > 0 && !slices.ContainsFunc(held[:n], hasTail) {
+		if i := slices.IndexFunc(held, hasTail); i >= 0 {
+			held[n-1] = held[i]
+		}
+	}
 	held = held[:min(len(held), r.o.MaxHeldOut)]
 	r.held = r.held[:0]
 	for _, h := range held {

@@ -199,3 +199,59 @@ func TestTuneCancelled(t *testing.T) {
 		t.Errorf("cancelled: %v, buckets %v; want the context's error after the first", err, res.BucketShapes())
 	}
 }
+
+// A tune given buckets tuned already (a tasks run's) does not tune them
+// again: it measures regrets at once, and adds buckets within its trials.
+func TestTuneFromTuned(t *testing.T) {
+	f := newFake(sqrtTile)
+	lo, hi := []int{1, 64}, []int{4096, 64}
+	var tuned []Bucket
+	for _, s := range FirstBuckets(lo, hi, DefaultLevels) {
+		cfg, ok, _, _ := f.Tune(context.Background(), s, 7)
+		tuned = append(tuned, Bucket{Shape: s, Winner: cfg, OK: ok})
+	}
+	f.tuned = nil
+	before := len(f.measured)
+	res, err := Tune(context.Background(), f, Options{Lo: lo, Hi: hi, Trials: 100, PerShape: 7, Tolerance: 1e-9, Tuned: tuned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.tuned {
+		if slices.ContainsFunc(tuned, func(b Bucket) bool { return slices.Equal(b.Shape, s) }) {
+			t.Errorf("bucket %v, tuned already, was tuned again", s)
+		}
+	}
+	if len(res.HeldOut) == 0 || len(res.Buckets) <= len(tuned) {
+		t.Errorf("held out %v, buckets %v: no regret measured or no bucket added", res.HeldOut, res.BucketShapes())
+	}
+	if res.Spent > 100 || res.Spent != len(f.measured)-before {
+		t.Errorf("spent %d of 100; the fake counted %d", res.Spent, len(f.measured)-before)
+	}
+	for _, h := range res.HeldOut {
+		checkRegret(t, f, res, h.Shape, h.Regret)
+	}
+}
+
+// A range whose ladder holds only multiples of the vector width still has
+// a shape of a vector tail measured among its held-out shapes.
+func TestTuneMeasuresATail(t *testing.T) {
+	lo, hi := []int{16}, []int{256}
+	if c := Candidates(lo, hi, 5); slices.ContainsFunc(c, hasTail) {
+		t.Fatalf("candidates %v: the test needs a ladder without tails", c)
+	}
+	for _, maxHeld := range []int{1, 8} {
+		res, err := Tune(context.Background(), newFake(sqrtTile), Options{Lo: lo, Hi: hi, Levels: 5, Trials: 60, PerShape: 7, MaxHeldOut: maxHeld})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := slices.ContainsFunc(res.HeldOut, func(h tunedb.HeldOut) bool { return hasTail(h.Shape) }) ||
+			slices.ContainsFunc(res.Buckets, func(b Bucket) bool { return hasTail(b.Shape) })
+		if !tail {
+			t.Errorf("%d held out: held-out shapes %v, buckets %v: no shape of a vector tail measured", maxHeld, res.HeldOut, res.BucketShapes())
+		}
+	}
+	// The middle candidate, its first ranged extent one less.
+	if got := withTail([][]int{{16, 32}, {32, 32}, {64, 32}}, []int{16, 32}, []int{64, 32}); len(got) != 4 || !slices.Equal(got[3], []int{31, 32}) {
+		t.Errorf("withTail = %v, want 31x32 added", got)
+	}
+}

@@ -20,7 +20,8 @@ import (
 //
 // Op, Shape and DType are as autotune tune's --op, --shape and --dtype (a
 // missing dtype is dtype.Default; a Shape with ranges, "1..64x768",
-// stands for the range's first buckets, which share its Weight); Causal is its --causal. Weight is how many times a model's forward pass calls the
+// stands for the range's first buckets, which share its Weight, and
+// which autotune then extends as it tunes a range alone); Causal is its --causal. Weight is how many times a model's forward pass calls the
 // workload; it scales the workload's latency in the weighted total.
 type Spec struct {
 	Op     string  `json:"op"`

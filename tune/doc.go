@@ -42,6 +42,9 @@
 // configs of a batch before measuring them, and leave to the others those
 // they claimed or measured after it started (Progress.Shared counts them),
 // so that no config is measured twice and every record is kept.
+// TimeConfigs, which times given configs (a range tune's bucket winners at
+// its held-out shapes), claims them too, and waits for the record of a
+// config another tuner holds rather than timing it again.
 //
 // A winner is declared only after the leaders were measured again side by
 // side (Task.Remeasure): the fastest configs and, for a template with a

@@ -362,25 +362,11 @@ func (r *run) step(ctx context.Context, n int) (stop bool, _ error) {
 // too busy to take the claims within its timeout does not hold up the run:
 // the batch is measured unclaimed.
 func (r *run) claim(cfgs []schedule.Config) ([]schedule.Config, error) {
-	c, ok := r.t.Store.(Claimer)
-	if !ok {
-		return cfgs, nil
-	}
-	taken, err := c.Claim(r.w, cfgs, r.owner, r.read, claimLease)
-	switch {
-	case errors.Is(err, tunedb.ErrInUse):
-		return cfgs, nil
-	case err != nil:
+	mine, _, err := claimConfigs(r.t.Store, r.w, cfgs, r.owner, r.read)
+	if err != nil {
 		return nil, err
 	}
-	var mine []schedule.Config
-	for i, cfg := range cfgs {
-		if taken[i] {
-			r.s.Shared++
-		} else {
-			mine = append(mine, cfg)
-		}
-	}
+	r.s.Shared += len(cfgs) - len(mine)
 	if len(mine) < len(cfgs) && r.t.Observer != nil {
 		r.s.Elapsed = time.Since(r.start)
 		r.t.Observer.Batch(r.s.Progress)

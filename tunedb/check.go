@@ -34,6 +34,11 @@ func (db *DB) Check() ([]Damage, error) {
 	var damage []Damage
 	err := db.view(func(tx *bbolt.Tx) (err error) {
 		damage, err = db.salvage(tx, func(Record) error { return nil })
+		if err != nil {
+			return err
+		}
+		hurt, err := salvageRanges(tx, func(Range) error { return nil })
+		damage = append(damage, hurt...)
 		return err
 	})
 	return damage, err
@@ -46,13 +51,12 @@ func (db *DB) ExportSalvage(w io.Writer) ([]Damage, error) {
 	defer sp.discard()
 	var damage []Damage
 	err := db.view(func(tx *bbolt.Tx) (err error) {
-		damage, err = db.salvage(tx, func(r Record) error {
-			line, err := marshal(r)
-			if err == nil {
-				err = sp.write(append(line, '\n'))
-			}
+		damage, err = db.salvage(tx, func(r Record) error { return sp.line(r) })
+		if err != nil {
 			return err
-		})
+		}
+		hurt, err := salvageRanges(tx, func(r Range) error { return sp.line(rangeLine{Schema: SchemaVersion, Range: &r}) })
+		damage = append(damage, hurt...)
 		return err
 	})
 	if err != nil {
@@ -107,6 +111,33 @@ func (db *DB) salvage(tx *bbolt.Tx, fn func(Record) error) ([]Damage, error) {
 			}
 			return fn(r)
 		})
+	})
+	return damage, err
+}
+
+// salvageRanges calls fn with every sound saved range, in key order, and
+// returns the damaged ones.
+func salvageRanges(tx *bbolt.Tx, fn func(Range) error) ([]Damage, error) {
+	b := tx.Bucket(bucketRanges)
+	if b == nil {
+		return nil, nil
+	}
+	var damage []Damage
+	err := b.ForEach(func(k, v []byte) error {
+		var r Range
+		err := json.Unmarshal(v, &r)
+		if err == nil {
+			err = r.Validate()
+		}
+		if err == nil && !bytes.Equal(r.key(), k) {
+			err = fmt.Errorf("stored under a key that is not its own (range %s)", r)
+		}
+		if err != nil {
+			wk, hi, _ := bytes.Cut(k, []byte{0})
+			damage = append(damage, Damage{Workload: string(wk), Record: "range up to " + string(hi), Err: err.Error()})
+			return nil
+		}
+		return fn(r)
 	})
 	return damage, err
 }

@@ -63,3 +63,37 @@ func TestCheckAndSalvage(t *testing.T) {
 		t.Errorf("salvaged\n%s\nwant\n%s", b.String(), strings.Join(kept, ""))
 	}
 }
+
+// A damaged range is listed by Check and left out by ExportSalvage.
+func TestCheckAndSalvageRanges(t *testing.T) {
+	db := openFixture(t)
+	other := testRange(1)
+	other.Hi = []int{8192, 1024}
+	for _, r := range []Range{testRange(0), other} {
+		if err := db.SaveRange(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(export(t, db)), "\n") {
+		if !strings.Contains(l, `"hi":[8192,1024]`) {
+			kept = append(kept, l)
+		}
+	}
+	err := db.bolt.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketRanges).Put(other.key(), []byte(`{"workload":`)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Check()
+	if err != nil || len(got) != 1 || !strings.Contains(got[0].String(), "record range up to 8192x1024: unexpected end of JSON input") {
+		t.Fatalf("Check = %v, %v; want the damaged range", got, err)
+	}
+	var b bytes.Buffer
+	skipped, err := db.ExportSalvage(&b)
+	if err != nil || len(skipped) != 1 {
+		t.Fatalf("ExportSalvage skipped %v, %v", skipped, err)
+	}
+	if b.String() != strings.Join(kept, "") {
+		t.Errorf("salvaged\n%s\nwant\n%s", b.String(), strings.Join(kept, ""))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -519,13 +520,15 @@ func TestOpenNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("4")) })
+	err = b.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion+1)))
+	})
 	b.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(path, nil)
-	want := "tunedb: " + path + " has schema 4, newer than this autotune's (3): upgrade autotune"
+	want := fmt.Sprintf("tunedb: %s has schema %d, newer than this autotune's (%d): upgrade autotune", path, SchemaVersion+1, SchemaVersion)
 	if err == nil || err.Error() != want {
 		t.Errorf("Open = %v, want %q", err, want)
 	}
@@ -694,9 +697,9 @@ func TestExportLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := `"workload":{"op":"softmax","shape":[4096,1024],"dtype":"f32","device":"` + device + `","template":"t1"}`
-	want := `{"schema":3,` + w + `,"config":{"vec":4,"unroll":1},"status":"build_error","error":"expected '>' && '<'",` +
+	want := `{"schema":4,` + w + `,"config":{"vec":4,"unroll":1},"status":"build_error","error":"expected '>' && '<'",` +
 		`"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:01Z","tool":"autotune test"}` + "\n" +
-		`{"schema":3,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100,90],"median_ns":100,` +
+		`{"schema":4,` + w + `,"config":{"vec":8,"unroll":1},"status":"ok","samples_ns":[110,100,90],"median_ns":100,` +
 		`"p20_ns":90,"p80_ns":110,"build_ns":1000000,"run_ns":2000000,"time":"2025-03-01T12:00:00.0015Z","tool":"autotune test"}` + "\n"
 	if got := string(export(t, db)); got != want {
 		t.Errorf("export =\n%s\nwant\n%s", got, want)

@@ -27,9 +27,9 @@
 //
 // Tuned shape ranges (Range) are kept in the top-level bucket "ranges",
 // created on the first save, one JSON value per range keyed by the
-// workload key of its low corner, a NUL and its high corner. Like saved
-// cost models (bucket "models"), they summarise records and stay out of
-// Export.
+// workload key of its low corner, a NUL and its high corner. Unlike saved
+// cost models (bucket "models"), they travel with the records through
+// Export, Import and Merge.
 //
 // # Identity
 //
@@ -75,7 +75,7 @@
 // # JSON Lines
 //
 // Export writes and Import reads one Record per line, a JSON object with
-// these members in this order (schema 3):
+// these members in this order (schema 4):
 //
 //	schema      integer  SchemaVersion of the record or older; Import refuses newer ones
 //	workload    object   op, shape (array of integers ≥ 1), dtype, device, template, toolchain
@@ -107,9 +107,15 @@
 // figure, measured again on another worker, disagrees beyond the spreads
 // and a third measurement sides with the other.
 //
-// Lines are ordered by workload key, then by storage order, so an export
-// depends only on the records, and exporting what was imported gives the
-// same bytes. Import skips empty lines, rejects unknown members and lines
+// After the records come the saved ranges, one per line in key order, a
+// JSON object of two members: schema (4 or newer: ranges came with schema
+// 4, whose records are those of schema 3) and range, the Range as stored.
+// Import checks a range with Range.Validate and its date as a record's,
+// and keeps the newer of two ranges of one workload and corners.
+//
+// Lines are ordered by workload key, then by storage order, then ranges
+// by key, so an export depends only on the content, and exporting what
+// was imported gives the same bytes. Import skips empty lines, rejects unknown members and lines
 // longer than MaxLineBytes (16 MiB; it stops reading there), and names the
 // line of the first error; it adds nothing when any line is wrong.
 //

@@ -38,7 +38,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("export has %d lines, want %d", n, len(fixture(t)))
 	}
 	// Workloads by key (gemm first), then storage order.
-	if !bytes.HasPrefix(first, []byte(`{"schema":3,"workload":{"op":"gemm"`)) {
+	if !bytes.HasPrefix(first, []byte(`{"schema":4,"workload":{"op":"gemm"`)) {
 		t.Errorf("export starts with %.60s", first)
 	}
 
@@ -81,10 +81,11 @@ func TestImportLines(t *testing.T) {
 		{"truncated", good[:len(good)/2], "tunedb: import line 1: unexpected EOF", 0},
 		{"two records on a line", good + good, "tunedb: import line 1: data after the record", 0},
 		{"unknown field", strings.Replace(good, `"tool"`, `"tool2"`, 1), `tunedb: import line 1: json: unknown field "tool2"`, 0},
-		{"newer schema", strings.Replace(good, `"schema":3`, `"schema":4`, 1), "tunedb: import line 1: record schema 4 is newer than this autotune's (3): upgrade autotune", 0},
-		{"no schema", strings.Replace(good, `"schema":3,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
-		{"schema 1", strings.Replace(good, `"schema":3`, `"schema":1`, 1), "", 1},
-		{"schema 2", strings.Replace(good, `"schema":3`, `"schema":2`, 1), "", 1},
+		{"newer schema", strings.Replace(good, `"schema":4`, `"schema":5`, 1), "tunedb: import line 1: record schema 5 is newer than this autotune's (4): upgrade autotune", 0},
+		{"no schema", strings.Replace(good, `"schema":4,`, ``, 1), "tunedb: import line 1: unknown record schema 0", 0},
+		{"schema 1", strings.Replace(good, `"schema":4`, `"schema":1`, 1), "", 1},
+		{"schema 2", strings.Replace(good, `"schema":4`, `"schema":2`, 1), "", 1},
+		{"schema 3", strings.Replace(good, `"schema":4`, `"schema":3`, 1), "", 1},
 		{"disturbance and measurer", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":10,"disturbed":2,"cpu_share":0.93,"steal_ns":1500},"measurer":{"name":"w1","host":"box","tool":"autotune test"}`, 1), "", 1},
 		{"more disturbed than samples", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":3}`, 1), "tunedb: import line 1: disturbance: 3 of 2 samples disturbed", 0},
 		{"negative steal", strings.Replace(good, `"tool":"autotune test"`, `"tool":"autotune test","disturbance":{"samples":2,"disturbed":0,"steal_ns":-1}`, 1), "tunedb: import line 1: disturbance: steal_ns is -1", 0},

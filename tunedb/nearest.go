@@ -98,3 +98,50 @@ func better(a, b Summary, tc string) bool {
 	}
 	return a.Best.Time.After(b.Best.Time)
 }
+
+// A Serving says which tuned shape serves a shape, and by which rule
+// (Serve).
+type Serving struct {
+	Tuned int  // the index in tuned of the shape whose winner serves; -1: none does, the default serves
+	Exact bool // tuned[Tuned] is the shape itself
+	Range int  // the index in ranges of the range whose bucket serves; -1 unless a bucket does
+}
+
+// Serve is the rule by which gen's dispatch and lookup's answers choose
+// the tuned shape whose winner serves shape: exact, bucket, nearest,
+// default. The shape itself when tuned holds it; else, when a range of
+// ranges contains it, that range's bucket nearest to it (NearestShape)
+// among the buckets tuned holds, the first such range deciding; else the
+// nearest of tuned (NearestShape) that generic accepts (nil accepts
+// every one); else none: the default serves.
+func Serve(shape []int, tuned [][]int, ranges []Range, generic func(i int) bool) Serving {
+	at := func(s []int) int { return slices.IndexFunc(tuned, func(t []int) bool { return slices.Equal(t, s) }) }
+	if i := at(shape); i >= 0 {
+		return Serving{Tuned: i, Exact: true, Range: -1}
+	}
+	for ri, r := range ranges {
+		if !r.Contains(shape) {
+			continue
+		}
+		var buckets [][]int
+		for _, b := range r.Buckets {
+			if at(b) >= 0 {
+				buckets = append(buckets, b)
+			}
+		}
+		if j := NearestShape(shape, buckets); j >= 0 {
+			return Serving{Tuned: at(buckets[j]), Range: ri}
+		}
+	}
+	var cands [][]int
+	var index []int
+	for i, t := range tuned {
+		if generic == nil || generic(i) {
+			cands, index = append(cands, t), append(index, i)
+		}
+	}
+	if j := NearestShape(shape, cands); j >= 0 {
+		return Serving{Tuned: index[j], Range: -1}
+	}
+	return Serving{Tuned: -1, Range: -1}
+}

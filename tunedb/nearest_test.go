@@ -84,3 +84,27 @@ func TestNearest(t *testing.T) {
 		})
 	}
 }
+
+// Serve goes exact → bucket → nearest → default; a bucket without a
+// tuned shape serves nothing, and nearest skips what generic refuses.
+func TestServe(t *testing.T) {
+	tuned := [][]int{{1, 64}, {8, 64}, {64, 64}, {23, 64}, {100, 64}}
+	rng := Range{Workload: Workload{Shape: []int{1, 64}}, Hi: []int{64, 64}, Buckets: [][]int{{1, 64}, {16, 64}, {64, 64}}}
+	notFirst := func(i int) bool { return i != 0 }
+	for _, tt := range []struct {
+		shape   []int
+		generic func(int) bool
+		want    Serving
+	}{
+		{[]int{23, 64}, nil, Serving{Tuned: 3, Exact: true, Range: -1}},
+		{[]int{20, 64}, nil, Serving{Tuned: 2, Range: 0}}, // 16x64 has no record; 23x64 is nearer but no bucket
+		{[]int{2, 64}, nil, Serving{Tuned: 0, Range: 0}},
+		{[]int{90, 64}, nil, Serving{Tuned: 4, Range: -1}},
+		{[]int{1, 65}, notFirst, Serving{Tuned: 1, Range: -1}}, // outside: nearest, 1x64 refused
+		{[]int{1, 2, 3}, nil, Serving{Tuned: -1, Range: -1}},
+	} {
+		if got := Serve(tt.shape, tuned, []Range{rng}, tt.generic); got != tt.want {
+			t.Errorf("Serve(%v) = %+v, want %+v", tt.shape, got, tt.want)
+		}
+	}
+}

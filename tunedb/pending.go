@@ -64,12 +64,13 @@ func (db *DB) adoptPending() error {
 	if err != nil {
 		return fmt.Errorf("tunedb: %w", err)
 	}
-	es, err := readEntries(f, nil)
+	now := time.Now()
+	es, rs, err := readEntries(f, nil, now)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("tunedb: %s: %w; remove or repair it to open %s", db.PendingPath(), err, db.path)
 	}
-	if _, err := db.add(es, time.Now()); err != nil {
+	if _, err := db.add(es, rs, now); err != nil {
 		return err
 	}
 	if err := os.Remove(db.PendingPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package tunedb
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -131,6 +132,9 @@ func (r Range) Validate() error {
 	if len(r.Hi) != len(r.Workload.Shape) || !r.Contains(r.Workload.Shape) || !r.Contains(r.Hi) {
 		return fmt.Errorf("tunedb: invalid range %s: its high corner %v is not above its low one", r.Workload.ShapeString(), r.Hi)
 	}
+	if r.Trials < 0 {
+		return fmt.Errorf("tunedb: invalid range %s: trials is %d", r, r.Trials)
+	}
 	for _, b := range r.Buckets {
 		if !r.Contains(b) {
 			return fmt.Errorf("tunedb: invalid range %s: bucket %v lies outside it", r, b)
@@ -145,44 +149,93 @@ func (r Range) Validate() error {
 }
 
 // SaveRange stores r, replacing the range of the same workload and
-// corners. Like models, ranges stay out of Export: they summarise records
-// rather than add to them, and tuning the range again (which resumes
-// from the records) saves it anew.
+// corners. Ranges travel with the records in Export and Import, which
+// keep the newer of two ranges of one workload and corners.
 func (db *DB) SaveRange(r Range) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	v, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
 	return db.update(func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketRanges)
-		if err != nil {
-			return err
-		}
-		return b.Put(r.key(), v)
+		_, err := putRange(tx, r, func(Range) bool { return true })
+		return err
 	})
+}
+
+// putNewerRange stores r unless the saved range of its workload and
+// corners is as new, and reports whether it did.
+func putNewerRange(tx *bbolt.Tx, r Range) (bool, error) {
+	if err := r.Validate(); err != nil {
+		return false, err
+	}
+	return putRange(tx, r, func(old Range) bool { return r.Time.After(old.Time) })
+}
+
+// putRange stores r when no range of its key is saved, or replace says
+// the saved one should go, and reports whether it stored r.
+func putRange(tx *bbolt.Tx, r Range, replace func(old Range) bool) (bool, error) {
+	b, err := tx.CreateBucketIfNotExists(bucketRanges)
+	if err != nil {
+		return false, err
+	}
+	k := r.key()
+	if v := b.Get(k); v != nil {
+		var old Range
+		// A saved range that does not decode is replaced: it summarises
+		// records, which are all still there.
+		if json.Unmarshal(v, &old) == nil && !replace(old) {
+			return false, nil
+		}
+	}
+	v, err := marshal(r)
+	if err != nil {
+		return false, err
+	}
+	return true, b.Put(k, v)
 }
 
 // Ranges returns every saved range, in key order.
 func (db *DB) Ranges() ([]Range, error) {
 	var out []Range
 	err := db.view(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketRanges)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var r Range
-			if err := json.Unmarshal(v, &r); err != nil {
-				return db.corrupt(fmt.Sprintf("range %q: %v", k, err))
-			}
+		return db.eachRange(tx, func(r Range) error {
 			out = append(out, r)
 			return nil
 		})
 	})
 	return out, err
+}
+
+// eachRange calls fn with every saved range, in key order.
+func (db *DB) eachRange(tx *bbolt.Tx, fn func(Range) error) error {
+	b := tx.Bucket(bucketRanges)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		var r Range
+		if err := json.Unmarshal(v, &r); err != nil {
+			return db.corrupt(fmt.Sprintf("range %q: %v", k, err))
+		}
+		return fn(r)
+	})
+}
+
+// newestRanges returns the newest range of each key among rs, in key
+// order, the first of equally new ones: what storing rs one by one with
+// putNewerRange leaves.
+func newestRanges(rs []Range) []Range {
+	slices.SortStableFunc(rs, func(a, b Range) int { return bytes.Compare(a.key(), b.key()) })
+	var out []Range
+	for _, r := range rs {
+		if n := len(out); n > 0 && bytes.Equal(out[n-1].key(), r.key()) {
+			if r.Time.After(out[n-1].Time) {
+				out[n-1] = r
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // NearestShape returns the index in shapes of the one nearest to shape,
@@ -205,16 +258,4 @@ func NearestShape(shape []int, shapes [][]int) int {
 		}
 	}
 	return best
-}
-
-// Bucket returns the bucket of r that serves shape: the nearest
-// (NearestShape), or nil when shape is outside r or r has no buckets.
-func (r Range) Bucket(shape []int) []int {
-	if !r.Contains(shape) {
-		return nil
-	}
-	if i := NearestShape(shape, r.Buckets); i >= 0 {
-		return r.Buckets[i]
-	}
-	return nil
 }

@@ -28,7 +28,9 @@ import (
 // reads as of an unknown toolchain (""). Version 3 added Record.Registers,
 // LocalBytes, Disturbance and Measurer; an older record has none of them,
 // and reads as measured by an unknown process with unknown disturbance.
-const SchemaVersion = 3
+// Version 4 added lines of tuned ranges (Range) to the export; its
+// records are those of version 3.
+const SchemaVersion = 4
 
 // Workload identifies what was tuned. Records of different template versions,
 // devices, dtypes or toolchains never mix.

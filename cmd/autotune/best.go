@@ -32,7 +32,8 @@ records named it), best answers with them and says so on stderr, and the
 "measured" line (and the toolchain member) names it.
 
 With --fallback, a shape that was not tuned gets the answer a program's
-run-time lookup (package lookup) gets: the winner of the nearest tuned
+run-time lookup (package lookup) gets: inside a tuned shape range, the
+winner of the range's nearest bucket; else the winner of the nearest tuned
 shape of the op on the device (distance: the sum over dimensions of
 |log2 a - log2 b|), or the template's default config when nothing of the op
 was tuned there. The "rule" line (and member) says which.
@@ -54,8 +55,8 @@ type bestJSON struct {
 	Template string `json:"template"`
 	// Toolchain built the kernel that answered; "" when unknown.
 	Toolchain string `json:"toolchain,omitempty"`
-	// Rule is lookup's rule with --fallback: exact, nearest or default;
-	// TunedShape the shape whose winner answered.
+	// Rule is lookup's rule with --fallback: exact, bucket, nearest or
+	// default; TunedShape the shape whose winner answered.
 	Rule       string     `json:"rule,omitempty"`
 	TunedShape []int      `json:"tuned_shape,omitempty"`
 	Best       bestConfig `json:"best"`
@@ -221,8 +222,11 @@ func noBest(db *tunedb.DB, w workload, tmpl kernels.Template, answer lookup.Answ
 		}
 	}
 	hint := "; --fallback gives the template's default config"
-	if answer.Rule == lookup.Nearest {
+	switch answer.Rule {
+	case lookup.Nearest:
 		hint = fmt.Sprintf("; --fallback gives the winner of the nearest tuned shape, %s", kernels.FormatShape(answer.Shape))
+	case lookup.Bucket:
+		hint = fmt.Sprintf("; --fallback gives the winner of its tuned range's %s", answer)
 	}
 	return fmt.Errorf("no successful record for %s in %s; tune it first%s", describeWorkload(w), db.Path(), hint)
 }

@@ -469,9 +469,17 @@ func runDBImport(c *command, std *stdio, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		fmt.Fprintf(std.out, "%s: imported %d records, %d already present\n", name, st.Added, st.Skipped)
+		fmt.Fprintf(std.out, "%s: imported %d records, %d already present%s\n", name, st.Added, st.Skipped, rangesStored(st))
 	}
 	return nil
+}
+
+// rangesStored says how many ranges an import or merge stored, if any.
+func rangesStored(st tunedb.ImportStats) string {
+	if st.Ranges == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d shape ranges stored", st.Ranges)
 }
 
 // importFile imports one JSON Lines file, or stdin for "-".
@@ -508,7 +516,7 @@ func runDBMerge(c *command, std *stdio, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(std.out, "%s: merged %d records, %d already present\n", other, st.Added, st.Skipped)
+		fmt.Fprintf(std.out, "%s: merged %d records, %d already present%s\n", other, st.Added, st.Skipped, rangesStored(st))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/ranges"
 	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
@@ -119,7 +120,12 @@ each best config and that baseline are timed side by side in one process,
 as autotune bench does but with fewer samples (--baseline=false skips it;
 workloads above 1e9 FLOPs a call, on a GPU or measured by remote workers
 are left out with a note); then the contention line, for the tasks
-together, as above. Reruns resume every task.
+together, as above. A task whose shape is a range stands for the range's
+first buckets; once the scheduler is done, each range goes on as above
+(regret on held-out shapes, buckets added) with the part of the budget it
+kept aside and its share of what the scheduler left, and the summary (and
+--json's "ranges") shows it as tune --shape does. Reruns resume every
+task.
 
 --nats URL sends each batch to the 'autotune worker' processes of the
 target's device fingerprint through a NATS server ('autotune broker' or a
@@ -350,7 +356,7 @@ func runTune(c *command, std *stdio, args []string) error {
 	}
 	if !rng.Single() {
 		rt := &rangeTuner{o: o, w: w, tmpl: tmpl, toolchain: toolchain, measurer: measurer, db: db, errs: std.errs}
-		res, err := rt.run(ctx, rng)
+		res, err := rt.run(ctx, rng, ranges.Options{Trials: o.trials})
 		if err == nil {
 			err = rt.report(std, rng, res)
 		}

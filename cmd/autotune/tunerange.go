@@ -36,14 +36,17 @@ var _ ranges.Tuner = (*rangeTuner)(nil)
 // errOutOfTime ends a range tune whose --time is spent: not a failure.
 var errOutOfTime = errors.New("the time budget is spent")
 
-// run tunes the range and saves it in the database.
-func (t *rangeTuner) run(ctx context.Context, rng kernels.ShapeRange) (ranges.Result, error) {
-	if t.o.budget > 0 {
+// run tunes the range within opts' trials (opts.Lo and Hi are rng's) and
+// saves it in the database. A tasks run sets deadline and opts.Tuned
+// itself; tune sets the deadline from --time.
+func (t *rangeTuner) run(ctx context.Context, rng kernels.ShapeRange, opts ranges.Options) (ranges.Result, error) {
+	if t.o.budget > 0 && t.deadline.IsZero() {
 		t.deadline = time.Now().Add(t.o.budget)
 	}
+	opts.Lo, opts.Hi = rng.Lo, rng.Hi
 	fmt.Fprintf(t.errs, "tuning %s %s %s on %s, a range, within %d trials, built by %s, with %s search (seed %d) into %s\n",
-		t.w.op.Name, rng, t.w.dtype, t.w.target.Fingerprint(), t.o.trials, toolchainName(t.toolchain), t.o.strategy, t.o.seed, t.db.Path())
-	res, err := ranges.Tune(ctx, t, ranges.Options{Lo: rng.Lo, Hi: rng.Hi, Trials: t.o.trials})
+		t.w.op.Name, rng, t.w.dtype, t.w.target.Fingerprint(), opts.Trials, toolchainName(t.toolchain), t.o.strategy, t.o.seed, t.db.Path())
+	res, err := ranges.Tune(ctx, t, opts)
 	switch {
 	case errors.Is(err, errOutOfTime):
 		err = nil
@@ -53,7 +56,7 @@ func (t *rangeTuner) run(ctx context.Context, rng kernels.ShapeRange) (ranges.Re
 	if err != nil || len(res.Buckets) == 0 {
 		return res, err
 	}
-	wk := newTuneTask(t.o, t.w, t.tmpl, t.toolchain, t.measurer, t.db).Workload()
+	wk := t.task(rng.Lo, 1).Workload()
 	return res, t.db.SaveRange(tunedb.Range{
 		Workload: wk, Hi: rng.Hi, Buckets: res.BucketShapes(), HeldOut: res.HeldOut,
 		Trials: res.Spent, Time: time.Now().UTC(), Tool: version,
@@ -99,43 +102,35 @@ func (t *rangeTuner) Tune(ctx context.Context, shape []int, trials int) (schedul
 }
 
 // Time returns the latest ok median of each config at shape, measuring
-// the configs without a record there first.
+// the configs without a record there first (tune.TimeConfigs: claimed,
+// so that another tuner of the range times none of them again).
 func (t *rangeTuner) Time(ctx context.Context, shape []int, cfgs []schedule.Config) ([]float64, int, error) {
 	task := t.task(shape, 1)
-	recs, err := t.db.Records(task.Workload())
-	if err != nil {
-		return nil, 0, err
-	}
-	latest := map[string]tunedb.Record{}
-	for _, r := range recs { // by config, then time: the last is the latest
-		latest[r.Config.String()] = r
-	}
-	var todo []schedule.Config
+	var valid []schedule.Config
 	for _, c := range cfgs {
-		if _, ok := latest[c.String()]; !ok && task.Space.Valid(c) && !slices.ContainsFunc(todo, c.Equal) {
-			todo = append(todo, c)
+		if task.Space.Valid(c) {
+			valid = append(valid, c)
 		}
 	}
-	var measured []tunedb.Record
-	if len(todo) > 0 {
-		if t.outOfTime() {
-			return nil, 0, errOutOfTime
-		}
-		measured, err = tune.MeasureConfigs(ctx, task, todo)
-		for _, r := range measured {
-			latest[r.Config.String()] = r
-		}
-		if err != nil {
-			return nil, len(measured), err
-		}
+	if !t.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t.deadline)
+		defer cancel()
+	}
+	latest, spent, err := tune.TimeConfigs(ctx, task, valid)
+	if errors.Is(err, context.DeadlineExceeded) && t.outOfTime() {
+		err = errOutOfTime
+	}
+	if err != nil {
+		return nil, spent, err
 	}
 	out := make([]float64, len(cfgs))
 	for i, c := range cfgs {
-		if r, ok := latest[c.String()]; ok && r.Status == tunedb.StatusOK && task.Space.Valid(c) {
-			out[i] = r.MedianNS
+		if j := slices.IndexFunc(valid, c.Equal); j >= 0 && latest[j] != nil && latest[j].Status == tunedb.StatusOK {
+			out[i] = latest[j].MedianNS
 		}
 	}
-	return out, len(measured), nil
+	return out, spent, nil
 }
 
 // Best returns the fastest median of shape's records.
@@ -185,6 +180,19 @@ type heldOutJSON struct {
 // report prints the range's summary: its buckets and their winners, and
 // the regret of dispatching its held-out shapes to them.
 func (t *rangeTuner) report(std *stdio, rng kernels.ShapeRange, res ranges.Result) error {
+	out, err := t.summary(rng, res)
+	if err != nil {
+		return err
+	}
+	if t.o.json {
+		return writeJSON(std, out)
+	}
+	printRange(std.out, out)
+	return nil
+}
+
+// summary is the range's summary as --json writes it.
+func (t *rangeTuner) summary(rng kernels.ShapeRange, res ranges.Result) (rangeJSON, error) {
 	median, worst := res.Regret()
 	out := rangeJSON{
 		Op: t.w.op.Name, Range: rng.String(), Lo: rng.Lo, Hi: rng.Hi, DType: string(t.w.dtype), Device: t.w.target.Name,
@@ -197,7 +205,7 @@ func (t *rangeTuner) report(std *stdio, rng kernels.ShapeRange, res ranges.Resul
 		bj := bucketJSON{Shape: b.Shape}
 		r, ok, err := t.db.Best(t.task(b.Shape, 1).Workload())
 		if err != nil {
-			return err
+			return rangeJSON{}, err
 		}
 		if ok {
 			best := newBestConfig(r, t.tmpl, b.Shape, t.w.dtype)
@@ -208,11 +216,7 @@ func (t *rangeTuner) report(std *stdio, rng kernels.ShapeRange, res ranges.Resul
 	for _, h := range res.HeldOut {
 		out.HeldOut = append(out.HeldOut, heldOutJSON{Shape: h.Shape, Bucket: h.Nearest, Regret: finite(h.Regret)})
 	}
-	if t.o.json {
-		return writeJSON(std, out)
-	}
-	printRange(std.out, out)
-	return nil
+	return out, nil
 }
 
 func printRange(w io.Writer, r rangeJSON) {

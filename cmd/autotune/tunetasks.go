@@ -74,32 +74,87 @@ func readTasks(path, device string) ([]taskWorkload, error) {
 	return out, nil
 }
 
-// saveTaskRanges saves the range of each task that had one, with the
-// buckets that have a winner. A tasks run measures no regret: tune the
-// range alone for that.
-func saveTaskRanges(db *tunedb.DB, tws []taskWorkload, ts tune.TaskSet, s tune.TaskSetSummary) error {
-	saved := map[*kernels.ShapeRange]bool{} // a line's tasks share its range
-	for i, tw := range tws {
-		if tw.rng == nil || saved[tw.rng] {
-			continue
-		}
-		saved[tw.rng] = true
-		r := tunedb.Range{Workload: ts.Tasks[i].Workload(), Hi: tw.rng.Hi, Time: time.Now().UTC(), Tool: version}
-		r.Workload.Shape = tw.rng.Lo
-		for j := i; j < len(tws); j++ {
-			if tws[j].rng == tw.rng && s.Tasks[j].Best != nil {
-				r.Buckets = append(r.Buckets, tws[j].w.shape)
-				r.Trials += s.Tasks[j].Trials
-			}
-		}
-		if len(r.Buckets) == 0 {
-			continue
-		}
-		if err := db.SaveRange(r); err != nil {
-			return err
+// rangeReserve is the trials a tasks run keeps of its budget for each
+// range line, for after the scheduler tuned the range's first buckets
+// among the other tasks: the regrets at the default 8 held-out shapes (a
+// short tune of 4 trials and a timing each) and two buckets more of
+// perBucket trials; the ranges get at most half the budget together.
+func rangeReserve(budget, lines, perBucket int) int {
+	if lines == 0 {
+		return 0
+	}
+	return min(8*(4+1)+2*perBucket, budget/2/lines)
+}
+
+// rangeLines returns the ranges of the file's lines that have one, each
+// once, in file order.
+func rangeLines(tws []taskWorkload) []*kernels.ShapeRange {
+	var out []*kernels.ShapeRange
+	for _, tw := range tws {
+		if tw.rng != nil && !slices.Contains(out, tw.rng) {
+			out = append(out, tw.rng)
 		}
 	}
-	return nil
+	return out
+}
+
+// tuneTaskRanges goes on with each range line once the scheduler has
+// tuned its first buckets, as tune does a range on the command line
+// (rangeTuner): it measures the regret of dispatch on held-out shapes,
+// adds buckets where it is largest within trials each, and saves the
+// range. It returns each range's summary.
+func tuneTaskRanges(ctx context.Context, std *stdio, o tuneOptions, db *tunedb.DB, tws []taskWorkload, ts tune.TaskSet, s tune.TaskSetSummary, trials int, deadline time.Time) ([]rangeJSON, error) {
+	var out []rangeJSON
+	for _, rng := range rangeLines(tws) {
+		first := slices.IndexFunc(tws, func(tw taskWorkload) bool { return tw.rng == rng })
+		var tuned []ranges.Bucket
+		spent := 0
+		for j, tw := range tws {
+			if tw.rng != rng {
+				continue
+			}
+			b := ranges.Bucket{Shape: tw.w.shape}
+			if best := s.Tasks[j].Best; best != nil {
+				b.Winner, b.OK = best.Config, true
+			}
+			tuned, spent = append(tuned, b), spent+s.Tasks[j].Trials
+		}
+		ro := o
+		ro.trials = trials
+		rt := &rangeTuner{o: ro, w: tws[first].w, tmpl: tws[first].tmpl, toolchain: ts.Tasks[first].Toolchain,
+			measurer: ts.Tasks[first].Measurer, db: db, errs: std.errs, deadline: deadline}
+		res, err := rt.run(ctx, *rng, ranges.Options{Trials: trials, PerShape: max(1, spent/len(tuned)), Tuned: tuned})
+		if err != nil {
+			return out, err
+		}
+		sum, err := rt.summary(*rng, res)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// tuneTaskSet tunes the tasks of the file's lines, tws, within o's
+// budget: the scheduler tunes ts, the tasks, with what the range lines
+// keep aside taken off (rangeReserve); then each range line goes on from
+// its first buckets with what is left (tuneTaskRanges).
+func tuneTaskSet(ctx context.Context, std *stdio, o tuneOptions, db *tunedb.DB, tws []taskWorkload, ts tune.TaskSet) (tune.TaskSetSummary, []rangeJSON, error) {
+	lines := len(rangeLines(tws))
+	ts.Trials = o.trials - lines*rangeReserve(o.trials, lines, o.trials/len(tws))
+	start := time.Now()
+	s, err := tune.RunTasks(ctx, ts)
+	if err != nil || lines == 0 {
+		return s, nil, err
+	}
+	var deadline time.Time
+	if o.budget > 0 {
+		deadline = start.Add(o.budget)
+	}
+	// What the scheduler left unspent goes to the ranges too.
+	rs, err := tuneTaskRanges(ctx, std, o, db, tws, ts, s, (o.trials-s.Trials)/lines, deadline)
+	return s, rs, err
 }
 
 // runTuneTasks is tune --tasks: every workload of the file in one run.
@@ -151,18 +206,24 @@ func runTuneTasks(std *stdio, o tuneOptions) error {
 	ts.Observer = func(p tune.TaskProgress) { taskProgressLine(std.errs, tws[p.Task], p) }
 	fmt.Fprintf(std.errs, "tuning %d workloads of %s with %s search and the %s scheduler (seed %d) into %s\n",
 		len(tws), o.tasks, o.strategy, o.scheduler, o.seed, db.Path())
-	s, err := tune.RunTasks(ctx, ts)
-	if err == nil {
-		err = saveTaskRanges(db, tws, ts, s)
-	}
+	s, rs, err := tuneTaskSet(ctx, std, o, db, tws, ts)
 	if err != nil {
 		return err
 	}
 	vs := timePlainGo(ctx, std, o, tws, s)
 	if o.json {
-		err = writeJSON(std, tasksJSON(tws, o, s, vs))
+		out := tasksJSON(tws, o, s, vs)
+		out.Ranges = rs
+		for _, r := range rs {
+			out.Trials += r.Trials
+		}
+		err = writeJSON(std, out)
 	} else {
 		printTasksSummary(std.out, tws, s, vs)
+		for _, r := range rs {
+			fmt.Fprintln(std.out)
+			printRange(std.out, r)
+		}
 	}
 	closed = true
 	if cerr := db.Close(); err == nil {
@@ -232,6 +293,11 @@ type tasksSummaryJSON struct {
 	Interrupted bool           `json:"interrupted"`
 	ElapsedS    float64        `json:"elapsed_s"`
 	Contention  contentionJSON `json:"contention"` // the tasks' together
+	// Ranges are the file's range lines, each as tune --shape lo..hi
+	// --json summarises one, after the scheduler tuned its first buckets:
+	// their trials are in the tasks' and in trials, which counts the
+	// ranges' regret measurements too.
+	Ranges []rangeJSON `json:"ranges,omitempty"`
 }
 
 func tasksJSON(tws []taskWorkload, o tuneOptions, s tune.TaskSetSummary, vs []plainGo) tasksSummaryJSON {

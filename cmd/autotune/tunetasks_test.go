@@ -1,19 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -237,5 +241,72 @@ func TestReadTasksRange(t *testing.T) {
 	os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "4x9"}, {"op": "softmax", "shape": "64..1x128"}]`), 0o644)
 	if _, err := readTasks(file, "cpu"); err == nil || !strings.Contains(err.Error(), "task 2: invalid shape range") {
 		t.Errorf("a reversed range: %v", err)
+	}
+}
+
+// hashMeasurer times a config at a shape by a hash of both: every shape
+// has winners of its own, so dispatching one shape to another's winner
+// costs something. It counts its measurements.
+type hashMeasurer struct{ n int }
+
+func (m *hashMeasurer) Measure(ctx context.Context, b measure.Batch) ([]measure.Result, error) {
+	var out []measure.Result
+	for _, c := range b.Configs {
+		m.n++
+		h := fnv.New32a()
+		fmt.Fprint(h, c, b.Shape)
+		ns := 1000 + float64(h.Sum32()%1000)
+		out = append(out, measure.Result{Config: c, Status: measure.StatusOK, SamplesNS: []float64{ns}, MedianNS: ns, P20NS: ns, P80NS: ns})
+	}
+	return out, ctx.Err()
+}
+
+// TestTuneTasksRange: a range line of a tasks file behaves as the range
+// on the command line: after the scheduler tuned its first buckets, the
+// regret is measured on held-out shapes, buckets are added, and the whole
+// run stays within --trials.
+func TestTuneTasksRange(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tasks.json")
+	os.WriteFile(file, []byte(`[{"op": "softmax", "shape": "1..64x32"}, {"op": "softmax", "shape": "4x9"}]`), 0o644)
+	tws, err := readTasks(file, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := tunedb.Open(filepath.Join(dir, "tune.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	o := tuneOptions{trials: 200, strategy: "random", batch: 8, seed: 1, scheduler: "round-robin"}
+	m := &hashMeasurer{}
+	ts := tune.TaskSet{Scheduler: o.scheduler}
+	for _, tw := range tws {
+		ts.Tasks = append(ts.Tasks, newTuneTask(o, tw.w, tw.tmpl, "", m, db))
+		ts.Weights = append(ts.Weights, tw.spec.Weight)
+	}
+	var errs bytes.Buffer
+	s, rs, err := tuneTaskSet(context.Background(), &stdio{out: io.Discard, errs: &errs}, o, db, tws, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Range != "1..64x32" {
+		t.Fatalf("ranges %+v", rs)
+	}
+	r := rs[0]
+	if len(r.HeldOut) == 0 || len(r.Buckets) <= 3 || r.Trials == 0 {
+		t.Errorf("range %+v: no regret measured or no bucket added to the first 3", r)
+	}
+	if s.Trials+r.Trials > o.trials || m.n != s.Trials+r.Trials {
+		t.Errorf("the tasks spent %d and the range %d of %d trials; %d measured", s.Trials, r.Trials, o.trials, m.n)
+	}
+	saved, err := db.Ranges()
+	if err != nil || len(saved) != 1 || len(saved[0].HeldOut) != len(r.HeldOut) || len(saved[0].Buckets) != len(r.Buckets) {
+		t.Errorf("saved ranges %+v, %v", saved, err)
+	}
+	var out bytes.Buffer
+	printRange(&out, r)
+	if !regexp.MustCompile(`\nregret +median [0-9.]+%`).MatchString(out.String()) {
+		t.Errorf("the summary says no regret:\n%s", out.String())
 	}
 }
