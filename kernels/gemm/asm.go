@@ -156,19 +156,7 @@ func (k kernel) asmCall() jen.Code {
 	if k.epi.bias {
 		checks = append(checks, jen.Id("_").Op("=").Id("bias").Index(id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)))
 	}
-	var pick jen.Code
-	first := id("pc").Op("==").Lit(0)
-	if !k.epi.bias {
-		pick = jen.If(first).Block(call(true, false)).Else().Block(call(false, false))
-	} else {
-		last := id("pc").Op("+").Id("depth").Op("==").Id("k")
-		pick = jen.Switch().Block(
-			jen.Case(jen.Add(first).Op("&&").Add(last)).Block(call(true, true)),
-			jen.Case(first.Clone()).Block(call(true, false)),
-			jen.Case(last.Clone()).Block(call(false, true)),
-			jen.Default().Block(call(false, false)),
-		)
-	}
+	pick := k.pickTile(call)
 	if column {
 		return jen.If(id("tiles").Op(":=").Parens(id("end").Op("-").Id("i")).Op("/").Id("mr"), id("tiles").Op(">").Lit(0)).Block(
 			append(checks, pick, id("i").Op("+=").Id("tiles").Op("*").Id("mr"))...)
@@ -180,3 +168,21 @@ func (k kernel) asmCall() jen.Code {
 // (goasm.Tile.Tiles): with A in place, whose tiles are mr rows apart; a
 // packed block of A has its tiles depth·mr floats apart.
 func (k kernel) asmColumn() bool { return k.asm && !k.packA }
+
+// pickTile calls the tile function the K slice at pc needs: the first
+// slice sets the accumulators (the others add to what is there), and with
+// a bias the last one applies the epilogue.
+func (k kernel) pickTile(call func(first, last bool) jen.Code) jen.Code {
+	id := jen.Id
+	first := id("pc").Op("==").Lit(0)
+	if !k.epi.bias {
+		return jen.If(first).Block(call(true, false)).Else().Block(call(false, false))
+	}
+	last := id("pc").Op("+").Id("depth").Op("==").Id("k")
+	return jen.Switch().Block(
+		jen.Case(jen.Add(first).Op("&&").Add(last)).Block(call(true, true)),
+		jen.Case(first.Clone()).Block(call(true, false)),
+		jen.Case(last.Clone()).Block(call(false, true)),
+		jen.Default().Block(call(false, false)),
+	)
+}
