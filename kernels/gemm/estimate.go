@@ -38,15 +38,7 @@ func estimate(shape []int, target device.Target, cfg schedule.Config) float64 {
 	vec, mr, nv := cfg.Int("vec"), cfg.Int("mr"), cfg.Int("nr_vecs")
 	nr := nv * vec
 	kc, mc := min(cfg.Int("kc"), k), min(cfg.Int("mc"), roundUp(m, mr))
-	l1, l2 := fallbackL1, fallbackL2
-	if cpu := target.CPU; cpu != nil {
-		if cpu.L1D > 0 {
-			l1 = cpu.L1D
-		}
-		if cpu.L2 > 0 {
-			l2 = cpu.L2
-		}
-	}
+	l1, l2 := caches(target)
 
 	acc := float64(mr * nv)
 	eff := acc / math.Max(acc, float64(mr+nv))          // loads against FMAs

@@ -30,15 +30,7 @@ var featureNames = []string{
 //	edge_share               the share of c computed by the archsimd edge tiles
 func features(shape []int, target device.Target, cfg schedule.Config) []float64 {
 	k := newKernel("", shape, cfg, noEpilogue)
-	l1, l2 := fallbackL1, fallbackL2
-	if cpu := target.CPU; cpu != nil {
-		if cpu.L1D > 0 {
-			l1 = cpu.L1D
-		}
-		if cpu.L2 > 0 {
-			l2 = cpu.L2
-		}
-	}
+	l1, l2 := caches(target)
 	mr, nr, kc, mc, nc := float64(k.mr), float64(k.nr), float64(k.kc), float64(k.mc), float64(k.nc)
 	rows, cols := share(k, k.threads) // the largest goroutine's share
 	runRows, _ := share(k, k.threads*cfg.Int("chunks"))
@@ -71,4 +63,19 @@ func share(k kernel, parts int) (rows, cols int) {
 		}
 	}
 	return min(rows, k.m), min(cols, k.n)
+}
+
+// caches returns target's L1 data cache and L2 sizes in bytes, or the
+// fallbacks where the target does not say.
+func caches(target device.Target) (l1, l2 int) {
+	l1, l2 = fallbackL1, fallbackL2
+	if cpu := target.CPU; cpu != nil {
+		if cpu.L1D > 0 {
+			l1 = cpu.L1D
+		}
+		if cpu.L2 > 0 {
+			l2 = cpu.L2
+		}
+	}
+	return l1, l2
 }
