@@ -322,7 +322,7 @@ func loadHistory(t Task, w tunedb.Workload) (history, error) {
 		same := o.Key() == w.Key()
 		space, shape := t.Space, t.Shape
 		if !same {
-			space, shape = tmpl.Space(o.Shape, t.Target), o.Shape
+			space, shape = tmpl.SearchSpace(o.Shape, o.DType, t.Target), o.Shape
 		}
 		// Each row has what the compiler gave its own kernel.
 		var cur tunedb.Record
@@ -398,8 +398,8 @@ func KinTemplate(tmpl kernels.Template, shape []int, target device.Target, o tun
 	if !ok {
 		return kernels.Template{}, false
 	}
-	a := tmpl.ModelFeatureNames(tmpl.Space(shape, target), shape, target)
-	b := other.ModelFeatureNames(other.Space(o.Shape, target), o.Shape, target)
+	a := tmpl.ModelFeatureNames(tmpl.SearchSpace(shape, o.DType, target), shape, target)
+	b := other.ModelFeatureNames(other.SearchSpace(o.Shape, o.DType, target), o.Shape, target)
 	return other, slices.Equal(a, b)
 }
 
