@@ -94,7 +94,7 @@
 // against its thread count's cores had fewer cores than it runs on, and
 // every sample counts; so does every sample when other work was runnable
 // before and after the samples, when steal took a quarter of the cores'
-// time, or when the probe ran 1.25 times slower than its best, since that
+// time, or when the probe ran 1.6 times slower than its best, since that
 // means another process held a core that the configs compared with this
 // one may need. Disturbed samples are taken again, up to as many again as the first round took (within the
 // deadline below); the result keeps only the undisturbed ones when there
