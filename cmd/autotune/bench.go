@@ -32,8 +32,9 @@ the op's baselines (below), an FMA peak (independent fused multiply-adds
 in assembly on the widest vectors the CPU has, one goroutine per core) and
 a memory floor (a copy of the input to the output, with as many goroutines
 as the tuned kernel uses), in one process, interleaved: each round times one sample of every
-entry, in a rotating order, each after an untimed call of the entry (so
-that, as in tuning, its goroutines are awake and its data in the caches),
+entry, in a rotating order, each after 10 ms of untimed calls of the
+entry, at least one (so that, as in tuning, its goroutines are awake, its
+data in the caches and the cores settled after the entry before it),
 until each has --samples samples and all of them add up to --time. An
 entry's samples that were disturbed (a tenth of their time lost to other
 work, in CPU time against its other samples: docs/measuring.md) are made up for

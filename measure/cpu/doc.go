@@ -171,7 +171,8 @@
 // assembly) and a memory-copy floor (bench.go). It checks the kernels
 // once, counts the heap allocations of a call of each, and then times
 // everything in interleaved rounds, one sample of each per round, each
-// after an untimed call of the entry, so that every ratio is measured side
+// after 10 ms of untimed calls of the entry (at least one; the harness's
+// -settle), so that every ratio is measured side
 // by side in one process. Each round carries what the process used over
 // each sample; the harness makes up for rounds in which an entry's sample
 // was disturbed (harness.Judge, up to as many rounds again), and such

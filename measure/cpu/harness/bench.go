@@ -102,19 +102,19 @@ func allocated(d *data, e Entry) (bytes, objects uint64) {
 // timed round is sent as it ends, with what the process used over each
 // sample (the parent leaves the disturbed rounds out).
 //
-// Before each sample, an entry is called once, untimed: tuning times a
-// kernel's samples back to back, with its goroutines' threads awake and
-// its data in the caches, and a bench that timed an entry right after
-// another one's long single-threaded call would charge it for waking the
-// idle cores (on a VM, the hypervisor's idle vCPUs) and for the other
-// entry's cache footprint: the two-goroutine memory floor of a GEMM
-// 256³ bench read 21–52 µs that way, and 5.7–9 µs with the call.
+// Before each sample, an entry runs untimed (settle): tuning times a
+// kernel's samples back to back, after its check, calibration and warm-up
+// have run it for some milliseconds, and a bench that timed an entry right
+// after another one's long single-threaded call would charge it for waking
+// the idle cores (on a VM, the hypervisor's idle vCPUs) and for the other
+// entry's cache footprint: the two-goroutine memory floor of a GEMM 256³
+// bench read 21–52 µs that way, and 5.7–9 µs after one untimed call.
 func rounds(d *data, reps []int, s settings) {
 	var total time.Duration
 	used := make([][]harness.Sample, len(table)) // per entry, over the timed rounds
 	r := -s.warmup
 	for ; r < s.minSamples || total < s.minTime; r++ {
-		total += round(d, reps, r, s.warmup, used)
+		total += round(d, reps, r, s, used)
 	}
 	// Rounds in which an entry's sample was disturbed are made up for,
 	// up to as many again, so that the parent can leave them out and keep
@@ -125,21 +125,21 @@ func rounds(d *data, reps []int, s settings) {
 		refs[i] = harness.Reference(used[i])
 	}
 	for extra := 0; extra < r && cleanRounds(used, refs) < s.minSamples; extra++ {
-		round(d, reps, r+extra, s.warmup, used)
+		round(d, reps, r+extra, s, used)
 	}
 }
 
 // round times round r (warm-up rounds are negative) and sends it when it
 // is timed, adding what each entry's sample used to used; it returns the
 // time of its timed samples.
-func round(d *data, reps []int, r, warmup int, used [][]harness.Sample) time.Duration {
+func round(d *data, reps []int, r int, s settings, used [][]harness.Sample) time.Duration {
 	var m meter
 	var total time.Duration
 	samples := make([]float64, len(table))
 	for j := range table {
-		i := (r + warmup + j) % len(table)
+		i := (r + s.warmup + j) % len(table)
 		e := table[i]
-		d.call(e)
+		settle(d, e, s.settle)
 		clearUpper() // the previous entry's vector code must not slow this one
 		m.start()
 		t0 := time.Now()
@@ -156,12 +156,30 @@ func round(d *data, reps []int, r, warmup int, used [][]harness.Sample) time.Dur
 	}
 	usage := make([]harness.Sample, len(table))
 	for j, u := range m.samples {
-		i := (r + warmup + j) % len(table)
+		i := (r + s.warmup + j) % len(table)
 		usage[i] = u
 		used[i] = append(used[i], u)
 	}
 	send(harness.Event{ID: -1, Event: harness.Round, SamplesNS: samples, Usage: usage})
 	return total
+}
+
+// settle calls e untimed until at least d has passed, and at least once,
+// so that its sample finds the machine as a run of its own calls leaves
+// it. One call was not enough: a softmax 4096×1024 on two goroutines, 0.7
+// ms a call, read a bench median of 0.9–1.3 ms after one untimed call and
+// 0.68–0.76 ms after 10 ms of them, as in tuning (0.69 ms), on a quiet
+// 2-vCPU VM, while the entries before it (a 45 ms single-threaded loop, a
+// copy, an FMA loop) left the cache as the one call did. What takes
+// milliseconds rather than calls to settle there, the clock of a core or
+// the hypervisor's scheduling of an idle vCPU, was not told apart.
+func settle(d *data, e Entry, least time.Duration) {
+	for t0 := time.Now(); ; {
+		d.call(e)
+		if time.Since(t0) >= least {
+			return
+		}
+	}
 }
 
 // cleanRounds returns how many rounds no entry's sample was disturbed in,

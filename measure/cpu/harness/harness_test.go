@@ -293,6 +293,32 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// Before each of its samples a bench entry runs untimed for at least
+// -settle: every round, warm-up rounds included, spends that long on each
+// entry before timing it, so the rounds of a bench of microsecond entries
+// take at least rounds × entries × settle.
+func TestBenchSettles(t *testing.T) {
+	const settleFor = 4 * time.Millisecond
+	events := capture(t)
+	saved := table
+	table = []Entry{{Name: "tuned", Verify: true, Fn: affine}, {Name: "floor", Fn: floorKernel(1000, 1)}}
+	defer func() { table = saved }()
+	d := testData(t, 1000)
+	s := settings{warmup: 1, minSamples: 3, minSample: time.Microsecond, settle: settleFor}
+	t0 := time.Now()
+	runBench(d, s)
+	took := time.Since(t0)
+	rounds := s.warmup
+	for _, e := range events() {
+		if e.Event == harness.Round {
+			rounds++
+		}
+	}
+	if least := time.Duration(rounds*len(table)) * settleFor; rounds <= s.warmup || took < least {
+		t.Errorf("%d rounds of %d entries took %v; with -settle %v they take at least %v", rounds, len(table), took, settleFor, least)
+	}
+}
+
 // The floor copies its input whole, however it splits it; the peak
 // writes a finite result.
 func TestFloorAndPeak(t *testing.T) {

@@ -37,13 +37,14 @@
 //
 // -bench times every entry of the table in interleaved rounds instead:
 //
-//	harness -bench -data DIR -warmup 3 -samples 30 -mintime 1s -minsample 10µs
+//	harness -bench -data DIR -warmup 3 -samples 30 -mintime 1s -minsample 10µs -settle 10ms
 //
 // It checks the entries that verify, as above, and counts what a call of
 // each allocates; if all passed, it runs -warmup untimed rounds and then
 // rounds of one sample of each entry, each round starting one entry later,
-// until there are -samples rounds adding up to -mintime, and sends each as
-// a round event.
+// each sample after untimed calls of its entry lasting -settle, until
+// there are -samples rounds adding up to -mintime, and sends each as a
+// round event.
 package main
 
 import (
@@ -109,8 +110,9 @@ const maxSamples = 10_000
 type settings struct {
 	warmup, minSamples int
 	minTime, minSample time.Duration
-	bestNS             float64 // fastest sample known, this run's included; 0: none yet
-	slowFactor         float64 // a first call slower than slowFactor × bestNS is clearly slow
+	settle             time.Duration // bench: untimed calls of an entry before each of its samples (settle)
+	bestNS             float64       // fastest sample known, this run's included; 0: none yet
+	slowFactor         float64       // a first call slower than slowFactor × bestNS is clearly slow
 	slowSamples        int
 	budget             time.Duration // the most full timing may take; 0: no limit
 	evidence           bool          // gather the evidence of contention (sampleJudged)
@@ -125,6 +127,7 @@ func main() {
 	flag.IntVar(&s.minSamples, "samples", 10, "least number of timed samples (rounds); at most 10,000 are taken whatever -mintime asks")
 	flag.DurationVar(&s.minTime, "mintime", 20*time.Millisecond, "least total time of the timed samples")
 	flag.DurationVar(&s.minSample, "minsample", 10*time.Microsecond, "least time of one sample")
+	flag.DurationVar(&s.settle, "settle", 10*time.Millisecond, "bench: untimed calls of an entry before each of its samples last at least this long (at least one call)")
 	flag.Float64Var(&s.bestNS, "best", 0, "fastest known ns per call, 0 if none")
 	flag.Float64Var(&s.slowFactor, "slowfactor", 10, "a candidate whose first timed call is this many times slower than the best is timed briefly")
 	flag.IntVar(&s.slowSamples, "slowsamples", 3, "samples of a clearly slow candidate")
