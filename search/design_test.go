@@ -30,7 +30,7 @@ func TestSpreadFillsTheSpace(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		taken, _ := s.Parse("a=1,b=1,c=1,d=1")
 		seen := newSeen(map[string]bool{taken.String(): true})
-		design := spread(s, r, seen, []schedule.Config{taken}, 16, nil, nil)
+		design := spread(s, r, seen, []schedule.Config{taken}, 16, nil)
 		if len(design) != 16 {
 			t.Fatalf("seed %d: %d configs, want 16", seed, len(design))
 		}
@@ -59,7 +59,7 @@ func TestSpreadFillsTheSpace(t *testing.T) {
 func TestSpreadRespectsConstraints(t *testing.T) {
 	s := space() // 20 valid configs
 	seen := newSeen(nil)
-	design := spread(s, rand.New(rand.NewPCG(3, 0)), seen, nil, 30, nil, nil)
+	design := spread(s, rand.New(rand.NewPCG(3, 0)), seen, nil, 30, nil)
 	if len(design) != 20 {
 		t.Errorf("%d configs from a space of 20 valid ones, want all 20", len(design))
 	}

@@ -34,9 +34,12 @@
 // tails, goroutines against cores), or a cost model trained on landscapes
 // of other machines and shipped with the program (package tune). It is
 // the first stage, in the manner of Pruner (ASPLOS'25) ahead of its
-// learned model: the cold first batch is the space-filling design over
-// the eighth of its random pool the estimate ranks best (the rest is
-// filtered out), and the model-ranked part of later batches ranks by the
+// learned model: the cold first batch takes the estimate's best configs
+// of different kinds, best first (those within 5% of the best left count
+// as equally good, and of those each pick keeps away from the configs
+// already taken by a whole knob while it can: the knobs an estimate
+// cannot tell apart get tried, not one config and its near copies), and
+// the model-ranked part of later batches ranks by the
 // estimate and the model together, each as a quantile among the batch's
 // starting population, the estimate weighing T/(T+m) for m measurements
 // behind the model (its training rows, other shapes' included, then the

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -98,6 +99,59 @@ func TestEstimateOutweighedByMeasurements(t *testing.T) {
 		}
 		if a, b := medianCost(first), medianCost(later); a <= all || b >= all {
 			t.Errorf("seed %d: median cost %.2f before the measurements, %.2f after, %.2f over the space: want the estimate to steer, then the model", seed, a, b, all)
+		}
+	}
+}
+
+// blindEstimate estimates cost without knobs c and d, which it cannot
+// see but for a slope of 0.1% a step: every value of them ties within
+// 5%. Its scores are negated costs (Timer).
+type blindEstimate struct{}
+
+func (blindEstimate) Estimate(cfgs []schedule.Config) []float64 {
+	out := make([]float64, len(cfgs))
+	for i, c := range cfgs {
+		sure, err := schedule.NewConfig([]string{"a", "b", "c", "d"}, []schedule.Value{c.Get("a"), c.Get("b"), schedule.IntValue(64), schedule.IntValue(2)})
+		if err != nil {
+			panic(err)
+		}
+		steps := math.Log2(float64(c.Int("c"))) + math.Log2(float64(c.Int("d")))
+		out[i] = -cost(sure) * (1 + 0.001*steps)
+	}
+	return out
+}
+
+type blindTimer struct{ blindEstimate }
+
+func (blindTimer) Times() {}
+
+// TestEstimateLeadsFirstBatch: the first batch starts with the estimate's
+// best config, and spends itself on the configs the estimate cannot tell
+// apart from it (within 5%, for a Timer), spread over the knobs it does
+// not see, rather than on one config and its neighbours, for every seed.
+func TestEstimateLeadsFirstBatch(t *testing.T) {
+	s := landscapeSpace()
+	for seed := range uint64(8) {
+		first, err := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: seed}, Guide: Guide{Estimate: costEstimate(1)}}).Next(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cost(first[0]); got != 1 {
+			t.Errorf("seed %d: first proposal %s of cost %.2f, want the estimate's best, of cost 1", seed, first[0], got)
+		}
+		blind, err := NewEvolutionary(s, EvolutionaryOptions{Options: Options{Seed: seed}, Guide: Guide{Estimate: blindTimer{}}}).Next(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, ds := map[int]bool{}, map[int]bool{}
+		for _, c := range blind {
+			if c.Int("a") != 16 || c.Int("b") != 4 {
+				t.Errorf("seed %d: %s in the batch, want a=16,b=4 (the estimate's best) with any c and d", seed, c)
+			}
+			cs[c.Int("c")], ds[c.Int("d")] = true, true
+		}
+		if len(cs) < 6 || len(ds) < 6 {
+			t.Errorf("seed %d: the batch takes %d values of c and %d of d, want 6 or more of each: %v", seed, len(cs), len(ds), blind)
 		}
 	}
 }

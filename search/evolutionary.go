@@ -98,16 +98,19 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		return out, nil
 	}
 	if !e.modelReady() {
-		// Nothing to rank by yet (no model, or one not trained): a
-		// space-filling design, around what is already known, rather
-		// than independent draws, of the configs the prior does not
-		// rule out, and of the others when those run short.
-		narrow := e.narrow
-		if e.opts.Estimate == nil {
-			narrow = nil
+		// Nothing to rank by yet (no model, or one not trained): with an
+		// estimate, its best configs of different kinds (ranked);
+		// without, a space-filling design around what is already known,
+		// rather than independent draws. Either takes the configs the
+		// prior does not rule out, and the others when those run short.
+		design := func(k int, skip func(schedule.Config) bool) []schedule.Config {
+			if e.opts.Estimate != nil {
+				return ranked(e.space, e.rng, e.seen, e.known(out), k, skip, e.opts.Estimate)
+			}
+			return spread(e.space, e.rng, e.seen, e.known(out), k, skip)
 		}
-		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), e.dominated, narrow)...)
-		out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil, narrow)...)
+		out = append(out, design(n-len(out), e.dominated)...)
+		out = append(out, design(n-len(out), nil)...)
 		return e.fill(out, n)
 	}
 	pop, err := e.evolve()
@@ -126,33 +129,8 @@ func (e *Evolutionary) Next(n int) ([]schedule.Config, error) {
 		}
 	}
 	// The exploring share, too, goes where nothing was measured.
-	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil, nil)...)
+	out = append(out, spread(e.space, e.rng, e.seen, e.known(out), n-len(out), nil)...)
 	return e.fill(out, n)
-}
-
-// estimateKeep is the share of a space-filling design's random pool the
-// estimate keeps: the first batch is spread over the best eighth.
-const estimateKeep = 8
-
-// narrow keeps the share of pool the estimate ranks best (estimateKeep),
-// in pool order; it needs Estimate.
-func (e *Evolutionary) narrow(pool []schedule.Config) []schedule.Config {
-	if len(pool) == 0 {
-		return pool
-	}
-	est := e.opts.Estimate.Estimate(pool)
-	order := make([]int, len(pool))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(est[b], est[a]) })
-	order = order[:max(1, len(pool)/estimateKeep)]
-	slices.Sort(order)
-	out := make([]schedule.Config, len(order))
-	for i, j := range order {
-		out[i] = pool[j]
-	}
-	return out
 }
 
 // estimateWeight is the estimate's share of the ranking now: 0 without

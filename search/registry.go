@@ -24,10 +24,9 @@ type Guide struct {
 	// Estimate, when set, scores configs without measuring them: the
 	// template's analytic estimate, or a model trained on other
 	// machines. The first batch, drawn before the model ranks anything,
-	// is a space-filling design among the configs it ranks best of a
-	// random pool (the rest are filtered out), and later batches rank by
-	// it and the model together, the estimate's weight falling as
-	// measurements arrive (EstimateTrust).
+	// is its best configs of different kinds, best first (see ranked),
+	// and later batches rank by it and the model together, the
+	// estimate's weight falling as measurements arrive (EstimateTrust).
 	Estimate Estimator
 	// EstimateTrust is how many measurements the estimate is worth: with
 	// m measurements behind the model (Learned, then this run's), the ranking of the
@@ -63,6 +62,16 @@ type Prior interface {
 // faster, and only the order of the scores matters.
 type Estimator interface {
 	Estimate([]schedule.Config) []float64
+}
+
+// A Timer is an Estimator whose scores are negated times, in any unit:
+// the ratio of two says how much faster one config is. The first batch
+// treats configs within 5% of each other as equally good (see ranked);
+// for other estimators, as a ranking model's scores, only configs that
+// score the same are.
+type Timer interface {
+	Estimator
+	Times()
 }
 
 // DefaultEstimateTrust is Guide.EstimateTrust's default: the estimate

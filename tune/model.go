@@ -201,6 +201,11 @@ func (l *learner) estimate(t Task, kind string) search.Estimator {
 // faster is higher.
 type templateEstimate struct{ t Task }
 
+var _ search.Timer = templateEstimate{}
+
+// Times marks the scores as negated times (search.Timer).
+func (templateEstimate) Times() {}
+
 func (e templateEstimate) Estimate(cfgs []schedule.Config) []float64 {
 	out := make([]float64, len(cfgs))
 	for i, c := range cfgs {

@@ -77,8 +77,10 @@ random or grid and --model none are the controls.
 
 Before the model has data, analytic ranks configs by the template's own
 estimate of their time (FLOPs, bytes, register and cache footprints,
-tails, goroutines against cores): the first batch is spread over the
-configs it ranks best, and later batches mix it with the model, its
+tails, goroutines against cores): the first batch takes the configs it
+ranks best, best first, spread over the knobs it cannot tell apart (those
+within 5% of each other count as equally good), and later batches mix it
+with the model, its
 weight falling as measurements arrive (it counts as 32 of them, and a
 model warmed by other shapes outweighs it at once). --strategy shipped
 does the same with a cost model trained on other machines' landscapes and
