@@ -73,14 +73,24 @@ func TestTimeConfigsShareADatabase(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
+	// The second tuner's poll says it found the configs held, then waits
+	// for the first tuner to finish: polling at once, it took the
+	// database's lock so often that on a loaded machine the first tuner's
+	// commit and release could not, and the test hung.
 	waited := make(chan struct{}, 1)
+	firstDone := make(chan struct{})
 	poll := claimPoll
 	claimPoll = func(ctx context.Context) error {
 		select {
 		case waited <- struct{}{}:
 		default:
 		}
-		return nil
+		select {
+		case <-firstDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	defer func() { claimPoll = poll }()
 
@@ -107,6 +117,7 @@ func TestTimeConfigsShareADatabase(t *testing.T) {
 	}}
 	firstTask := testTask(t, open(), first)
 	got, firstN, firstErr := TimeConfigs(context.Background(), firstTask, cfgs)
+	close(firstDone)
 	<-done
 	if firstErr != nil || err != nil {
 		t.Fatal(firstErr, err)
