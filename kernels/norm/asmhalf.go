@@ -68,36 +68,41 @@ func (k kernel) regGamma(u int) int {
 // xOf returns the X register under vector register v.
 func xOf(v string) string { return "X" + v[1:] }
 
-// regStore returns the body's end for convert=reg: y = x·g narrowed and
-// stored at addr, the partial vector under K1 on Z registers and a word
-// at a time on Y registers.
-func (k kernel) regStore(u int, masked bool, h goasm.Reg16, vr func(int) string, x, g, addr string) []string {
-	out := []string{fmt.Sprintf("VMULPS %s, %s, %s", g, x, x)}
-	mask := ""
+// regStore returns the end of an output body for convert=reg: y in
+// vector register x narrowed, clobbering g, and stored; the partial vector
+// under K1 on Z registers and a word at a time on Y registers.
+func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
+	addr, mask := a.at("DI", u), ""
 	switch {
-	case masked && k.lanes == asmLanes:
+	case masked && a.zmm:
 		mask = "K1"
 	case masked:
 		addr = ""
 	}
-	out = append(out, h.Narrow(x, g, vr(u), vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)...)
+	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
 	switch {
 	case addr != "":
 		return out
-	case k.generic:
+	case a.generic:
 		return append(out, goasm.StoreWordsTo(xOf(g), "DI", "R9", "AX", "out_st")...)
 	}
-	return append(out, goasm.StoreWords(xOf(g), "DI", k.cols%k.lanes)...)
+	return append(out, goasm.StoreWords(xOf(g), "DI", a.cols%a.lanes)...)
 }
 
 // slowLoad returns the instructions that set X1 to the float64 of the
 // element at CX of the row of x, for the float64 sum of squares.
 func (k kernel) slowLoad() []string {
-	switch {
-	case !k.reg:
+	if !k.reg {
 		return []string{"VCVTSS2SD (SI)(CX*1), X1, X1"}
-	case k.half.DType == dtype.F16:
-		return []string{"MOVWLZX (SI)(CX*1), AX", "VMOVD AX, X1", "VCVTPH2PS X1, X1", "VCVTSS2SD X1, X1, X1"}
 	}
-	return []string{"MOVWLZX (SI)(CX*1), AX", "SHLL $16, AX", "VMOVD AX, X1", "VCVTSS2SD X1, X1, X1"}
+	return append(k.elem16("(SI)(CX*1)", "X1"), "VCVTSS2SD X1, X1, X1")
+}
+
+// elem16 returns the instructions that set X register x to the float32
+// of the 16-bit element at addr, through AX.
+func (k kernel) elem16(addr, x string) []string {
+	if k.half.DType == dtype.F16 {
+		return []string{"MOVWLZX " + addr + ", AX", "VMOVD AX, " + x, fmt.Sprintf("VCVTPH2PS %s, %s", x, x)}
+	}
+	return []string{"MOVWLZX " + addr + ", AX", "SHLL $16, AX", "VMOVD AX, " + x}
 }

@@ -38,12 +38,12 @@ type job struct {
 	cfg   schedule.Config
 }
 
-// codeForms are RMSNorm's code, store and prefetch knobs, crossed with
-// the grid.
+// codeForms are the code, store and prefetch knobs, crossed with the
+// grid.
 var codeForms = []string{"code=go,store=cached,prefetch=false,convert=block", "code=asm,store=cached,prefetch=false,convert=block", "code=asm,store=stream,prefetch=true,convert=block"}
 
 // grid returns the valid configs on target for shape of vec × unroll ×
-// algo (LayerNorm) or code and store (RMSNorm) × threadings; short keeps
+// algo (LayerNorm) × code and store × threadings; short keeps
 // fewer unrolls and threadings.
 func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Target) []schedule.Config {
 	sp := tmpl.Space(shape, target)
@@ -57,15 +57,14 @@ func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Targe
 			for _, algo := range algos {
 				for _, th := range threads {
 					text := fmt.Sprintf("vec=%d,unroll=%d,threads=%d,rows_per_chunk=%d", vec, u, th[0], th[1])
-					texts := []string{text + ",algo=" + algo}
-					if tmpl.Op.Name != LayerOp.Name {
-						if algo != algos[0] {
-							continue
-						}
-						texts = nil
-						for _, form := range codeForms {
-							texts = append(texts, text+","+form)
-						}
+					if tmpl.Op.Name == LayerOp.Name {
+						text += ",algo=" + algo
+					} else if algo != algos[0] {
+						continue
+					}
+					var texts []string
+					for _, form := range codeForms {
+						texts = append(texts, text+","+form)
 					}
 					for _, text := range texts {
 						cfg, err := sp.Parse(text)
@@ -134,8 +133,8 @@ func TestKernels(t *testing.T) {
 // unrolls leave, fewer rows than chunks of the threads, primes.
 var genericShapes = [][]int{{1, 1}, {1, 5}, {3, 8}, {2, 15}, {17, 16}, {5, 17}, {3, 31}, {131, 33}, {64, 100}, {2, 257}, {9, 1023}}
 
-// genericSchedules are crossed with every vec the host has (and both
-// algorithms of LayerNorm, or RMSNorm's code forms).
+// genericSchedules are crossed with every vec the host has and the code
+// forms (and both algorithms of LayerNorm).
 var genericSchedules = []string{
 	"unroll=1,threads=1,rows_per_chunk=1",
 	"unroll=4,threads=2,rows_per_chunk=16",
@@ -170,9 +169,14 @@ func TestGenericKernels(t *testing.T) {
 			var jobs []job
 			n := 0
 			for _, vec := range vecs {
-				forms := []string{"algo=twopass", "algo=onepass"}
-				if tmpl.Op.Name != LayerOp.Name {
-					forms = codeForms
+				forms := codeForms
+				if tmpl.Op.Name == LayerOp.Name {
+					forms = nil
+					for _, algo := range algos {
+						for _, form := range codeForms {
+							forms = append(forms, "algo="+algo+","+form)
+						}
+					}
 				}
 				for _, form := range forms {
 					for _, s := range schedules() {
