@@ -14,9 +14,9 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// With code=asm RMSNorm's rows are Go assembly on AVX-512, or on AVX2
-// and FMA (see the package doc): the Go function of the rows checks the
-// slices and calls it a block of rows at a time.
+// With code=asm the rows of both ops are Go assembly on AVX-512, or on
+// AVX2 and FMA (see the package doc): the Go function of the rows checks
+// the slices and calls it a block of rows at a time.
 
 // asmLanes is the vector width of the assembly on AVX-512's Z registers,
 // asmLanesAVX2 on AVX2's Y registers, of which there are 16: RMSNorm's

@@ -7,16 +7,17 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 )
 
-// With convert=reg a bf16 or f16 RMSNorm's assembly reads x and gamma and
-// writes y as 16-bit elements itself, widened to float32 in registers as
+// With convert=reg a bf16 or f16 kernel's assembly reads x, gamma (and
+// LayerNorm's beta) and writes y as 16-bit elements itself, widened to float32 in registers as
 // they are loaded and narrowed to nearest even as they are stored
 // (goasm.Reg16): the same float32 operations as the float32 assembly, so
 // the same bits as convert=block's result. On Z registers gamma's vector
 // u is Z17+u, the rounding's scratch the accumulator u and its NaN mask
 // K2+u, its constants Z25 to Z27; on Y registers gamma is Y12+u, the
 // scratch the accumulator u and Y14+u, the constants a table
-// (bf16Sym). Hence regMaxUnroll: the unroll interleaves the vectors'
-// bodies, each on registers of its own.
+// (bf16Sym); LayerNorm's beta takes Z21+u or Y2+u (asmlayer.go). Hence
+// regMaxUnroll: the unroll interleaves the vectors' bodies, each on
+// registers of its own.
 
 // regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
 var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}
