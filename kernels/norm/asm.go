@@ -48,8 +48,8 @@ func (k kernel) asmISA() string {
 const asmBlock = 1 << 16
 
 // Vector registers of the assembly on Z registers: the accumulators of
-// the unroll from Z0, the vectors of x (then of y) from regX, 1/rms
-// broadcast in regInv (asmFile has those of Y registers).
+// the unroll from Z0, the vectors of x (then of y) from regX, 1/rms or
+// 1/σ broadcast in regInv (newAsmWriter has those of Y registers).
 const (
 	regX   = 8
 	regInv = 16
