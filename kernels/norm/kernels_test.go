@@ -283,20 +283,33 @@ func check(t *testing.T, tmpl *kernels.Template, dir, bin string, jobs []job, sh
 	run.Wait(t)
 }
 
-// TestStreamAlignment runs RMSNorm's store=stream assembly with y at each
-// of the 16 offsets of a float32 from a 64-byte boundary: the kernel
-// streams only the 64-byte aligned middle of each row of y, so every
-// offset takes another split of a row into head, middle and tail. The
-// wrappers write into a buffer at the offset and copy y out of it.
+// TestStreamAlignment runs the store=stream assembly of both ops with y
+// at each of the 16 offsets of a float32 from a 64-byte boundary: the
+// kernel streams only the 64-byte aligned middle of each row of y, so
+// every offset takes another split of a row into head, middle and tail.
+// The wrappers write into a buffer at the offset and copy y out of it.
 func TestStreamAlignment(t *testing.T) {
-	tmpl := &RMSTemplate
+	for _, tmpl := range templates {
+		t.Run(tmpl.Op.Name, func(t *testing.T) { streamAlignment(t, tmpl) })
+	}
+}
+
+func streamAlignment(t *testing.T, tmpl *kernels.Template) {
 	shapes := [][]int{{3, 17}, {2, 100}, {5, 48}, {1, 4099}}
+	algo := ""
+	if tmpl.Op.Name == LayerOp.Name {
+		algo = ",algo=twopass"
+	}
 	m := kerneltest.NewModule(t)
 	var jobs []job
 	for _, shape := range shapes {
 		for _, vec := range []int{8, 16} {
 			sp := tmpl.Space(shape, twoCores())
-			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block", vec))
+			unroll := 4 // groups of vectors; on Y registers as many as the op takes
+			if vec == asmLanesAVX2 {
+				unroll = tmpl.Go.(goEmitter).asmMaxUnrollAVX2()
+			}
+			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block%s", vec, unroll, algo))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,15 +320,20 @@ func TestStreamAlignment(t *testing.T) {
 			name := fmt.Sprintf("S%d", len(jobs))
 			m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}))
 			ins, out := tmpl.Args(shape)
+			buf, y := jen.Id("buf"), jen.Id("y")
+			params := []jen.Code{y}
+			for i := range ins {
+				params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
+			}
 			for off := range 16 {
 				wrapper := fmt.Sprintf("%s_%d", name, off)
-				buf, y := jen.Id("buf"), jen.Id("y")
-				m.File(shape).Func().Id(wrapper).Params(jen.List(y, jen.Id("x"), jen.Id("gamma")).Index().Float32()).Block(
+				args := append([]jen.Code{jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out))}, params[1:]...)
+				m.File(shape).Func().Id(wrapper).Params(jen.List(params...).Index().Float32()).Block(
 					jen.Add(buf).Op(":=").Make(jen.Index().Float32(), jen.Lit(out+16)),
 					jen.Comment(fmt.Sprintf("buf[off:] starts %d floats past a 64-byte boundary", off)),
 					jen.Id("off").Op(":=").Lit(off+16).Op("-").Int().Call(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(buf).Index(jen.Lit(0)))).Op("%").Lit(64).Op("/").Lit(4)),
 					jen.Id("off").Op("%=").Lit(16),
-					jen.Id(name).Call(jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out)), jen.Id("x"), jen.Id("gamma")),
+					jen.Id(name).Call(args...),
 					jen.Copy(y, jen.Add(buf).Index(jen.Id("off"), jen.Empty())),
 				)
 				m.Add(kerneltest.Kernel{Name: wrapper, Config: cfg.String(), Ins: ins, Out: out})
