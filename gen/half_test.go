@@ -48,7 +48,7 @@ func TestGenerateHalf(t *testing.T) {
 			add("layernorm", []int{64, 100}, "")
 			if vec > 1 {
 				add("rmsnorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block", vec))
-				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass", vec))
+				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass,code=asm,store=cached,prefetch=false,convert=reg", vec))
 				// softmax's default converts in the assembly's registers
 				// (convert=reg); this one by blocks around the float32 rows.
 				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", vec))

@@ -225,33 +225,33 @@ func init() {
 	})
 }
 
-// layerNormOp is the dispatch state of layernorm (template layernorm-norm-1-e1b034bd2a55).
+// layerNormOp is the dispatch state of layernorm (template layernorm-norm-2-c7ba22e6b16f).
 var layerNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
 	fn:   "LayerNorm",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"block\"}",
 			name:   "layerNorm128x768Scalar",
 			shape:  []int{128, 768},
 		},
 		{
-			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"onepass\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"block\"}",
 			name:   "layerNormG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"twopass\",\"threads\":1,\"rows_per_chunk\":1}",
+			config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"twopass\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"go\",\"store\":\"cached\",\"prefetch\":false,\"convert\":\"block\"}",
 			name:   "layerNormDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "layernorm",
-	template: "layernorm-norm-1-e1b034bd2a55",
+	template: "layernorm-norm-2-c7ba22e6b16f",
 }
 
 // layerNormScalar are the scalar forms of layerNormOp.kernels, which every build has; layerNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -47,7 +47,7 @@ Templates:
 	gemm               gemm-6-1381bfdb5886
 	gemm_bias          gemm-bias-6-b00533197c69
 	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
-	layernorm          layernorm-norm-1-e1b034bd2a55
+	layernorm          layernorm-norm-2-c7ba22e6b16f
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db
 
@@ -58,7 +58,7 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
-	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
+	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
 	rmsnorm           64x4096      34.1 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
 	softmax           64x4096      65.6 µs  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
 	softmax           512x1024     129 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
@@ -80,9 +80,9 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	gemm_bias_relu exact 128x768x768: gemmBiasReLU128x768x768 (also plain), gemmBiasReLU128x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
 	gemm_bias_relu generic: gemmBiasReLUG1 (also plain), gemmBiasReLUG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
 	gemm_bias_relu default: gemmBiasReLUDefault, gemmBiasReLUDefaultScalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy
-	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
-	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1
-	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1
+	layernorm exact 128x768: layerNorm128x768, layerNorm128x768Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
+	layernorm generic: layerNormG1, layerNormG1Scalar (vec=1,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
+	layernorm default: layerNormDefault, layerNormDefaultScalar (vec=1,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
 	rmsnorm exact 64x4096: rmsNorm64x4096 (also plain), rmsNorm64x4096Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
 	rmsnorm generic: rmsNormG1 (also plain), rmsNormG1Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
 	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block

@@ -14,17 +14,20 @@ import (
 	"github.com/autotune-dev/autotune/schedule"
 )
 
-// With code=asm RMSNorm's rows are Go assembly on AVX-512, or on AVX2
-// and FMA (see the package doc): the Go function of the rows checks the
-// slices and calls it a block of rows at a time.
+// With code=asm the rows of both ops are Go assembly on AVX-512, or on
+// AVX2 and FMA (see the package doc): the Go function of the rows checks
+// the slices and calls it a block of rows at a time.
 
 // asmLanes is the vector width of the assembly on AVX-512's Z registers,
-// asmLanesAVX2 on AVX2's Y registers, of which there are 16: the unroll's
-// accumulators and vectors of x take at most 8 (asmMaxUnrollAVX2).
+// asmLanesAVX2 on AVX2's Y registers, of which there are 16: RMSNorm's
+// accumulators and vectors of x take at most 8 (asmMaxUnrollAVX2);
+// LayerNorm's also its sums of squares, x[0] and the mean
+// (asmMaxUnrollAVX2Layer, asmlayer.go).
 const (
-	asmLanes         = 16
-	asmLanesAVX2     = 8
-	asmMaxUnrollAVX2 = 4
+	asmLanes              = 16
+	asmLanesAVX2          = 8
+	asmMaxUnrollAVX2      = 4
+	asmMaxUnrollAVX2Layer = 2
 )
 
 // asmISA names the instructions k's assembly needs, for comments.
@@ -45,8 +48,8 @@ func (k kernel) asmISA() string {
 const asmBlock = 1 << 16
 
 // Vector registers of the assembly on Z registers: the accumulators of
-// the unroll from Z0, the vectors of x (then of y) from regX, 1/rms
-// broadcast in regInv (asmFile has those of Y registers).
+// the unroll from Z0, the vectors of x (then of y) from regX, 1/rms or
+// 1/σ broadcast in regInv (newAsmWriter has those of Y registers).
 const (
 	regX   = 8
 	regInv = 16
@@ -141,13 +144,13 @@ func (k kernel) opName() string {
 
 // asmSweeps describes the sweeps of the assembly, for comments.
 func (k kernel) asmSweeps() string {
-	if k.layer {
-		if k.onepass {
-			return "two sweeps of t = x-x[0]: Σt and Σt², for the mean and the variance, in float64 where Σt² overflows float32; y"
-		}
-		return "three sweeps of t = x-x[0]: Σt, for the mean; the sum of squared deviations, in float64 where it overflows float32; y"
-	}
 	s := "two sweeps: the sum of squares, in float64 where its float32 sum overflows; y = x·(1/rms)·gamma"
+	if k.layer {
+		s = "three sweeps of t = x-x[0]: Σt, for the mean; the sum of squared deviations, in float64 where it overflows float32; y"
+		if k.onepass {
+			s = "two sweeps of t = x-x[0]: Σt and Σt², for the mean and the variance, in float64 where Σt² overflows float32; y"
+		}
+	}
 	if k.stream {
 		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.lanes)
 	}
@@ -160,317 +163,429 @@ func (k kernel) asmSweeps() string {
 // asmFile returns the .s file of k: one function, a loop over rows, on
 // Z registers (16 lanes, AVX-512) or Y registers (8 lanes, AVX2 and FMA).
 //
-// Registers: DI, SI the rows of y and x, BX gamma, R8 the rows left, CX
-// the byte offset in the row, AX and DX scratch; R9 the bytes of a row,
-// R10 of its whole groups of unroll vectors, R11 of its whole vectors.
-// The partial vector at a row's end has a mask: K1 (all clear when there
-// is none), or with 8 lanes Y9, whose lanes in the row are all ones
-// (VMASKMOVPS). With store=stream, the output sweep starts where the row
-// of y reaches a boundary of a vector's size: the elements before it are
-// one masked vector (K2, Y10), R12 and R13 end its groups and vectors,
-// and K3 (Y11) masks its partial vector.
+// Registers: DI, SI the rows of y and x, BX gamma, R14 LayerNorm's beta,
+// R8 the rows left, CX the byte offset in the row, AX and DX scratch; R9
+// the bytes of a row, R10 of its whole groups of unroll vectors, R11 of
+// its whole vectors. The partial vector at a row's end has a mask: K1
+// (all clear when there is none), or with 8 lanes Y9, whose lanes in the
+// row are all ones (VMASKMOVPS). With store=stream, the output sweep
+// starts where the row of y reaches a boundary of a vector's size: the
+// elements before it are one masked vector (K2, Y10), R12 and R13 end
+// its groups and vectors, and K3 (Y11) masks its partial vector.
 func (k kernel) asmFile() []byte {
-	lanes := k.lanes
-	if k.layer || (lanes != asmLanes && lanes != asmLanesAVX2) || (lanes == asmLanesAVX2 && k.unroll > asmMaxUnrollAVX2) {
+	if (k.lanes != asmLanes && k.lanes != asmLanesAVX2) || (k.lanes == asmLanesAVX2 && k.unroll > k.asmMaxUnrollAVX2()) {
 		panic(fmt.Sprintf("norm: no assembly for %s %s", k.kind.name, k.cfg))
 	}
-	zmm := lanes == asmLanes
-	es := 4 // bytes of an element in memory
-	if k.reg {
-		es = 2
-	}
-	vb := es * lanes // bytes of a vector in memory
-	h := k.reg16()
-	var b strings.Builder
-	b.WriteString(goasm.Header)
+	a := newAsmWriter(k)
+	a.WriteString(goasm.Header)
 	if data := k.regData(); data != nil {
-		b.WriteString("\n" + strings.Join(data, "\n") + "\n")
+		a.WriteString("\n" + strings.Join(data, "\n") + "\n")
 	}
-	w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
-	label := func(l string) { fmt.Fprintf(&b, "%s:\n", l) }
-	// The vector registers of the accumulators (from 0), of x and of
-	// 1/rms; with 8 lanes also the masks (rowMask, headMask, tailMask),
-	// the scratch of building one, and gamma's partial vector.
-	xBase, inv := regX, regInv
-	rowMask, headMask, tailMask := "K1", "K2", "K3"
-	if !zmm {
-		xBase, inv = 4, 8
-		rowMask, headMask, tailMask = "Y9", "Y10", "Y11"
-	}
-	vr := func(n int) string {
-		if zmm {
-			return fmt.Sprintf("Z%d", n)
-		}
-		return fmt.Sprintf("Y%d", n)
-	}
-	at := func(base string, u int) string { return fmt.Sprintf("%d(%s)(CX*1)", vb*u, base) }
-	// mask sets the mask km to the lanes below the element count in CX,
-	// which is less than lanes; it clobbers CX and DX (and Y12, Y13).
-	mask := func(km string) {
-		if zmm {
-			w("MOVL $1, DX")
-			w("SHLL CX, DX")
-			w("DECL DX")
-			w("KMOVW DX, %s", km)
-			return
-		}
-		w("MOVQ $0x0706050403020100, DX")
-		w("VMOVQ DX, X12")
-		w("VPMOVSXBD X12, Y12 // 0, 1, …, 7")
-		w("VMOVD CX, X13")
-		w("VPBROADCASTD X13, Y13")
-		w("VPCMPGTD Y12, Y13, %s", km)
-	}
-
-	args, frame := "y, x, gamma, rows", 32
-	if k.generic {
-		args, frame = args+", cols", 40
-	}
-	fmt.Fprintf(&b, "\n// func %s(%s)\n", k.asmFn(), args)
-	fmt.Fprintf(&b, "// RMSNorm of each row in %s.\n", k.asmSweeps())
-	fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", k.asmFn(), frame)
-	w("MOVQ y+0(FP), DI")
-	w("MOVQ x+8(FP), SI")
-	w("MOVQ gamma+16(FP), BX")
-	w("MOVQ rows+24(FP), R8")
-	group := vb * k.unroll
-	if k.generic {
-		w("MOVQ cols+32(FP), R9")
-		w("SHLQ $%d, R9", es/2)
+	a.prologue()
+	a.label("row")
+	if k.layer {
+		a.layerStats()
 	} else {
-		w("MOVQ $%d, R9", es*k.cols)
+		a.rmsStats()
 	}
-	w("MOVQ R9, R11")
-	w("ANDQ $-%d, R11", vb)
-	w("MOVQ R9, R10")
-	w("ANDQ $-%d, R10", group)
-	w("MOVQ R9, CX")
-	w("SUBQ R11, CX")
-	w("SHRQ $%d, CX // elements in the partial vector", es/2)
-	mask(rowMask)
-	w("TESTQ R8, R8")
-	w("JZ done")
+	a.outSweep()
+	a.w("ADDQ R9, SI")
+	a.w("ADDQ R9, DI")
+	a.w("DECQ R8")
+	a.w("JNZ row")
+	a.label("done")
+	if k.stream {
+		a.w("SFENCE // order the non-temporal stores before the caller's")
+	}
+	a.w("VZEROUPPER")
+	a.w("RET")
+	if k.layer {
+		a.layerSlow()
+	} else {
+		a.rmsSlow()
+	}
+	return []byte(a.String())
+}
 
-	// sweep writes the loops of one sweep from the offset in CX: groups
-	// of unroll vectors up to groupEnd, their bodies interleaved step by
-	// step; single vectors up to vecEnd; then the partial vector, masked
-	// by km, whose body gets masked set.
-	sweep := func(name, groupEnd, vecEnd, km string, body func(u int, masked bool) []string) {
-		if k.unroll > 1 {
-			label(name + "_group")
-			w("CMPQ CX, %s", groupEnd)
-			w("JGE %s_vec", name)
-			bodies := make([][]string, k.unroll)
+// asmMaxUnrollAVX2 is the most vectors in flight of k's assembly on Y
+// registers: LayerNorm's keeps x[0] and the mean in two of them, and its
+// one-pass sweep two accumulators a vector.
+func (k kind) asmMaxUnrollAVX2() int {
+	if k.layer {
+		return asmMaxUnrollAVX2Layer
+	}
+	return asmMaxUnrollAVX2
+}
+
+// asmWriter writes the .s file of one kernel (asmFile).
+type asmWriter struct {
+	kernel
+	strings.Builder
+	zmm   bool
+	es    int // bytes of an element in memory
+	vb    int // bytes of a vector in memory
+	group int // bytes of unroll vectors
+	h     goasm.Reg16
+	// The vector registers of x (then of y) from xBase, and of 1/rms or
+	// 1/σ; with 8 lanes the masks also take vector registers (rowMask,
+	// headMask, tailMask).
+	xBase, inv                  int
+	rowMask, headMask, tailMask string
+}
+
+func newAsmWriter(k kernel) *asmWriter {
+	a := &asmWriter{kernel: k, zmm: k.lanes == asmLanes, es: 4, h: k.reg16(),
+		xBase: regX, inv: regInv, rowMask: "K1", headMask: "K2", tailMask: "K3"}
+	if k.reg {
+		a.es = 2
+	}
+	a.vb = a.es * k.lanes
+	a.group = a.vb * k.unroll
+	if !a.zmm {
+		a.xBase, a.inv = 4, 8
+		a.rowMask, a.headMask, a.tailMask = "Y9", "Y10", "Y11"
+	}
+	return a
+}
+
+func (a *asmWriter) w(format string, args ...any) { fmt.Fprintf(a, "\t"+format+"\n", args...) }
+func (a *asmWriter) label(l string)               { fmt.Fprintf(a, "%s:\n", l) }
+
+func (a *asmWriter) lines(ls []string) {
+	for _, l := range ls {
+		a.w("%s", l)
+	}
+}
+
+// vr is vector register n.
+func (a *asmWriter) vr(n int) string {
+	if a.zmm {
+		return fmt.Sprintf("Z%d", n)
+	}
+	return fmt.Sprintf("Y%d", n)
+}
+
+// at is the address of vector u of the row at base, from CX.
+func (a *asmWriter) at(base string, u int) string {
+	return fmt.Sprintf("%d(%s)(CX*1)", a.vb*u, base)
+}
+
+// mask sets the mask km to the lanes below the element count in CX,
+// which is less than lanes; it clobbers CX and DX (and Y12, Y13).
+func (a *asmWriter) mask(km string) {
+	if a.zmm {
+		a.w("MOVL $1, DX")
+		a.w("SHLL CX, DX")
+		a.w("DECL DX")
+		a.w("KMOVW DX, %s", km)
+		return
+	}
+	a.w("MOVQ $0x0706050403020100, DX")
+	a.w("VMOVQ DX, X12")
+	a.w("VPMOVSXBD X12, Y12 // 0, 1, …, 7")
+	a.w("VMOVD CX, X13")
+	a.w("VPBROADCASTD X13, Y13")
+	a.w("VPCMPGTD Y12, Y13, %s", km)
+}
+
+// prologue loads the arguments and the row's sizes, and builds rowMask.
+func (a *asmWriter) prologue() {
+	args, frame := "y, x, gamma, rows", 32
+	if a.layer {
+		args, frame = "y, x, gamma, beta, rows", 40
+	}
+	if a.generic {
+		args, frame = args+", cols", frame+8
+	}
+	fmt.Fprintf(a, "\n// func %s(%s)\n", a.asmFn(), args)
+	fmt.Fprintf(a, "// %s of each row in %s.\n", a.opName(), a.asmSweeps())
+	fmt.Fprintf(a, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", a.asmFn(), frame)
+	a.w("MOVQ y+0(FP), DI")
+	a.w("MOVQ x+8(FP), SI")
+	a.w("MOVQ gamma+16(FP), BX")
+	next := 24
+	if a.layer {
+		a.w("MOVQ beta+24(FP), R14")
+		next += 8
+	}
+	a.w("MOVQ rows+%d(FP), R8", next)
+	if a.generic {
+		a.w("MOVQ cols+%d(FP), R9", next+8)
+		a.w("SHLQ $%d, R9", a.es/2)
+	} else {
+		a.w("MOVQ $%d, R9", a.es*a.cols)
+	}
+	a.w("MOVQ R9, R11")
+	a.w("ANDQ $-%d, R11", a.vb)
+	a.w("MOVQ R9, R10")
+	a.w("ANDQ $-%d, R10", a.group)
+	a.w("MOVQ R9, CX")
+	a.w("SUBQ R11, CX")
+	a.w("SHRQ $%d, CX // elements in the partial vector", a.es/2)
+	a.mask(a.rowMask)
+	a.w("TESTQ R8, R8")
+	a.w("JZ done")
+}
+
+// sweep writes the loops of one sweep from the offset in CX: groups of
+// unroll vectors up to groupEnd, their bodies interleaved step by step;
+// single vectors up to vecEnd; then the partial vector, masked by km,
+// whose body gets masked set.
+func (a *asmWriter) sweep(name, groupEnd, vecEnd, km string, body func(u int, masked bool) []string) {
+	if a.unroll > 1 {
+		a.label(name + "_group")
+		a.w("CMPQ CX, %s", groupEnd)
+		a.w("JGE %s_vec", name)
+		bodies := make([][]string, a.unroll)
+		for u := range bodies {
+			bodies[u] = body(u, false)
+		}
+		for i := range bodies[0] {
 			for u := range bodies {
-				bodies[u] = body(u, false)
+				a.w("%s", bodies[u][i])
 			}
-			for i := range bodies[0] {
-				for u := range bodies {
-					w("%s", bodies[u][i])
-				}
-			}
-			w("ADDQ $%d, CX", group)
-			w("JMP %s_group", name)
 		}
-		label(name + "_vec")
-		w("CMPQ CX, %s", vecEnd)
-		w("JGE %s_tail", name)
-		for _, l := range body(0, false) {
-			w("%s", l)
-		}
-		w("ADDQ $%d, CX", vb)
-		w("JMP %s_vec", name)
-		label(name + "_tail")
-		if zmm {
-			w("KORTESTW %s, %s", km, km)
-			w("JZ %s_end", name)
-		} else {
-			w("CMPQ CX, R9 // no partial vector")
-			w("JGE %s_end", name)
-		}
-		for _, l := range body(0, true) {
-			w("%s", l)
-		}
-		label(name + "_end")
+		a.w("ADDQ $%d, CX", a.group)
+		a.w("JMP %s_group", name)
 	}
-	// load returns the instructions that set x to the vector u of row
-	// base, zero in the lanes km masks off; with convert=reg the partial
-	// vector on Y registers is moved a word at a time, the loop labelled
-	// l in a generic kernel.
-	load := func(base string, u int, masked bool, km, x, l string) []string {
-		switch {
-		case k.reg && !masked:
-			return h.Load(at(base, u), x, "")
-		case k.reg && zmm:
-			return h.Load(at(base, u), x, km)
-		case k.reg:
-			words := goasm.Words(xOf(x), base, k.cols%lanes)
-			if k.generic {
-				words = goasm.WordsTo(xOf(x), base, "R9", "AX", l)
-			}
-			return append(words, h.Widen(xOf(x), x)...)
-		case !masked:
-			return []string{fmt.Sprintf("VMOVUPS %s, %s", at(base, u), x)}
-		case zmm:
-			return []string{fmt.Sprintf("VMOVUPS.Z %s, %s, %s", at(base, u), km, x)}
-		default:
-			return []string{fmt.Sprintf("VMASKMOVPS %s, %s, %s", at(base, u), km, x)}
-		}
+	a.label(name + "_vec")
+	a.w("CMPQ CX, %s", vecEnd)
+	a.w("JGE %s_tail", name)
+	a.lines(body(0, false))
+	a.w("ADDQ $%d, CX", a.vb)
+	a.w("JMP %s_vec", name)
+	a.label(name + "_tail")
+	if a.zmm {
+		a.w("KORTESTW %s, %s", km, km)
+		a.w("JZ %s_end", name)
+	} else {
+		a.w("CMPQ CX, R9 // no partial vector")
+		a.w("JGE %s_end", name)
 	}
-	// out returns the body of an output sweep: y = x·(1/rms)·gamma,
-	// stored with op.
-	out := func(km, op string) func(u int, masked bool) []string {
-		return func(u int, masked bool) []string {
-			x := vr(xBase + u)
-			body := append(load("SI", u, masked, km, x, "out_x"), fmt.Sprintf("VMULPS %s, %s, %s", vr(inv), x, x))
-			switch {
-			case k.reg:
-				g := vr(k.regGamma(u))
-				body = append(body, load("BX", u, masked, km, g, "out_g")...)
-				body = append(body, k.regStore(u, masked, h, vr, x, g, at("DI", u))...)
-			case !masked:
-				body = append(body,
-					fmt.Sprintf("VMULPS %s, %s, %s", at("BX", u), x, x),
-					fmt.Sprintf("%s %s, %s", op, x, at("DI", u)))
-			case zmm:
-				body = append(body,
-					fmt.Sprintf("VMULPS.Z %s, %s, %s, %s", at("BX", u), x, km, x),
-					fmt.Sprintf("VMOVUPS %s, %s, %s", x, km, at("DI", u)))
-			default:
-				body = append(body,
-					fmt.Sprintf("VMASKMOVPS %s, %s, Y14", at("BX", u), km),
-					"VMULPS Y14, "+x+", "+x,
-					fmt.Sprintf("VMASKMOVPS %s, %s, %s", x, km, at("DI", u)))
-			}
-			if k.prefetch && !masked {
-				body = append(body, fmt.Sprintf("PREFETCHT0 %s", at("DX", u)))
-			}
-			return body
-		}
-	}
+	a.lines(body(0, true))
+	a.label(name + "_end")
+}
 
-	label("row")
-	// The sum of squares, in float32 lanes.
-	for u := range k.unroll {
-		if zmm {
-			w("VPXORD Z%d, Z%d, Z%d", u, u, u)
+// load returns the instructions that set x to the vector u of row base,
+// zero in the lanes km masks off; with convert=reg the partial vector on
+// Y registers is moved a word at a time, the loop labelled l in a generic
+// kernel.
+func (a *asmWriter) load(base string, u int, masked bool, km, x, l string) []string {
+	switch {
+	case a.reg && !masked:
+		return a.h.Load(a.at(base, u), x, "")
+	case a.reg && a.zmm:
+		return a.h.Load(a.at(base, u), x, km)
+	case a.reg:
+		words := goasm.Words(xOf(x), base, a.cols%a.lanes)
+		if a.generic {
+			words = goasm.WordsTo(xOf(x), base, "R9", "AX", l)
+		}
+		return append(words, a.h.Widen(xOf(x), x)...)
+	case !masked:
+		return []string{fmt.Sprintf("VMOVUPS %s, %s", a.at(base, u), x)}
+	case a.zmm:
+		return []string{fmt.Sprintf("VMOVUPS.Z %s, %s, %s", a.at(base, u), km, x)}
+	default:
+		return []string{fmt.Sprintf("VMASKMOVPS %s, %s, %s", a.at(base, u), km, x)}
+	}
+}
+
+// zeroAccs zeroes the accumulators from vector register base.
+func (a *asmWriter) zeroAccs(base int) {
+	for u := range a.unroll {
+		r := base + u
+		if a.zmm {
+			a.w("VPXORD Z%d, Z%d, Z%d", r, r, r)
 		} else {
-			w("VXORPS Y%d, Y%d, Y%d", u, u, u)
+			a.w("VXORPS Y%d, Y%d, Y%d", r, r, r)
 		}
 	}
-	w("XORQ CX, CX")
-	sweep("sum", "R10", "R11", rowMask, func(u int, masked bool) []string {
-		x := vr(xBase + u)
-		return append(load("SI", u, masked, rowMask, x, "sum_x"), fmt.Sprintf("VFMADD231PS %s, %s, %s", x, x, vr(u)))
+}
+
+// sum adds the accumulators from vector register base into X register
+// base's lowest lane, through vector register scratch.
+func (a *asmWriter) sum(base, scratch int) {
+	a.tree(base)
+	a.hsum(base, scratch)
+}
+
+// tree adds the accumulators from vector register base into the first.
+func (a *asmWriter) tree(base int) {
+	for step := 1; step < a.unroll; step *= 2 {
+		for u := 0; u+step < a.unroll; u += 2 * step {
+			a.w("VADDPS %s, %s, %s", a.vr(base+u+step), a.vr(base+u), a.vr(base+u))
+		}
+	}
+}
+
+// hsum adds the lanes of vector register r (below 16) into X register
+// r's lowest lane, through vector register scratch.
+func (a *asmWriter) hsum(r, scratch int) {
+	if a.zmm {
+		a.w("VEXTRACTF64X4 $1, Z%d, Y%d", r, scratch)
+		a.w("VADDPS Y%d, Y%d, Y%d", scratch, r, r)
+	}
+	a.w("VEXTRACTF128 $1, Y%d, X%d", r, scratch)
+	a.w("VADDPS X%[1]d, X%[2]d, X%[2]d", scratch, r)
+	a.w("VPERMILPS $0x4e, X%d, X%d", r, scratch)
+	a.w("VADDPS X%[1]d, X%[2]d, X%[2]d", scratch, r)
+	a.w("VPERMILPS $0xb1, X%d, X%d", r, scratch)
+	a.w("VADDPS X%[1]d, X%[2]d, X%[2]d", scratch, r)
+}
+
+// overflow sends a row whose float32 sum in X register x is not finite
+// to the float64 path, clobbering AX and X1.
+func (a *asmWriter) overflow(x string) {
+	a.w("MOVL $0x%08x, AX // MaxFloat32", math.Float32bits(math.MaxFloat32))
+	a.w("VMOVD AX, X1")
+	a.w("VUCOMISS %s, X1", x)
+	a.w("JCS slow // the float32 sum overflowed (or is NaN): again in float64")
+}
+
+// loadN sets X register x to the float64 of the elements of a row.
+func (a *asmWriter) loadN(x string) {
+	if a.generic {
+		a.w("MOVQ R9, AX")
+		a.w("SHRQ $%d, AX", a.es/2)
+		a.w("VCVTSI2SDQ AX, %[1]s, %[1]s", x)
+		return
+	}
+	a.w("MOVQ $0x%016x, AX // n = %d", math.Float64bits(float64(a.cols)), a.cols)
+	a.w("VMOVQ AX, %s", x)
+}
+
+// invSqrt broadcasts float32(1/√(X0+eps)), X0 a float64, into inv.
+func (a *asmWriter) invSqrt() {
+	a.w("MOVQ $0x%016x, AX // eps = %g", math.Float64bits(a.eps), a.eps)
+	a.w("VMOVQ AX, X1")
+	a.w("VADDSD X1, X0, X0")
+	a.w("VSQRTSD X0, X0, X0")
+	a.w("MOVQ $0x%016x, AX // 1", math.Float64bits(1))
+	a.w("VMOVQ AX, X1")
+	a.w("VDIVSD X0, X1, X0")
+	a.w("VCVTSD2SS X0, X0, X0")
+	a.w("VBROADCASTSS X0, %s", a.vr(a.inv))
+}
+
+// rmsStats writes RMSNorm's statistics of the row at SI: 1/rms in inv.
+func (a *asmWriter) rmsStats() {
+	// The sum of squares, in float32 lanes.
+	a.zeroAccs(0)
+	a.w("XORQ CX, CX")
+	a.sweep("sum", "R10", "R11", a.rowMask, func(u int, masked bool) []string {
+		x := a.vr(a.xBase + u)
+		return append(a.load("SI", u, masked, a.rowMask, x, "sum_x"), fmt.Sprintf("VFMADD231PS %s, %s, %s", x, x, a.vr(u)))
 	})
-	for step := 1; step < k.unroll; step *= 2 {
-		for u := 0; u+step < k.unroll; u += 2 * step {
-			w("VADDPS %s, %s, %s", vr(u+step), vr(u), vr(u))
-		}
-	}
-	if zmm {
-		w("VEXTRACTF64X4 $1, Z0, Y1")
-		w("VADDPS Y1, Y0, Y0")
-	}
-	w("VEXTRACTF128 $1, Y0, X1")
-	w("VADDPS X1, X0, X0")
-	w("VPERMILPS $0x4e, X0, X1")
-	w("VADDPS X1, X0, X0")
-	w("VPERMILPS $0xb1, X0, X1")
-	w("VADDPS X1, X0, X0")
-	w("MOVL $0x%08x, AX // MaxFloat32", math.Float32bits(math.MaxFloat32))
-	w("VMOVD AX, X1")
-	w("VUCOMISS X0, X1")
-	w("JCS slow // the float32 sum overflowed (or is NaN): again in float64")
-	w("VCVTSS2SD X0, X0, X0")
+	a.sum(0, 1)
+	a.overflow("X0")
+	a.w("VCVTSS2SD X0, X0, X0")
 
 	// 1/rms = 1/√(sum/n + eps) in float64, as the Go rows compute it.
-	label("scale")
-	if k.generic {
-		w("MOVQ R9, AX")
-		w("SHRQ $%d, AX", es/2)
-		w("VCVTSI2SDQ AX, X1, X1")
-	} else {
-		w("MOVQ $0x%016x, AX // n = %d", math.Float64bits(float64(k.cols)), k.cols)
-		w("VMOVQ AX, X1")
-	}
-	w("VDIVSD X1, X0, X0")
-	w("MOVQ $0x%016x, AX // eps = %g", math.Float64bits(k.eps), k.eps)
-	w("VMOVQ AX, X1")
-	w("VADDSD X1, X0, X0")
-	w("VSQRTSD X0, X0, X0")
-	w("MOVQ $0x%016x, AX // 1", math.Float64bits(1))
-	w("VMOVQ AX, X1")
-	w("VDIVSD X0, X1, X0")
-	w("VCVTSD2SS X0, X0, X0")
-	w("VBROADCASTSS X0, %s", vr(inv))
+	a.label("scale")
+	a.loadN("X1")
+	a.w("VDIVSD X1, X0, X0")
+	a.invSqrt()
+}
 
-	// y = x·(1/rms)·gamma.
-	if k.stream {
-		w("MOVQ DI, AX")
-		w("NEGQ AX")
-		w("ANDQ $%d, AX", vb-1)
-		w("CMPQ AX, R9")
-		w("CMOVQGT R9, AX // AX: the bytes of y before its first %d-byte boundary in the row", vb)
-		w("MOVQ R9, R13")
-		w("SUBQ AX, R13")
-		w("MOVQ R13, CX")
-		w("ANDQ $-%d, R13", vb)
-		if k.unroll > 1 {
-			w("MOVQ CX, R12")
-			w("ANDQ $-%d, R12", group)
-			w("ADDQ AX, R12")
-		}
-		w("SUBQ R13, CX")
-		w("SHRQ $2, CX")
-		mask(tailMask)
-		w("ADDQ AX, R13")
-		w("MOVQ AX, CX")
-		w("SHRQ $2, CX")
-		mask(headMask)
-		w("XORQ CX, CX")
-		for _, l := range out(headMask, "")(0, true) {
-			w("%s", l)
-		}
-		w("MOVQ AX, CX")
-		if k.prefetch {
-			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
-		}
-		sweep("out", "R12", "R13", tailMask, out(tailMask, "VMOVNTPS"))
-	} else {
-		w("XORQ CX, CX")
-		if k.prefetch {
-			w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
-		}
-		for _, l := range k.regSetup() {
-			w("%s", l)
-		}
-		sweep("out", "R10", "R11", rowMask, out(rowMask, "VMOVUPS"))
-	}
-	w("ADDQ R9, SI")
-	w("ADDQ R9, DI")
-	w("DECQ R8")
-	w("JNZ row")
-	label("done")
-	if k.stream {
-		w("SFENCE // order the non-temporal stores before the caller's")
-	}
-	w("VZEROUPPER")
-	w("RET")
+// rmsSlow writes the float64 path of a row whose float32 sum of squares
+// overflowed: the sum again, in float64, one element at a time, as the Go
+// rows' slow path does.
+func (a *asmWriter) rmsSlow() {
+	a.label("slow")
+	a.w("VXORPD X0, X0, X0")
+	a.w("XORQ CX, CX")
+	a.label("slow_loop")
+	a.lines(a.slowLoad())
+	a.w("VFMADD231SD X1, X1, X0")
+	a.w("ADDQ $%d, CX", a.es)
+	a.w("CMPQ CX, R9")
+	a.w("JLT slow_loop")
+	a.w("JMP scale")
+}
 
-	// A row whose float32 sum of squares overflowed: the sum again, in
-	// float64, one element at a time, as the Go rows' slow path does.
-	label("slow")
-	w("VXORPD X0, X0, X0")
-	w("XORQ CX, CX")
-	label("slow_loop")
-	for _, l := range k.slowLoad() {
-		w("%s", l)
+// outSweep writes the output sweep of the row, y from x and inv.
+func (a *asmWriter) outSweep() {
+	if a.stream {
+		a.w("MOVQ DI, AX")
+		a.w("NEGQ AX")
+		a.w("ANDQ $%d, AX", a.vb-1)
+		a.w("CMPQ AX, R9")
+		a.w("CMOVQGT R9, AX // AX: the bytes of y before its first %d-byte boundary in the row", a.vb)
+		a.w("MOVQ R9, R13")
+		a.w("SUBQ AX, R13")
+		a.w("MOVQ R13, CX")
+		a.w("ANDQ $-%d, R13", a.vb)
+		if a.unroll > 1 {
+			a.w("MOVQ CX, R12")
+			a.w("ANDQ $-%d, R12", a.group)
+			a.w("ADDQ AX, R12")
+		}
+		a.w("SUBQ R13, CX")
+		a.w("SHRQ $2, CX")
+		a.mask(a.tailMask)
+		a.w("ADDQ AX, R13")
+		a.w("MOVQ AX, CX")
+		a.w("SHRQ $2, CX")
+		a.mask(a.headMask)
+		a.w("XORQ CX, CX")
+		a.lines(a.out(a.headMask, "")(0, true))
+		a.w("MOVQ AX, CX")
+		a.prefetchNext()
+		a.sweep("out", "R12", "R13", a.tailMask, a.out(a.tailMask, "VMOVNTPS"))
+		return
 	}
-	w("VFMADD231SD X1, X1, X0")
-	w("ADDQ $%d, CX", es)
-	w("CMPQ CX, R9")
-	w("JLT slow_loop")
-	w("JMP scale")
-	return []byte(b.String())
+	a.w("XORQ CX, CX")
+	a.prefetchNext()
+	a.lines(a.regSetup())
+	a.sweep("out", "R10", "R11", a.rowMask, a.out(a.rowMask, "VMOVUPS"))
+}
+
+func (a *asmWriter) prefetchNext() {
+	if a.prefetch {
+		a.w("LEAQ (SI)(R9*1), DX // the next row of x, fetched during the output sweep")
+	}
+}
+
+// out returns the body of an output sweep, stored with op, the partial
+// vector masked by km.
+func (a *asmWriter) out(km, op string) func(u int, masked bool) []string {
+	return func(u int, masked bool) []string {
+		var body []string
+		if a.layer {
+			body = a.layerOut(u, masked, km, op)
+		} else {
+			body = a.rmsOut(u, masked, km, op)
+		}
+		if a.prefetch && !masked {
+			body = append(body, fmt.Sprintf("PREFETCHT0 %s", a.at("DX", u)))
+		}
+		return body
+	}
+}
+
+// rmsOut is RMSNorm's output body: y = x·(1/rms)·gamma.
+func (a *asmWriter) rmsOut(u int, masked bool, km, op string) []string {
+	x := a.vr(a.xBase + u)
+	body := append(a.load("SI", u, masked, km, x, "out_x"), fmt.Sprintf("VMULPS %s, %s, %s", a.vr(a.inv), x, x))
+	switch {
+	case a.reg:
+		g := a.vr(a.regGamma(u))
+		body = append(body, a.load("BX", u, masked, km, g, "out_g")...)
+		body = append(body, fmt.Sprintf("VMULPS %s, %s, %s", g, x, x))
+		return append(body, a.regStore(u, masked, x, g)...)
+	case !masked:
+		return append(body,
+			fmt.Sprintf("VMULPS %s, %s, %s", a.at("BX", u), x, x),
+			fmt.Sprintf("%s %s, %s", op, x, a.at("DI", u)))
+	case a.zmm:
+		return append(body,
+			fmt.Sprintf("VMULPS.Z %s, %s, %s, %s", a.at("BX", u), x, km, x),
+			fmt.Sprintf("VMOVUPS %s, %s, %s", x, km, a.at("DI", u)))
+	default:
+		return append(body,
+			fmt.Sprintf("VMASKMOVPS %s, %s, Y14", a.at("BX", u), km),
+			"VMULPS Y14, "+x+", "+x,
+			fmt.Sprintf("VMASKMOVPS %s, %s, %s", x, km, a.at("DI", u)))
+	}
 }

@@ -7,16 +7,17 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 )
 
-// With convert=reg a bf16 or f16 RMSNorm's assembly reads x and gamma and
-// writes y as 16-bit elements itself, widened to float32 in registers as
+// With convert=reg a bf16 or f16 kernel's assembly reads x, gamma (and
+// LayerNorm's beta) and writes y as 16-bit elements itself, widened to float32 in registers as
 // they are loaded and narrowed to nearest even as they are stored
 // (goasm.Reg16): the same float32 operations as the float32 assembly, so
 // the same bits as convert=block's result. On Z registers gamma's vector
 // u is Z17+u, the rounding's scratch the accumulator u and its NaN mask
 // K2+u, its constants Z25 to Z27; on Y registers gamma is Y12+u, the
 // scratch the accumulator u and Y14+u, the constants a table
-// (bf16Sym). Hence regMaxUnroll: the unroll interleaves the vectors'
-// bodies, each on registers of its own.
+// (bf16Sym); LayerNorm's beta takes Z21+u or Y2+u (asmlayer.go). Hence
+// regMaxUnroll: the unroll interleaves the vectors' bodies, each on
+// registers of its own.
 
 // regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
 var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}
@@ -68,36 +69,41 @@ func (k kernel) regGamma(u int) int {
 // xOf returns the X register under vector register v.
 func xOf(v string) string { return "X" + v[1:] }
 
-// regStore returns the body's end for convert=reg: y = x·g narrowed and
-// stored at addr, the partial vector under K1 on Z registers and a word
-// at a time on Y registers.
-func (k kernel) regStore(u int, masked bool, h goasm.Reg16, vr func(int) string, x, g, addr string) []string {
-	out := []string{fmt.Sprintf("VMULPS %s, %s, %s", g, x, x)}
-	mask := ""
+// regStore returns the end of an output body for convert=reg: y in
+// vector register x narrowed, clobbering g, and stored; the partial vector
+// under K1 on Z registers and a word at a time on Y registers.
+func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
+	addr, mask := a.at("DI", u), ""
 	switch {
-	case masked && k.lanes == asmLanes:
+	case masked && a.zmm:
 		mask = "K1"
 	case masked:
 		addr = ""
 	}
-	out = append(out, h.Narrow(x, g, vr(u), vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)...)
+	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
 	switch {
 	case addr != "":
 		return out
-	case k.generic:
+	case a.generic:
 		return append(out, goasm.StoreWordsTo(xOf(g), "DI", "R9", "AX", "out_st")...)
 	}
-	return append(out, goasm.StoreWords(xOf(g), "DI", k.cols%k.lanes)...)
+	return append(out, goasm.StoreWords(xOf(g), "DI", a.cols%a.lanes)...)
 }
 
 // slowLoad returns the instructions that set X1 to the float64 of the
 // element at CX of the row of x, for the float64 sum of squares.
 func (k kernel) slowLoad() []string {
-	switch {
-	case !k.reg:
+	if !k.reg {
 		return []string{"VCVTSS2SD (SI)(CX*1), X1, X1"}
-	case k.half.DType == dtype.F16:
-		return []string{"MOVWLZX (SI)(CX*1), AX", "VMOVD AX, X1", "VCVTPH2PS X1, X1", "VCVTSS2SD X1, X1, X1"}
 	}
-	return []string{"MOVWLZX (SI)(CX*1), AX", "SHLL $16, AX", "VMOVD AX, X1", "VCVTSS2SD X1, X1, X1"}
+	return append(k.elem16("(SI)(CX*1)", "X1"), "VCVTSS2SD X1, X1, X1")
+}
+
+// elem16 returns the instructions that set X register x to the float32
+// of the 16-bit element at addr, through AX.
+func (k kernel) elem16(addr, x string) []string {
+	if k.half.DType == dtype.F16 {
+		return []string{"MOVWLZX " + addr + ", AX", "VMOVD AX, " + x, fmt.Sprintf("VCVTPH2PS %s, %s", x, x)}
+	}
+	return []string{"MOVWLZX " + addr + ", AX", "SHLL $16, AX", "VMOVD AX, " + x}
 }

@@ -16,9 +16,10 @@ import (
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
-// AVX2; norm-5 convert).
+// AVX2; norm-5 convert; LayerNorm's norm-2 its assembly rows and the
+// knobs code, store, prefetch and convert).
 const (
-	revision    = "norm-1"
+	revision    = "norm-2"
 	rmsRevision = "norm-5"
 )
 
@@ -26,7 +27,7 @@ const (
 // hand when that code changes (rmsGenericRevision for RMSNorm); it is not
 // part of Version, since the tuner measures specialised kernels only.
 const (
-	genericRevision    = "norm-generic-1"
+	genericRevision    = "norm-generic-2"
 	rmsGenericRevision = "norm-generic-5"
 )
 
@@ -85,16 +86,16 @@ func (e goEmitter) EmitGo(f *jen.File, kn kernels.Kernel) []byte {
 }
 
 // Asm reports whether cfg's rows are assembly (asmRows).
-func (e goEmitter) Asm(cfg schedule.Config) bool { return asmRows(e.kind, cfg) }
+func (e goEmitter) Asm(cfg schedule.Config) bool { return asmRows(cfg) }
 
-// asmRows reports whether cfg's rows are assembly: RMSNorm's code=asm,
-// and LayerNorm's NEON vectors (vec=4, which only its arm64 space offers:
-// it has no code knob, and NEON is assembly only).
-func asmRows(k kind, cfg schedule.Config) bool {
-	if k.layer {
-		return cfg.Int("vec") == neon.Lanes
+// asmRows reports whether cfg's rows are assembly: code=asm, and
+// LayerNorm's NEON vectors (vec=4, which only its arm64 space offers: it
+// has no code knob there, and NEON is assembly only).
+func asmRows(cfg schedule.Config) bool {
+	if code, ok := cfg.Lookup("code"); ok {
+		return code.Str() == "asm"
 	}
-	return cfg.Str("code") == "asm"
+	return cfg.Int("vec") == neon.Lanes // LayerNorm on arm64
 }
 
 // Knob values, in the order mutation walks.
@@ -147,39 +148,44 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("threads", kernels.ThreadCounts(cpu)...),
 		schedule.Choice("rows_per_chunk", chunks...),
 	)
-	if !k.layer {
-		knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"),
-			schedule.Enum(kernels.ConvertKnob, converts...))
-		block := func(c schedule.Config) bool { return c.Str("convert") == "block" }
-		goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
+	if k.layer && arm64 {
+		// LayerNorm's vectors on arm64 are NEON assembly, without the
+		// knobs of the amd64 assembly (asmRows).
+		return schedule.NewSpace(knobs, constraints...)
+	}
+	knobs = append(knobs, schedule.Enum("code", codes...), schedule.Enum("store", stores...), schedule.Bool("prefetch"),
+		schedule.Enum(kernels.ConvertKnob, converts...))
+	block := func(c schedule.Config) bool { return c.Str("convert") == "block" }
+	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
+	maxAVX2 := k.asmMaxUnrollAVX2()
+	constraints = append(constraints,
+		// The assembly (asm.go) is AVX-512's, 16 lanes, or AVX2's, 8
+		// lanes with at most 4 vectors in flight (LayerNorm's 2); it
+		// inherits their constraints (vec16_needs_avx512,
+		// vec8_needs_avx2_fma).
+		schedule.Constraint{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") > 1 }},
+		schedule.Constraint{Name: fmt.Sprintf("asm_vec8_unroll_at_most_%d", maxAVX2), OK: func(c schedule.Config) bool {
+			return goCode(c) || c.Int("vec") != asmLanesAVX2 || c.Int("unroll") <= maxAVX2
+		}},
+		// archsimd has neither non-temporal stores nor prefetches.
+		schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
+		schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
+		// Conversions in registers are the assembly's, with cached
+		// stores (asm.go).
+		schedule.Constraint{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return block(c) || !goCode(c) }},
+		schedule.Constraint{Name: "convert_reg_stores_cached", OK: func(c schedule.Config) bool { return block(c) || c.Str("store") == "cached" }},
+		schedule.Constraint{Name: "convert_reg_unroll_at_most_4_or_2", OK: func(c schedule.Config) bool {
+			return block(c) || c.Int("unroll") <= regMaxUnroll[c.Int("vec")]
+		}},
+	)
+	if arm64 {
 		constraints = append(constraints,
-			// The assembly (asm.go) is AVX-512's, 16 lanes, or AVX2's, 8
-			// lanes with at most 4 vectors in flight; it inherits their
-			// constraints (vec16_needs_avx512, vec8_needs_avx2_fma).
-			schedule.Constraint{Name: "asm_needs_vectors", OK: func(c schedule.Config) bool { return goCode(c) || c.Int("vec") > 1 }},
-			schedule.Constraint{Name: "asm_vec8_unroll_at_most_4", OK: func(c schedule.Config) bool {
-				return goCode(c) || c.Int("vec") != asmLanesAVX2 || c.Int("unroll") <= asmMaxUnrollAVX2
-			}},
-			// archsimd has neither non-temporal stores nor prefetches.
-			schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
-			schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
-			// Conversions in registers are the assembly's, with cached
-			// stores (asm.go).
-			schedule.Constraint{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return block(c) || !goCode(c) }},
-			schedule.Constraint{Name: "convert_reg_stores_cached", OK: func(c schedule.Config) bool { return block(c) || c.Str("store") == "cached" }},
-			schedule.Constraint{Name: "convert_reg_unroll_at_most_4_or_2", OK: func(c schedule.Config) bool {
-				return block(c) || c.Int("unroll") <= regMaxUnroll[c.Int("vec")]
-			}},
+			schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool { return c.Int("vec") != neon.Lanes || !goCode(c) }},
+			// NEON has no non-temporal vector store.
+			schedule.Constraint{Name: "neon_stores_cached", OK: func(c schedule.Config) bool { return c.Str("store") == "cached" }},
+			// NEON kernels convert in Go.
+			schedule.Constraint{Name: "convert_reg_needs_amd64", OK: func(c schedule.Config) bool { return block(c) || c.Int("vec") != neon.Lanes }},
 		)
-		if arm64 {
-			constraints = append(constraints,
-				schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool { return c.Int("vec") != neon.Lanes || !goCode(c) }},
-				// NEON has no non-temporal vector store.
-				schedule.Constraint{Name: "neon_stores_cached", OK: func(c schedule.Config) bool { return c.Str("store") == "cached" }},
-				// NEON kernels convert in Go.
-				schedule.Constraint{Name: "convert_reg_needs_amd64", OK: func(c schedule.Config) bool { return block(c) || c.Int("vec") != neon.Lanes }},
-			)
-		}
 	}
 	return schedule.NewSpace(knobs, constraints...)
 }
@@ -202,7 +208,8 @@ func (k kind) defaultConfig(shape []int, target device.Target) schedule.Config {
 	text := fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1", vec)
 	if k.layer {
 		text += ",algo=twopass"
-	} else {
+	}
+	if !k.layer || kernels.ArchOf(target) != kernels.ARM64 {
 		text += ",code=" + code + ",store=cached,prefetch=false,convert=block"
 	}
 	c, err := k.space(shape, target).Parse(text)

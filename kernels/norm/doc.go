@@ -10,8 +10,8 @@
 // function serves, and one emitter per backend writes both. op.go holds
 // the float64 references, the tolerances and the work counts; inputs.go
 // the input sets; cpu.go the CPU templates (RMSTemplate, LayerTemplate),
-// whose Go the emitter in emit.go writes, and asm.go RMSNorm's rows in
-// Go assembly; cuda.go the CUDA templates;
+// whose Go the emitter in emit.go writes, and asm.go the rows of both in
+// Go assembly (asmlayer.go LayerNorm's own parts); cuda.go the CUDA templates;
 // baseline.go the baselines. init registers all of them in package
 // kernels, and nothing outside this package names the ops.
 //
@@ -24,24 +24,29 @@
 //	                onepass       LayerNorm: Σt and Σt² in one sweep, var = E[t²]−E[t]²
 //	threads         1 … cores     goroutines, the caller included
 //	rows_per_chunk  1, 4, 16, 64  (those ≤ rows) rows dealt round-robin to threads
-//	code            go            RMSNorm: the rows in archsimd Go
-//	                asm           RMSNorm: the rows in Go assembly (asm.go), on AVX-512 with vec=16, AVX2 and FMA with vec=8
-//	store           cached        RMSNorm: y written through the cache
-//	                stream        RMSNorm, asm: y's aligned middle with VMOVNTPS
-//	prefetch        false, true   RMSNorm, asm: the output sweep fetches the next row of x
-//	convert         block         RMSNorm, bf16 and f16: blocks of rows converted into float32 scratch
-//	                reg           RMSNorm, bf16 and f16, asm: the assembly loads and stores 16 bits,
+//	code            go            the rows in archsimd Go
+//	                asm           the rows in Go assembly (asm.go), on AVX-512 with vec=16, AVX2 and FMA with vec=8
+//	store           cached        y written through the cache
+//	                stream        asm: y's aligned middle with VMOVNTPS
+//	prefetch        false, true   asm: the output sweep fetches the next row of x
+//	convert         block         bf16 and f16: blocks of rows converted into float32 scratch
+//	                reg           bf16 and f16, asm: the assembly loads and stores 16 bits,
 //	                              converting in registers; for f32 the two values emit the same code
+//
+// LayerNorm's arm64 space has none of code, store, prefetch and convert:
+// its vec=4 is NEON assembly.
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512;
 // rows_per_chunk_needs_threads; threads_at_most_chunks; needs_cpu_target;
-// for RMSNorm asm_needs_vectors, asm_vec8_unroll_at_most_4 (AVX2 has 16
+// asm_needs_vectors, asm_vec8_unroll_at_most_4 (RMSNorm) or
+// asm_vec8_unroll_at_most_2 (LayerNorm, which keeps x[0], the mean and,
+// one-pass, a second accumulator a vector in registers; AVX2 has 16
 // vector registers), stream_needs_asm and prefetch_needs_asm,
 // convert_reg_needs_asm, convert_reg_stores_cached and
 // convert_reg_unroll_at_most_4_or_2 (on Z and Y registers: each vector
 // in flight takes registers for gamma and the rounding, asmhalf.go); on
-// arm64 neon_needs_asm, neon_stores_cached (NEON has no non-temporal
-// vector store) and convert_reg_needs_amd64.
+// arm64 RMSNorm's neon_needs_asm, neon_stores_cached (NEON has no
+// non-temporal vector store) and convert_reg_needs_amd64.
 // The unroll is capped at the vectors a row holds when a specialised
 // kernel is emitted. The elements of a partial vector at a row's end are
 // handled one by one: a zero-padded vector load would add x-x[0] = -x[0]
@@ -71,6 +76,17 @@
 // calls it 65536 elements (or one row) at a time, since a goroutine
 // cannot be preempted in assembly; the plain form (kernels.AMD64Plain)
 // is that Go without archsimd.
+//
+// LayerNorm's code=asm (asmlayer.go) is the sweeps of its Go rows in the
+// same assembly, on t = x-x[0] broadcast from the row's first element:
+// twopass Σt, then Σ(t-mean)², onepass Σt and Σt² in one sweep; the mean
+// and 1/σ in float64, the mean used as its float32 as the Go rows do; then
+// y = (t-mean)·(1/σ)·gamma + beta, gamma and beta fused (VFMADD213PS). A
+// partial vector's lanes past the row are zeroed after the subtraction,
+// where x-x[0] would add -x[0]. The float64 path of a row whose float32
+// Σ of squares overflows is the Go rows' slow path: the mean of t, then
+// the squared deviations, an element at a time. The statistics are thus
+// the same float32 sums as the archsimd rows', in the tolerance above.
 //
 // # Numerics
 //
@@ -111,9 +127,9 @@
 // registers (codegen/goasm.Reg16: VCVTPH2PS and VCVTPS2PH for f16,
 // VPMOVZXWD and package dtype's integer rounding for bf16), with no
 // scratch and no pass but the kernel's; its output equals convert=block's
-// bit for bit (TestHalfKernels). LayerNorm has no assembly on amd64 and
-// converts by blocks. The space does not know the dtype, so for f32 the
-// two values are one kernel measured twice.
+// bit for bit (TestHalfKernels). LayerNorm's convert=reg does the same
+// for x, gamma, beta and y, x[0] included. The space does not know the
+// dtype, so for f32 the two values are one kernel measured twice.
 //
 // f16 cannot hold the large, tiny and constant inputs (1e18 is Inf, 1e-18
 // is 0), so it has its own at the edges of its range: large16 (x up to

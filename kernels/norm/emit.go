@@ -26,7 +26,7 @@ type kernel struct {
 	onepass    bool // LayerNorm's algo=onepass
 	threads    int
 	chunk      int
-	// asm: the rows in assembly (asmRows); stream: RMSNorm's
+	// asm: the rows in assembly (asmRows); stream: the assembly's
 	// output sweep stores with VMOVNTPS (store=stream)
 	asm, stream bool
 	// prefetch: the assembly's output sweep fetches the next row of x
@@ -37,9 +37,20 @@ type kernel struct {
 	// half: the conversions of a kernel that stores bf16 or f16 (half.go);
 	// its DType is "" for float32
 	half golang.Half
-	// reg: a 16-bit RMSNorm whose assembly loads and stores the 16-bit
+	// reg: a 16-bit kernel whose assembly loads and stores the 16-bit
 	// elements, converting in registers (convert=reg, asm.go)
 	reg bool
+}
+
+// knob returns the value of cfg's knob name as text, or "" where its space
+// has no such knob: LayerNorm's NEON assembly has no store, prefetch or
+// convert.
+func knob(cfg schedule.Config, name string) string {
+	v, ok := cfg.Lookup(name)
+	if !ok {
+		return ""
+	}
+	return v.String()
 }
 
 func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Config) kernel {
@@ -51,9 +62,9 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		threads:  cfg.Int("threads"),
 		chunk:    cfg.Int("rows_per_chunk"),
 		onepass:  k.layer && cfg.Str("algo") == "onepass",
-		asm:      asmRows(k, cfg),
-		stream:   !k.layer && cfg.Str("store") == "stream",
-		prefetch: !k.layer && cfg.Bool("prefetch"),
+		asm:      asmRows(cfg),
+		stream:   knob(cfg, "store") == "stream",
+		prefetch: knob(cfg, "prefetch") == "true",
 	}
 	if lanes != neon.Lanes {
 		kn.v = golang.Float32(lanes)
@@ -62,7 +73,7 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		// Whole vectors convert in assembly at the kernel's own level:
 		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
 		// convert in Go.
-		kn.reg = kn.asm && !k.layer && cfg.Str("convert") == "reg"
+		kn.reg = kn.asm && knob(cfg, "convert") == "reg"
 		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !kn.reg}
 	}
 	if shape == nil {

@@ -36,16 +36,24 @@ var (
 		{Name: "rms_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true,convert=block"},
 	}
 	layerGoldens = []kerneltest.Golden{
-		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16"},
-		{Name: "layer_onepass_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=4,algo=onepass,threads=1,rows_per_chunk=1"},
-		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1"},
+		{Name: "layer_twopass_vec16", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_onepass_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=4,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_scalar", Shape: "7x13", Config: "vec=1,unroll=1,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true,convert=block"},
+		{Name: "layer_asm8_onepass_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_asm_onepass_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block"},
+	}
+	// layerPlainGoldens are the plain forms of LayerNorm's assembly goldens.
+	layerPlainGoldens = []kerneltest.Golden{
+		{Name: "layer_asm_stream", Shape: "4096x4096", Config: "vec=16,unroll=4,algo=twopass,threads=2,rows_per_chunk=16,code=asm,store=stream,prefetch=true,convert=block"},
 	}
 	genericGoldens = []kerneltest.Golden{
 		{Name: "generic_rms_vec16", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=go,store=cached,prefetch=false,convert=block"},
 		{Name: "generic_rms_asm_stream", Shape: "64x100", Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=stream,prefetch=true,convert=block"},
 	}
 	genericLayerGoldens = []kerneltest.Golden{
-		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4"},
+		{Name: "generic_layer_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=4,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "generic_layer_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=twopass,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=block"},
 	}
 )
 
@@ -56,7 +64,8 @@ func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden.sum"), "cpu.go",
 		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FuncPrefix: "RMSNorm", Goldens: rmsGoldens},
 		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerGoldens},
-		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FilePrefix: "plain_", FuncPrefix: "RMSNorm", Goldens: rmsPlainGoldens, Plain: true})
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FilePrefix: "plain_", FuncPrefix: "RMSNorm", Goldens: rmsPlainGoldens, Plain: true},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FilePrefix: "plain_", FuncPrefix: "LayerNorm", Goldens: layerPlainGoldens, Plain: true})
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic code.
@@ -99,35 +108,44 @@ func TestCUDAGoldenGeneric(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "generic_layer_warp_vec2_bf16", Shape: "4096x4096", Config: "tpr=32,rows_per_block=4,vec=2,algo=twopass", DType: dtype.BF16, Generic: true})
 }
 
-// TestPlainForm checks that the plain forms of RMSNorm's code=asm configs
-// (kernels.AMD64Plain), specialised and generic, of 8 and 16 lanes, with
-// and without goroutines, do not import archsimd, so that they build
-// without GOEXPERIMENT=simd; TestKernels and TestGenericKernels check what
-// they compute.
+// TestPlainForm checks that the plain forms of the code=asm configs
+// (kernels.AMD64Plain) of both ops, specialised and generic, of 8 and 16
+// lanes, with and without goroutines, do not import archsimd, so that
+// they build without GOEXPERIMENT=simd; TestKernels and
+// TestGenericKernels check what they compute.
 func TestPlainForm(t *testing.T) {
-	for _, g := range append(append([]kerneltest.Golden{}, rmsGoldens...), genericGoldens...) {
-		shape, err := RMSOp.ParseShape(g.Shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := RMSTemplate.Space(shape, refCPU).Parse(g.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !RMSTemplate.Go.Asm(cfg) {
-			continue
-		}
-		if strings.HasPrefix(g.Name, "generic") {
-			shape = nil
-		}
-		f := jen.NewFile("k")
-		RMSTemplate.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
-		src := f.GoString()
-		if strings.Contains(src, golang.ArchSIMD) {
-			t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
-		}
-		if !strings.Contains(src, "func KAsm(") {
-			t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+	sets := []struct {
+		tmpl    *kernels.Template
+		goldens []kerneltest.Golden
+	}{
+		{&RMSTemplate, append(append([]kerneltest.Golden{}, rmsGoldens...), genericGoldens...)},
+		{&LayerTemplate, append(append([]kerneltest.Golden{}, layerGoldens...), genericLayerGoldens...)},
+	}
+	for _, set := range sets {
+		for _, g := range set.goldens {
+			shape, err := set.tmpl.Op.ParseShape(g.Shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := set.tmpl.Space(shape, refCPU).Parse(g.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !set.tmpl.Go.Asm(cfg) {
+				continue
+			}
+			if strings.HasPrefix(g.Name, "generic") {
+				shape = nil
+			}
+			f := jen.NewFile("k")
+			set.tmpl.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
+			src := f.GoString()
+			if strings.Contains(src, golang.ArchSIMD) {
+				t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
+			}
+			if !strings.Contains(src, "func KAsm(") {
+				t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+			}
 		}
 	}
 }

@@ -17,9 +17,9 @@ import (
 // of its range) rounded to it, against the float64 reference with the
 // tolerance of a 16-bit output. A sample is enough: the float32 tests
 // sweep every config, and a 16-bit kernel wraps the same float32 rows.
-// RMSNorm's assembly configs of the sample that take convert=reg are
-// checked with it too, and generic ones of each width on the generic
-// shapes, their outputs equal to convert=block's bit for bit
+// The assembly configs of the sample that take convert=reg are checked
+// with it too, and generic ones of each width on the generic shapes
+// (LayerNorm's two-pass), their outputs equal to convert=block's bit for bit
 // (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
 // lane lost at a row's end, fails there even where the tolerance would
 // pass it.
@@ -46,16 +46,17 @@ func TestHalfKernels(t *testing.T) {
 						}
 					}
 				}
-				// Shape-generic kernels: each vector width with the first
-				// code form (the assembly, for RMSNorm's vectors).
+				// Shape-generic kernels: each vector width with the
+				// assembly (the Go of scalar code), LayerNorm's one-pass.
 				sp := tmpl.Space([]int{256, 100}, twoCores())
+				algo := ""
+				if tmpl.Op.Name == LayerOp.Name {
+					algo = ",algo=onepass"
+				}
 				for _, vec := range vecs {
-					form := "algo=twopass"
-					if tmpl.Op.Name != LayerOp.Name {
-						form = codeForms[1]
-						if vec == 1 {
-							form = codeForms[0]
-						}
+					form := codeForms[1] + algo
+					if vec == 1 {
+						form = codeForms[0] + algo
 					}
 					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,%s,%s", vec, genericSchedules[1], form))
 					if err != nil {
@@ -70,9 +71,9 @@ func TestHalfKernels(t *testing.T) {
 				}
 				for _, vec := range []int{asmLanesAVX2, asmLanes} {
 					if tmpl.Op.Name == LayerOp.Name {
-						break
+						algo = ",algo=twopass"
 					}
-					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=block", vec))
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=block%s", vec, algo))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -38,12 +38,23 @@ type job struct {
 	cfg   schedule.Config
 }
 
-// codeForms are RMSNorm's code, store and prefetch knobs, crossed with
-// the grid.
+// codeForms are the code, store and prefetch knobs, crossed with the
+// grid.
 var codeForms = []string{"code=go,store=cached,prefetch=false,convert=block", "code=asm,store=cached,prefetch=false,convert=block", "code=asm,store=stream,prefetch=true,convert=block"}
 
+// layerForms are the code forms LayerNorm's algo is crossed with: the Go
+// rows and one of the assembly's forms each, which keeps the grid at
+// twice its size without assembly while both algorithms run in both
+// assembly forms, cached stores (onepass) and streamed (twopass).
+func layerForms(algo string) []string {
+	if algo == "onepass" {
+		return codeForms[:2]
+	}
+	return []string{codeForms[0], codeForms[2]}
+}
+
 // grid returns the valid configs on target for shape of vec × unroll ×
-// algo (LayerNorm) or code and store (RMSNorm) × threadings; short keeps
+// algo (LayerNorm) × code and store × threadings; short keeps
 // fewer unrolls and threadings.
 func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Target) []schedule.Config {
 	sp := tmpl.Space(shape, target)
@@ -57,15 +68,16 @@ func grid(t *testing.T, tmpl *kernels.Template, shape []int, target device.Targe
 			for _, algo := range algos {
 				for _, th := range threads {
 					text := fmt.Sprintf("vec=%d,unroll=%d,threads=%d,rows_per_chunk=%d", vec, u, th[0], th[1])
-					texts := []string{text + ",algo=" + algo}
-					if tmpl.Op.Name != LayerOp.Name {
-						if algo != algos[0] {
-							continue
-						}
-						texts = nil
-						for _, form := range codeForms {
-							texts = append(texts, text+","+form)
-						}
+					forms := codeForms
+					if tmpl.Op.Name == LayerOp.Name {
+						text += ",algo=" + algo
+						forms = layerForms(algo)
+					} else if algo != algos[0] {
+						continue
+					}
+					var texts []string
+					for _, form := range forms {
+						texts = append(texts, text+","+form)
 					}
 					for _, text := range texts {
 						cfg, err := sp.Parse(text)
@@ -134,8 +146,8 @@ func TestKernels(t *testing.T) {
 // unrolls leave, fewer rows than chunks of the threads, primes.
 var genericShapes = [][]int{{1, 1}, {1, 5}, {3, 8}, {2, 15}, {17, 16}, {5, 17}, {3, 31}, {131, 33}, {64, 100}, {2, 257}, {9, 1023}}
 
-// genericSchedules are crossed with every vec the host has (and both
-// algorithms of LayerNorm, or RMSNorm's code forms).
+// genericSchedules are crossed with every vec the host has and the code
+// forms (and both algorithms of LayerNorm).
 var genericSchedules = []string{
 	"unroll=1,threads=1,rows_per_chunk=1",
 	"unroll=4,threads=2,rows_per_chunk=16",
@@ -170,9 +182,14 @@ func TestGenericKernels(t *testing.T) {
 			var jobs []job
 			n := 0
 			for _, vec := range vecs {
-				forms := []string{"algo=twopass", "algo=onepass"}
-				if tmpl.Op.Name != LayerOp.Name {
-					forms = codeForms
+				forms := codeForms
+				if tmpl.Op.Name == LayerOp.Name {
+					forms = nil
+					for _, algo := range algos {
+						for _, form := range layerForms(algo) {
+							forms = append(forms, "algo="+algo+","+form)
+						}
+					}
 				}
 				for _, form := range forms {
 					for _, s := range schedules() {
@@ -279,20 +296,33 @@ func check(t *testing.T, tmpl *kernels.Template, dir, bin string, jobs []job, sh
 	run.Wait(t)
 }
 
-// TestStreamAlignment runs RMSNorm's store=stream assembly with y at each
-// of the 16 offsets of a float32 from a 64-byte boundary: the kernel
-// streams only the 64-byte aligned middle of each row of y, so every
-// offset takes another split of a row into head, middle and tail. The
-// wrappers write into a buffer at the offset and copy y out of it.
+// TestStreamAlignment runs the store=stream assembly of both ops with y
+// at each of the 16 offsets of a float32 from a 64-byte boundary: the
+// kernel streams only the 64-byte aligned middle of each row of y, so
+// every offset takes another split of a row into head, middle and tail.
+// The wrappers write into a buffer at the offset and copy y out of it.
 func TestStreamAlignment(t *testing.T) {
-	tmpl := &RMSTemplate
+	for _, tmpl := range templates {
+		t.Run(tmpl.Op.Name, func(t *testing.T) { streamAlignment(t, tmpl) })
+	}
+}
+
+func streamAlignment(t *testing.T, tmpl *kernels.Template) {
 	shapes := [][]int{{3, 17}, {2, 100}, {5, 48}, {1, 4099}}
+	algo := ""
+	if tmpl.Op.Name == LayerOp.Name {
+		algo = ",algo=twopass"
+	}
 	m := kerneltest.NewModule(t)
 	var jobs []job
 	for _, shape := range shapes {
 		for _, vec := range []int{8, 16} {
 			sp := tmpl.Space(shape, twoCores())
-			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block", vec))
+			unroll := 4 // groups of vectors; on Y registers as many as the op takes
+			if vec == asmLanesAVX2 {
+				unroll = tmpl.Go.(goEmitter).asmMaxUnrollAVX2()
+			}
+			cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block%s", vec, unroll, algo))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,15 +333,20 @@ func TestStreamAlignment(t *testing.T) {
 			name := fmt.Sprintf("S%d", len(jobs))
 			m.Asm(shape, tmpl.Go.EmitGo(m.File(shape), kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}))
 			ins, out := tmpl.Args(shape)
+			buf, y := jen.Id("buf"), jen.Id("y")
+			params := []jen.Code{y}
+			for i := range ins {
+				params = append(params, jen.Id(fmt.Sprintf("in%d", i)))
+			}
 			for off := range 16 {
 				wrapper := fmt.Sprintf("%s_%d", name, off)
-				buf, y := jen.Id("buf"), jen.Id("y")
-				m.File(shape).Func().Id(wrapper).Params(jen.List(y, jen.Id("x"), jen.Id("gamma")).Index().Float32()).Block(
+				args := append([]jen.Code{jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out))}, params[1:]...)
+				m.File(shape).Func().Id(wrapper).Params(jen.List(params...).Index().Float32()).Block(
 					jen.Add(buf).Op(":=").Make(jen.Index().Float32(), jen.Lit(out+16)),
 					jen.Comment(fmt.Sprintf("buf[off:] starts %d floats past a 64-byte boundary", off)),
 					jen.Id("off").Op(":=").Lit(off+16).Op("-").Int().Call(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(buf).Index(jen.Lit(0)))).Op("%").Lit(64).Op("/").Lit(4)),
 					jen.Id("off").Op("%=").Lit(16),
-					jen.Id(name).Call(jen.Add(buf).Index(jen.Id("off"), jen.Id("off").Op("+").Lit(out)), jen.Id("x"), jen.Id("gamma")),
+					jen.Id(name).Call(args...),
 					jen.Copy(y, jen.Add(buf).Index(jen.Id("off"), jen.Empty())),
 				)
 				m.Add(kerneltest.Kernel{Name: wrapper, Config: cfg.String(), Ins: ins, Out: out})
