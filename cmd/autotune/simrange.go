@@ -148,15 +148,25 @@ type simRangeJSON struct {
 }
 
 type simRangeRunRow struct {
-	Seed        uint64   `json:"seed"`
-	Trials      int      `json:"trials"`
-	Buckets     [][]int  `json:"buckets"`
-	Median      *float64 `json:"regret_median"`
-	Worst       *float64 `json:"regret_max"`
-	MedianAlone *float64 `json:"regret_alone_median"`
-	WorstAlone  *float64 `json:"regret_alone_max"`
-	Tuner       *float64 `json:"tuner_regret_median"`
-	Fraction    float64  `json:"trial_fraction"`
+	Seed        uint64               `json:"seed"`
+	Trials      int                  `json:"trials"`
+	Buckets     [][]int              `json:"buckets"`
+	Median      *float64             `json:"regret_median"`
+	Worst       *float64             `json:"regret_max"`
+	MedianAlone *float64             `json:"regret_alone_median"`
+	WorstAlone  *float64             `json:"regret_alone_max"`
+	Tuner       *float64             `json:"tuner_regret_median"`
+	Fraction    float64              `json:"trial_fraction"`
+	HeldOut     []simRangeHeldOutRow `json:"held_out"`
+}
+
+// simRangeHeldOutRow is the regret at one held-out shape; null when
+// infinite (the bucket's winner cannot run it, or failed there).
+type simRangeHeldOutRow struct {
+	Shape       []int    `json:"shape"`
+	Bucket      []int    `json:"bucket"`
+	Regret      *float64 `json:"regret"`
+	RegretAlone *float64 `json:"regret_alone"`
 }
 
 func newSimRangeJSON(r lab.RangeReport, m lab.Method) simRangeJSON {
@@ -171,8 +181,12 @@ func newSimRangeJSON(r lab.RangeReport, m lab.Method) simRangeJSON {
 		out.Runs = append(out.Runs, simRangeRunRow{
 			Seed: run.Seed, Trials: run.Spent, Buckets: run.Buckets,
 			Median: finite(run.Median), Worst: finite(run.Worst), MedianAlone: finite(run.MedianAlone), WorstAlone: finite(run.WorstAlone),
-			Tuner: finite(run.Tuner), Fraction: run.Fraction,
+			Tuner: finite(run.Tuner), Fraction: run.Fraction, HeldOut: []simRangeHeldOutRow{},
 		})
+		for _, h := range run.HeldOut {
+			row := &out.Runs[len(out.Runs)-1]
+			row.HeldOut = append(row.HeldOut, simRangeHeldOutRow{Shape: h.Shape, Bucket: h.Bucket, Regret: finite(h.Regret), RegretAlone: finite(h.RegretAlone)})
+		}
 	}
 	return out
 }

@@ -199,7 +199,9 @@ func newRangeEnv(tmpl kernels.Template, recs []Recording) (*rangeEnv, error) {
 		case env.replay[key(w.Shape)] != nil:
 			return nil, fmt.Errorf("lab: shape %s is recorded twice", w.ShapeString())
 		}
-		space := rev.Space(w.Shape, rec.Target)
+		// The space the tuner searches (convert pinned for f32), as the
+		// recording grid tune searched it; the model's features follow it.
+		space := rev.SearchSpace(w.Shape, tune.DType, rec.Target)
 		results, _ := replayable(space, rec.Records)
 		m := sim.New(results)
 		best, ok := m.Best()
