@@ -309,7 +309,7 @@ func (e *rangeEnv) median(shape []int, cfg schedule.Config) float64 {
 
 // rangeTuner is ranges.Tuner on recorded landscapes: as autotune tune's,
 // it tunes each shape with tune.Run and times configs with
-// tune.TimeConfigs, into one database, measuring with the shape's replay.
+// tune.TimeMedians, into one database, measuring with the shape's replay.
 type rangeTuner struct {
 	env    *rangeEnv
 	db     *tunedb.Memory
@@ -352,23 +352,7 @@ func (t *rangeTuner) Time(ctx context.Context, shape []int, cfgs []schedule.Conf
 	if err != nil {
 		return nil, 0, err
 	}
-	var valid []schedule.Config
-	for _, c := range cfgs {
-		if task.Space.Valid(c) {
-			valid = append(valid, c)
-		}
-	}
-	latest, spent, err := tune.TimeConfigs(ctx, task, valid)
-	if err != nil {
-		return nil, spent, err
-	}
-	out := make([]float64, len(cfgs))
-	for i, c := range cfgs {
-		if j := slices.IndexFunc(valid, c.Equal); j >= 0 && latest[j] != nil && latest[j].Status == tunedb.StatusOK {
-			out[i] = latest[j].MedianNS
-		}
-	}
-	return out, spent, nil
+	return tune.TimeMedians(ctx, task, cfgs)
 }
 
 func (t *rangeTuner) Best(shape []int) (float64, error) {

@@ -50,7 +50,7 @@ func TestReplayRange(t *testing.T) {
 	ctx := context.Background()
 	replay := RangeReplay{
 		Template: softmax.Template, Recordings: rangeLandscape(t),
-		Method: Method{Strategy: "evolutionary", Model: "none"}, Seeds: 2, Trials: 144, Alone: 32,
+		Method: Method{Strategy: "analytic", Model: "gbt"}, Seeds: 2, Trials: 128, Alone: 16,
 	}
 	a, err := ReplayRange(ctx, replay)
 	if err != nil {
@@ -67,9 +67,16 @@ func TestReplayRange(t *testing.T) {
 		t.Fatalf("%d runs of %v..%v, want %d of 1..4096", len(a.Runs), a.Lo, a.Hi, replay.Seeds)
 	}
 	planted := replay
-	// Off by one: each shape goes to the bucket after its nearest.
+	// The farthest bucket: each shape is served by the winner of the
+	// other end of the range.
 	planted.dispatch = func(shape []int, buckets [][]int) int {
-		return (tunedb.NearestShape(shape, buckets) + 1) % len(buckets)
+		far := 0
+		for i, b := range buckets {
+			if tunedb.ShapeDistance(shape, b) > tunedb.ShapeDistance(shape, buckets[far]) {
+				far = i
+			}
+		}
+		return far
 	}
 	p, err := ReplayRange(ctx, planted)
 	if err != nil {
@@ -85,16 +92,15 @@ func TestReplayRange(t *testing.T) {
 		if want := float64(run.Spent) / float64(len(run.HeldOut)*replay.Alone); run.Fraction != want {
 			t.Errorf("seed %d: fraction %v, want %v", run.Seed, run.Fraction, want)
 		}
-		sum, plantedSum := 0.0, 0.0
-		for j, h := range run.HeldOut {
+		for _, h := range run.HeldOut {
 			if !(h.Regret >= 0) || !(h.RegretAlone >= 0) {
 				t.Errorf("seed %d at %v: regret %v, against the tune alone %v", run.Seed, h.Shape, h.Regret, h.RegretAlone)
 			}
-			sum += h.Regret
-			plantedSum += p.Runs[i].HeldOut[j].Regret
 		}
-		if !(plantedSum > sum) {
-			t.Errorf("seed %d: the wrong dispatch's regrets add up to %v, the nearest bucket's to %v: want more", run.Seed, plantedSum, sum)
+		// The median, since one noisy record of the landscape (37 rows)
+		// outweighs every other regret in a sum.
+		if !(p.Runs[i].Median > run.Median) {
+			t.Errorf("seed %d: median regret %v with the wrong dispatch, %v with the nearest bucket: want more", run.Seed, p.Runs[i].Median, run.Median)
 		}
 	}
 }
