@@ -57,6 +57,30 @@ func TimeConfigs(ctx context.Context, t Task, cfgs []schedule.Config) (latest []
 	}
 }
 
+// TimeMedians is TimeConfigs for a range tune's ranges.Tuner: the latest
+// ok median of each of cfgs at t's workload, 0 for a config t's space
+// refuses or whose latest record failed, and how many records it
+// committed.
+func TimeMedians(ctx context.Context, t Task, cfgs []schedule.Config) ([]float64, int, error) {
+	var valid []schedule.Config
+	for _, c := range cfgs {
+		if t.Space.Valid(c) {
+			valid = append(valid, c)
+		}
+	}
+	latest, spent, err := TimeConfigs(ctx, t, valid)
+	if err != nil {
+		return nil, spent, err
+	}
+	out := make([]float64, len(cfgs))
+	for i, c := range cfgs {
+		if j := slices.IndexFunc(valid, c.Equal); j >= 0 && latest[j] != nil && latest[j].Status == tunedb.StatusOK {
+			out[i] = latest[j].MedianNS
+		}
+	}
+	return out, spent, nil
+}
+
 // claimPoll waits before TimeConfigs looks again for the records of
 // configs another tuner holds; a variable, so that tests need not wait.
 var claimPoll = func(ctx context.Context) error {

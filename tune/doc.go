@@ -44,7 +44,9 @@
 // so that no config is measured twice and every record is kept.
 // TimeConfigs, which times given configs (a range tune's bucket winners at
 // its held-out shapes), claims them too, and waits for the record of a
-// config another tuner holds rather than timing it again.
+// config another tuner holds rather than timing it again; TimeMedians
+// gives its medians, as a range tune's ranges.Tuner returns them (autotune
+// tune's, and tune/lab's replay of one).
 //
 // A winner is declared only after the leaders were measured again side by
 // side (Task.Remeasure): the fastest configs and, for a template with a

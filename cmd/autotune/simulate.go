@@ -27,6 +27,7 @@ var simulateCommand = command{
 Usage: autotune simulate (--db PATH | --records FILE.jsonl,...) --op OP --shape SHAPE [flags]
        autotune simulate --suite DIR [--held-out FILE,...] [flags]
        autotune simulate --tasks FILE (--db PATH | --records FILE.jsonl,...) [flags]
+       autotune simulate --range DIR [--budget N] [--alone N] [flags]
 
 Replays recorded measurements instead of measuring: each search runs once
 per seed (1..--seeds) with the tuner's own loop, in a fresh tuning database
@@ -98,6 +99,21 @@ let a recorded landscape stand for a larger workload of a model, give it
 the weight calls × (that workload's time / the recorded one's), see
 docs/tasks.md.
 
+--range replays range tuning (tune --shape lo..hi) instead: DIR holds full
+landscapes (*.jsonl) of one op at several shapes of one range, the range
+being their bounding box, and every shape of its ladder (9 points an
+extent) must be among them; the others are held out from the tune. Each
+seed runs the range tuner's own code on them with one search (--strategy,
+the tuner's default unless given) and a budget of --budget trials (by
+default a quarter of --alone trials for each recorded shape that is not a
+first bucket). Then every recorded shape that is not a bucket is
+dispatched to its nearest bucket, as gen's dispatch does, and the report
+gives per seed and as medians over the seeds the regret of that bucket's
+winner there against the best recorded there and against the best of a
+tune of that shape alone in --alone trials (same search and seed), and
+the trials the range took as a fraction of --alone for each of those
+shapes.
+
 Progress goes to stderr, one line per run; the report to stdout.
 
 Examples:
@@ -107,6 +123,7 @@ Examples:
   autotune simulate --suite tune/lab/testdata --strategy evolutionary,random --held-out gemm-64x64x64-epyc.jsonl
   autotune simulate --tasks tune/lab/testdata/tasks/bert-base-128-replay.json --batch 8 --seeds 20 \
     --records $(ls tune/lab/testdata/*.jsonl tune/lab/testdata/tasks/*.jsonl | paste -sd,)
+  autotune simulate --range tune/lab/testdata/ranges/softmax-rows-x1024-epyc --seeds 20
 `, lab.DefaultSimBudget, strings.Join(searchNames(), ", "), costmodel.Names()[0], costmodel.Names()[0], strings.Join(tasks.Names(), ", "), simTaskBudget),
 	run: runSimulate,
 }
@@ -127,6 +144,8 @@ type simulateOptions struct {
 	json              bool
 	tasks, scheduler  string
 	at                string
+	rangeDir          string
+	alone             int
 }
 
 func (o *simulateOptions) register(fs *flag.FlagSet) {
@@ -148,6 +167,8 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
 	fs.StringVar(&o.tasks, "tasks", "", "replay the workloads of this tasks file through the task schedulers (instead of --op and --shape)")
 	fs.StringVar(&o.scheduler, "scheduler", strings.Join(tasks.Names(), ","), "with --tasks, the schedulers to compare, separated by commas")
+	fs.StringVar(&o.rangeDir, "range", "", "replay range tuning on this directory of landscapes of one op at shapes of one range (instead of --op and --shape)")
+	fs.IntVar(&o.alone, "alone", lab.DefaultAlone, "with --range, the trials of a tune of one shape alone, which the range's regret and trials are measured against")
 	fs.StringVar(&o.at, "at", "", "with --tasks, trial counts to give the weighted total at, separated by commas (default: a quarter, half, three quarters and all of the budget)")
 }
 
@@ -177,11 +198,17 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if o.tasks != "" {
-		return runSimulateTasks(std, fs, o)
+	if o.rangeDir != "" {
+		return runSimulateRange(std, fs, o)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["alone"] {
+		return usagef("--alone goes with --range")
+	}
+	if o.tasks != "" {
+		return runSimulateTasks(std, fs, o)
+	}
 	if given["scheduler"] || given["at"] {
 		return usagef("--scheduler and --at go with --tasks")
 	}

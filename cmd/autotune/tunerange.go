@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -102,35 +101,19 @@ func (t *rangeTuner) Tune(ctx context.Context, shape []int, trials int) (schedul
 }
 
 // Time returns the latest ok median of each config at shape, measuring
-// the configs without a record there first (tune.TimeConfigs: claimed,
+// the configs without a record there first (tune.TimeMedians: claimed,
 // so that another tuner of the range times none of them again).
 func (t *rangeTuner) Time(ctx context.Context, shape []int, cfgs []schedule.Config) ([]float64, int, error) {
-	task := t.task(shape, 1)
-	var valid []schedule.Config
-	for _, c := range cfgs {
-		if task.Space.Valid(c) {
-			valid = append(valid, c)
-		}
-	}
 	if !t.deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, t.deadline)
 		defer cancel()
 	}
-	latest, spent, err := tune.TimeConfigs(ctx, task, valid)
+	out, spent, err := tune.TimeMedians(ctx, t.task(shape, 1), cfgs)
 	if errors.Is(err, context.DeadlineExceeded) && t.outOfTime() {
 		err = errOutOfTime
 	}
-	if err != nil {
-		return nil, spent, err
-	}
-	out := make([]float64, len(cfgs))
-	for i, c := range cfgs {
-		if j := slices.IndexFunc(valid, c.Equal); j >= 0 && latest[j] != nil && latest[j].Status == tunedb.StatusOK {
-			out[i] = latest[j].MedianNS
-		}
-	}
-	return out, spent, nil
+	return out, spent, err
 }
 
 // Best returns the fastest median of shape's records.

@@ -12,7 +12,10 @@
 // of landscapes, some held out, and sums the searches up against random
 // search. [SimulateSchedulers] replays a multi-workload landscape (recorded
 // landscapes with weights, as a tasks file names them) through each task
-// scheduler.
+// scheduler. [ReplayRange] replays range tuning (package ranges) on a
+// range landscape, recorded landscapes of one op at several shapes of one
+// range, and measures the regret of dispatching the shapes it held out to
+// its buckets.
 //
 // `autotune simulate` is its command line; testdata holds the recorded
 // landscapes its tests and the suite replay (testdata/README.md says how

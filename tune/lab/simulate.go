@@ -690,7 +690,7 @@ func medianTrials(runs []SimRun, f func(SimRun) int) float64 {
 
 // median of f over runs, the mean of the middle two for an even count;
 // NaN values are left out, and NaN is the median of none.
-func median(runs []SimRun, f func(SimRun) float64) float64 {
+func median[R any](runs []R, f func(R) float64) float64 {
 	var xs []float64
 	for _, r := range runs {
 		if x := f(r); !math.IsNaN(x) {
