@@ -85,7 +85,9 @@ func (k kernel) scale() float32 { return float32(1 / math.Sqrt(float64(k.d))) }
 func (k kernel) emitDotLoad(f *jen.File) {
 	id := jen.Id
 	bits := func(x jen.Code) *jen.Statement { return jen.Qual("math", "Float32bits").Call(x) }
-	at := func(t jen.Code) *jen.Statement { return id("st").Dot("qt").Index(jen.Add(t).Op("*").Id("BR").Op("+").Id("i")) }
+	at := func(t jen.Code) *jen.Statement {
+		return id("st").Dot("qt").Index(jen.Add(t).Op("*").Id("BR").Op("+").Id("i"))
+	}
 	frombits := func(x jen.Code) *jen.Statement { return jen.Qual("math", "Float32frombits").Call(x) }
 	row := []jen.Code{
 		id("qi").Op(":=").Id("q").Index(id("i").Op("*").Id("D"), id("i").Op("*").Id("D").Op("+").Id("D")),
