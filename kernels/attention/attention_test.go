@@ -52,6 +52,8 @@ func TestSpaceConstraints(t *testing.T) {
 		{"go tile within the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go,convert=copy", ""},
 		{"asm tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm,convert=copy", "register_budget"},
 		{"asm avx2 tile", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy", ""},
+		{"dot without avx512 bf16", cpu(2, avx512), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot", "dot_needs_avx512_bf16"},
+		{"dot with avx512 bf16", cpu(2, device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot", ""},
 		{"asm scalar", cpu(2, avx512), shape, "vec=1,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy", "asm_needs_lanes_vectors"},
 		{"asm rows", cpu(2, avx512), shape, "vec=16,br=16,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=asm,convert=copy", "asm_needs_lanes_vectors"},
 		{"rows with a tile", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=2,nv=1,micro=go,convert=copy", "rows_has_no_tile"},
@@ -72,10 +74,10 @@ func TestSpaceKnobs(t *testing.T) {
 		blocks  []int
 		size    int64
 	}{
-		{[]int{1, 8, 1024, 64}, 2, []int{1, 2}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 2 * 2 * 6 * 3 * 2},
-		{[]int{1, 3, 7, 5}, 2, []int{1, 2}, []int{1, 4}, 3 * 2 * 2 * 3 * 2 * 2 * 6 * 3 * 2},
-		{[]int{1, 1, 1000, 80}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 8 * 2 * 6 * 3 * 2},
-		{[]int{1, 1, 1, 1}, 1, []int{1}, []int{1}, 3 * 3 * 2 * 6 * 3 * 2}, // vec × exp × layout × mr × nv
+		{[]int{1, 8, 1024, 64}, 2, []int{1, 2}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 2 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 3, 7, 5}, 2, []int{1, 2}, []int{1, 4}, 3 * 2 * 2 * 3 * 2 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 1, 1000, 80}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 8 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 1, 1, 1}, 1, []int{1}, []int{1}, 3 * 3 * 2 * 6 * 3 * 2 * 2}, // vec × exp × layout × mr × nv × micro × convert
 	}
 	for _, tt := range tests {
 		sp := Template.Space(tt.shape, cpu(tt.cores, avx512))
