@@ -16,7 +16,7 @@ import (
 
 // TestGenerateHalf generates packages of bf16 and f16 norms, softmax and
 // GEMM (with a bias, converting while packing, and VDPBF16PS tiles where
-// the host has AVX512-BF16) from records
+// the host has AVX512-BF16, as attention's scores there) from records
 // with archsimd rows (whose conversions are assembly of the vector form
 // alone), assembly rows (with plain forms) and scalar rows, and runs go
 // vet, the generated tests (which check every kernel against the float64
@@ -66,11 +66,13 @@ func TestGenerateHalf(t *testing.T) {
 			if dt == dtype.BF16 && host.CPU.ISA.AVX512BF16 {
 				add("gemm", []int{29, 40, 21}, "vec=16,"+packed+",convert=dot")
 				add("gemm_bias", []int{19, 33, 17}, "vec=16,"+packed+",convert=dot")
+				// Attention's scores on VDPBF16PS (dot.go in kernels/attention).
+				add("attention", []int{1, 2, 37, 7}, "vec=16,br=16,bc=16,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=asm,convert=dot")
 			}
 			if err := mem.Commit(recs); err != nil {
 				t.Fatal(err)
 			}
-			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm", "softmax", "gemm", "gemm_bias"}, DType: dt})
+			files, err := Generate(mem, Options{Pkg: "hk", Device: host.Fingerprint(), Ops: []string{"rmsnorm", "layernorm", "softmax", "gemm", "gemm_bias", "attention"}, DType: dt})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,33 +11,33 @@ const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 // dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.
 const dtypeName = "f32"
 
-// attentionOp is the dispatch state of attention (template attention-5-300c04a3214b).
+// attentionOp is the dispatch state of attention (template attention-6-b6d384d4aafa).
 var attentionOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "Attention",
 	kernels: []kernel{
 		{
-			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\",\"convert\":\"copy\"}",
 			name:   "attention1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":12,\"nv\":2,\"micro\":\"asm\",\"convert\":\"copy\"}",
 			name:   "attentionG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"rows\",\"mr\":1,\"nv\":1,\"micro\":\"go\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"rows\",\"mr\":1,\"nv\":1,\"micro\":\"go\",\"convert\":\"copy\"}",
 			name:   "attentionDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "attention",
-	template: "attention-5-300c04a3214b",
+	template: "attention-6-b6d384d4aafa",
 }
 
 // attentionScalar are the scalar forms of attentionOp.kernels, which every build has; attentionFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -54,33 +54,33 @@ func init() {
 	})
 }
 
-// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-5-65812897461d).
+// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-6-8f899b3ff91f).
 var attentionCausalOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
 	fn:   "AttentionCausal",
 	kernels: []kernel{
 		{
-			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm",
-			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy",
+			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\",\"convert\":\"copy\"}",
 			name:   "attentionCausal1x4x256x64Scalar",
 			shape:  []int{1, 4, 256, 64},
 		},
 		{
-			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm",
-			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\"}",
+			config: "vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy",
+			json:   "{\"vec\":8,\"br\":16,\"bc\":16,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"lanes\",\"mr\":6,\"nv\":2,\"micro\":\"asm\",\"convert\":\"copy\"}",
 			name:   "attentionCausalG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
-			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"rows\",\"mr\":1,\"nv\":1,\"micro\":\"go\"}",
+			config: "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+			json:   "{\"vec\":16,\"br\":64,\"bc\":64,\"exp\":\"poly5\",\"threads\":1,\"layout\":\"rows\",\"mr\":1,\"nv\":1,\"micro\":\"go\",\"convert\":\"copy\"}",
 			name:   "attentionCausalDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "attention_causal",
-	template: "attention-causal-5-65812897461d",
+	template: "attention-causal-6-8f899b3ff91f",
 }
 
 // attentionCausalScalar are the scalar forms of attentionCausalOp.kernels, which every build has; attentionCausalFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -42,8 +42,8 @@ Tuned: the latest winning record is of 2026-11-27 20:28 UTC.
 
 Templates:
 
-	attention          attention-5-300c04a3214b
-	attention_causal   attention-causal-5-65812897461d
+	attention          attention-6-b6d384d4aafa
+	attention_causal   attention-causal-6-8f899b3ff91f
 	gemm               gemm-6-1381bfdb5886
 	gemm_bias          gemm-bias-6-b00533197c69
 	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
@@ -53,8 +53,8 @@ Templates:
 
 Workloads, with the median of the winner as autotune measured it:
 
-	attention         1x4x256x64   768 µs   vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
-	attention_causal  1x4x256x64   451 µs   vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
+	attention         1x4x256x64   768 µs   vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy
+	attention_causal  1x4x256x64   451 µs   vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy
 	gemm              64x768x768   659 µs   vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm              256x256x256  298 µs   vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
@@ -65,12 +65,12 @@ Workloads, with the median of the winner as autotune measured it:
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; "also plain": built without GOEXPERIMENT=simd on amd64, its plain form):
 
-	attention exact 1x4x256x64: attention1x4x256x64 (also plain), attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
-	attention generic: attentionG1 (also plain), attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm
-	attention default: attentionDefault, attentionDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
-	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64 (also plain), attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
-	attention_causal generic: attentionCausalG1 (also plain), attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm
-	attention_causal default: attentionCausalDefault, attentionCausalDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go
+	attention exact 1x4x256x64: attention1x4x256x64 (also plain), attention1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy
+	attention generic: attentionG1 (also plain), attentionG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy
+	attention default: attentionDefault, attentionDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy
+	attention_causal exact 1x4x256x64: attentionCausal1x4x256x64 (also plain), attentionCausal1x4x256x64Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy
+	attention_causal generic: attentionCausalG1 (also plain), attentionCausalG1Scalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=8,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy
+	attention_causal default: attentionCausalDefault, attentionCausalDefaultScalar (vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy)  vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy
 	gemm exact 64x768x768: gemm64x768x768 (also plain), gemm64x768x768Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm exact 256x256x256: gemm256x256x256 (also plain), gemm256x256x256Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=12,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy
 	gemm generic: gemmG1 (also plain), gemmG1Scalar (vec=1,mr=4,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=1,micro=go,split=m,chunks=1,pack_a=false,convert=copy)  vec=16,mr=8,nr_vecs=2,kc=512,mc=96,nc=512,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy

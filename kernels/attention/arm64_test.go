@@ -41,9 +41,9 @@ var arm64Schedules = []string{
 // (the same Go as on amd64).
 func arm64Configs(t *testing.T, shape []int) []schedule.Config {
 	sp := Template.Space(shape, neoverse)
-	texts := []string{"vec=1,br=1,bc=1,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go"}
+	texts := []string{"vec=1,br=1,bc=1,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy"}
 	for _, s := range arm64Schedules {
-		texts = append(texts, "vec=4,layout=lanes,micro=asm,"+s)
+		texts = append(texts, "vec=4,layout=lanes,micro=asm,convert=copy,"+s)
 	}
 	var out []schedule.Config
 	for _, text := range texts {
@@ -134,7 +134,7 @@ func TestARM64Space(t *testing.T) {
 // assembly is for arm64: its tiles and softmax are codegen/neon's, and
 // nothing of amd64's.
 func TestARM64Emit(t *testing.T) {
-	cfg, err := Template.Space([]int{1, 1, 64, 16}, neoverse).Parse("vec=4,br=8,bc=8,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm")
+	cfg, err := Template.Space([]int{1, 1, 64, 16}, neoverse).Parse("vec=4,br=8,bc=8,exp=poly5,threads=1,layout=lanes,mr=6,nv=2,micro=asm,convert=copy")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,30 +32,32 @@ func TestSpaceConstraints(t *testing.T) {
 		config string
 		want   string // the violated constraint, or "" for valid
 	}{
-		{"vec16 on avx512", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go", ""},
-		{"vec16 without avx512", cpu(2, avx2), shape, "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go", "vec16_needs_avx512"},
-		{"vec8 on avx2", cpu(2, avx2), shape, "vec=8,br=16,bc=32,exp=f64,threads=2,layout=rows,mr=1,nv=1,micro=go", ""},
-		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), shape, "vec=8,br=16,bc=32,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go", "vec8_needs_avx2_fma"},
-		{"vec8 without avx2", cpu(2, device.ISA{}), shape, "vec=8,br=16,bc=32,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go", "vec8_needs_avx2_fma"},
-		{"scalar anywhere", cpu(1, device.ISA{}), shape, "vec=1,br=1,bc=1,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go", ""},
-		{"threads on one block", cpu(2, avx512), []int{1, 1, 64, 8}, "vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go", "threads_at_most_blocks"},
-		{"threads on two blocks", cpu(2, avx512), []int{1, 1, 64, 8}, "vec=16,br=32,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go", ""},
-		{"threads on heads", cpu(4, avx512), []int{2, 2, 1, 8}, "vec=16,br=1,bc=1,exp=poly4,threads=4,layout=rows,mr=1,nv=1,micro=go", ""},
-		{"lanes", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go", ""},
-		{"lanes scalar", cpu(1, device.ISA{}), []int{1, 1, 7, 3}, "vec=1,br=4,bc=4,exp=f64,threads=1,layout=lanes,mr=8,nv=1,micro=go", ""},
-		{"lanes tile wider than br", cpu(2, avx512), shape, "vec=16,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=2,micro=go", "lanes_tile_divides_br"},
-		{"lanes tile not dividing br", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go", "lanes_tile_divides_br"},
-		{"lanes tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=4,micro=go", "register_budget"},
-		{"asm tile", cpu(2, avx512), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm", ""},
-		{"asm tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=4,micro=asm", "register_budget"},
-		{"go tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go", "register_budget"},
-		{"go tile within the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go", ""},
-		{"asm tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm", "register_budget"},
-		{"asm avx2 tile", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm", ""},
-		{"asm scalar", cpu(2, avx512), shape, "vec=1,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm", "asm_needs_lanes_vectors"},
-		{"asm rows", cpu(2, avx512), shape, "vec=16,br=16,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=asm", "asm_needs_lanes_vectors"},
-		{"rows with a tile", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=2,nv=1,micro=go", "rows_has_no_tile"},
-		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, shape, "vec=1,br=1,bc=1,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go", "needs_cpu_target"},
+		{"vec16 on avx512", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy", ""},
+		{"vec16 without avx512", cpu(2, avx2), shape, "vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy", "vec16_needs_avx512"},
+		{"vec8 on avx2", cpu(2, avx2), shape, "vec=8,br=16,bc=32,exp=f64,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy", ""},
+		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), shape, "vec=8,br=16,bc=32,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy", "vec8_needs_avx2_fma"},
+		{"vec8 without avx2", cpu(2, device.ISA{}), shape, "vec=8,br=16,bc=32,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy", "vec8_needs_avx2_fma"},
+		{"scalar anywhere", cpu(1, device.ISA{}), shape, "vec=1,br=1,bc=1,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy", ""},
+		{"threads on one block", cpu(2, avx512), []int{1, 1, 64, 8}, "vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy", "threads_at_most_blocks"},
+		{"threads on two blocks", cpu(2, avx512), []int{1, 1, 64, 8}, "vec=16,br=32,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy", ""},
+		{"threads on heads", cpu(4, avx512), []int{2, 2, 1, 8}, "vec=16,br=1,bc=1,exp=poly4,threads=4,layout=rows,mr=1,nv=1,micro=go,convert=copy", ""},
+		{"lanes", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go,convert=copy", ""},
+		{"lanes scalar", cpu(1, device.ISA{}), []int{1, 1, 7, 3}, "vec=1,br=4,bc=4,exp=f64,threads=1,layout=lanes,mr=8,nv=1,micro=go,convert=copy", ""},
+		{"lanes tile wider than br", cpu(2, avx512), shape, "vec=16,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=2,micro=go,convert=copy", "lanes_tile_divides_br"},
+		{"lanes tile not dividing br", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go,convert=copy", "lanes_tile_divides_br"},
+		{"lanes tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=4,micro=go,convert=copy", "register_budget"},
+		{"asm tile", cpu(2, avx512), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy", ""},
+		{"asm tile over the registers", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=4,micro=asm,convert=copy", "register_budget"},
+		{"go tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go,convert=copy", "register_budget"},
+		{"go tile within the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go,convert=copy", ""},
+		{"asm tile over the avx2 registers", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm,convert=copy", "register_budget"},
+		{"asm avx2 tile", cpu(2, avx2), shape, "vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy", ""},
+		{"dot without avx512 bf16", cpu(2, avx512), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot", "dot_needs_avx512_bf16"},
+		{"dot with avx512 bf16", cpu(2, device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}), shape, "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot", ""},
+		{"asm scalar", cpu(2, avx512), shape, "vec=1,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy", "asm_needs_lanes_vectors"},
+		{"asm rows", cpu(2, avx512), shape, "vec=16,br=16,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=asm,convert=copy", "asm_needs_lanes_vectors"},
+		{"rows with a tile", cpu(2, avx512), shape, "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=2,nv=1,micro=go,convert=copy", "rows_has_no_tile"},
+		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, shape, "vec=1,br=1,bc=1,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy", "needs_cpu_target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,10 +74,10 @@ func TestSpaceKnobs(t *testing.T) {
 		blocks  []int
 		size    int64
 	}{
-		{[]int{1, 8, 1024, 64}, 2, []int{1, 2}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 2 * 2 * 6 * 3 * 2},
-		{[]int{1, 3, 7, 5}, 2, []int{1, 2}, []int{1, 4}, 3 * 2 * 2 * 3 * 2 * 2 * 6 * 3 * 2},
-		{[]int{1, 1, 1000, 80}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 8 * 2 * 6 * 3 * 2},
-		{[]int{1, 1, 1, 1}, 1, []int{1}, []int{1}, 3 * 3 * 2 * 6 * 3 * 2}, // vec × exp × layout × mr × nv
+		{[]int{1, 8, 1024, 64}, 2, []int{1, 2}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 2 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 3, 7, 5}, 2, []int{1, 2}, []int{1, 4}, 3 * 2 * 2 * 3 * 2 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 1, 1000, 80}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 8, 16, 32, 64}, 3 * 6 * 6 * 3 * 8 * 2 * 6 * 3 * 2 * 2},
+		{[]int{1, 1, 1, 1}, 1, []int{1}, []int{1}, 3 * 3 * 2 * 6 * 3 * 2 * 2}, // vec × exp × layout × mr × nv × micro × convert
 	}
 	for _, tt := range tests {
 		sp := Template.Space(tt.shape, cpu(tt.cores, avx512))
@@ -104,7 +106,7 @@ func TestScalarAlwaysValid(t *testing.T) {
 	for _, shape := range [][]int{{1, 1, 1, 1}, {1, 1, 1, 4096}, {3, 5, 7, 9}, {1, 8, 1024, 64}} {
 		for _, target := range []device.Target{cpu(1, device.ISA{}), cpu(16, avx512)} {
 			sp := Template.Space(shape, target)
-			cfg, err := sp.Parse("vec=1,br=1,bc=1,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go")
+			cfg, err := sp.Parse("vec=1,br=1,bc=1,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy")
 			if err != nil {
 				t.Fatal(err)
 			}

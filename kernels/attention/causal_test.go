@@ -63,7 +63,7 @@ func TestCausalSpace(t *testing.T) {
 		if a.Size() != b.Size() || !slices.Equal(a.Constraints(), b.Constraints()) {
 			t.Errorf("%v: causal space %d points %v, want %d %v", shape, b.Size(), b.Constraints(), a.Size(), a.Constraints())
 		}
-		cfg, err := b.Parse("vec=1,br=1,bc=1,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go")
+		cfg, err := b.Parse("vec=1,br=1,bc=1,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-5"
-	causalRevision = "attention-causal-5"
+	revision       = "attention-6"
+	causalRevision = "attention-causal-6"
 )
 
 // genericRevision and causalGenericRevision are the revisions of the
@@ -29,15 +29,15 @@ const (
 // by hand when that code changes; they are not part of Version, since the
 // tuner measures specialised kernels only.
 const (
-	genericRevision       = "attention-generic-3"
-	causalGenericRevision = "attention-causal-generic-3"
+	genericRevision       = "attention-generic-4"
+	causalGenericRevision = "attention-causal-generic-4"
 )
 
 // plainRevision is the revision of the plain forms of micro=asm configs
 // (kernels.AMD64Plain, emitPlain) of both templates, specialised and
 // generic, bumped by hand when their code changes; not part of Version
 // either, since the tuner measures the archsimd form.
-const plainRevision = "attention-plain-2"
+const plainRevision = "attention-plain-3"
 
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
@@ -64,8 +64,9 @@ func newTemplate(causal bool) kernels.Template {
 		t.Version = causalVersion()
 		t.Baselines = causalBaselines
 	}
-	// bf16 and f16: the float32 kernels on float32 copies of q, k, v and o.
-	t.Go = halfcopy.Emitter{Op: t.Op, F32: goEmitter{causal}, Vector: vectorConfig}
+	// bf16 and f16: the float32 kernels on float32 copies of q, k, v and
+	// o, or (convert=dot) the scores on bf16 pairs (dot.go).
+	t.Go = dotEmitter{copying: halfcopy.Emitter{Op: t.Op, F32: goEmitter{causal: causal}, Vector: vectorConfig}, causal: causal}
 	return t
 }
 
@@ -77,25 +78,26 @@ func vectorConfig(cfg schedule.Config) bool { return cfg.Int("vec") > neon.Lanes
 // goEmitter is the emitter of both templates: specialised (emit),
 // shape-generic (emitGeneric) and plain (emitPlain) kernels of a config,
 // and the assembly of their tiles (asmFile); causal kernels differ only
-// in the loop over key blocks and the masked keys (see emit).
-type goEmitter struct{ causal bool }
+// in the loop over key blocks and the masked keys (see emit). dot makes
+// the kernels of a bf16 convert=dot config's float32 part (dot.go).
+type goEmitter struct{ causal, dot bool }
 
 func (g goEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	if k.Arch.ISA == kernels.ARM64.ISA && g.Asm(k.Config) {
 		// The plain form around the NEON tiles and softmax (neon.go).
 		k.Want(kernels.ARM64.ISA, dtype.F32)
-		emitPlain(f, k.Name, k.Shape, k.Config, g.causal)
+		emitPlain(f, k.Name, k.Shape, k.Config, g.causal, false)
 		return g.asmFile(k)
 	}
 	k = kernels.PortableScalar(k) // scalar Go, the same on arm64
 	k.Want(kernels.AMD64.ISA, dtype.F32)
 	switch {
 	case k.Arch.Plain:
-		emitPlain(f, k.Name, k.Shape, k.Config, g.causal)
+		emitPlain(f, k.Name, k.Shape, k.Config, g.causal, g.dot)
 	case k.Shape == nil:
 		emitGeneric(f, k.Name, k.Config, g.causal)
 	default:
-		emit(f, k.Name, k.Shape, k.Config, g.causal)
+		emit(f, k.Name, k.Shape, k.Config, g.causal, g.dot)
 	}
 	return g.asmFile(k)
 }
@@ -106,7 +108,7 @@ func (g goEmitter) asmFile(k kernels.Kernel) []byte {
 	if k.Shape == nil {
 		return newGenericKernel(k.Name, k.Config, g.causal).asmFile()
 	}
-	return newKernel(k.Name, k.Shape, k.Config, g.causal).asmFile()
+	return newKernel(k.Name, k.Shape, k.Config, g.causal, g.dot).asmFile()
 }
 
 // Asm reports whether cfg's register tiles are assembly (micro=asm, which
@@ -123,6 +125,11 @@ var (
 	tileKeys   = []int{1, 2, 4, 6, 8, 12} // mr: keys (scores) and D rows (output) per register tile of the lanes layout
 	tileVecs   = []int{1, 2, 4}           // nv: vectors of query rows per register tile of the lanes layout
 	micros     = []string{"go", "asm"}    // how the lanes layout's register tiles are written
+	// Where bf16 and f16 become float32: whole arguments copied before
+	// the float32 kernel (kernels/halfcopy), or (bf16) the scores'
+	// register tiles on bf16 pairs of D for VDPBF16PS (dot.go). float32
+	// kernels are the same for every value.
+	converts = []string{"copy", "dot"}
 )
 
 // registerBudget returns the most vector registers a Go register tile of
@@ -188,6 +195,13 @@ func space(shape []int, target device.Target) *schedule.Space {
 			}
 			return mr*nv+nv+1 <= registerBudget(c.Int("vec"))
 		}},
+		// convert=dot is installed only where the CPU has VDPBF16PS. It
+		// constrains nothing else: a config without the lanes layout's
+		// 16-lane assembly tiles runs the copying form for every value
+		// (dot.go), so that the share of valid points stays as it was.
+		{Name: "dot_needs_avx512_bf16", OK: func(c schedule.Config) bool {
+			return c.Str(kernels.ConvertKnob) != "dot" || isa.AVX512BF16
+		}},
 	}...)
 	if target.CPU == nil {
 		constraints = append(constraints, schedule.Constraint{
@@ -213,6 +227,7 @@ func space(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("mr", tileKeys...),
 		schedule.Choice("nv", tileVecs...),
 		schedule.Enum("micro", micros...),
+		schedule.Enum(kernels.ConvertKnob, converts...),
 	}, constraints...)
 }
 
@@ -226,7 +241,7 @@ func version() string { return versionOf(revision, space) }
 func causalVersion() string { return versionOf(causalRevision, space) }
 
 func versionOf(rev string, space func([]int, device.Target) *schedule.Space) string {
-	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+	ref := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 4, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}}}
 	return kernels.Version(rev, space([]int{1, 8, 1024, 64}, ref))
 }
 
@@ -242,7 +257,7 @@ func defaultConfig(shape []int, target device.Target) schedule.Config {
 			block = n
 		}
 	}
-	text := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
+	text := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy",
 		kernels.WidestVector(target), block, block)
 	if kernels.ArchOf(target) == kernels.ARM64 && block >= neon.Lanes {
 		// NEON is the lanes layout's assembly tiles: 6×2 vectors of
@@ -250,7 +265,7 @@ func defaultConfig(shape []int, target device.Target) schedule.Config {
 		// and broadcasts, an untuned guess) where the block holds two
 		// vectors of query rows, else 6×1.
 		nv := min(2, block/neon.Lanes)
-		text = fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=lanes,mr=6,nv=%d,micro=asm", neon.Lanes, block, block, nv)
+		text = fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=poly5,threads=1,layout=lanes,mr=6,nv=%d,micro=asm,convert=copy", neon.Lanes, block, block, nv)
 	}
 	c, err := space(shape, target).Parse(text)
 	if err != nil {

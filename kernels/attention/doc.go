@@ -127,6 +127,8 @@
 //	mr       1, 2, 4, 6, 8, 12     lanes: keys, and rows of D, per register tile
 //	nv       1, 2, 4               lanes: vectors of query rows per register tile
 //	micro    go, asm               lanes: register tiles in archsimd Go, or in Go assembly (codegen/goasm, codegen/neon)
+//	convert  copy, dot             bf16 and f16: float32 copies of the arguments, or (bf16) Q·Kᵀ on bf16 pairs
+//	                               with VDPBF16PS (# bf16 and f16); f32 kernels are the same for both
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
 // target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
@@ -138,7 +140,9 @@
 // register_budget (Go tiles: mr·nv accumulators, nv loaded vectors and a
 // broadcast ≤ 14, as Go allocates about 15 vector registers, and ≤ 8 at
 // vec=8, where larger tiles spill in the loop; assembly
-// tiles: mr·nv + nv + 2 ≤ 32 registers at 16 and 4 lanes, 16 at 8); needs_cpu_target (the template has only a Go
+// tiles: mr·nv + nv + 2 ≤ 32 registers at 16 and 4 lanes, 16 at 8);
+// dot_needs_avx512_bf16 (convert=dot where the CPU has VDPBF16PS, so that
+// gen installs it only there); needs_cpu_target (the template has only a Go
 // emitter, so every point is invalid on a CUDA target). The scalar point
 // vec=1,br=1,bc=1,threads=1 in the rows layout is valid for every shape on
 // every CPU.
@@ -392,8 +396,22 @@
 // # bf16 and f16
 //
 // Both CPU templates serve bf16 and f16 with their float32 kernels on
-// float32 copies of q, k, v and o (package kernels/halfcopy): the copies
-// cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic. Converting blocks of
-// K and V as the kernel loads them is the form still to come. The CUDA
-// templates convert as they load (# CUDA above).
+// float32 copies of q, k, v and o (package kernels/halfcopy, convert=copy):
+// the copies cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic, so only
+// fewer or cheaper multiply-adds make a 16-bit kernel faster than the
+// float32 one. convert=dot (dot.go) is that for bf16 where AVX512-BF16
+// exists: the scores' register tiles multiply bf16 pairs of D with
+// VDPBF16PS, two products a lane per instruction, on k packed as pairs and
+// the query rows kept as pairs, unscaled (exact: q is bf16); the softmax
+// multiplies its exp arguments by 1/√D instead. The weights, statistics
+// and P·V stay float32. Only specialised kernels of the lanes layout with
+// 16-lane assembly tiles have the form; every other config of
+// convert=dot, every f16 kernel (no dot instruction here) and every
+// shape-generic kernel is the copying form. TestDotKernels checks it at
+// S = 16, 17, 19, 37 (its blocks of 16 query rows need S ≥ 16) and D = 1,
+// 3, 5, 7, 64, causal and not, one and two goroutines, archsimd and plain;
+// TestDotPlantedPairOrder shows that k's pairs packed high half first fail
+// the reference check. Not done: P·V on bf16 pairs of keys (P rounded to
+// bf16, which the tolerance already allows), and converting K and V in
+// blocks. The CUDA templates convert as they load (# CUDA above).
 package attention

@@ -27,6 +27,11 @@ type kernel struct {
 	causal     bool // query i attends to keys j ≤ i only (TemplateCausal)
 	lanes      bool // the lanes layout: query rows in vector lanes (lanes.go)
 	asm        bool // the lanes layout's register tiles in Go assembly (codegen/goasm)
+	// dot kernels are the float32 part of a bf16 convert=dot kernel
+	// (dot.go): k holds bf16 pairs of D and the scores' tiles are
+	// VDPBF16PS, on query rows kept as pairs and unscaled; the softmax
+	// scales the scores.
+	dot bool
 	// generic kernels take b, h, s and d at run time (emitGeneric): the
 	// shape above is then 0.
 	generic bool
@@ -79,7 +84,7 @@ func emitGeneric(f *jen.File, name string, cfg schedule.Config, causal bool) {
 // same tiles (emitAsm, emitAsmGeneric), and the online softmax, the only
 // vector code of the lanes layout outside its tiles, in scalar Go, one
 // query row at a time.
-func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, causal bool) {
+func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, causal, dot bool) {
 	if cfg.Str("micro") != "asm" {
 		panic(fmt.Sprintf("attention: no plain form of %s: its tiles are not assembly", cfg))
 	}
@@ -87,7 +92,7 @@ func emitPlain(f *jen.File, name string, shape []int, cfg schedule.Config, causa
 	if shape == nil {
 		k = newGenericKernel(name, cfg, causal)
 	} else {
-		k = newKernel(name, shape, cfg, causal)
+		k = newKernel(name, shape, cfg, causal, dot)
 	}
 	k.plain = true
 	k.exp = golang.NewExp(golang.Float32(1), expDegree[cfg.Str("exp")])
@@ -117,8 +122,8 @@ func newGenericKernel(name string, cfg schedule.Config, causal bool) kernel {
 // emit is the emitter of both templates: causal kernels differ only in
 // emitWork's loop over key blocks and dealing of units, and in the masked
 // keys functions.
-func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal bool) {
-	k := newKernel(name, shape, cfg, causal)
+func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal, dot bool) {
+	k := newKernel(name, shape, cfg, causal, dot)
 	if k.lanes {
 		k.emitLanesState(f)
 		k.emitEntry(f)
@@ -151,10 +156,15 @@ func emit(f *jen.File, name string, shape []int, cfg schedule.Config, causal boo
 	}
 }
 
-// newKernel returns the kernel of cfg for shape, named name.
-func newKernel(name string, shape []int, cfg schedule.Config, causal bool) kernel {
+// newKernel returns the kernel of cfg for shape, named name; dot only
+// for a lanes kernel of 16-lane assembly tiles (dot.go).
+func newKernel(name string, shape []int, cfg schedule.Config, causal, dot bool) kernel {
 	k := newKernelOf(name, cfg, causal)
 	k.b, k.h, k.s, k.d = checkShape(shape)
+	if dot && !(k.lanes && k.asm && k.width == 16) {
+		panic(fmt.Sprintf("attention: no VDPBF16PS form of %s", cfg))
+	}
+	k.dot = dot
 	return k
 }
 
@@ -247,6 +257,10 @@ func (k kernel) emitEntry(f *jen.File) {
 		need = " It uses archsimd.Float32x8 and needs AVX2 and FMA."
 	case k.v.Lanes() == 16:
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
+	}
+	if k.dot {
+		need += " k holds bf16 pairs of D, in the first ⌈D/2⌉ words of each row, and q bf16 values: " +
+			"the scores' tiles are VDPBF16PS, which needs AVX512-BF16."
 	}
 	mask := "non-causal"
 	if k.causal {

@@ -84,14 +84,14 @@ func genericConfigs(t *testing.T, tmpl *kernels.Template) []schedule.Config {
 	for _, vec := range vecs {
 		for _, sched := range scheds {
 			point := fmt.Sprintf("vec=%d,%s", vec, sched)
-			add(point + ",layout=rows,mr=1,nv=1,micro=go")
+			add(point + ",layout=rows,mr=1,nv=1,micro=go,convert=copy")
 			for _, tile := range genericLanesTiles {
-				if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=go", point, tile[0], tile[1])) {
+				if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=go,convert=copy", point, tile[0], tile[1])) {
 					break
 				}
 			}
 			for _, tile := range genericAsmTiles {
-				if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=asm", point, tile[0], tile[1])) {
+				if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=asm,convert=copy", point, tile[0], tile[1])) {
 					break
 				}
 			}

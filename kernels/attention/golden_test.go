@@ -17,20 +17,20 @@ import (
 // assembly tiles' declarations and calls, with partial blocks of queries
 // and keys and a D that the tile does not divide; scalar code likewise.
 var goldens = []kerneltest.Golden{
-	{Name: "vec16_64x64", Shape: "1x8x1024x64", Config: "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go"},
-	{Name: "vec8_tails", Shape: "1x3x7x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go"},
-	{Name: "scalar_f64", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go"},
-	{Name: "lanes_vec16", Shape: "1x8x1024x64", Config: "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go"},
-	{Name: "lanes_asm", Shape: "1x2x100x20", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"},
-	{Name: "lanes_scalar", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=lanes,mr=2,nv=2,micro=go"},
+	{Name: "vec16_64x64", Shape: "1x8x1024x64", Config: "vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+	{Name: "vec8_tails", Shape: "1x3x7x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+	{Name: "scalar_f64", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+	{Name: "lanes_vec16", Shape: "1x8x1024x64", Config: "vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go,convert=copy"},
+	{Name: "lanes_asm", Shape: "1x2x100x20", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy"},
+	{Name: "lanes_scalar", Shape: "1x1x9x3", Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=lanes,mr=2,nv=2,micro=go,convert=copy"},
 }
 
 // causalGoldens are TemplateCausal's: key blocks below, across and beyond
 // the diagonal, a partial last block, tail masks and the snake-wise
 // dealing of units to threads, in both layouts.
 var causalGoldens = []kerneltest.Golden{
-	{Name: "causal_vec8", Shape: "1x2x10x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go"},
-	{Name: "causal_lanes_vec8", Shape: "1x2x20x5", Config: "vec=8,br=8,bc=4,exp=poly4,threads=2,layout=lanes,mr=2,nv=1,micro=go"},
+	{Name: "causal_vec8", Shape: "1x2x10x5", Config: "vec=8,br=4,bc=4,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+	{Name: "causal_lanes_vec8", Shape: "1x2x20x5", Config: "vec=8,br=8,bc=4,exp=poly4,threads=2,layout=lanes,mr=2,nv=1,micro=go,convert=copy"},
 }
 
 // TestGolden compares the generated code of the golden configs with
@@ -49,8 +49,8 @@ func TestGolden(t *testing.T) {
 // lanes layout with assembly tiles (D at run time in the tiles), and the
 // causal rows layout with 8 lanes (run-time tails in D and in key blocks).
 var genericGoldens = []kerneltest.Golden{
-	{Name: "generic_lanes_asm", Shape: "1x2x64x64", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"},
-	{Name: "generic_causal_vec8", Shape: "1x2x64x64", Config: "vec=8,br=8,bc=16,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go"},
+	{Name: "generic_lanes_asm", Shape: "1x2x64x64", Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy"},
+	{Name: "generic_causal_vec8", Shape: "1x2x64x64", Config: "vec=8,br=8,bc=16,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic kernels, with
@@ -70,9 +70,9 @@ var plainGoldens = []struct {
 	golden          kerneltest.Golden
 }{
 	{false, false, kerneltest.Golden{Name: "plain_lanes_asm", Shape: "1x2x100x20",
-		Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm"}},
+		Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy"}},
 	{true, true, kerneltest.Golden{Name: "plain_generic_causal_asm_vec8", Shape: "1x2x64x64",
-		Config: "vec=8,br=16,bc=16,exp=poly4,threads=2,layout=lanes,mr=4,nv=2,micro=asm"}},
+		Config: "vec=8,br=16,bc=16,exp=poly4,threads=2,layout=lanes,mr=4,nv=2,micro=asm,convert=copy"}},
 }
 
 // TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,

@@ -100,18 +100,18 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 			for _, p := range pairs {
 				for _, th := range threads {
 					point := fmt.Sprintf("vec=%d,br=%d,bc=%d,exp=%s,threads=%d", vec, p[0], p[1], exp, th)
-					add(point + ",layout=rows,mr=1,nv=1,micro=go")
+					add(point + ",layout=rows,mr=1,nv=1,micro=go,convert=copy")
 					for range lanesTiles {
 						tile := lanesTiles[next%len(lanesTiles)]
 						next++
-						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=go", point, tile[0], tile[1])) {
+						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=go,convert=copy", point, tile[0], tile[1])) {
 							break
 						}
 					}
 					for range asmTiles {
 						tile := asmTiles[nextAsm%len(asmTiles)]
 						nextAsm++
-						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=asm", point, tile[0], tile[1])) {
+						if add(fmt.Sprintf("%s,layout=lanes,mr=%d,nv=%d,micro=asm,convert=copy", point, tile[0], tile[1])) {
 							break
 						}
 					}
@@ -279,24 +279,24 @@ func TestSpeed(t *testing.T) {
 		ks = append(ks, genKernel{name: fmt.Sprintf("K%d", len(ks)), shape: shape, base: &Template.Baselines[i]})
 	}
 	for _, text := range []string{
-		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
-		"vec=16,br=16,bc=32,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
-		"vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go",
-		"vec=16,br=64,bc=64,exp=f64,threads=2,layout=rows,mr=1,nv=1,micro=go",
-		"vec=8,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go",
-		"vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go",
-		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=2,nv=4,micro=go",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
-		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go",
-		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go",
-		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go",
-		"vec=16,br=32,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm",
-		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
-		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=4,micro=asm",
-		"vec=16,br=32,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm",
-		"vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=16,br=16,bc=32,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=f64,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=8,br=64,bc=64,exp=poly5,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=1,br=64,bc=64,exp=poly5,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly5,threads=1,layout=lanes,mr=2,nv=4,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=2,nv=4,micro=go,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go,convert=copy",
+		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=4,nv=2,micro=go,convert=copy",
+		"vec=16,br=64,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=1,micro=go,convert=copy",
+		"vec=8,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=1,micro=go,convert=copy",
+		"vec=16,br=32,bc=64,exp=poly5,threads=1,layout=lanes,mr=12,nv=2,micro=asm,convert=copy",
+		"vec=16,br=32,bc=64,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy",
+		"vec=16,br=64,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=4,micro=asm,convert=copy",
+		"vec=16,br=32,bc=32,exp=poly5,threads=2,layout=lanes,mr=8,nv=2,micro=asm,convert=copy",
+		"vec=8,br=16,bc=64,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {

@@ -54,6 +54,16 @@ func (k kernel) asmTiles() []goasm.Tile {
 			ARow: 4 * k.d, AStep: 4, BStep: br, CRow: br, Init: goasm.Zero,
 		}
 	}
+	if k.dot {
+		// A step is a pair of D: a key's pairs are the first D2 words of
+		// its row of D (dot.go), the queries' the rows of qt.
+		scores = func(keys int) goasm.Tile {
+			return goasm.Tile{
+				Name: k.scoresTile(keys), Lanes: lanes, MR: keys, NV: k.nv(), Depth: pairs(k.d),
+				ARow: 4 * k.d, AStep: 4, BStep: br, CRow: br, Init: goasm.Zero, Dot: true,
+			}
+		}
+	}
 	values := func(rows int) goasm.Tile {
 		return goasm.Tile{
 			Name: k.valuesTile(rows), Lanes: lanes, MR: rows, NV: k.nv(),
@@ -213,6 +223,10 @@ func (k kernel) lanesUnit() []jen.Code {
 // last row (their scores are 0 and their outputs never stored), and the
 // output, maxima and sums reset.
 func (k kernel) emitLanesLoad(f *jen.File) {
+	if k.dot {
+		k.emitDotLoad(f)
+		return
+	}
 	id := jen.Id
 	f.Add(golang.Comment(fmt.Sprintf("%s starts a unit of the first rows query rows of q (row-major, rows×%s): "+
 		"st.qt = qᵀ/√%s with zero columns past rows, st.ot = 0, the maxima at -MaxFloat32 (not -Inf: -Inf-(-Inf) "+
@@ -431,7 +445,18 @@ func (k kernel) emitLanesSoftmax(f *jen.File) {
 	}
 	body := []jen.Code{jen.Const().Defs(id("BR").Op("=").Lit(k.br))}
 	body = append(body, k.exp.Consts()...)
-	grow := []jen.Code{id("xa").Op(":=").Add(v.Sub(id("mOld"), id("mNew")))}
+	// arg is the exp's argument of a score (or old maximum) x:
+	// x - mNew, times 1/√D where the scores are not scaled (dot).
+	arg := func(x jen.Code) jen.Code { return v.Sub(x, id("mNew")) }
+	if k.dot {
+		var sv jen.Code = jen.Float32().Call(id("scale"))
+		if !v.Scalar() {
+			sv = v.Splat(id("scale"))
+		}
+		body = append(body, jen.Const().Id("scale").Op("=").Id(f32Text(k.scale())).Comment("1/√D"), id("sv").Op(":=").Add(sv))
+		arg = func(x jen.Code) jen.Code { return v.Mul(jen.Parens(v.Sub(x, id("mNew"))), id("sv")) }
+	}
+	grow := []jen.Code{id("xa").Op(":=").Add(arg(id("mOld")))}
 	grow = append(grow, k.exp.Emit("ea", "xa", "a")...)
 	var alpha []jen.Code
 	if v.Scalar() {
@@ -443,7 +468,7 @@ func (k kernel) emitLanesSoftmax(f *jen.File) {
 		alpha = append(grow, id("alpha").Op(":=").Id("ea").Dot("Merge").Call(v.Splat(jen.Lit(1)), id("mNew").Dot("Greater").Call(id("mOld"))).
 			Comment("ea where the maximum grew, 1 elsewhere"))
 	}
-	weights := []jen.Code{id("x").Op(":=").Add(v.Sub(p(0), id("mNew")))}
+	weights := []jen.Code{id("x").Op(":=").Add(arg(p(0)))}
 	weights = append(weights, k.exp.Emit("e", "x", "w")...)
 	weights = append(weights,
 		v.Store(id("e"), id("st").Dot("p"), id("c").Op("*").Id("BR").Op("+").Id("i")),

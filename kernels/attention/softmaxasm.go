@@ -30,6 +30,8 @@ func (k kernel) asmSoftmax() bool { return k.asm && expDegree[k.cfg.Str("exp")] 
 const (
 	softmaxX, softmaxK, softmaxP, softmaxMax, softmaxSum = 0, 1, 2, 3, 4
 	softmaxConsts                                        = 5
+	// softmaxScale holds 1/√D in a dot kernel (16 lanes, 32 registers).
+	softmaxScale = 31
 )
 
 // softmaxAsmDecl returns the Go declaration of the assembly softmax.
@@ -88,6 +90,17 @@ func (k kernel) softmaxAsm() string {
 	for _, l := range exp.Load() {
 		w("%s", l)
 	}
+	// arg turns x, a score (or old maximum) less the new maximum, into
+	// the exp's argument: times 1/√D, in softmaxScale, where the scores
+	// are not scaled (dot).
+	arg := func() {}
+	if k.dot {
+		scale := reg(softmaxScale)
+		w("MOVL $0x%08x, AX // 1/√D", math.Float32bits(k.scale()))
+		w("VMOVD AX, X%d", softmaxScale)
+		w("VPBROADCASTD X%d, %s", softmaxScale, scale)
+		arg = func() { w("VMULPS %s, %s, %s", scale, x, x) }
+	}
 	w("XORQ BX, BX")
 	label("lanes")
 	// The new maxima, in two chains (x and k) from the old ones.
@@ -117,6 +130,7 @@ func (k kernel) softmaxAsm() string {
 	label("weights")
 	w("VMOVUPS (DX), %s", x)
 	w("VSUBPS %s, %s, %s", mNew, x, x)
+	arg()
 	for _, l := range exp.Emit(x, kk, p) {
 		w("%s", l)
 	}
@@ -128,6 +142,7 @@ func (k kernel) softmaxAsm() string {
 	// alpha = e^(old max - new max) where the maximum grew, 1 elsewhere.
 	w("VMOVUPS (R8)(BX*1), %s", x)
 	w("VSUBPS %s, %s, %s", mNew, x, x)
+	arg()
 	for _, l := range exp.Emit(x, kk, p) {
 		w("%s", l)
 	}

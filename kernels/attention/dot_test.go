@@ -1,0 +1,101 @@
+package attention
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/kerneltest"
+)
+
+// dotShapes are the shapes of the VDPBF16PS form's test. Its 16-lane
+// tiles need blocks of 16 query rows, so S ≥ 16: S prime and a block's
+// tail in S, D odd (the last pair's high half zero), 1, small and 64.
+var dotShapes = [][]int{{1, 1, 16, 3}, {1, 2, 17, 5}, {2, 1, 37, 7}, {1, 3, 37, 64}, {1, 1, 19, 1}}
+
+// dotSchedules are the configs of the test, less convert: tiles of one
+// and two vectors, a block of keys with a rest (bc mod mr), single-key
+// tiles, the assembly softmax (poly4, poly5) and the Go one (f64), one
+// and two goroutines.
+var dotSchedules = []string{
+	"vec=16,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=1,micro=asm",
+	"vec=16,br=32,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
+	"vec=16,br=16,bc=4,exp=f64,threads=2,layout=lanes,mr=4,nv=1,micro=asm",
+	"vec=16,br=32,bc=8,exp=poly5,threads=1,layout=lanes,mr=1,nv=2,micro=asm",
+}
+
+// dotSpecs returns the specs of convert=dot of tmpl on this host:
+// dotSchedules on dotShapes, in both forms (archsimd Go and plain Go
+// around the assembly).
+func dotSpecs(t *testing.T, tmpl *kernels.Template) []kerneltest.Spec {
+	host := device.Host()
+	var specs []kerneltest.Spec
+	for _, shape := range dotShapes {
+		sp := tmpl.Space(shape, host)
+		for _, s := range dotSchedules {
+			cfg, err := sp.Parse(s + ",convert=dot")
+			if err != nil || !sp.Valid(cfg) {
+				continue // a block this shape does not offer
+			}
+			specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape}, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
+		}
+	}
+	return specs
+}
+
+// TestDotKernels checks the VDPBF16PS form (dot.go) of both templates in
+// bf16, and the copying form f16 runs for convert=dot, against the
+// float64 reference on every input set of the dtype, output poisoned.
+func TestDotKernels(t *testing.T) {
+	if runtime.GOARCH != "amd64" || !device.Host().CPU.ISA.AVX512BF16 {
+		t.Skip("needs AVX512-BF16")
+	}
+	for _, tmpl := range []*kernels.Template{&Template, &TemplateCausal} {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+			t.Run(fmt.Sprintf("%s/%s", tmpl.Op.Name, dt), func(t *testing.T) {
+				specs := dotSpecs(t, tmpl)
+				if len(specs) == 0 {
+					t.Fatal("no convert=dot config is valid on the test shapes")
+				}
+				kerneltest.CheckDType(t, tmpl, dt, specs)
+			})
+		}
+	}
+}
+
+// errorRecorder is a testing.TB whose Errorf only counts, so that a test
+// can see that a check fails.
+type errorRecorder struct {
+	testing.TB
+	errors int
+}
+
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errors++
+	r.Logf("(expected) "+format, args...)
+}
+
+// TestDotPlantedPairOrder checks that the reference check catches k's
+// bf16 pairs packed in the wrong order for VDPBF16PS: high half first,
+// so that q[2t] meets k[2t+1].
+func TestDotPlantedPairOrder(t *testing.T) {
+	host := device.Host()
+	if runtime.GOARCH != "amd64" || !host.CPU.ISA.AVX512BF16 {
+		t.Skip("needs AVX512-BF16")
+	}
+	swapPairs = true
+	defer func() { swapPairs = false }()
+	shape := dotShapes[3]
+	cfg, err := Template.Space(shape, host).Parse(dotSchedules[0] + ",convert=dot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &errorRecorder{TB: t}
+	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
+	if r.errors == 0 {
+		t.Error("a kernel with k's pairs swapped passed the reference check")
+	}
+}
