@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-5-300c04a3214b
 	attention_causal   attention-causal-5-65812897461d
-	gemm               gemm-6-1381bfdb5886
-	gemm_bias          gemm-bias-6-b00533197c69
-	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
+	gemm               gemm-7-01ef33480da3
+	gemm_bias          gemm-bias-7-afa6e995052d
+	gemm_bias_relu     gemm-bias-relu-7-8e0f38af6cee
 	layernorm          layernorm-norm-1-e1b034bd2a55
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db
