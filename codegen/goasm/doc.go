@@ -31,6 +31,8 @@
 // elements and compute in float32 (softmax's and RMSNorm's
 // convert=reg): widening loads, word moves for AVX2's partial vectors,
 // and stores rounded to nearest even, bit for bit package dtype's.
+// Pairs interleaves two rows of bf16 into the pairs a Dot tile reads
+// from B, 16 at a time (gemm's convert=dot).
 //
 // Exp is e^x for x ≤ 0 as instructions on registers, for a template that
 // writes the rest of its loop itself (softmax's rows): the operations of

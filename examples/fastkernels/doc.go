@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-6-b6d384d4aafa
 	attention_causal   attention-causal-6-8f899b3ff91f
-	gemm               gemm-6-1381bfdb5886
-	gemm_bias          gemm-bias-6-b00533197c69
-	gemm_bias_relu     gemm-bias-relu-6-eb8225d835a7
+	gemm               gemm-7-01ef33480da3
+	gemm_bias          gemm-bias-7-afa6e995052d
+	gemm_bias_relu     gemm-bias-relu-7-8e0f38af6cee
 	layernorm          layernorm-norm-2-c7ba22e6b16f
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db

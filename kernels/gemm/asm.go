@@ -84,6 +84,10 @@ func (k kernel) asmTiles() []goasm.Tile {
 				// Packed A and B (steps of pairs with dot) into the
 				// float32 block of c (packhalf.go).
 				t.ARow, t.AStep, t.BStep, t.CRow, t.Dot = 4, 4*k.mr, 4*k.nr, 4*k.halfStride(), k.dot
+				if k.dot {
+					// A's tiles row by row (emitDotPackA).
+					t.ARow, t.AStep = 4*k.maxSteps(), 4
+				}
 			}
 			t.Tiles = k.asmColumn()
 			tiles = append(tiles, t)

@@ -17,7 +17,7 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-6"
+const revision = "gemm-7"
 
 // genericRevision is the revision of the shape-generic code of Template
 // and of the epilogue templates (emitGeneric), bumped by hand when that
@@ -30,7 +30,7 @@ const genericRevision = "gemm-generic-4"
 // templates, specialised and generic, bumped by hand when their code
 // changes; not part of Version either, since the tuner measures the
 // archsimd form.
-const plainRevision = "gemm-plain-3"
+const plainRevision = "gemm-plain-4"
 
 // Template is the CPU template of Op: BLIS-style blocking with archsimd or
 // assembly micro-kernels.

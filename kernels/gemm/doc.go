@@ -357,7 +357,11 @@
 // AVX512-BF16: each instruction does two steps of K, its products exact
 // and summed in float32; an odd K ends in a pair whose second half is
 // zero; an f16 or 8-lane kernel of convert=dot, which the space offers
-// since it does not see the dtype, is the pack form); the last tile and strip are padded with zeros so every tile is
+// since it does not see the dtype, is the pack form). With dot, a row of
+// A already holds its pairs of K, so A's tiles are its rows copied whole
+// (memmove), each tile broadcasting from mr rows a slice's most steps
+// apart, and B's pairs interleave two rows of b in assembly (VPMOVZXWD,
+// VPSLLD, VPORD, goasm.Pairs), 16 columns at a time; the last tile and strip are padded with zeros so every tile is
 // assembly; the tiles accumulate in a float32 block of the run's rows and
 // nc columns, the epilogue applied by the tile of the last slice of K as
 // in float32; and the block is narrowed into C, nearest even, after it.

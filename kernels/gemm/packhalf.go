@@ -72,8 +72,20 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	for _, t := range tiles {
 		f.Add(t.Decl())
 	}
-	return goasm.WithHalf(goasm.File(tiles...), kr.half)
+	asm := goasm.WithHalf(goasm.File(tiles...), kr.half)
+	if kr.dot {
+		f.Add(golang.Comment(fmt.Sprintf("%s sets the bits of dst[j] to lo[j] in the low half and hi[j] in the high one "+
+			"for j < n, n a multiple of %d.\n\nIt is Go assembly for AVX-512, in the kernel's .s file; the caller checks the bounds.",
+			kr.pairsFn(), goasm.PairLanes)))
+		f.Comment("//go:noescape")
+		f.Func().Id(kr.pairsFn()).Params(jen.Id("dst").Op("*").Float32(), jen.List(jen.Id("lo"), jen.Id("hi")).Op("*").Uint16(), jen.Id("n").Int())
+		asm = append(asm, goasm.Pairs(kr.pairsFn())...)
+	}
+	return asm
 }
+
+// pairsFn names the assembly that packs B's pairs (goasm.Pairs).
+func (k kernel) pairsFn() string { return k.name + "Pairs" }
 
 func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg) }
 
@@ -178,12 +190,16 @@ func (k kernel) emitHalfRows(f *jen.File) {
 		return id(k.asmTile(first, last)).Call(append(args, id("ns"))...)
 	}
 	pick := k.pickTile(call)
+	aStride := id("ns") // the packed block's rows: a tile's steps, or with dot its rows of steps (emitDotPackA)
+	if k.dot {
+		aStride = id("steps")
+	}
 	checks := []jen.Code{
 		id("t").Op(":=").Id("block").Index(jen.Parens(id("i").Op("-").Id("lo")).Op("*").Id("ldc").Op("+").Id("jr"), jen.Empty()),
-		id("at").Op(":=").Id("ap").Index(jen.Parens(id("i").Op("-").Id("ic")).Op("*").Id("ns"), jen.Empty()),
+		id("at").Op(":=").Id("ap").Index(jen.Parens(id("i").Op("-").Id("ic")).Op("*").Add(aStride), jen.Empty()),
 		jen.Id("_").Op("=").Id("t").Index(jen.Parens(id("mr").Op("-").Lit(1)).Op("*").Id("ldc").Op("+").Id("nr").Op("-").Lit(1)).
 			Comment("the tile reads and writes unchecked"),
-		jen.Id("_").Op("=").Id("at").Index(id("ns").Op("*").Id("mr").Op("-").Lit(1)),
+		jen.Id("_").Op("=").Id("at").Index(jen.Parens(id("mr").Op("-").Lit(1)).Op("*").Add(aStride).Op("+").Id("ns").Op("-").Lit(1)),
 		jen.Id("_").Op("=").Id("s").Index(id("ns").Op("*").Id("nr").Op("-").Lit(1)),
 	}
 	if k.epi.bias {
@@ -248,13 +264,19 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 	what := "decoded to float32"
 	if k.dot {
 		what = "as pairs of rows: step t of a strip holds rows 2t and 2t+1, element by element, in the low and high halves of a float32's bits (the second zero past depth)"
+		// Whole vectors of pairs in assembly, the rest of the strip in Go.
+		vec := jen.Id("w").Op("&^").Lit(goasm.PairLanes - 1)
 		perStep = []jen.Code{
 			id("dst").Op(":=").Id("s").Index(id("t").Op("*").Id("nr"), jen.Parens(id("t").Op("+").Lit(1)).Op("*").Id("nr")),
 			id("r0").Op(":=").Add(row(jen.Lit(2).Op("*").Id("t"))),
 			jen.If(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1).Op("<").Id("depth")).Block(
 				id("r1").Op(":=").Add(row(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1))),
-				jen.For(jen.List(id("j"), id("x")).Op(":=").Range().Id("r0")).Block(
-					id("dst").Index(id("j")).Op("=").Add(pair(id("x"), id("r1").Index(id("j")), swapPairs)),
+				id("j").Op(":=").Add(vec),
+				jen.If(id("j").Op(">").Lit(0)).Block(
+					id(k.pairsFn()).Call(jen.Op("&").Id("dst").Index(jen.Lit(0)), jen.Op("&").Id("r0").Index(jen.Lit(0)), jen.Op("&").Id("r1").Index(jen.Lit(0)), id("j")),
+				),
+				jen.For(jen.Empty(), id("j").Op("<").Id("w"), id("j").Op("++")).Block(
+					id("dst").Index(id("j")).Op("=").Add(pair(id("r0").Index(id("j")), id("r1").Index(id("j")), swapPairs)),
 				),
 			).Else().Block(
 				jen.For(jen.List(id("j"), id("x")).Op(":=").Range().Id("r0")).Block(
@@ -284,50 +306,65 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 }
 
 // emitHalfPackA emits the function that packs rows ic to end-1 of the
-// 16-bit a as emitPackA does, the last tile padded with zero rows:
-// decoded to float32, or as pairs of K (dot).
+// 16-bit a as emitPackA does, decoded to float32, the last tile padded
+// with zero rows; with dot, emitDotPackA's.
 func (k kernel) emitHalfPackA(f *jen.File) {
+	if k.dot {
+		k.emitDotPackA(f)
+		return
+	}
 	id := jen.Id
 	src := id("a").Index(jen.Parens(id("i").Op("+").Id("r")).Op("*").Id("k").Op("+").Id("pc"), jen.Empty()).Index(jen.Empty(), id("depth"))
-	var perRow jen.Code
-	what := "decoded to float32"
-	if k.dot {
-		what = "as pairs of columns: step t holds columns 2t and 2t+1 in the low and high halves of a float32's bits (the second zero past depth)"
-		perRow = jen.If(id("i").Op("+").Id("r").Op("<").Id("end")).Block(
-			id("row").Op(":=").Add(src),
-			jen.For(id("p").Op(":=").Lit(0), id("p").Op("+").Lit(1).Op("<").Id("depth"), id("p").Op("+=").Lit(2)).Block(
-				id("t").Index(id("p").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("p")), id("row").Index(id("p").Op("+").Lit(1)), false)),
-			),
-			jen.If(id("depth").Op("%").Lit(2).Op("==").Lit(1)).Block(
-				id("t").Index(id("depth").Op("/").Lit(2).Op("*").Id("mr").Op("+").Id("r")).Op("=").Add(pair(id("row").Index(id("depth").Op("-").Lit(1)), jen.Lit(0), false)),
-			),
-		).Else().Block(
-			jen.For(id("s").Op(":=").Range().Id("ns")).Block(id("t").Index(id("s").Op("*").Id("mr").Op("+").Id("r")).Op("=").Lit(0)),
-		)
-	} else {
-		// A row decoded whole (whole vectors in assembly), then spread.
-		perRow = jen.If(id("i").Op("+").Id("r").Op("<").Id("end")).Block(
-			id(k.half.Decode()).Call(id("row").Index(jen.Empty(), id("depth")), src),
-			jen.For(jen.List(id("p"), id("x")).Op(":=").Range().Id("row").Index(jen.Empty(), id("depth"))).Block(
-				id("t").Index(id("p").Op("*").Id("mr").Op("+").Id("r")).Op("=").Id("x"),
-			),
-		).Else().Block(
-			jen.For(id("p").Op(":=").Range().Id("ns")).Block(id("t").Index(id("p").Op("*").Id("mr").Op("+").Id("r")).Op("=").Lit(0)),
-		)
-	}
-	decl := jen.Null()
-	if !k.dot {
-		decl = jen.Var().Id("row").Index(id("kc")).Float32()
-	}
+	// A row decoded whole (whole vectors in assembly), then spread.
+	perRow := jen.If(id("i").Op("+").Id("r").Op("<").Id("end")).Block(
+		id(k.half.Decode()).Call(id("row").Index(jen.Empty(), id("depth")), src),
+		jen.For(jen.List(id("p"), id("x")).Op(":=").Range().Id("row").Index(jen.Empty(), id("depth"))).Block(
+			id("t").Index(id("p").Op("*").Id("mr").Op("+").Id("r")).Op("=").Id("x"),
+		),
+	).Else().Block(
+		jen.For(id("p").Op(":=").Range().Id("ns")).Block(id("t").Index(id("p").Op("*").Id("mr").Op("+").Id("r")).Op("=").Lit(0)),
+	)
 	f.Add(golang.Comment(fmt.Sprintf("%s copies rows ic to end-1 of a, columns pc to pc+depth-1, into ap in tiles of %d rows, "+
-		"the steps of a tile's rows interleaved, %s; rows past end are zeros.", k.packAFn(), k.mr, what)))
+		"the steps of a tile's rows interleaved, decoded to float32; rows past end are zeros.", k.packAFn(), k.mr)))
 	f.Func().Id(k.packAFn()).Params(jen.Id("ap").Index().Float32(), id("a").Index().Uint16(), jen.List(id("ic"), id("end"), id("pc"), id("depth")).Int()).Block(
 		jen.Const().List(id("k"), id("mr"), id("kc")).Op("=").List(jen.Lit(k.k), jen.Lit(k.mr), jen.Lit(k.kc)),
 		id("ns").Op(":=").Add(k.steps(id("depth"))),
-		decl,
+		jen.Var().Id("row").Index(id("kc")).Float32(),
 		jen.For(id("i").Op(":=").Id("ic"), id("i").Op("<").Id("end"), id("i").Op("+=").Id("mr")).Block(
 			id("t").Op(":=").Id("ap").Index(jen.Parens(id("i").Op("-").Id("ic")).Op("*").Id("ns"), jen.Parens(id("i").Op("-").Id("ic").Op("+").Id("mr")).Op("*").Id("ns")),
 			jen.For(id("r").Op(":=").Range().Id("mr")).Block(perRow),
+		),
+	)
+}
+
+// emitDotPackA emits the dot form's packing of A. A row of a already holds
+// the pairs of K VDPBF16PS reads, element 2t in the low half of the 32-bit
+// word t, so a tile of the packed block is its mr rows copied whole (a
+// memmove each), row r at r·steps words, steps the most a K slice has:
+// the tile broadcasts a(r, t) from r·4·steps + 4·t bytes (asmTiles). An
+// odd depth ends in a pair whose high half is zero; rows past end are
+// zeros. The float32 buffer is written through a uint16 view of it.
+func (k kernel) emitDotPackA(f *jen.File) {
+	id := jen.Id
+	view := jen.Qual("unsafe", "Slice").Call(
+		jen.Parens(jen.Op("*").Uint16()).Parens(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id("dst").Index(jen.Lit(0)))),
+		jen.Lit(2).Op("*").Id("ns"))
+	perRow := jen.If(id("i").Op("+").Id("r").Op("<").Id("end")).Block(
+		id("d").Op(":=").Add(view),
+		jen.Copy(id("d"), id("a").Index(jen.Parens(id("i").Op("+").Id("r")).Op("*").Id("k").Op("+").Id("pc"), jen.Empty()).Index(jen.Empty(), id("depth"))),
+		jen.If(id("depth").Op("%").Lit(2).Op("==").Lit(1)).Block(id("d").Index(id("depth")).Op("=").Lit(0)),
+	).Else().Block(jen.Clear(id("dst")))
+	f.Add(golang.Comment(fmt.Sprintf("%s copies rows ic to end-1 of a, columns pc to pc+depth-1, into ap in tiles of %d rows, "+
+		"row r of a tile at r·%d floats, each float32's bits a pair of columns: step t holds columns 2t and 2t+1 "+
+		"in its low and high halves (the second zero past depth); rows past end are zeros.", k.packAFn(), k.mr, k.maxSteps())))
+	f.Func().Id(k.packAFn()).Params(jen.Id("ap").Index().Float32(), id("a").Index().Uint16(), jen.List(id("ic"), id("end"), id("pc"), id("depth")).Int()).Block(
+		jen.Const().List(id("k"), id("mr"), id("steps")).Op("=").List(jen.Lit(k.k), jen.Lit(k.mr), jen.Lit(k.maxSteps())),
+		id("ns").Op(":=").Add(k.steps(id("depth"))),
+		jen.For(id("i").Op(":=").Id("ic"), id("i").Op("<").Id("end"), id("i").Op("+=").Id("mr")).Block(
+			jen.For(id("r").Op(":=").Range().Id("mr")).Block(
+				id("dst").Op(":=").Id("ap").Index(jen.Parens(id("i").Op("-").Id("ic").Op("+").Id("r")).Op("*").Id("steps"), jen.Empty()).Index(jen.Empty(), id("ns")),
+				perRow,
+			),
 		),
 	)
 }

@@ -1,6 +1,9 @@
 // Package peak measures the machine's float32 multiply-add peak: Chains
 // independent chains of fused multiply-adds, acc += x·y, on the widest
-// vectors the CPU has, on as many goroutines as it has cores.
+// vectors the CPU has, on as many goroutines as it has cores. RunDot
+// measures the same chains of AVX512-BF16's VDPBF16PS, the instruction of
+// gemm's convert=dot tiles, which multiplies pairs of bf16 and adds both
+// products to a float32 lane: the ceiling of a bf16 GEMM on such a CPU.
 //
 // The loops are Go assembly on amd64 (VFMADD231PS on Z registers with
 // AVX-512, on Y registers with AVX2 and FMA): on a 2-core AVX-512 Zen 5
@@ -25,6 +28,42 @@ const (
 	X = 0.5
 	Y = 1.0 / 4096 / 4096
 )
+
+// The bf16 operands of RunDot: pairs of X and of Y (both exact in bf16,
+// the top halves of their float32 bits), so that a step moves a lane by
+// 2·X·Y.
+const (
+	XPair = 0x3f00_3f00
+	YPair = 0x3380_3380
+)
+
+// DotFLOPs is the work of RunDot(goroutines, steps): two multiplies and two
+// adds per lane of every chain, every step, on every goroutine; 64 per
+// VDPBF16PS on Z registers.
+func DotFLOPs(goroutines, steps int) float64 {
+	return 4 * 16 * Chains * float64(steps) * float64(goroutines)
+}
+
+// RunDot is Run with VDPBF16PS on Z registers in place of the FMAs; it
+// needs AVX512-BF16 on amd64 (elsewhere the chains are scalar Go).
+func RunDot(goroutines, steps int) float32 {
+	run := func() float32 {
+		var acc [Chains][16]float32
+		initAcc(acc[:])
+		dot16(steps, XPair, YPair, &acc)
+		return total(acc[:])
+	}
+	if goroutines <= 1 {
+		return run()
+	}
+	var wg sync.WaitGroup
+	for range goroutines - 1 {
+		wg.Go(func() { run() })
+	}
+	sum := run()
+	wg.Wait()
+	return sum
+}
 
 // FLOPs is the work of Run(lanes, goroutines, steps): a multiply and an add
 // per lane of every chain, every step, on every goroutine.

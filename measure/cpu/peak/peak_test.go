@@ -83,6 +83,51 @@ func TestChainsMatchGo(t *testing.T) {
 	}
 }
 
+// dotHere reports whether this CPU runs dot16, skipping t where not.
+func dotHere(t testing.TB) bool {
+	if runtime.GOARCH == "amd64" && !device.Host().CPU.ISA.AVX512BF16 {
+		t.Log("no AVX512-BF16: the VDPBF16PS chains not run")
+		return false
+	}
+	return true
+}
+
+// Every accumulator of the VDPBF16PS chains ends where adding both
+// products of the pairs, step by step, ends: one instruction per chain
+// and step, each multiplying both halves of every lane's pairs. The pairs
+// are (0.5, 1) and (0.25, 4), so a step adds 0.125 + 4 (exact), and a
+// wrong pairing (halves crossed: 0.5·4 + 1·0.25) or a lost half shows.
+func TestDotChainsMatchGo(t *testing.T) {
+	if !dotHere(t) {
+		t.Skip()
+	}
+	const x, y = 0x3f80_3f00, 0x4080_3e80 // bf16 pairs (hi, lo): (1, 0.5) and (4, 0.25)
+	for _, steps := range []int{0, 1, 7, 1000} {
+		var acc [Chains][16]float32
+		initAcc(acc[:])
+		dot16(steps, x, y, &acc)
+		for i := range acc {
+			for l, got := range acc[i] {
+				want := float32(i*16 + l)
+				for range steps {
+					want += 0.125 + 4
+				}
+				if got != want {
+					t.Fatalf("steps=%d: chain %d lane %d: %g, want %g", steps, i, l, got, want)
+				}
+			}
+		}
+	}
+	n := float64(Chains * 16)
+	least := float32(n * (n - 1) / 2)
+	if got := RunDot(2, 1000); got < least || got > least+float32(n) {
+		t.Errorf("RunDot(2, 1000) = %g, want a little over %g", got, least)
+	}
+	if got, want := DotFLOPs(2, 1000), 64.0*12*1000*2; got != want {
+		t.Errorf("DotFLOPs(2, 1000) = %g, want %g", got, want)
+	}
+}
+
 func TestRun(t *testing.T) {
 	for _, lanes := range lanesHere(t) {
 		// Accumulators start at 0, 1, …, 12·lanes-1 and each moves by
@@ -105,7 +150,8 @@ func TestRun(t *testing.T) {
 }
 
 // BenchmarkPeak reports the GFLOP/s of each width on one goroutine and on
-// one per core.
+// one per core, and of the VDPBF16PS chains (dot) where the CPU has them,
+// counting 64 FLOPs per instruction.
 func BenchmarkPeak(b *testing.B) {
 	const steps = 1 << 18
 	for _, lanes := range lanesHere(b) {
@@ -117,5 +163,16 @@ func BenchmarkPeak(b *testing.B) {
 				b.ReportMetric(FLOPs(lanes, g, steps)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+	if !dotHere(b) {
+		return
+	}
+	for _, g := range []int{1, runtime.NumCPU()} {
+		b.Run(fmt.Sprintf("dot/goroutines=%d", g), func(b *testing.B) {
+			for b.Loop() {
+				RunDot(g, steps)
+			}
+			b.ReportMetric(DotFLOPs(g, steps)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }
