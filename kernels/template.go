@@ -302,10 +302,17 @@ type Baseline struct {
 	Doc  string // one line for tables and help
 
 	// EmitGo adds to f a function with the given name and the kernel
-	// calling convention of f32, func name(out, in0, ... []float32):
-	// baselines are float32, and on a workload of a 16-bit dtype they run
-	// on the same values, decoded (see package measure/cpu's Bench).
+	// calling convention of DType: func name(out, in0, ... []float32) for
+	// float32, whose baselines run on a workload of a 16-bit dtype too,
+	// on the same values, decoded (see package measure/cpu's Bench);
+	// []uint16 for bf16 and f16 (GoElem).
 	EmitGo func(f *jen.File, name string, shape []int)
+
+	// DType is the element type EmitGo's kernel reads and writes: zero
+	// for float32; bf16 or f16 for a baseline that runs only on
+	// workloads of that dtype, on their 16-bit buffers (a library's own
+	// half-precision primitive). See For.
+	DType dtype.DType
 
 	// Requires lists the modules, beyond the standard library, whose
 	// packages the emitted code imports ("gonum.org/v1/gonum"). The bench
@@ -335,6 +342,12 @@ type Baseline struct {
 	// a library choose slower code), or "" when there is none; autotune
 	// bench prints it with the results.
 	Note func() string
+}
+
+// For reports whether b runs on workloads of dt: a float32 baseline on
+// every dtype's, a 16-bit one on its own dtype's only.
+func (b Baseline) For(dt dtype.DType) bool {
+	return b.DType == "" || b.DType == dtype.F32 || b.DType == cmp.Or(dt, dtype.Default)
 }
 
 // Skipped returns why b is left out of a bench of shape, or "".
