@@ -334,7 +334,12 @@ type Baseline struct {
 	// (oneDNN's layer normalization on rows near 1e18): autotune bench
 	// does not check it on them, and says so in its line, instead of
 	// refusing to time it. The first set, the one bench times, must not
-	// be among them. Nil checks every set.
+	// be among them, but for a 16-bit baseline, which may be wrong on
+	// every set of its dtype: a library that rounds an intermediate to 16
+	// bits (oneDNN's bf16 softmax writes exp(x−max) to its destination
+	// and scales it there, rounding twice), where the tolerance allows
+	// one rounding of a float32 result; bench then times it unchecked.
+	// Nil checks every set.
 	KnownWrong []string
 
 	// Note, when set, returns a line about this process's environment
