@@ -9,10 +9,10 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 )
 
-// TestProbe checks that the probes find oneDNN's f32 primitives, which
+// TestOneDNNProbe checks that the probes find oneDNN's f32 primitives, which
 // every CPU it runs on has, and that a layout oneDNN refuses is described
 // rather than reported as there.
-func TestProbe(t *testing.T) {
+func TestOneDNNProbe(t *testing.T) {
 	md := MD{Dims: []int{3, 5}, Strides: []int{5, 1}}
 	if why := Softmax(dtype.F32, md, 1); why != "" {
 		t.Errorf("f32 softmax: %s", why)
