@@ -1,10 +1,13 @@
 package kernels
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // OneDNNPrelude returns the C every oneDNN baseline starts with, its
@@ -13,7 +16,7 @@ import (
 // CPU, created by prefix_start; prefix_ok, which aborts the process with
 // what failed when a call returns an error (a baseline that cannot run has
 // no result to give, and the harness records the crash); prefix_md, a
-// memory descriptor of f32 with explicit strides; prefix_mem, a memory
+// memory descriptor of dt (f32, bf16 or f16) with explicit strides; prefix_mem, a memory
 // object of such a descriptor without a buffer; prefix_prim, a primitive
 // from an operation descriptor and attributes; and prefix_exec, which runs
 // a primitive on n arguments, binding each memory object to its buffer for
@@ -23,8 +26,8 @@ import (
 // The baselines are built with cgo and link oneDNN (-ldnnl): Debian's
 // libdnnl-dev, version 2 of the C API. oneDNN runs on its own threads, one
 // per core unless OMP_NUM_THREADS says otherwise.
-func OneDNNPrelude(prefix string) string {
-	return strings.ReplaceAll(`#cgo LDFLAGS: -ldnnl
+func OneDNNPrelude(prefix string, dt dtype.DType) string {
+	return strings.NewReplacer("P_", prefix+"_", "DNNL_DT", OneDNNType(dt)).Replace(`#cgo LDFLAGS: -ldnnl
 #include <stdio.h>
 #include <stdlib.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -51,7 +54,7 @@ static dnnl_memory_desc_t P_md(int ndims, const dnnl_dim_t *dims, const dnnl_dim
 		d[i] = dims[i];
 		s[i] = strides[i];
 	}
-	P_ok(dnnl_memory_desc_init_by_strides(&md, ndims, d, dnnl_f32, s), "memory descriptor");
+	P_ok(dnnl_memory_desc_init_by_strides(&md, ndims, d, DNNL_DT, s), "memory descriptor");
 	return md;
 }
 
@@ -80,7 +83,22 @@ static void P_exec(dnnl_primitive_t p, int n, dnnl_exec_arg_t *args, void **bufs
 		if (bufs[i]) P_ok(dnnl_memory_set_data_handle(args[i].memory, NULL), "unbinding a buffer");
 	}
 }
-`, "P_", prefix+"_")
+`)
+}
+
+// OneDNNType returns oneDNN's C name of dt (a zero dt is dtype.Default):
+// dnnl_f32, dnnl_bf16 or dnnl_f16.
+func OneDNNType(dt dtype.DType) string {
+	return "dnnl_" + string(cmp.Or(dt, dtype.Default))
+}
+
+// CElem returns the C type of the elements of a kernel's buffers of dt:
+// float, or uint16_t for the 16 bits of bf16 and f16 (as GoElem).
+func CElem(dt dtype.DType) string {
+	if dt.Size() == 2 {
+		return "uint16_t"
+	}
+	return "float"
 }
 
 // OneDNNDims returns the C initialiser of a dnnl_dim_t array: "{2, 3, 4}".
@@ -96,12 +114,18 @@ func OneDNNDims(xs ...int) string {
 // fn of a cgo preamble with a pointer to the first element of each slice,
 // after checking that each holds at least its length in lens: a short
 // slice panics in Go, as for the tuned kernels, before C reads past it.
+// The slices are []float32 and fn's parameters float *.
 func CgoCall(fn string, slices []string, lens []int) []jen.Code {
+	return CgoCallOf(fn, dtype.F32, slices, lens)
+}
+
+// CgoCallOf is CgoCall for slices of dt (GoElem) and parameters of CElem(dt) *.
+func CgoCallOf(fn string, dt dtype.DType, slices []string, lens []int) []jen.Code {
 	var body []jen.Code
 	var args []jen.Code
 	for i, s := range slices {
 		body = append(body, jen.Id("_").Op("=").Id(s).Index(jen.Lit(lens[i]-1)))
-		args = append(args, jen.Parens(jen.Op("*").Qual("C", "float")).Call(
+		args = append(args, jen.Parens(jen.Op("*").Qual("C", CElem(dt))).Call(
 			jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id(s).Index(jen.Lit(0)))))
 	}
 	return append(body, jen.Qual("C", fn).Call(args...))

@@ -113,3 +113,13 @@ func SignedUniform(r *rand.Rand, lo, hi float64) float32 {
 	}
 	return v
 }
+
+// SetNames returns the names of sets, in order: the KnownWrong of a
+// baseline wrong on every one (kernels.Baseline.KnownWrong).
+func SetNames(sets []InputSet) []string {
+	names := make([]string, len(sets))
+	for i, s := range sets {
+		names[i] = s.Name
+	}
+	return names
+}

@@ -302,10 +302,17 @@ type Baseline struct {
 	Doc  string // one line for tables and help
 
 	// EmitGo adds to f a function with the given name and the kernel
-	// calling convention of f32, func name(out, in0, ... []float32):
-	// baselines are float32, and on a workload of a 16-bit dtype they run
-	// on the same values, decoded (see package measure/cpu's Bench).
+	// calling convention of DType: func name(out, in0, ... []float32) for
+	// float32, whose baselines run on a workload of a 16-bit dtype too,
+	// on the same values, decoded (see package measure/cpu's Bench);
+	// []uint16 for bf16 and f16 (GoElem).
 	EmitGo func(f *jen.File, name string, shape []int)
+
+	// DType is the element type EmitGo's kernel reads and writes: zero
+	// for float32; bf16 or f16 for a baseline that runs only on
+	// workloads of that dtype, on their 16-bit buffers (a library's own
+	// half-precision primitive). See For.
+	DType dtype.DType
 
 	// Requires lists the modules, beyond the standard library, whose
 	// packages the emitted code imports ("gonum.org/v1/gonum"). The bench
@@ -327,7 +334,12 @@ type Baseline struct {
 	// (oneDNN's layer normalization on rows near 1e18): autotune bench
 	// does not check it on them, and says so in its line, instead of
 	// refusing to time it. The first set, the one bench times, must not
-	// be among them. Nil checks every set.
+	// be among them, but for a 16-bit baseline, which may be wrong on
+	// every set of its dtype: a library that rounds an intermediate to 16
+	// bits (oneDNN's bf16 softmax writes exp(x−max) to its destination
+	// and scales it there, rounding twice), where the tolerance allows
+	// one rounding of a float32 result; bench then times it unchecked.
+	// Nil checks every set.
 	KnownWrong []string
 
 	// Note, when set, returns a line about this process's environment
@@ -335,6 +347,12 @@ type Baseline struct {
 	// a library choose slower code), or "" when there is none; autotune
 	// bench prints it with the results.
 	Note func() string
+}
+
+// For reports whether b runs on workloads of dt: a float32 baseline on
+// every dtype's, a 16-bit one on its own dtype's only.
+func (b Baseline) For(dt dtype.DType) bool {
+	return b.DType == "" || b.DType == dtype.F32 || b.DType == cmp.Or(dt, dtype.Default)
 }
 
 // Skipped returns why b is left out of a bench of shape, or "".

@@ -89,9 +89,19 @@ attention_causal too, masked):
                        place, its batched matmul for the weights times V
 @other baselines@
   With --dtype bf16 or f16 the tuned kernel reads and writes 16 bits;
-  the baselines are float32 and run on the same values, and tuned-f32,
-  the tuned f32 kernel of the same shape when the database has one, shows
-  what half precision gains. The floor then copies 16-bit elements.
+  the baselines above are float32 and run on the same values, and
+  tuned-f32, the tuned f32 kernel of the same shape when the database has
+  one, shows what half precision gains. The floor then copies 16-bit
+  elements. onednn-bf16 and onednn-f16 (softmax, gemm and its epilogues,
+  attention) run oneDNN's own primitives on the 16-bit buffers, f32
+  accumulation inside, attention's scores in the 16-bit type too; each
+  is left out, saying why, where oneDNN lacks the primitive on this CPU
+  (asked at run time: oneDNN 2.6 has bf16 only with AVX-512, none at
+  --isa avx2, and f16 only with AVX512-FP16). onednn-bf16 softmax is
+  checked on constant rows only and attention not at all: they round
+  intermediates to bf16 (softmax writes exp(x-max) to its output and
+  scales it there), beyond the tolerance of one rounding; their lines
+  say so.
   The attention baselines are left out where the S×S scores they hold
   would take more than 1 GiB (S > 16384 for a head; onednn holds those of
   all heads).
@@ -306,7 +316,11 @@ func runBench(c *command, std *stdio, args []string) error {
 	case w.dtype.Size() == 2:
 		fmt.Fprintf(std.errs, "leaving out %s: no tuned f32 config of the shape (autotune tune --dtype f32 adds one)\n", measurecpu.BenchTunedF32)
 	}
+	limitOneDNN(level.env)
 	for _, b := range tmpl.Baselines {
+		if !b.For(w.dtype) {
+			continue
+		}
 		if why := b.Skipped(w.shape); why != "" {
 			fmt.Fprintf(std.errs, "leaving out %s: %s\n", b.Name, why)
 			continue

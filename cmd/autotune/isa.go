@@ -159,3 +159,16 @@ func tunedAbove(db *tunedb.DB, w workload, tmpl kernels.Template, tc string, lev
 	return fmt.Errorf("%s was tuned with AVX-512 only (best %s), and %s; tune at avx2 first: autotune tune --isa avx2 --op %s --shape %s",
 		describeWorkload(w), best.Config, why, w.op.Name, kernels.FormatShape(w.shape)), nil
 }
+
+// limitOneDNN sets ONEDNN_MAX_CPU_ISA in this process's environment where
+// env, the harness's, sets it: the onednn-bf16 and onednn-f16 baselines
+// ask oneDNN here whether it has their primitive (kernels/onednn), and
+// oneDNN reads the variable at its first use, so this process must see
+// the level the harness will run at before any baseline's Skip.
+func limitOneDNN(env []string) {
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == "ONEDNN_MAX_CPU_ISA" {
+			os.Setenv(k, v)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -152,5 +153,17 @@ func TestISAFlagErrors(t *testing.T) {
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestLimitOneDNN checks that bench's process takes ONEDNN_MAX_CPU_ISA
+// from the harness's environment, where the onednn baselines ask oneDNN
+// whether it has their primitives, and nothing else of it.
+func TestLimitOneDNN(t *testing.T) {
+	t.Setenv("ONEDNN_MAX_CPU_ISA", "")
+	t.Setenv("OPENBLAS_CORETYPE", "")
+	limitOneDNN(append([]string{"GODEBUG=" + hideAVX512}, avx2Limits...))
+	if got, other := os.Getenv("ONEDNN_MAX_CPU_ISA"), os.Getenv("OPENBLAS_CORETYPE"); got != "AVX2" || other != "" {
+		t.Errorf("ONEDNN_MAX_CPU_ISA=%q, OPENBLAS_CORETYPE=%q; want AVX2 and unset", got, other)
 	}
 }

@@ -380,7 +380,11 @@
 // matmul for Q·Kᵀ (K transposed by strides) with 1/√D as output scale, the
 // causal mask (0 or -Inf) added to the full product by a binary post-op,
 // oneDNN's softmax in place, a batched matmul by V. It is left out where
-// the scores of all heads would take more than 1 GiB.
+// the scores of all heads would take more than 1 GiB. onednn-bf16 and
+// onednn-f16 are the same composition with every buffer, the scores
+// too, in bf16 or f16, for workloads of that dtype, left out where
+// oneDNN lacks a primitive on the CPU (package kernels/onednn asks it);
+// onednn-bf16 is known wrong on every input set (its scores in bf16).
 //
 // # Version
 //

@@ -321,8 +321,11 @@
 // libxsmm-dev); with the onednn tag, onednn: oneDNN's matmul primitive
 // (onednn.go, Debian's libdnnl-dev), which for the epilogue templates
 // fuses the bias (its bias argument) and ReLU (an eltwise post-op) where
-// the other baselines run a Go loop after the product. Without the tags
-// they do not exist, and nothing needs cgo.
+// the other baselines run a Go loop after the product, and onednn-bf16
+// and onednn-f16: the same on bf16 or f16 matrices, for workloads of
+// that dtype, left out where oneDNN lacks the primitive on the CPU
+// (package kernels/onednn asks it). Without the tags they do not exist,
+// and nothing needs cgo.
 //
 // # Version
 //

@@ -20,41 +20,72 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/kernels/onednn"
 )
 
-// onednnBaselines returns the onednn baseline of the template with the
+// onednnBaselines returns the onednn baselines of the template with the
 // epilogue e: oneDNN's matmul primitive, with the bias as its bias
-// argument and ReLU as an eltwise post-op, as a user of oneDNN fuses them.
+// argument and ReLU as an eltwise post-op, as a user of oneDNN fuses them;
+// onednn on float32 and, for workloads of bf16 and f16, onednn-bf16 and
+// onednn-f16 on their 16-bit buffers, where oneDNN has them.
 func onednnBaselines(e epilogue) []kernels.Baseline {
-	doc := "oneDNN's matmul primitive through cgo, created once for the shape"
+	return []kernels.Baseline{onednnBaseline(e, dtype.F32), onednnBaseline(e, dtype.BF16), onednnBaseline(e, dtype.F16)}
+}
+
+// onednnBaseline returns the onednn baseline of e in dt (see
+// onednnBaselines): a 16-bit one's primitive reads and writes dt,
+// accumulating in float32 inside, and is left out where oneDNN has none
+// for dt on this CPU.
+func onednnBaseline(e epilogue, dt dtype.DType) kernels.Baseline {
+	b := kernels.Baseline{
+		Name:   "onednn",
+		Doc:    "oneDNN's matmul primitive through cgo, created once for the shape",
+		EmitGo: func(f *jen.File, name string, shape []int) { emitOneDNN(f, name, shape, e, dt) },
+		Cgo:    true,
+	}
+	if dt != dtype.F32 {
+		b.Name += "-" + string(dt)
+		b.Doc = "oneDNN's matmul primitive on " + string(dt) + " matrices (f32 accumulation) through cgo, created once for the shape"
+		b.DType = dt
+		b.Skip = func(shape []int) string { return onednnMatmul(shape, e).Missing(dt) }
+	}
 	if e.bias {
-		doc += ", with the bias as its bias argument"
+		b.Doc += ", with the bias as its bias argument"
 	}
 	if e.act != nil {
 		actDoc, _ := e.act.onednn()
-		doc += " and " + actDoc
+		b.Doc += " and " + actDoc
 	}
-	return []kernels.Baseline{{
-		Name:   "onednn",
-		Doc:    doc + ", on oneDNN's own threads (all cores unless OMP_NUM_THREADS says otherwise)",
-		EmitGo: func(f *jen.File, name string, shape []int) { emitOneDNN(f, name, shape, e) },
-		Cgo:    true,
-	}}
+	b.Doc += ", on oneDNN's own threads (all cores unless OMP_NUM_THREADS says otherwise)"
+	return b
+}
+
+// onednnMatmul is the primitive emitOneDNN creates for shape and e, for
+// asking oneDNN whether it has it.
+func onednnMatmul(shape []int, e epilogue) onednn.Matmul {
+	m, n, k := checkShape(shape)
+	mm := onednn.Matmul{Src: onednn.MD{Dims: []int{m, k}, Strides: []int{k, 1}}, Weights: onednn.MD{Dims: []int{k, n}, Strides: []int{n, 1}},
+		Dst: onednn.MD{Dims: []int{m, n}, Strides: []int{n, 1}}, ReLU: e.act != nil}
+	if e.bias {
+		mm.Bias = &onednn.MD{Dims: []int{1, n}, Strides: []int{n, 1}}
+	}
+	return mm
 }
 
 // emitOneDNN emits the kernel called name: C in the cgo preamble that
-// creates oneDNN's matmul primitive for the row-major matrices at the first
+// creates oneDNN's matmul primitive for the row-major matrices of dt at the first
 // call and runs it on the buffers of each call, and a Go function that
 // calls it.
-func emitOneDNN(f *jen.File, name string, shape []int, e epilogue) {
+func emitOneDNN(f *jen.File, name string, shape []int, e epilogue, dt dtype.DType) {
 	m, n, k := checkShape(shape)
 	bias, post := "NULL", ""
-	params, args, bufs := "float *c, float *a, float *b", "{DNNL_ARG_SRC, P_a}, {DNNL_ARG_WEIGHTS, P_b}, {DNNL_ARG_DST, P_c}", "a, b, c"
+	params, args, bufs := "ELEM *c, ELEM *a, ELEM *b", "{DNNL_ARG_SRC, P_a}, {DNNL_ARG_WEIGHTS, P_b}, {DNNL_ARG_DST, P_c}", "a, b, c"
 	slices, lens := []string{"c", "a", "b"}, []int{m * n, m * k, k * n}
 	if e.bias {
 		bias = "&bias_md"
-		params += ", float *bias"
+		params += ", ELEM *bias"
 		args += ", {DNNL_ARG_BIAS, P_bias}"
 		bufs += ", bias"
 		slices, lens = append(slices, "bias"), append(lens, n)
@@ -98,9 +129,9 @@ static void P_call(PARAMS) {
 	P_exec(P_matmul, NARGS, args, bufs);
 }
 `)
-	c = strings.ReplaceAll(c, "P_", name+"_")
-	f.CgoPreamble(kernels.OneDNNPrelude(name) + c)
-	what := fmt.Sprintf("the row-major %d×%d matrix a and %d×%d matrix b", m, k, k, n)
+	c = strings.NewReplacer("P_", name+"_", "ELEM", kernels.CElem(dt)).Replace(c)
+	f.CgoPreamble(kernels.OneDNNPrelude(name, dt) + c)
+	what := fmt.Sprintf("the row-major %s %d×%d matrix a and %d×%d matrix b", dt, m, k, k, n)
 	if e.bias {
 		what += fmt.Sprintf(" and %d-vector bias", n)
 	}
@@ -110,5 +141,5 @@ static void P_call(PARAMS) {
 	for _, s := range slices {
 		ps = append(ps, jen.Id(s))
 	}
-	f.Func().Id(name).Params(jen.List(ps...).Index().Float32()).Block(kernels.CgoCall(name+"_call", slices, lens)...)
+	f.Func().Id(name).Params(jen.List(ps...).Index().Add(kernels.GoElem(dt))).Block(kernels.CgoCallOf(name+"_call", dt, slices, lens)...)
 }

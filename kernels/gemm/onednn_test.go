@@ -19,9 +19,9 @@ import (
 func TestOneDNN(t *testing.T) {
 	for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
 		t.Run(tmpl.Op.Name, func(t *testing.T) {
-			b := tmpl.Baselines[len(tmpl.Baselines)-1]
+			b := tmpl.Baselines[len(tmpl.Baselines)-3]
 			if b.Name != "onednn" || !b.Cgo || b.Requires != nil {
-				t.Fatalf("last baseline %s, cgo %v, requires %v; want onednn, cgo, no modules", b.Name, b.Cgo, b.Requires)
+				t.Fatalf("third baseline from the end %s, cgo %v, requires %v; want onednn, cgo, no modules", b.Name, b.Cgo, b.Requires)
 			}
 			f := jen.NewFile("p")
 			b.EmitGo(f, "Kernel", []int{3, 5, 7})
@@ -31,6 +31,18 @@ func TestOneDNN(t *testing.T) {
 				t.Errorf("bias fused %v, ReLU fused %v:\n%s", fused, relu, src)
 			}
 			kerneltest.CheckBaseline(t, tmpl, "onednn", testShapes)
+		})
+	}
+}
+
+// TestOneDNNHalf checks the onednn-bf16 and onednn-f16 baselines of
+// Template and the epilogue templates, oneDNN's matmul on 16-bit
+// matrices with the epilogue fused, as TestOneDNN the float32 ones, on
+// every input set of their dtype, where this CPU's oneDNN has them.
+func TestOneDNNHalf(t *testing.T) {
+	for _, tmpl := range append([]*kernels.Template{&Template}, epilogueTemplates...) {
+		t.Run(tmpl.Op.Name, func(t *testing.T) {
+			kerneltest.CheckHalfBaselines(t, tmpl, "onednn", testShapes)
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 )
 
@@ -43,7 +44,7 @@ var onednnBaselines = []kernels.Baseline{{
 // of each call, and a Go function that calls it.
 func emitOneDNN(f *jen.File, name string, shape []int) {
 	rows, cols := checkShape(shape)
-	c := kernels.OneDNNPrelude(name) + strings.NewReplacer("P_", name+"_", "DIMS", kernels.OneDNNDims(rows, cols),
+	c := kernels.OneDNNPrelude(name, dtype.F32) + strings.NewReplacer("P_", name+"_", "DIMS", kernels.OneDNNDims(rows, cols),
 		"STRIDES", kernels.OneDNNDims(cols, 1), "VDIM", kernels.OneDNNDims(cols), "EPS", fmt.Sprintf("%gf", layer.eps)).Replace(`
 static dnnl_primitive_t P_lnorm;
 static dnnl_memory_t P_src, P_dst, P_scale, P_shift;

@@ -10,7 +10,7 @@ import (
 )
 
 // baselines are what autotune bench compares the tuned kernel with: naive
-// and, in builds with the onednn tag, onednn. They are not the tuned code, so they are not part of Version: changing one
+// and, in builds with the onednn tag, onednn (and onednn-bf16, onednn-f16). They are not the tuned code, so they are not part of Version: changing one
 // changes no tuning record.
 var baselines = append([]kernels.Baseline{{
 	Name:   "naive",

@@ -259,18 +259,20 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 			return nil, fmt.Errorf("cpu: bench: baseline name %q of %s is taken", bl.Name, b.Template.Op.Name)
 		}
 		seen[bl.Name] = true
-		// Baselines are float32 (kernels.Baseline): on a 16-bit workload
-		// they run on the same values, decoded, and move twice the bytes.
-		if bl.Skipped(slices.Clone(shape)) != "" {
+		// A float32 baseline (kernels.Baseline.DType) runs on a 16-bit
+		// workload too, on the same values, decoded, and moves twice the
+		// bytes; a 16-bit one runs on its own dtype's workloads only.
+		if !bl.For(dt) || bl.Skipped(slices.Clone(shape)) != "" {
 			continue
 		}
 		skip, doc, err := knownWrong(b.Template, bl, dt)
 		if err != nil {
 			return nil, err
 		}
+		of := cmp.Or(bl.DType, dtype.F32)
 		entries = append(entries, benchEntry{
-			name: bl.Name, doc: doc, pkg: fmt.Sprintf("base%d", i), checked: true, skip: skip, bytes: b.Template.BytesOf(slices.Clone(shape), dtype.F32), flops: flops,
-			requires: bl.Requires, cgo: bl.Cgo,
+			name: bl.Name, doc: doc, pkg: fmt.Sprintf("base%d", i), checked: len(skip) < len(b.Template.InputSetsFor(dt)), skip: skip,
+			bytes: b.Template.BytesOf(slices.Clone(shape), of), flops: flops, requires: bl.Requires, cgo: bl.Cgo, half: of.Size() == 2,
 			emit: func(f *jen.File) []byte { bl.EmitGo(f, kernelName, slices.Clone(shape)); return nil },
 		})
 	}
@@ -598,7 +600,8 @@ func firstLine(s string) string {
 // knownWrong returns the indices of the input sets of t for dt that baseline bl
 // is not checked on (kernels.Baseline.KnownWrong) and its doc, which then
 // says so. It fails on a name that is not a set of t, or on the first
-// set, the one bench times.
+// set, the one bench times, for a float32 baseline: only a 16-bit one may
+// be wrong on every set.
 func knownWrong(t kernels.Template, bl kernels.Baseline, dt dtype.DType) (skip []int, doc string, err error) {
 	if len(bl.KnownWrong) == 0 {
 		return nil, bl.Doc, nil
@@ -606,8 +609,11 @@ func knownWrong(t kernels.Template, bl kernels.Baseline, dt dtype.DType) (skip [
 	sets := t.InputSetsFor(dt)
 	for _, name := range bl.KnownWrong {
 		i := slices.IndexFunc(sets, func(s kernels.InputSet) bool { return s.Name == name })
-		if i <= 0 {
-			return nil, "", fmt.Errorf("cpu: bench: baseline %s of %s: known wrong on %q, which is not an input set other than the first", bl.Name, t.Op.Name, name)
+		switch {
+		case i < 0:
+			return nil, "", fmt.Errorf("cpu: bench: baseline %s of %s: known wrong on %q, which is not an input set of %s", bl.Name, t.Op.Name, name, dt)
+		case i == 0 && bl.DType.Size() != 2:
+			return nil, "", fmt.Errorf("cpu: bench: baseline %s of %s: known wrong on %q, the input set bench times", bl.Name, t.Op.Name, name)
 		}
 		skip = append(skip, i)
 	}

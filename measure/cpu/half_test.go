@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/dave/jennifer/jen"
@@ -116,24 +118,42 @@ func TestMeasureBF16(t *testing.T) {
 }
 
 // A bench of a bf16 workload times the bf16 kernel beside the tuned f32
-// kernel on the same values, and a floor that copies 16-bit elements.
+// kernel on the same values, a floor that copies 16-bit elements, the
+// float32 baselines on the decoded values and the bf16 baselines on the
+// 16-bit buffers, but not the f16 ones; a bf16 baseline known wrong on
+// every set, the timed one too, is timed unchecked.
 func TestBenchBF16(t *testing.T) {
 	needGo(t)
 	shape := []int{4099}
-	b := benchBatch(halfTemplate(), shape, halfConfig(t, "ok"))
+	tmpl := halfTemplate()
+	half := func(name string, dt dtype.DType, mode string) kernels.Baseline {
+		return kernels.Baseline{Name: name, Doc: name, DType: dt,
+			EmitGo: func(f *jen.File, fn string, _ []int) { emitHalf(f, fn, cmp.Or(dt, dtype.F32), mode) }}
+	}
+	tmpl.Baselines = []kernels.Baseline{half("plain", "", "ok"), half("lib-bf16", dtype.BF16, "ok"), half("lib-f16", dtype.F16, "ok"),
+		half("trunc-bf16", dtype.BF16, "trunc")}
+	tmpl.Baselines[3].KnownWrong = []string{"uniform", "large"}
+	b := benchBatch(tmpl, shape, halfConfig(t, "ok"))
 	b.DType, b.ConfigF32 = dtype.BF16, halfConfig(t, "ok")
 	res, err := New(&Options{Seed: 1}).Bench(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bytes := map[string]float64{}
+	bytes, checked := map[string]float64{}, map[string]bool{}
+	var names []string
 	for _, r := range res {
-		bytes[r.Name] = r.Bytes
+		bytes[r.Name], checked[r.Name] = r.Bytes, r.Checked
+		names = append(names, r.Name)
 		t.Logf("%-9s median %7.0fns, %v bytes: %s", r.Name, r.MedianNS, r.Bytes, r.Doc)
 	}
 	n := float64(shape[0])
-	if len(res) != 4 || bytes[BenchTuned] != 4*n || bytes[BenchTunedF32] != 8*n || bytes[BenchFloor] != 4*n {
-		t.Errorf("entries and their bytes %v; want tuned (bf16) 4n, tuned-f32 8n, peak, floor (bf16) 4n, n = %v", bytes, n)
+	want := []string{BenchTuned, BenchTunedF32, "plain", "lib-bf16", "trunc-bf16", BenchPeak, BenchFloor}
+	if !slices.Equal(names, want) || bytes[BenchTuned] != 4*n || bytes[BenchTunedF32] != 8*n || bytes[BenchFloor] != 4*n ||
+		bytes["plain"] != 8*n || bytes["lib-bf16"] != 4*n {
+		t.Errorf("entries %v, their bytes %v; want %v, tuned, lib-bf16 and floor (bf16) 4n, tuned-f32 and plain 8n, n = %v", names, bytes, want, n)
+	}
+	if !checked["lib-bf16"] || checked["trunc-bf16"] {
+		t.Errorf("lib-bf16 checked %v, trunc-bf16 (known wrong on every set) checked %v; want true, false", checked["lib-bf16"], checked["trunc-bf16"])
 	}
 
 	// A bf16 kernel that rounds wrongly fails the bench.
