@@ -66,18 +66,6 @@ func TestDotKernels(t *testing.T) {
 	}
 }
 
-// errorRecorder is a testing.TB whose Errorf only counts, so that a test
-// can see that a check fails.
-type errorRecorder struct {
-	testing.TB
-	errors int
-}
-
-func (r *errorRecorder) Errorf(format string, args ...any) {
-	r.errors++
-	r.Logf("(expected) "+format, args...)
-}
-
 // TestDotPlantedPairOrder checks that the reference check catches k's
 // bf16 pairs packed in the wrong order for VDPBF16PS: high half first,
 // so that q[2t] meets k[2t+1].
@@ -93,9 +81,9 @@ func TestDotPlantedPairOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &errorRecorder{TB: t}
+	r := &kerneltest.ErrorCounter{TB: t}
 	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
-	if r.errors == 0 {
+	if r.Errors == 0 {
 		t.Error("a kernel with k's pairs swapped passed the reference check")
 	}
 }

@@ -120,18 +120,6 @@ func TestPackedHalfKernels(t *testing.T) {
 	}
 }
 
-// errorRecorder is a testing.TB whose Errorf only counts, so that a test
-// can see that a check fails.
-type errorRecorder struct {
-	testing.TB
-	errors int
-}
-
-func (r *errorRecorder) Errorf(format string, args ...any) {
-	r.errors++
-	r.Logf("(expected) "+format, args...)
-}
-
 // TestPlantedPairOrder checks that the reference check catches bf16 pairs
 // packed in the wrong order for VDPBF16PS: B's high half first, so that
 // a[2t] meets b[2t+1].
@@ -148,9 +136,9 @@ func TestPlantedPairOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &errorRecorder{TB: t}
+	r := &kerneltest.ErrorCounter{TB: t}
 	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
-	if r.errors == 0 {
+	if r.Errors == 0 {
 		t.Error("a kernel with B's pairs swapped passed the reference check")
 	}
 }
