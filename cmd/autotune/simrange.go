@@ -11,7 +11,6 @@ import (
 
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
-	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
 )
@@ -27,25 +26,15 @@ func runSimulateRange(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 		return usagef("--range takes its op and shapes from its directory: no --db, --records, --prior, --op, --shape, --suite, --tasks or --held-out")
 	case o.gain > 0 || set["scheduler"] || set["at"]:
 		return usagef("--range replays range tuning: no --stop-gain, --scheduler or --at")
-	case o.seeds < 1:
-		return usagef("--seeds must be at least 1, not %d", o.seeds)
-	case o.batch < 1:
-		return usagef("--batch must be at least 1, not %d", o.batch)
-	case o.budget < 0:
-		return usagef("--budget must not be negative")
 	case o.alone < 1:
 		return usagef("--alone must be at least 1, not %d", o.alone)
 	}
-	searchText := search.Names()[0]
-	if set["strategy"] {
-		searchText = o.strategies
+	if err := o.checkRuns(); err != nil {
+		return err
 	}
-	if strings.Contains(searchText, ",") {
-		return usagef("--range replays one search: give one --strategy, not %s", searchText)
-	}
-	method, err := lab.ParseMethod(strings.TrimSpace(searchText))
+	method, err := o.oneSearch("--range", set["strategy"])
 	if err != nil {
-		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "lab: "))
+		return err
 	}
 	fingerprint := o.device
 	if fingerprint != "" && !strings.Contains(fingerprint, "/") {

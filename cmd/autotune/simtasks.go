@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -37,23 +36,13 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 		return usagef("--db and --records both name a recording; give one")
 	case o.db == "" && o.records == "":
 		return usagef("no recording: give --db PATH or --records FILE.jsonl,... holding every workload of %s", o.tasks)
-	case o.seeds < 1:
-		return usagef("--seeds must be at least 1, not %d", o.seeds)
-	case o.batch < 1:
-		return usagef("--batch must be at least 1, not %d", o.batch)
-	case o.budget < 0:
-		return usagef("--budget must not be negative")
 	}
-	searchText := search.Names()[0]
-	if set["strategy"] {
-		searchText = o.strategies
+	if err := o.checkRuns(); err != nil {
+		return err
 	}
-	if strings.Contains(searchText, ",") {
-		return usagef("--tasks replays one search: give one --strategy, not %s", searchText)
-	}
-	sr, err := lab.ParseMethod(strings.TrimSpace(searchText))
+	sr, err := o.oneSearch("--tasks", set["strategy"])
 	if err != nil {
-		return usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "lab: "))
+		return err
 	}
 	var scheds []string
 	for _, s := range strings.Split(o.scheduler, ",") {

@@ -14,6 +14,7 @@ import (
 	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
+	"github.com/autotune-dev/autotune/search"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune"
 	"github.com/autotune-dev/autotune/tune/lab"
@@ -174,6 +175,38 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 
 // searchNames are the text forms of lab.Methods: the searches simulate
 // compares by default (models marked Extra, such as ucb, are left out).
+// checkRuns refuses --seeds, --batch and --budget out of range: a usage
+// error, as every mode of simulate reads them.
+func (o simulateOptions) checkRuns() error {
+	switch {
+	case o.seeds < 1:
+		return usagef("--seeds must be at least 1, not %d", o.seeds)
+	case o.batch < 1:
+		return usagef("--batch must be at least 1, not %d", o.batch)
+	case o.budget < 0:
+		return usagef("--budget must not be negative")
+	}
+	return nil
+}
+
+// oneSearch returns the one search that mode (--tasks, --range) replays:
+// --strategy when given, else the default strategy; a list is a usage
+// error.
+func (o simulateOptions) oneSearch(mode string, given bool) (lab.Method, error) {
+	text := search.Names()[0]
+	if given {
+		text = o.strategies
+	}
+	if strings.Contains(text, ",") {
+		return lab.Method{}, usagef("%s replays one search: give one --strategy, not %s", mode, text)
+	}
+	m, err := lab.ParseMethod(strings.TrimSpace(text))
+	if err != nil {
+		return lab.Method{}, usagef("--strategy: %s", strings.TrimPrefix(err.Error(), "lab: "))
+	}
+	return m, nil
+}
+
 func searchNames() []string {
 	var names []string
 	for _, s := range lab.Methods() {
@@ -260,12 +293,9 @@ func runSimulate(c *command, std *stdio, args []string) error {
 		return usagef("--db and --records both name a recording; give one")
 	case o.db == "" && o.records == "":
 		return usagef("no recording: give --db PATH or --records FILE.jsonl")
-	case o.seeds < 1:
-		return usagef("--seeds must be at least 1, not %d", o.seeds)
-	case o.batch < 1:
-		return usagef("--batch must be at least 1, not %d", o.batch)
-	case o.budget < 0:
-		return usagef("--budget must not be negative")
+	}
+	if err := o.checkRuns(); err != nil {
+		return err
 	}
 	fingerprint := o.device
 	if fingerprint != "" && !strings.Contains(fingerprint, "/") {
