@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/attention"
 	"github.com/autotune-dev/autotune/kernels/gemm"
@@ -149,7 +150,9 @@ func TestBenchGEMM(t *testing.T) {
 	// naive, gonum, and openblas in builds with the openblas tag
 	want := []string{"tuned"}
 	for _, b := range gemm.Template.Baselines {
-		want = append(want, b.Name)
+		if b.For(dtype.F32) { // not onednn-bf16 and onednn-f16
+			want = append(want, b.Name)
+		}
 	}
 	want = append(want, "peak", "floor")
 	if !slices.Equal(names, want) || !slices.Contains(names, "gonum") {
@@ -178,7 +181,9 @@ func TestBenchAttention(t *testing.T) {
 	// naive, gonum, and onednn in builds with the onednn tag
 	want := []string{"tuned"}
 	for _, b := range attention.TemplateCausal.Baselines {
-		want = append(want, b.Name)
+		if b.For(dtype.F32) { // not onednn-bf16 and onednn-f16
+			want = append(want, b.Name)
+		}
 	}
 	want = append(want, "peak", "floor")
 	if !slices.Equal(names, want) || !slices.Contains(names, "gonum") {
