@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -36,13 +35,9 @@ func runSimulateRange(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	fingerprint := o.device
-	if fingerprint != "" && !strings.Contains(fingerprint, "/") {
-		t, err := device.Lookup(fingerprint)
-		if err != nil {
-			return usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
-		}
-		fingerprint = t.Fingerprint()
+	fingerprint, _, err := o.fingerprint()
+	if err != nil {
+		return err
 	}
 	files, err := filepath.Glob(filepath.Join(o.rangeDir, "*.jsonl"))
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/tasks"
 	"github.com/autotune-dev/autotune/tune/lab"
 	"github.com/autotune-dev/autotune/tunedb"
@@ -67,18 +66,14 @@ func runSimulateTasks(std *stdio, fs *flag.FlagSet, o simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	fingerprint := o.device
-	if fingerprint != "" && !strings.Contains(fingerprint, "/") {
-		t, err := device.Lookup(fingerprint)
-		if err != nil {
-			return usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
-		}
-		fingerprint = t.Fingerprint()
-		if t.IsCUDA() {
-			// readTasks loads the CPU templates: a CUDA recording would
-			// match none of them.
-			return usagef("--tasks replays CPU recordings only, not --device %s", o.device)
-		}
+	fingerprint, cuda, err := o.fingerprint()
+	if err != nil {
+		return err
+	}
+	if cuda {
+		// readTasks loads the CPU templates: a CUDA recording would
+		// match none of them.
+		return usagef("--tasks replays CPU recordings only, not --device %s", o.device)
 	}
 	recs, err := o.recordings()
 	if err != nil {

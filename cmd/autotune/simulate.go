@@ -175,6 +175,21 @@ func (o *simulateOptions) register(fs *flag.FlagSet) {
 
 // searchNames are the text forms of lab.Methods: the searches simulate
 // compares by default (models marked Extra, such as ucb, are left out).
+// fingerprint returns --device as a device fingerprint: as given when it
+// is one (it holds a "/"), else the fingerprint of the device it names
+// (cuda: a CUDA one), or "" when it is not given. An unknown name is a
+// usage error.
+func (o simulateOptions) fingerprint() (fingerprint string, cuda bool, err error) {
+	if o.device == "" || strings.Contains(o.device, "/") {
+		return o.device, false, nil
+	}
+	t, err := device.Lookup(o.device)
+	if err != nil {
+		return "", false, usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
+	}
+	return t.Fingerprint(), t.IsCUDA(), nil
+}
+
 // checkRuns refuses --seeds, --batch and --budget out of range: a usage
 // error, as every mode of simulate reads them.
 func (o simulateOptions) checkRuns() error {
@@ -297,13 +312,9 @@ func runSimulate(c *command, std *stdio, args []string) error {
 	if err := o.checkRuns(); err != nil {
 		return err
 	}
-	fingerprint := o.device
-	if fingerprint != "" && !strings.Contains(fingerprint, "/") {
-		t, err := device.Lookup(fingerprint)
-		if err != nil {
-			return usagef("%s", strings.TrimPrefix(err.Error(), "device: "))
-		}
-		fingerprint = t.Fingerprint()
+	fingerprint, _, err := o.fingerprint()
+	if err != nil {
+		return err
 	}
 	tmpl, ok := kernels.TemplateFor(w.op.Name, kernels.CPU) // recorded landscapes are of CPUs
 	if !ok {
