@@ -228,16 +228,29 @@ func (f CUDAFunc) EmitCUDA(k Kernel) CUDAKernel { return f(k) }
 // ConvertKnob is the knob of the CPU templates that places the conversion
 // of 16-bit elements to and from float32 (in blocks, in registers, while
 // packing, ...). Its first value is the one that constrains nothing else.
+// Its value ConvertDot, where a template has it, multiplies bf16 pairs
+// with VDPBF16PS, which has no f16 form.
 const ConvertKnob = "convert"
+
+// ConvertDot is the value of ConvertKnob that names the VDPBF16PS forms.
+const ConvertDot = "dot"
 
 // SearchSpace is the space a search explores for shape and element type
 // dt on target: Space, with ConvertKnob pinned to its first value when
 // dt's elements are 32-bit, since every value then names the same float32
-// kernel and a search would time it once per name.
+// kernel and a search would time it once per name; and without
+// ConvertDot for f16, whose kernels of that value are those of another
+// (each template's doc says which).
 func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target) *schedule.Space {
 	space := t.Space(shape, target)
-	if cmp.Or(dt, dtype.Default).Size() == 4 {
+	switch dt = cmp.Or(dt, dtype.Default); {
+	case dt.Size() == 4:
 		space = space.Pin(ConvertKnob)
+	case dt != dtype.BF16:
+		space = space.With(schedule.Constraint{Name: "dot_needs_bf16", OK: func(c schedule.Config) bool {
+			v, ok := c.Lookup(ConvertKnob)
+			return !ok || v.Str() != ConvertDot
+		}})
 	}
 	return space
 }

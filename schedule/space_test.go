@@ -184,8 +184,19 @@ func TestSampleRareAndImpossible(t *testing.T) {
 	if big.Size() <= enumerateLimit {
 		t.Fatalf("test space of %d points is small enough to enumerate", big.Size())
 	}
-	if _, err := big.Sample(r); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rejected by never (%d)", sampleDraws)) {
+	if _, err := big.Sample(r); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rejected by never (%d)", sampleDraws+rareDraws)) {
 		t.Errorf("empty large space: %v", err)
+	}
+	// Too large to enumerate, with valid points rarer than one in
+	// sampleDraws (GEMM's at tiny shapes): Sample still finds them.
+	sparse := NewSpace([]Knob{Choice("a", wide...), Choice("b", wide...)}, Constraint{Name: "rare", OK: func(c Config) bool {
+		return c.Int("a") < 11 && c.Int("b") < 11 // 121 of 1.21 million points: 10^4 draws miss them 37% of the time
+	}})
+	for i := range 20 {
+		c, err := sparse.Sample(r)
+		if err != nil || !sparse.Valid(c) {
+			t.Fatalf("draw %d of a space with sparse valid points: %v, %v", i, c, err)
+		}
 	}
 }
 
@@ -347,5 +358,33 @@ func TestPin(t *testing.T) {
 	}
 	if s.Pin("threads") != s {
 		t.Error("pinning a knob the space lacks changed it")
+	}
+}
+
+func TestWith(t *testing.T) {
+	s := NewSpace([]Knob{Choice("vec", 1, 8), Enum("convert", "copy", "pack", "dot")},
+		Constraint{Name: "dot_needs_vec8", OK: func(c Config) bool { return c.Str("convert") != "dot" || c.Int("vec") == 8 }})
+	w := s.With(Constraint{Name: "no_dot", OK: func(c Config) bool { return c.Str("convert") != "dot" }})
+	valid := 0
+	for i := range w.Size() {
+		c := w.At(i)
+		if w.Valid(c) {
+			valid++
+			if !s.Valid(c) {
+				t.Errorf("%s: valid with more constraints, not in the space", c)
+			}
+		}
+	}
+	if valid != 4 {
+		t.Errorf("%d valid points with convert=dot ruled out, want 4", valid)
+	}
+	if got := w.Constraints(); !slices.Equal(got, []string{"dot_needs_vec8", "no_dot"}) {
+		t.Errorf("constraints %v, want the space's and the new one", got)
+	}
+	if got := s.Constraints(); len(got) != 1 {
+		t.Errorf("With changed the space's constraints: %v", got)
+	}
+	if s.With() != s {
+		t.Error("With of nothing made a new space")
 	}
 }

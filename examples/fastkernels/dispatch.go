@@ -11,7 +11,7 @@ const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 // dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.
 const dtypeName = "f32"
 
-// attentionOp is the dispatch state of attention (template attention-6-b6d384d4aafa).
+// attentionOp is the dispatch state of attention (template attention-6-67fecc77b044).
 var attentionOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
@@ -37,7 +37,7 @@ var attentionOp = &opState{
 		},
 	},
 	name:     "attention",
-	template: "attention-6-b6d384d4aafa",
+	template: "attention-6-67fecc77b044",
 }
 
 // attentionScalar are the scalar forms of attentionOp.kernels, which every build has; attentionFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -54,7 +54,7 @@ func init() {
 	})
 }
 
-// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-6-8f899b3ff91f).
+// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-6-51f0fa5a9a3a).
 var attentionCausalOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
@@ -80,7 +80,7 @@ var attentionCausalOp = &opState{
 		},
 	},
 	name:     "attention_causal",
-	template: "attention-causal-6-8f899b3ff91f",
+	template: "attention-causal-6-51f0fa5a9a3a",
 }
 
 // attentionCausalScalar are the scalar forms of attentionCausalOp.kernels, which every build has; attentionCausalFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -97,7 +97,7 @@ func init() {
 	})
 }
 
-// gemmOp is the dispatch state of gemm (template gemm-7-01ef33480da3).
+// gemmOp is the dispatch state of gemm (template gemm-7-cef5bc6457fa).
 var gemmOp = &opState{
 	def:  4,
 	dims: []string{"m", "n", "k"},
@@ -135,7 +135,7 @@ var gemmOp = &opState{
 		},
 	},
 	name:     "gemm",
-	template: "gemm-7-01ef33480da3",
+	template: "gemm-7-cef5bc6457fa",
 }
 
 // gemmScalar are the scalar forms of gemmOp.kernels, which every build has; gemmFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -155,7 +155,7 @@ func init() {
 	})
 }
 
-// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-7-afa6e995052d).
+// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-7-284db8bf290b).
 var gemmBiasOp = &opState{
 	def:  0,
 	dims: []string{"m", "n", "k"},
@@ -169,7 +169,7 @@ var gemmBiasOp = &opState{
 		},
 	},
 	name:     "gemm_bias",
-	template: "gemm-bias-7-afa6e995052d",
+	template: "gemm-bias-7-284db8bf290b",
 }
 
 // gemmBiasScalar are the scalar forms of gemmBiasOp.kernels, which every build has; gemmBiasFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -182,7 +182,7 @@ func init() {
 	gemmBiasOp.setTable([]entry{})
 }
 
-// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-7-8e0f38af6cee).
+// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-7-507cd2279cc2).
 var gemmBiasReLUOp = &opState{
 	def:  2,
 	dims: []string{"m", "n", "k"},
@@ -208,7 +208,7 @@ var gemmBiasReLUOp = &opState{
 		},
 	},
 	name:     "gemm_bias_relu",
-	template: "gemm-bias-relu-7-8e0f38af6cee",
+	template: "gemm-bias-relu-7-507cd2279cc2",
 }
 
 // gemmBiasReLUScalar are the scalar forms of gemmBiasReLUOp.kernels, which every build has; gemmBiasReLUFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -42,11 +42,11 @@ Tuned: the latest winning record is of 2026-11-27 20:28 UTC.
 
 Templates:
 
-	attention          attention-6-b6d384d4aafa
-	attention_causal   attention-causal-6-8f899b3ff91f
-	gemm               gemm-7-01ef33480da3
-	gemm_bias          gemm-bias-7-afa6e995052d
-	gemm_bias_relu     gemm-bias-relu-7-8e0f38af6cee
+	attention          attention-6-67fecc77b044
+	attention_causal   attention-causal-6-51f0fa5a9a3a
+	gemm               gemm-7-cef5bc6457fa
+	gemm_bias          gemm-bias-7-284db8bf290b
+	gemm_bias_relu     gemm-bias-relu-7-507cd2279cc2
 	layernorm          layernorm-norm-2-c7ba22e6b16f
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db

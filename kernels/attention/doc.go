@@ -409,8 +409,11 @@
 // the query rows kept as pairs, unscaled (exact: q is bf16); the softmax
 // multiplies its exp arguments by 1/√D instead. The weights, statistics
 // and P·V stay float32. Only specialised kernels of the lanes layout with
-// 16-lane assembly tiles have the form; every other config of
-// convert=dot, every f16 kernel (no dot instruction here) and every
+// 16-lane assembly tiles have the form, and the space offers convert=dot
+// with those tiles only (dot_needs_asm_lanes_16; until attention-6 it
+// offered the value with every config, each the copying form under a
+// second name). An f16 kernel of convert=dot (no dot instruction here;
+// an f16 search leaves the value out, kernels.SearchSpace) and every
 // shape-generic kernel is the copying form. TestDotKernels checks it at
 // S = 16, 17, 19, 37 (its blocks of 16 query rows need S ≥ 16) and D = 1,
 // 3, 5, 7, 64, causal and not, one and two goroutines, archsimd and plain;

@@ -34,8 +34,9 @@ import (
 //   - P·V, the rescaling and the store are the float32 kernel's.
 //
 // The output is encoded to nearest even. f16 has no dot product here: an
-// f16 kernel of convert=dot, like every config outside the form above and
-// every shape-generic kernel, is the copying form (kernels/halfcopy).
+// f16 kernel of convert=dot (which an f16 search does not propose), like
+// every shape-generic kernel, is the copying form (kernels/halfcopy); the
+// space offers the value with the form's tiles only.
 
 // swapPairs, set by a test only, packs k's pairs high half first, a wrong
 // layout the reference check must catch.

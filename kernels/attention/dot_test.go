@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -85,5 +86,38 @@ func TestDotPlantedPairOrder(t *testing.T) {
 	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
 	if r.Errors == 0 {
 		t.Error("a kernel with k's pairs swapped passed the reference check")
+	}
+}
+
+// TestSearchSpaceHasNoCopies checks that every convert=dot config a bf16
+// search can propose is the VDPBF16PS form (dotForm), not the copying
+// form under a second name, and that an f16 search proposes none.
+func TestSearchSpaceHasNoCopies(t *testing.T) {
+	target := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 2, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
+		ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}}}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tmpl := range []*kernels.Template{&Template, &TemplateCausal} {
+		for _, shape := range [][]int{{1, 8, 1024, 64}, {2, 3, 17, 5}} {
+			for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+				sp := tmpl.SearchSpace(shape, dt, target)
+				dots := 0
+				for range 300 {
+					cfg, err := sp.Sample(r)
+					if err != nil {
+						t.Fatalf("%s %v %s: %v", tmpl.Op.Name, shape, dt, err)
+					}
+					if cfg.Str(kernels.ConvertKnob) != kernels.ConvertDot {
+						continue
+					}
+					dots++
+					if !dotForm(kernels.Kernel{Name: "K", Shape: shape, DType: dt, Config: cfg}) {
+						t.Errorf("%s %v %s: %s is not the dot form", tmpl.Op.Name, shape, dt, cfg)
+					}
+				}
+				if (dt == dtype.BF16) != (dots > 0) {
+					t.Errorf("%s %v %s: %d of 300 draws were convert=dot", tmpl.Op.Name, shape, dt, dots)
+				}
+			}
+		}
 	}
 }

@@ -264,12 +264,24 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 			return !c.Bool("pack_a") || c.Str("micro") == "asm"
 		}},
 		// convert=dot is installed only where the CPU has VDPBF16PS.
-		// The other knobs do not constrain convert: a config without the
-		// packed forms' micro=asm, pack_a and pack_b runs the copying
-		// form for every value (packhalf.go), so that the space's share
-		// of valid points, which random draws must find, stays as it was.
 		{Name: "dot_needs_avx512_bf16", OK: func(c schedule.Config) bool {
 			return c.Str("convert") != "dot" || isa.AVX512BF16
+		}},
+		// The forms that convert while packing are assembly tiles on
+		// packed A and B (packhalf.go): a config without micro=asm,
+		// pack_a and pack_b would run the copying form under another
+		// name. Until gemm-7 the space held such configs, and a bf16
+		// tune of 1024³ spent its dot trials on them: none of the nine
+		// it timed ran VDPBF16PS (11.4 ms at best, the copying form's
+		// time), where the real dot form runs 1024³ in 5.3–5.6 ms.
+		{Name: "packed_convert_needs_asm_tiles", OK: func(c schedule.Config) bool {
+			return c.Str("convert") == "copy" || (c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b"))
+		}},
+		// VDPBF16PS multiplies Z registers: a dot config of 8 lanes
+		// would be the pack form. (f16 has no dot form: the search of an
+		// f16 workload leaves the value out, kernels.SearchSpace.)
+		{Name: "dot_needs_16_lanes", OK: func(c schedule.Config) bool {
+			return c.Str("convert") != "dot" || c.Int("vec") == 16
 		}},
 	}...)
 	knobs = append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a"), schedule.Enum(kernels.ConvertKnob, converts...))

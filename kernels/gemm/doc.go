@@ -350,17 +350,19 @@
 // float32 kernel of the same config, and encodes C to nearest even: the
 // copies cost O(MK + KN + MN) beside the O(MNK) arithmetic. With pack and
 // dot (packhalf.go) a specialised kernel of micro=asm with pack_a and
-// pack_b copies no argument whole; any other kernel of those values,
-// shape-generic ones included, is the copying form of its config (the
-// space offers them all, since constraining convert to the packed
-// configs made valid points three times rarer for random draws to
-// find). The packed forms: the packing functions read the 16-bit
+// pack_b copies no argument whole, and the space offers those values
+// only with them (packed_convert_needs_asm_tiles): until gemm-7 it
+// offered them with every config, to keep valid points as common for
+// random draws as they were, and a bf16 tune then spent its dot trials on
+// copying forms under another name. A shape-generic kernel of those
+// values is the copying form of its config. The packed forms: the packing functions read the 16-bit
 // elements, decoding them into the float32 strips and tiles (pack) or
 // pairing them along K for VDPBF16PS (dot, where the CPU has
 // AVX512-BF16: each instruction does two steps of K, its products exact
 // and summed in float32; an odd K ends in a pair whose second half is
-// zero; an f16 or 8-lane kernel of convert=dot, which the space offers
-// since it does not see the dtype, is the pack form). With dot, a row of
+// zero; the space offers dot with 16 lanes only, and an f16 kernel of
+// convert=dot, which the space offers since it does not see the dtype,
+// is the pack form, so an f16 search leaves dot out, kernels.SearchSpace). With dot, a row of
 // A already holds its pairs of K, so A's tiles are its rows copied whole
 // (memmove), each tile broadcasting from mr rows a slice's most steps
 // apart, and B's pairs interleave two rows of b in assembly (VPMOVZXWD,

@@ -166,3 +166,35 @@ func TestSearchSpaceOfFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSpaceHasNoCopies checks that every config a 16-bit search can
+// propose for a value of convert other than copy runs that value's form
+// (packed), not the copying form under another name, and that an f16
+// search proposes no convert=dot (the pack form for f16).
+func TestSearchSpaceHasNoCopies(t *testing.T) {
+	target := cpu(2, device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true})
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, shape := range [][]int{{1024, 1024, 1024}, {64, 64, 64}, {1, 7, 3}} {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+			sp := Template.SearchSpace(shape, dt, target)
+			seen := map[string]int{}
+			for range 200 {
+				cfg, err := sp.Sample(r)
+				if err != nil {
+					t.Fatalf("%v %s: %v", shape, dt, err)
+				}
+				conv := cfg.Str(kernels.ConvertKnob)
+				seen[conv]++
+				if conv != "copy" && !packed(kernels.Kernel{Name: "K", Shape: shape, DType: dt, Config: cfg}) {
+					t.Errorf("%v %s: %s runs the copying form", shape, dt, cfg)
+				}
+				if conv == "dot" && (dt != dtype.BF16 || cfg.Int("vec") != 16) {
+					t.Errorf("%v %s: %s has no dot form", shape, dt, cfg)
+				}
+			}
+			if seen["copy"] == 0 || seen["pack"] == 0 || (dt == dtype.BF16) != (seen["dot"] > 0) {
+				t.Errorf("%v %s: values drawn %v", shape, dt, seen)
+			}
+		}
+	}
+}

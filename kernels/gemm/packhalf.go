@@ -58,9 +58,8 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	kr.plain = true // no archsimd: the same code with and without GOEXPERIMENT=simd
 	kr.half = golang.Half{Prefix: k.Name + "Half", DType: k.DType, Asm: true}
 	// VDPBF16PS multiplies bf16 in Z registers: an f16 kernel of
-	// convert=dot, or one of 8 lanes, which the space offers since it
-	// sees neither the dtype nor a use in constraining them, is the pack
-	// form.
+	// convert=dot (the space does not see the dtype; an f16 search leaves
+	// the value out) is the pack form.
 	kr.dot = k.Config.Str("convert") == "dot" && k.DType == dtype.BF16 && kr.lanes == 16
 	kr.half.Emit(f)
 	kr.emitHalfEntry(f)
@@ -90,9 +89,9 @@ func (k kernel) pairsFn() string { return k.name + "Pairs" }
 func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg) }
 
 // packed reports whether k is a packed 16-bit form: a specialised bf16
-// or f16 kernel of convert=pack or convert=dot whose tiles are assembly
-// on packed A and B (micro=asm, pack_a, pack_b). Every other kernel of
-// those values is the copying form of the config.
+// or f16 kernel of convert=pack or convert=dot, whose tiles the space
+// makes assembly on packed A and B (micro=asm, pack_a, pack_b). A
+// shape-generic kernel of those values is the copying form of the config.
 func packed(k kernels.Kernel) bool {
 	c := k.Config
 	return k.DType.Size() == 2 && k.Shape != nil && c.Str("convert") != "copy" &&
