@@ -185,6 +185,9 @@ func (p templatePrior) Dominated(c schedule.Config) bool {
 // shipped model of the template's version, or the template's own
 // estimate (also where no model is shipped); nil for none.
 func (l *learner) estimate(t Task, kind string) search.Estimator {
+	if kind == search.Shipped && t.Shipped != nil {
+		return modelEstimate{t.Shipped, l.features}
+	}
 	if kind == search.Shipped {
 		if m, ok := shippedModel(t.Template.Version, len(l.features(t.Space.At(0)))); ok {
 			return modelEstimate{m, l.features}

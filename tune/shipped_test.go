@@ -3,7 +3,9 @@ package tune
 import (
 	"testing"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels/softmax"
 	"github.com/autotune-dev/autotune/schedule"
 	"github.com/autotune-dev/autotune/search"
@@ -12,7 +14,7 @@ import (
 // TestShippedModel: the shipped model of softmax's revision 2 loads for
 // its feature layout and ranks; another layout or a version with none
 // shipped gets nothing, and the shipped strategy then falls back to the
-// template's estimate.
+// template's estimate; a Task's Shipped model overrides the shipped one.
 func TestShippedModel(t *testing.T) {
 	rev := softmax.Template.Earlier[0]
 	target := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 2, ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
@@ -46,12 +48,32 @@ func TestShippedModel(t *testing.T) {
 	if _, ok := shippedModel("softmax-0-none", n); ok {
 		t.Error("a shipped model of a version none was shipped for")
 	}
-	task := Task{Template: softmax.Template, Shape: shape, Target: target, Space: softmax.Template.Space(shape, target)}
-	l := &learner{features: softmax.Template.ModelFeatures(task.Space, shape, target)}
-	if _, ok := l.estimate(task, search.Shipped).(templateEstimate); !ok {
-		t.Error("with no model shipped for today's softmax, the shipped strategy does not take the template's estimate")
-	}
-	if l.estimate(task, "") != nil {
-		t.Error("a strategy that takes no estimate got one")
+	// Today's softmax has a model for float32 searches (trained on the
+	// search space, where convert is pinned), none for the features of a
+	// 16-bit search's space, which the shipped strategy then ranks by the
+	// template's estimate; a Task's own model comes first.
+	for _, c := range []struct {
+		dt   dtype.DType
+		want string
+	}{{dtype.F32, "model"}, {dtype.BF16, "template"}} {
+		task := Task{Template: softmax.Template, Shape: shape, DType: c.dt, Target: target, Space: softmax.Template.SearchSpace(shape, c.dt, target)}
+		l := &learner{features: softmax.Template.ModelFeatures(task.Space, shape, target)}
+		got := "none"
+		switch l.estimate(task, search.Shipped).(type) {
+		case modelEstimate:
+			got = "model"
+		case templateEstimate:
+			got = "template"
+		}
+		if got != c.want {
+			t.Errorf("today's softmax, %s: the shipped strategy ranks by the %s estimate, want the %s one", c.dt, got, c.want)
+		}
+		if l.estimate(task, "") != nil {
+			t.Error("a strategy that takes no estimate got one")
+		}
+		task.Shipped = m
+		if e, ok := l.estimate(task, search.Shipped).(modelEstimate); !ok || e.model != costmodel.Model(m) {
+			t.Errorf("today's softmax, %s: the shipped strategy does not rank by the Task's model", c.dt)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/autotune-dev/autotune/costmodel"
 	"github.com/autotune-dev/autotune/device"
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -112,6 +113,12 @@ type Task struct {
 	// transient failures (timeout, crash); without it each is retried once,
 	// in the run after it failed (see tunedb.DB.Measured).
 	RetryFailed bool
+
+	// Shipped, when set, is the model the shipped strategy ranks by
+	// instead of the one shipped for the template's version: a model
+	// under evaluation on landscapes outside its training set (tune/lab).
+	// It must take the features of the task's space.
+	Shipped costmodel.Model
 }
 
 // DType is the element type of a workload that names none.

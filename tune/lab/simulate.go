@@ -217,6 +217,10 @@ type Simulation struct {
 	// Trials and Final say what that saved and cost.
 	StopGain      float64
 	StopGainAfter int
+	// Shipped is Task's: the model the shipped strategy ranks by instead
+	// of the one shipped for the template's version, to measure a model
+	// on landscapes it was not trained on; nil takes the shipped one.
+	Shipped costmodel.Model
 	// Parallel is how many runs go side by side; 0 means GOMAXPROCS.
 	// It changes how long a simulation takes, never its report.
 	Parallel int
@@ -322,7 +326,9 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 		return SimReport{}, err
 	}
 	shape := rec.Workload.Shape
-	space := tmpl.Space(shape, rec.Target)
+	// The space a tuner of the workload searches: a float32 landscape
+	// of a template with the convert knob holds one value of it.
+	space := tmpl.SearchSpace(shape, rec.Workload.DType, rec.Target)
 	results, outside := replayable(space, rec.Records)
 	replay := sim.New(results)
 	best, ok := replay.Best()
@@ -344,7 +350,8 @@ func Simulate(ctx context.Context, s Simulation) (SimReport, error) {
 	}
 	feats := tmpl.ModelFeatures(space, shape, rec.Target)
 	env := replayEnv{template: tmpl, shape: shape, target: rec.Target, space: space, replay: replay,
-		prior: prior, budget: report.Budget, batch: report.BatchSize, stopGain: s.StopGain, stopGainAfter: s.StopGainAfter}
+		prior: prior, budget: report.Budget, batch: report.BatchSize, stopGain: s.StopGain, stopGainAfter: s.StopGainAfter,
+		shipped: s.Shipped}
 	if s.StopEarly {
 		env.stopAt = best.MedianNS * within1
 	}
@@ -535,6 +542,7 @@ type replayEnv struct {
 	// stopGain and stopGainAfter are Simulation's.
 	stopGain      float64
 	stopGainAfter int
+	shipped       costmodel.Model
 }
 
 // run runs one search with one seed in a fresh database, in memory, and
@@ -561,7 +569,7 @@ func (e replayEnv) run(ctx context.Context, search Method, seed uint64) ([]measu
 		Template: e.template, Shape: e.shape, Target: e.target, Space: e.space,
 		Measurer: tr, Store: db, Strategy: search.Strategy, Model: search.Model,
 		Seed: seed, Trials: e.budget, BatchSize: e.batch, Tool: "simulate",
-		StopGain: e.stopGain, StopGainAfter: e.stopGainAfter,
+		StopGain: e.stopGain, StopGainAfter: e.stopGainAfter, Shipped: e.shipped,
 	})
 	if err == nil {
 		err = ctx.Err() // an interrupted run is no data point
