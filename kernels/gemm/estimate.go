@@ -31,8 +31,9 @@ const (
 // A's block L2); edge tiles run at a third of it. Packing B (and A)
 // costs a copy, not packing B a strided walk. Each goroutine adds its
 // start, each run dealt from the counter a little, and the busiest
-// goroutine's share sets the time. It reads only the knobs revision 4
-// has, and chunks and pack_a where the space has them.
+// goroutine's share sets the time; convert=dot doubles the peak. It
+// reads only the knobs revision 4 has, and chunks, pack_a and convert
+// where the space has them.
 func estimate(shape []int, target device.Target, cfg schedule.Config) float64 {
 	m, n, k := checkShape(shape)
 	vec, mr, nv := cfg.Int("vec"), cfg.Int("mr"), cfg.Int("nr_vecs")
@@ -74,6 +75,12 @@ func estimate(shape []int, target device.Target, cfg schedule.Config) float64 {
 	full := float64(rows/mr*mr) * float64(cols/nr*nr)
 	edge := float64(rows)*float64(cols) - full
 	peak := 2 * estFMAPorts * float64(vec) // FLOPs a cycle
+	if v, ok := cfg.Lookup("convert"); ok && v.Str() == "dot" {
+		// VDPBF16PS does two multiply-adds a lane. Only a bf16 search
+		// offers dot (float32 pins convert, f16 leaves dot out), and
+		// the space offers it only with the packed assembly tiles.
+		peak *= 2
+	}
 	cycles := 2 * float64(k) * (full + 3*edge) / (peak * eff)
 
 	copyBytes := 0.0

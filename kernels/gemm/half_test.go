@@ -198,3 +198,24 @@ func TestSearchSpaceHasNoCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateOfDot checks that the estimate, which a bf16 search's first
+// batch is ranked by, expects a convert=dot config to run faster than the
+// same config converting while packing: VDPBF16PS does twice the
+// multiply-adds of an FMA.
+func TestEstimateOfDot(t *testing.T) {
+	target := cpu(2, device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true})
+	shape := []int{1024, 1024, 1024}
+	sp := Template.Space(shape, target)
+	var ns [2]float64
+	for i, conv := range []string{"pack", "dot"} {
+		cfg, err := sp.Parse("vec=16,mr=4,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=true,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=true,convert=" + conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns[i] = estimate(shape, target, cfg)
+	}
+	if ns[1] >= 0.7*ns[0] {
+		t.Errorf("estimated %.0f ns with dot, %.0f ns with pack: want dot well below", ns[1], ns[0])
+	}
+}
