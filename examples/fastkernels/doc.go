@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-6-67fecc77b044
 	attention_causal   attention-causal-6-51f0fa5a9a3a
-	gemm               gemm-7-cef5bc6457fa
-	gemm_bias          gemm-bias-7-284db8bf290b
-	gemm_bias_relu     gemm-bias-relu-7-507cd2279cc2
+	gemm               gemm-8-12b1d38319f3
+	gemm_bias          gemm-bias-8-f3adb6cb84f7
+	gemm_bias_relu     gemm-bias-relu-8-82e3294e1231
 	layernorm          layernorm-norm-2-c7ba22e6b16f
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db

@@ -13,8 +13,10 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// gemmVersion is Template.Version since the space offers convert=pack
-// and convert=dot only with their packed forms' knobs (gemm-7-01ef33480da3
+// gemmVersion is Template.Version since the dot form packs B's strips
+// in one call each (gemm-7-cef5bc6457fa since the space offers
+// convert=pack and convert=dot only with their packed forms' knobs,
+// gemm-7-01ef33480da3
 // since the convert=dot form packs A by rows and B with assembly, gemm-6-1381bfdb5886
 // since the convert knob, gemm-5-bc2d3a4738db
 // since the knobs chunks and pack_a, gemm-4-e6c1c2df8a23 since its goroutines clear the vector registers'
@@ -22,7 +24,7 @@ import (
 // gemm-2-febe3fdda508 with the assembly micro-kernel, gemm-1-d75c9de47a2f
 // before): a change to the epilogue templates must not change plain GEMM's
 // tuning records.
-const gemmVersion = "gemm-7-cef5bc6457fa"
+const gemmVersion = "gemm-8-12b1d38319f3"
 
 // TestEarlierVersions checks that the templates' revisions before the
 // chunks knob have the versions their records in tune/lab/testdata carry,

@@ -130,16 +130,20 @@ func TestPlantedPairOrder(t *testing.T) {
 	}
 	swapPairs = true
 	defer func() { swapPairs = false }()
-	shape := []int{7, 13, 5}
-	sp := Template.Space(shape, host)
-	cfg, err := sp.Parse(packedSchedules[0] + ",convert=dot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &kerneltest.ErrorCounter{TB: t}
-	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
-	if r.Errors == 0 {
-		t.Error("a kernel with B's pairs swapped passed the reference check")
+	// 13 columns are a strip narrower than a tile's 32, packed in Go; 64
+	// are two full strips, whose steps of two rows (K even: all of them)
+	// the assembly packs.
+	for _, shape := range [][]int{{7, 13, 5}, {5, 64, 8}} {
+		sp := Template.Space(shape, host)
+		cfg, err := sp.Parse(packedSchedules[0] + ",convert=dot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &kerneltest.ErrorCounter{TB: t}
+		kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
+		if r.Errors == 0 {
+			t.Errorf("%v: a kernel with B's pairs swapped passed the reference check", shape)
+		}
 	}
 }
 

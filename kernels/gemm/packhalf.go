@@ -73,17 +73,18 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	}
 	asm := goasm.WithHalf(goasm.File(tiles...), kr.half)
 	if kr.dot {
-		f.Add(golang.Comment(fmt.Sprintf("%s sets the bits of dst[j] to lo[j] in the low half and hi[j] in the high one "+
-			"for j < n, n a multiple of %d.\n\nIt is Go assembly for AVX-512, in the kernel's .s file; the caller checks the bounds.",
-			kr.pairsFn(), goasm.PairLanes)))
+		f.Add(golang.Comment(fmt.Sprintf("%s packs steps steps of a strip of %d columns of the row-major src, rows ld elements apart: "+
+			"for t < steps and j < %d, the bits of dst[t·%d+j] are src[2t·ld+j] in the low half and src[(2t+1)·ld+j] in the high one."+
+			"\n\nIt is Go assembly for AVX-512, in the kernel's .s file; the caller checks the bounds.",
+			kr.pairsFn(), kr.nr, kr.nr, kr.nr)))
 		f.Comment("//go:noescape")
-		f.Func().Id(kr.pairsFn()).Params(jen.Id("dst").Op("*").Float32(), jen.List(jen.Id("lo"), jen.Id("hi")).Op("*").Uint16(), jen.Id("n").Int())
-		asm = append(asm, goasm.Pairs(kr.pairsFn())...)
+		f.Func().Id(kr.pairsFn()).Params(jen.Id("dst").Op("*").Float32(), jen.Id("src").Op("*").Uint16(), jen.List(jen.Id("ld"), jen.Id("steps")).Int())
+		asm = append(asm, goasm.PairStrip{Name: kr.pairsFn(), Cols: kr.nr, Swapped: swapPairs}.Text()...)
 	}
 	return asm
 }
 
-// pairsFn names the assembly that packs B's pairs (goasm.Pairs).
+// pairsFn names the assembly that packs B's strips of pairs (goasm.PairStrip).
 func (k kernel) pairsFn() string { return k.name + "Pairs" }
 
 func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg) }
@@ -98,8 +99,8 @@ func packed(k kernels.Kernel) bool {
 		c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b")
 }
 
-// swapPairs, set by a test only, packs B's pairs high half first, a wrong
-// layout the reference check must catch.
+// swapPairs, set by a test only, packs B's pairs high half first, in Go
+// and in assembly, a wrong layout the reference check must catch.
 var swapPairs = false
 
 // halfStride is the column stride of a packed 16-bit kernel's float32
@@ -263,18 +264,14 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 	what := "decoded to float32"
 	if k.dot {
 		what = "as pairs of rows: step t of a strip holds rows 2t and 2t+1, element by element, in the low and high halves of a float32's bits (the second zero past depth)"
-		// Whole vectors of pairs in assembly, the rest of the strip in Go.
-		vec := jen.Id("w").Op("&^").Lit(goasm.PairLanes - 1)
+		// A full strip's steps of two rows in assembly, the rest (an
+		// odd depth's last step, the last strip when narrower) in Go.
 		perStep = []jen.Code{
 			id("dst").Op(":=").Id("s").Index(id("t").Op("*").Id("nr"), jen.Parens(id("t").Op("+").Lit(1)).Op("*").Id("nr")),
 			id("r0").Op(":=").Add(row(jen.Lit(2).Op("*").Id("t"))),
 			jen.If(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1).Op("<").Id("depth")).Block(
 				id("r1").Op(":=").Add(row(jen.Lit(2).Op("*").Id("t").Op("+").Lit(1))),
-				id("j").Op(":=").Add(vec),
-				jen.If(id("j").Op(">").Lit(0)).Block(
-					id(k.pairsFn()).Call(jen.Op("&").Id("dst").Index(jen.Lit(0)), jen.Op("&").Id("r0").Index(jen.Lit(0)), jen.Op("&").Id("r1").Index(jen.Lit(0)), id("j")),
-				),
-				jen.For(jen.Empty(), id("j").Op("<").Id("w"), id("j").Op("++")).Block(
+				jen.For(id("j").Op(":=").Range().Id("r0")).Block(
 					id("dst").Index(id("j")).Op("=").Add(pair(id("r0").Index(id("j")), id("r1").Index(id("j")), swapPairs)),
 				),
 			).Else().Block(
@@ -291,6 +288,23 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 			jen.Clear(id("dst").Index(id("w"), jen.Empty())),
 		}
 	}
+	// With dot, the steps of two whole rows of a full strip go to the
+	// assembly first, and the loop in Go starts after them.
+	start, first := jen.Null(), jen.Lit(0)
+	if k.dot {
+		full := id("full")
+		start = jen.Id("full").Op(":=").Lit(0).Line().If(id("w").Op("==").Id("nr")).Block(
+			full.Clone().Op("=").Id("depth").Op("/").Lit(2),
+			jen.If(full.Clone().Op(">").Lit(0)).Block(
+				id("src").Op(":=").Id("b").Index(id("pc").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr"), jen.Empty()),
+				jen.Id("_").Op("=").Id("src").Index(jen.Parens(jen.Lit(2).Op("*").Add(full.Clone()).Op("-").Lit(1)).Op("*").Id("n").Op("+").Id("nr").Op("-").Lit(1)).
+					Comment("the assembly reads and writes unchecked"),
+				jen.Id("_").Op("=").Id("s").Index(full.Clone().Op("*").Id("nr").Op("-").Lit(1)),
+				id(k.pairsFn()).Call(jen.Op("&").Id("s").Index(jen.Lit(0)), jen.Op("&").Id("src").Index(jen.Lit(0)), id("n"), full.Clone()),
+			),
+		)
+		first = full
+	}
 	f.Add(golang.Comment(fmt.Sprintf("%s copies rows pc to pc+depth-1 and columns jc to jc+width-1 of b into panel as strips of %d columns, "+
 		"%s; the last strip is padded with zeros.", k.packFn(), k.nr, what)))
 	f.Func().Id(k.packFn()).Params(jen.Id("panel").Index().Float32(), id("b").Index().Uint16(), jen.List(id("jc"), id("width"), id("pc"), id("depth")).Int()).Block(
@@ -299,7 +313,8 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 		jen.For(id("jr").Op(":=").Lit(0), id("jr").Op("<").Id("width"), id("jr").Op("+=").Id("nr")).Block(
 			id("w").Op(":=").Min(id("nr"), id("width").Op("-").Id("jr")),
 			id("s").Op(":=").Id("panel").Index(id("jr").Op("*").Id("ns"), jen.Parens(id("jr").Op("+").Id("nr")).Op("*").Id("ns")),
-			jen.For(id("t").Op(":=").Range().Id("ns")).Block(perStep...),
+			jen.Add(start),
+			jen.For(id("t").Op(":=").Add(first), id("t").Op("<").Id("ns"), id("t").Op("++")).Block(perStep...),
 		),
 	)
 }
