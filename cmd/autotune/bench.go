@@ -29,7 +29,9 @@ Usage: autotune bench --op OP --shape SHAPE [--dtype DTYPE] [--device DEV] [flag
 
 Runs the best tuned kernel of a workload from the tuning database next to
 the op's baselines (below), an FMA peak (independent fused multiply-adds
-in assembly on the widest vectors the CPU has, one goroutine per core) and
+in assembly on the widest vectors the CPU has, one goroutine per core; for
+bf16 on a CPU with AVX512-BF16, VDPBF16PS's instead, two multiply-adds a
+lane, which gemm's convert=dot and oneDNN's bf16 matmul run) and
 a memory floor (a copy of the input to the output, with as many goroutines
 as the tuned kernel uses), in one process, interleaved: each round times one sample of every
 entry, in a rotating order, each after 10 ms of untimed calls of the
@@ -475,7 +477,11 @@ func benchVerdict(b benchJSON) []string {
 			continue
 		case r.Name == measurecpu.BenchPeak:
 			if b.OfPeak > 0 {
-				parts = append(parts, fmt.Sprintf("runs at %.0f%% of the FMA peak (%.1f GFLOP/s)", 100*b.OfPeak, b.PeakGFLOPs))
+				kind := "FMA"
+				if strings.HasPrefix(r.Doc, "bf16 peak") {
+					kind = "bf16 (VDPBF16PS)"
+				}
+				parts = append(parts, fmt.Sprintf("runs at %.0f%% of the %s peak (%.1f GFLOP/s)", 100*b.OfPeak, kind, b.PeakGFLOPs))
 			}
 		case r.Name == measurecpu.BenchFloor:
 			parts = append(parts, fmt.Sprintf("takes %.2f× the time of the memory floor", 1/r.VsTuned))

@@ -147,7 +147,8 @@ type benchEntry struct {
 // measure/cpu/peak): on one goroutine per core of the target, each runs
 // peak.Chains independent chains of fused multiply-adds in Go assembly on
 // the widest vectors the target has (16 lanes with AVX-512, 8 with AVX2
-// and FMA, scalar Go otherwise), so its best sample is the machine's
+// and FMA, scalar Go otherwise), or for bf16 on a CPU with AVX512-BF16
+// of VDPBF16PS (peak.RunDot, dotPeak), so its best sample is the machine's
 // multiply-add peak and a kernel's GFLOP/s divided by it is its fraction
 // of peak (PeakGFLOPs, which never lets that exceed 1). Every template with
 // FLOPs gets it: it costs a few milliseconds, and it tells a memory-bound
@@ -284,12 +285,19 @@ func benchEntries(b BenchBatch) ([]benchEntry, error) {
 	}
 	if b.Template.FLOPs != nil {
 		lanes, cores := peakLanes(b.Target), peakGoroutines(b.Target)
-		entries = append(entries, benchEntry{
+		e := benchEntry{
 			name: BenchPeak, flops: peak.FLOPs(lanes, cores, peakSteps),
 			doc: fmt.Sprintf("FMA peak: %d chains of %d-lane multiply-adds (assembly on amd64), one goroutine per core (%d)",
 				peak.Chains, lanes, cores),
 			fn: jen.Id("peakKernel").Call(jen.Lit(lanes), jen.Lit(cores), jen.Lit(peakSteps)),
-		})
+		}
+		if dotPeak(b.Target, dt) {
+			e.flops = peak.DotFLOPs(cores, peakSteps)
+			e.doc = fmt.Sprintf("bf16 peak: %d chains of VDPBF16PS (two multiply-adds a lane, 16 lanes; assembly), one goroutine per core (%d)",
+				peak.Chains, cores)
+			e.fn = jen.Id("peakDotKernel").Call(jen.Lit(cores), jen.Lit(peakSteps))
+		}
+		entries = append(entries, e)
 	}
 	floor := "floorKernel"
 	if half {

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 )
 
 // peakSteps is the steps of the peak loop per goroutine and call: 2^18
@@ -22,6 +24,15 @@ func peakLanes(t device.Target) int {
 		return 8
 	}
 	return 1
+}
+
+// dotPeak reports whether a bench of dt's workloads on t takes
+// VDPBF16PS's peak instead of the FMAs': bf16 on an amd64 CPU with
+// AVX512-BF16, where gemm's convert=dot tiles (and oneDNN's bf16 matmul)
+// run that instruction, at twice the FMAs' multiply-adds, so that the
+// FMA peak would read as a ceiling they pass.
+func dotPeak(t device.Target, dt dtype.DType) bool {
+	return dt == dtype.BF16 && kernels.ArchOf(t) == kernels.AMD64 && t.CPU != nil && t.CPU.ISA.AVX512BF16
 }
 
 // peakGoroutines is one per core of the target.

@@ -11,6 +11,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/kernels/softmax"
@@ -447,5 +448,32 @@ func TestPeakGFLOPs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A bf16 bench on a CPU with AVX512-BF16 takes VDPBF16PS's peak, which
+// gemm's dot tiles run at; every other bench, and bf16 without the
+// extension, the FMAs'.
+func TestBenchPeakOfBF16(t *testing.T) {
+	shape := []int{64, 64, 64}
+	for _, c := range []struct {
+		dt   dtype.DType
+		bf16 bool
+		want string
+	}{{dtype.BF16, true, "peakDotKernel"}, {dtype.BF16, false, "peakKernel"}, {dtype.F16, true, "peakKernel"}, {dtype.F32, true, "peakKernel"}} {
+		target := device.Target{Name: "cpu", CPU: &device.CPU{Cores: 2, L1D: 32 << 10, L2: 1 << 20, L3: 32 << 20,
+			ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: c.bf16}}}
+		cfg := gemm.Template.Default(shape, target)
+		entries, err := benchEntries(BenchBatch{Template: gemm.Template, Shape: shape, DType: c.dt, Target: target, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(entries, func(e benchEntry) bool { return e.name == BenchPeak })
+		if i < 0 {
+			t.Fatalf("%s, AVX512-BF16 %v: no peak entry", c.dt, c.bf16)
+		}
+		if got := fmt.Sprintf("%#v", entries[i].fn); !strings.Contains(got, c.want+"(") {
+			t.Errorf("%s, AVX512-BF16 %v: the peak runs %s, want %s", c.dt, c.bf16, got, c.want)
+		}
 	}
 }

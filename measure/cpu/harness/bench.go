@@ -228,6 +228,12 @@ func copyFloor[E float32 | uint16](n, threads int) func(out []E, ins [][]E) {
 	}
 }
 
+// peakDotKernel returns the bf16 peak: a kernel that runs
+// peak.RunDot(goroutines, steps) and writes its result to out[0].
+func peakDotKernel(goroutines, steps int) Kernel {
+	return func(out []float32, _ [][]float32) { out[0] = peak.RunDot(goroutines, steps) }
+}
+
 // peakKernel returns the FMA peak: a kernel that runs peak.Run(lanes,
 // goroutines, steps) and writes its result to out[0], reading no input.
 func peakKernel(lanes, goroutines, steps int) Kernel {
