@@ -85,7 +85,7 @@ weight falling as measurements arrive (it counts as 32 of them, and a
 model warmed by other shapes outweighs it at once). --strategy shipped
 does the same with a cost model trained on other machines' landscapes and
 shipped with autotune, where one is shipped for the template's version
-(today's: softmax, float32; elsewhere the template's estimate);
+(today's: softmax, float32; elsewhere the template's estimate, as analytic);
 --strategy evolutionary uses neither (its first batch is a space-filling
 design).
 
