@@ -68,6 +68,44 @@ func TestGolden(t *testing.T) {
 		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FilePrefix: "plain_", FuncPrefix: "LayerNorm", Goldens: layerPlainGoldens, Plain: true})
 }
 
+// The configs whose bf16 and f16 code is checked in, with tails in every
+// row, for each op: blocks of rows converted around the archsimd rows
+// (convert=block, code=go) and around the assembly rows, and the
+// conversions in the assembly's registers (convert=reg) on AVX-512 and on
+// AVX2, with both LayerNorm algorithms; and the shape-generic form of
+// convert=reg.
+var (
+	rmsHalfGoldens = []kerneltest.Golden{
+		{Name: "rms_block_vec16_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "rms_block_asm8_stream", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block"},
+		{Name: "rms_reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
+		{Name: "rms_reg_asm8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+	layerHalfGoldens = []kerneltest.Golden{
+		{Name: "layer_block_twopass_vec8_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_block_asm_onepass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=stream,prefetch=false,convert=block"},
+		{Name: "layer_reg_asm_twopass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
+		{Name: "layer_reg_asm8_onepass_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+	halfGenericGoldens = []kerneltest.Golden{
+		{Name: "generic_rms_reg_asm", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=reg"},
+	}
+	halfGenericLayerGoldens = []kerneltest.Golden{
+		{Name: "generic_layer_reg_asm", Shape: "64x100", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=twopass,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+)
+
+// TestGoldenHalf is TestGolden for the 16-bit code, specialised and
+// shape-generic, with testdata/golden_half.sum: a line for each op's
+// revision and generic revision.
+func TestGoldenHalf(t *testing.T) {
+	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_half.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FuncPrefix: "RMSNorm", Goldens: rmsHalfGoldens},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerHalfGoldens},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsGenericRevision, FuncPrefix: "RMSNormGeneric", Goldens: halfGenericGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: genericRevision, FuncPrefix: "LayerNormGeneric", Goldens: halfGenericLayerGoldens, Generic: true})
+}
+
 // TestGoldenGeneric is TestGolden for the shape-generic code.
 func TestGoldenGeneric(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
