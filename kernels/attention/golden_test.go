@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
+	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
 
@@ -42,6 +44,43 @@ func TestGolden(t *testing.T) {
 	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden.sum"), "attention.go",
 		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Attention", Goldens: goldens},
 		kerneltest.GoldenSet{Template: &TemplateCausal, Revision: causalRevision, FuncPrefix: "AttentionCausal", Goldens: causalGoldens})
+}
+
+// The configs whose bf16 and f16 code is checked in, for each template:
+// the copying form (kernels/halfcopy) around the rows layout's 8 lanes,
+// around the lanes layout's assembly tiles (Template) or its archsimd
+// tiles (TemplateCausal), and around scalar code (Template); VDPBF16PS on
+// pairs of an odd D (convert=dot), with partial blocks of queries and
+// keys. halfGenericGoldens is the shape-generic kernel of a dot config,
+// which copies.
+var (
+	halfGoldens = []kerneltest.Golden{
+		{Name: "copy_vec8_tails", Shape: "1x3x7x5", DType: dtype.BF16, Config: "vec=8,br=4,bc=4,exp=poly4,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+		{Name: "copy_lanes_asm", Shape: "1x2x100x20", DType: dtype.F16, Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy"},
+		{Name: "copy_scalar_f64", Shape: "1x1x9x3", DType: dtype.F16, Config: "vec=1,br=4,bc=8,exp=f64,threads=1,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+		{Name: "dot_lanes_asm_odd_d", Shape: "1x2x100x21", DType: dtype.BF16, Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot"},
+	}
+	causalHalfGoldens = []kerneltest.Golden{
+		{Name: "causal_copy_vec8", Shape: "1x2x10x5", DType: dtype.BF16, Config: "vec=8,br=4,bc=4,exp=poly4,threads=2,layout=rows,mr=1,nv=1,micro=go,convert=copy"},
+		{Name: "causal_copy_lanes_vec8", Shape: "1x2x20x5", DType: dtype.F16, Config: "vec=8,br=8,bc=4,exp=poly4,threads=2,layout=lanes,mr=2,nv=1,micro=go,convert=copy"},
+		{Name: "causal_dot_lanes_asm_odd_d", Shape: "1x2x50x21", DType: dtype.BF16, Config: "vec=16,br=16,bc=16,exp=poly5,threads=2,layout=lanes,mr=4,nv=1,micro=asm,convert=dot"},
+	}
+	halfGenericGoldens = []kerneltest.Golden{
+		{Name: "generic_dot_lanes_asm", Shape: "1x2x64x64", DType: dtype.BF16, Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot"},
+	}
+)
+
+// avx512BF16 is the ISA of the 16-bit goldens: convert=dot needs VDPBF16PS.
+var avx512BF16 = device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}
+
+// TestGoldenHalf is TestGolden for the 16-bit code, on a CPU with
+// AVX512-BF16, with testdata/golden_half.sum: a line for each template's
+// revision, and for Template's generic revision.
+func TestGoldenHalf(t *testing.T) {
+	kerneltest.CheckGolden(t, cpu(2, avx512BF16), filepath.Join("testdata", "golden_half.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Attention", Goldens: halfGoldens},
+		kerneltest.GoldenSet{Template: &TemplateCausal, Revision: causalRevision, FuncPrefix: "AttentionCausal", Goldens: causalHalfGoldens},
+		kerneltest.GoldenSet{Template: &Template, Revision: genericRevision, FuncPrefix: "AttentionGeneric", Goldens: halfGenericGoldens, Generic: true})
 }
 
 // genericGoldens are the configs whose shape-generic code is checked in,
