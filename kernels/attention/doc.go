@@ -396,9 +396,10 @@
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
 // too. The 16-bit goldens (TestGoldenHalf: testdata/*_bf16* and *_f16*,
-// with testdata/golden_half.sum) carry the same revisions, so a change to
+// with testdata/golden_half.sum) carry the same revisions, and the plain
+// form of a bf16 dot config is among TestGoldenPlain's, so a change to
 // the bf16 or f16 code alone (dot.go, kernels/halfcopy, the conversions of
-// codegen/golang and codegen/goasm) needs the bump too.
+// codegen/golang and codegen/goasm) needs the bumps too.
 //
 // # bf16 and f16
 //

@@ -101,9 +101,10 @@ func TestGoldenGeneric(t *testing.T) {
 }
 
 // plainGoldens are the configs whose plain form (kernels.AMD64Plain) is
-// checked in: the lanes layout's specialised assembly golden above, and a
-// shape-generic causal one at 8 lanes. Their assembly is that of the
-// archsimd forms and not checked in twice.
+// checked in: the lanes layout's specialised assembly golden above, a
+// shape-generic causal one at 8 lanes, and the bf16 dot form of
+// dot_lanes_asm_odd_d. Their assembly is that of the archsimd forms and
+// not checked in twice.
 var plainGoldens = []struct {
 	causal, generic bool
 	golden          kerneltest.Golden
@@ -112,6 +113,8 @@ var plainGoldens = []struct {
 		Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=copy"}},
 	{true, true, kerneltest.Golden{Name: "plain_generic_causal_asm_vec8", Shape: "1x2x64x64",
 		Config: "vec=8,br=16,bc=16,exp=poly4,threads=2,layout=lanes,mr=4,nv=2,micro=asm,convert=copy"}},
+	{false, false, kerneltest.Golden{Name: "plain_dot_lanes_asm_odd_d", Shape: "1x2x100x21", DType: dtype.BF16,
+		Config: "vec=16,br=32,bc=16,exp=poly5,threads=2,layout=lanes,mr=12,nv=2,micro=asm,convert=dot"}},
 }
 
 // TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,
@@ -123,9 +126,9 @@ func TestGoldenPlain(t *testing.T) {
 		sets = append(sets, kerneltest.GoldenSet{Template: tmplOf(g.causal), Revision: plainRevision, FuncPrefix: "AttentionPlain",
 			Goldens: []kerneltest.Golden{g.golden}, Generic: g.generic, Plain: true})
 	}
-	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
+	kerneltest.CheckGolden(t, cpu(2, avx512BF16), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
 	for _, g := range plainGoldens {
-		src, err := os.ReadFile(filepath.Join("testdata", g.golden.Name+".golden"))
+		src, err := os.ReadFile(g.golden.Path(""))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -148,8 +148,10 @@ func TestGoldenGeneric(t *testing.T) {
 
 // plainGoldens are the configs whose plain form (kernels.AMD64Plain) is
 // checked in, specialised with tails in M, N and K and generic, for plain
-// GEMM and with ReLU's epilogue. Their assembly is that of the goldens
-// above and not checked in twice.
+// GEMM and with ReLU's epilogue, and the f16 copying form around the
+// first. Their assembly is that of the goldens above (the f16 conversions'
+// those of the 16-bit goldens) and not checked in twice. The packed
+// 16-bit forms have no archsimd form: their goldens above are plain.
 var plainGoldens = []struct {
 	tmpl    *kernels.Template
 	generic bool
@@ -161,6 +163,8 @@ var plainGoldens = []struct {
 		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=512,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy"}},
 	{&BiasReLUTemplate, false, kerneltest.Golden{Name: "bias_relu_plain_asm_6x16_tails", Shape: "17x20x70",
 		Config: "vec=8,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=false,convert=copy"}},
+	{&Template, false, kerneltest.Golden{Name: "plain_copy_asm_12x32_tails", Shape: "100x70x300", DType: dtype.F16,
+		Config: "vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=1,pack_a=true,convert=copy"}},
 }
 
 // TestGoldenPlain is TestGolden for the plain forms of micro=asm configs,
@@ -177,7 +181,7 @@ func TestGoldenPlain(t *testing.T) {
 	}
 	kerneltest.CheckGolden(t, cpu(4, avx512), filepath.Join("testdata", "golden_plain.sum"), "cpu.go", sets...)
 	for _, g := range plainGoldens {
-		src, err := os.ReadFile(filepath.Join("testdata", g.golden.Name+".golden"))
+		src, err := os.ReadFile(g.golden.Path(""))
 		if err != nil {
 			t.Fatal(err)
 		}

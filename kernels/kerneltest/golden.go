@@ -31,8 +31,13 @@ type Golden struct {
 	DType               dtype.DType
 }
 
-// file is the name of g's Go golden file in a set of prefix, less the
-// extension ".golden".
+// Path is the path of g's Go golden file in a set of FilePrefix prefix.
+func (g Golden) Path(prefix string) string {
+	return filepath.Join("testdata", g.file(prefix)+".golden")
+}
+
+// file is the name of g's golden files in a set of prefix, less the
+// extensions ".golden" and ".s.golden".
 func (g Golden) file(prefix string) string {
 	if dt := cmp.Or(g.DType, dtype.Default); dt != dtype.Default {
 		return prefix + g.Name + "_" + string(dt)
@@ -99,7 +104,7 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 				t.Fatal(err)
 			}
 			digest.Write(src)
-			files[filepath.Join("testdata", g.file(set.FilePrefix)+".golden")] = src
+			files[g.Path(set.FilePrefix)] = src
 			// The assembly is generated code too: a config with some has it
 			// checked in beside the Go, and in the digest.
 			if asm != nil && !set.Plain {
