@@ -395,7 +395,11 @@
 // ("attention-causal-5") when the causal kernels' code changes, which a
 // change to the shared emitter usually does; TestGolden refuses to rewrite
 // golden files whose code changed unless their template's revision changed
-// too.
+// too. The 16-bit goldens (TestGoldenHalf: testdata/*_bf16* and *_f16*,
+// with testdata/golden_half.sum) carry the same revisions, and the plain
+// form of a bf16 dot config is among TestGoldenPlain's, so a change to
+// the bf16 or f16 code alone (dot.go, kernels/halfcopy, the conversions of
+// codegen/golang and codegen/goasm) needs the bumps too.
 //
 // # bf16 and f16
 //

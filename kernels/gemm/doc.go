@@ -337,7 +337,12 @@
 // The epilogue templates have revisions of their own (biasRevision and
 // biasReLURevision in epilogue.go), golden files and sum files of their
 // own; the code they share with plain GEMM changes theirs too, so bump all
-// three when it changes. Each template keeps its revision 4, the space
+// three when it changes. The 16-bit goldens (TestGoldenHalf:
+// testdata/*_bf16* and *_f16*, with testdata/golden_half*.sum, a file a
+// template) carry the same revisions, and an f16 plain form is among
+// TestGoldenPlain's, so a change to the bf16 or f16 code alone
+// (packhalf.go, kernels/halfcopy, the conversions of codegen/golang and
+// codegen/goasm) needs the bumps too. Each template keeps its revision 4, the space
 // before the knobs chunks and pack_a, as an earlier revision (kernels.Template.Earlier,
 // revision4 in cpu.go), so that the landscapes recorded with it in
 // tune/lab/testdata still replay.

@@ -1,6 +1,7 @@
 package kerneltest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -21,8 +22,28 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // A Golden is a config whose generated code is checked in, as
-// testdata/NAME.golden (with its set's FilePrefix).
-type Golden struct{ Name, Shape, Config string }
+// testdata/NAME.golden (with its set's FilePrefix), for element type DType:
+// "" is f32, and the files of a bf16 or f16 golden end in the dtype,
+// testdata/NAME_bf16.golden. Its config must be one a search of DType
+// explores (kernels.Template.SearchSpace).
+type Golden struct {
+	Name, Shape, Config string
+	DType               dtype.DType
+}
+
+// Path is the path of g's Go golden file in a set of FilePrefix prefix.
+func (g Golden) Path(prefix string) string {
+	return filepath.Join("testdata", g.file(prefix)+".golden")
+}
+
+// file is the name of g's golden files in a set of prefix, less the
+// extensions ".golden" and ".s.golden".
+func (g Golden) file(prefix string) string {
+	if dt := cmp.Or(g.DType, dtype.Default); dt != dtype.Default {
+		return prefix + g.Name + "_" + string(dt)
+	}
+	return prefix + g.Name
+}
 
 // A GoldenSet is the golden configs of one template.
 type GoldenSet struct {
@@ -62,16 +83,16 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 			if err != nil {
 				t.Fatal(err)
 			}
-			sp := tmpl.Space(shape, target)
+			sp := tmpl.SearchSpace(shape, g.DType, target)
 			cfg, err := sp.Parse(g.Config)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := sp.Check(cfg); err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", g.file(set.FilePrefix), err)
 			}
 			name := set.FuncPrefix + strings.ReplaceAll(kernels.FormatShape(shape), "x", "by")
-			k := kernels.Kernel{Name: name, Shape: shape, Config: cfg, Arch: kernels.AMD64}
+			k := kernels.Kernel{Name: name, Shape: shape, DType: g.DType, Config: cfg, Arch: kernels.AMD64}
 			if set.Generic {
 				k.Shape = nil
 			}
@@ -83,12 +104,12 @@ func CheckGolden(t *testing.T, target device.Target, sumFile, bumpIn string, set
 				t.Fatal(err)
 			}
 			digest.Write(src)
-			files[filepath.Join("testdata", set.FilePrefix+g.Name+".golden")] = src
+			files[g.Path(set.FilePrefix)] = src
 			// The assembly is generated code too: a config with some has it
 			// checked in beside the Go, and in the digest.
 			if asm != nil && !set.Plain {
 				digest.Write(asm)
-				files[filepath.Join("testdata", set.FilePrefix+g.Name+".s.golden")] = asm
+				files[filepath.Join("testdata", g.file(set.FilePrefix)+".s.golden")] = asm
 			}
 		}
 		sum += set.Revision + " " + hex.EncodeToString(digest.Sum(nil))[:16] + "\n"
@@ -163,16 +184,8 @@ func checkFiles(t *testing.T, sumFile, bumpIn string, files map[string][]byte, s
 		}
 		return
 	}
-	old := make(map[string]string)
-	for line := range strings.Lines(string(recorded)) {
-		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
-		old[rev] = digest
-	}
-	for line := range strings.Lines(sum) {
-		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if oldDigest, ok := old[rev]; ok && oldDigest != digest {
-			t.Fatalf("the generated code changed but its revision is still %q: bump it in %s, then run -update again", rev, bumpIn)
-		}
+	if rev := unbumped(string(recorded), sum); rev != "" {
+		t.Fatalf("the generated code changed but its revision is still %q: bump it in %s, then run -update again", rev, bumpIn)
 	}
 	for path, src := range files {
 		if err := os.WriteFile(path, src, 0o666); err != nil {
@@ -182,6 +195,28 @@ func checkFiles(t *testing.T, sumFile, bumpIn string, files map[string][]byte, s
 	if err := os.WriteFile(sumFile, []byte(sum), 0o666); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unbumped returns a revision whose digest differs between the sum files
+// recorded and sum, or "" if none does. Several sets may share a revision
+// (a template's specialised and plain forms): the nth line of a revision in sum is compared with the nth
+// of recorded, and a line recorded lacks is new, not changed.
+func unbumped(recorded, sum string) string {
+	old := make(map[string][]string) // revision → its digests, in order
+	for line := range strings.Lines(recorded) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		old[rev] = append(old[rev], digest)
+	}
+	seen := make(map[string]int)
+	for line := range strings.Lines(sum) {
+		rev, digest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		n := seen[rev]
+		seen[rev]++
+		if n < len(old[rev]) && old[rev][n] != digest {
+			return rev
+		}
+	}
+	return ""
 }
 
 // checkGoldenFile compares got with the golden file at path.

@@ -131,6 +131,14 @@
 // for x, gamma, beta and y, x[0] included. The space does not know the
 // dtype, so for f32 the two values are one kernel measured twice.
 //
+// The generated code of a few bf16 and f16 configs of each op is checked
+// in (TestGoldenHalf: testdata/*_bf16* and *_f16*, with
+// testdata/golden_half.sum) under the float32 goldens' revisions (cpu.go):
+// a change to the 16-bit code alone, the conversions of codegen/golang and
+// codegen/goasm included, needs the bump as well, and go test
+// ./kernels/norm -run Golden -update refuses the new files until it is
+// made.
+//
 // f16 cannot hold the large, tiny and constant inputs (1e18 is Inf, 1e-18
 // is 0), so it has its own at the edges of its range: large16 (x up to
 // 6e4, whose squares overflow f16, so a kernel that accumulated in f16

@@ -2,6 +2,7 @@ package norm
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,50 @@ func TestGolden(t *testing.T) {
 		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FilePrefix: "plain_", FuncPrefix: "LayerNorm", Goldens: layerPlainGoldens, Plain: true})
 }
 
+// The configs whose bf16 and f16 code is checked in, with tails in every
+// row, for each op: blocks of rows converted around the archsimd rows
+// (convert=block, code=go) and around the assembly rows, and the
+// conversions in the assembly's registers (convert=reg) on AVX-512 and on
+// AVX2, with both LayerNorm algorithms; the shape-generic form of
+// convert=reg; and the plain forms (kernels.AMD64Plain) of RMSNorm's and
+// LayerNorm's convert=reg on AVX-512, whose assembly is checked in with
+// their archsimd forms.
+var (
+	rmsHalfGoldens = []kerneltest.Golden{
+		{Name: "rms_block_vec16_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "rms_block_asm8_stream", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block"},
+		{Name: "rms_reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
+		{Name: "rms_reg_asm8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+	layerHalfGoldens = []kerneltest.Golden{
+		{Name: "layer_block_twopass_vec8_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
+		{Name: "layer_block_asm_onepass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=stream,prefetch=false,convert=block"},
+		{Name: "layer_reg_asm_twopass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
+		{Name: "layer_reg_asm8_onepass_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+	halfGenericGoldens = []kerneltest.Golden{
+		{Name: "generic_rms_reg_asm", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=reg"},
+	}
+	halfGenericLayerGoldens = []kerneltest.Golden{
+		{Name: "generic_layer_reg_asm", Shape: "64x100", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=twopass,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=false,convert=reg"},
+	}
+	rmsHalfPlainGoldens   = []kerneltest.Golden{rmsHalfGoldens[2]}
+	layerHalfPlainGoldens = []kerneltest.Golden{layerHalfGoldens[2]}
+)
+
+// TestGoldenHalf is TestGolden for the 16-bit code, specialised and
+// shape-generic and plain, with testdata/golden_half.sum: lines for each
+// op's revision, generic revision and revision of the plain form.
+func TestGoldenHalf(t *testing.T) {
+	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_half.sum"), "cpu.go",
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FuncPrefix: "RMSNorm", Goldens: rmsHalfGoldens},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FuncPrefix: "LayerNorm", Goldens: layerHalfGoldens},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsGenericRevision, FuncPrefix: "RMSNormGeneric", Goldens: halfGenericGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: genericRevision, FuncPrefix: "LayerNormGeneric", Goldens: halfGenericLayerGoldens, Generic: true},
+		kerneltest.GoldenSet{Template: &RMSTemplate, Revision: rmsRevision, FilePrefix: "plain_", FuncPrefix: "RMSNorm", Goldens: rmsHalfPlainGoldens, Plain: true},
+		kerneltest.GoldenSet{Template: &LayerTemplate, Revision: revision, FilePrefix: "plain_", FuncPrefix: "LayerNorm", Goldens: layerHalfPlainGoldens, Plain: true})
+}
+
 // TestGoldenGeneric is TestGolden for the shape-generic code.
 func TestGoldenGeneric(t *testing.T) {
 	kerneltest.CheckGolden(t, refCPU, filepath.Join("testdata", "golden_generic.sum"), "cpu.go",
@@ -110,7 +155,8 @@ func TestCUDAGoldenGeneric(t *testing.T) {
 
 // TestPlainForm checks that the plain forms of the code=asm configs
 // (kernels.AMD64Plain) of both ops, specialised and generic, of 8 and 16
-// lanes, with and without goroutines, do not import archsimd, so that
+// lanes, with and without goroutines, in float32 and 16 bits, do not
+// import archsimd, so that
 // they build without GOEXPERIMENT=simd; TestKernels and
 // TestGenericKernels check what they compute.
 func TestPlainForm(t *testing.T) {
@@ -118,8 +164,8 @@ func TestPlainForm(t *testing.T) {
 		tmpl    *kernels.Template
 		goldens []kerneltest.Golden
 	}{
-		{&RMSTemplate, append(append([]kerneltest.Golden{}, rmsGoldens...), genericGoldens...)},
-		{&LayerTemplate, append(append([]kerneltest.Golden{}, layerGoldens...), genericLayerGoldens...)},
+		{&RMSTemplate, slices.Concat(rmsGoldens, genericGoldens, rmsHalfGoldens, halfGenericGoldens)},
+		{&LayerTemplate, slices.Concat(layerGoldens, genericLayerGoldens, layerHalfGoldens, halfGenericLayerGoldens)},
 	}
 	for _, set := range sets {
 		for _, g := range set.goldens {
@@ -138,13 +184,13 @@ func TestPlainForm(t *testing.T) {
 				shape = nil
 			}
 			f := jen.NewFile("k")
-			set.tmpl.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, Config: cfg, Arch: kernels.AMD64Plain})
+			set.tmpl.Go.EmitGo(f, kernels.Kernel{Name: "K", Shape: shape, DType: g.DType, Config: cfg, Arch: kernels.AMD64Plain})
 			src := f.GoString()
 			if strings.Contains(src, golang.ArchSIMD) {
-				t.Errorf("the plain form of %s %s imports %s", g.Shape, g.Config, golang.ArchSIMD)
+				t.Errorf("the plain form of %s %s %s imports %s", g.Shape, g.DType, g.Config, golang.ArchSIMD)
 			}
 			if !strings.Contains(src, "func KAsm(") {
-				t.Errorf("the plain form of %s %s does not declare its assembly:\n%s", g.Shape, g.Config, src)
+				t.Errorf("the plain form of %s %s %s does not declare its assembly:\n%s", g.Shape, g.DType, g.Config, src)
 			}
 		}
 	}

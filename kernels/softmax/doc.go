@@ -298,7 +298,11 @@
 // by hand ("softmax-1" to "softmax-2"): the tuning database then stops
 // applying records measured on the old code. TestGolden enforces it:
 // go test -update refuses to rewrite golden files whose code changed unless
-// revision changed too. Revision softmax-3 added code and prefetch,
+// revision changed too. The 16-bit goldens (TestGoldenHalf:
+// testdata/*_bf16* and *_f16*, with testdata/golden_half.sum) carry
+// revision and genericRevision as well, so a change to the bf16 or f16
+// code alone, codegen/golang's and codegen/goasm's conversions included,
+// needs the bump too. Revision softmax-3 added code and prefetch,
 // softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
