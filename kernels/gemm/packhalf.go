@@ -290,7 +290,7 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 	}
 	// With dot, the steps of two whole rows of a full strip go to the
 	// assembly first, and the loop in Go starts after them.
-	start, first := jen.Null(), jen.Lit(0)
+	start, steps := jen.Null(), jen.For(id("t").Op(":=").Range().Id("ns"))
 	if k.dot {
 		full := id("full")
 		start = jen.Id("full").Op(":=").Lit(0).Line().If(id("w").Op("==").Id("nr")).Block(
@@ -303,7 +303,7 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 				id(k.pairsFn()).Call(jen.Op("&").Id("s").Index(jen.Lit(0)), jen.Op("&").Id("src").Index(jen.Lit(0)), id("n"), full.Clone()),
 			),
 		)
-		first = full
+		steps = jen.For(id("t").Op(":=").Add(full), id("t").Op("<").Id("ns"), id("t").Op("++"))
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s copies rows pc to pc+depth-1 and columns jc to jc+width-1 of b into panel as strips of %d columns, "+
 		"%s; the last strip is padded with zeros.", k.packFn(), k.nr, what)))
@@ -314,7 +314,7 @@ func (k kernel) emitHalfPackB(f *jen.File) {
 			id("w").Op(":=").Min(id("nr"), id("width").Op("-").Id("jr")),
 			id("s").Op(":=").Id("panel").Index(id("jr").Op("*").Id("ns"), jen.Parens(id("jr").Op("+").Id("nr")).Op("*").Id("ns")),
 			jen.Add(start),
-			jen.For(id("t").Op(":=").Add(first), id("t").Op("<").Id("ns"), id("t").Op("++")).Block(perStep...),
+			steps.Block(perStep...),
 		),
 	)
 }
