@@ -54,11 +54,7 @@ func (p PairStrip) Text() string {
 	w("JZ %s_done", p.Name)
 	fmt.Fprintf(&b, "%s_loop:\n", p.Name)
 	for v := range p.Cols / PairLanes {
-		w("VPMOVZXWD %d(%s), Z0", 2*PairLanes*v, lo)
-		w("VPMOVZXWD %d(%s), Z1", 2*PairLanes*v, hi)
-		w("VPSLLD $16, Z1, Z1")
-		w("VPORD Z1, Z0, Z0")
-		w("VMOVDQU32 Z0, %d(DI)", 4*PairLanes*v)
+		pairVector(w, v, lo, hi)
 	}
 	w("ADDQ R8, SI")
 	w("ADDQ R8, DX")
@@ -66,6 +62,47 @@ func (p PairStrip) Text() string {
 	w("DECQ CX")
 	w("JNZ %s_loop", p.Name)
 	fmt.Fprintf(&b, "%s_done:\n", p.Name)
+	w("VZEROUPPER")
+	w("RET")
+	return b.String()
+}
+
+// pairVector writes the instructions that interleave vector v of the
+// 16-bit rows at lo and hi into vector v of DI.
+func pairVector(w func(string, ...any), v int, lo, hi string) {
+	w("VPMOVZXWD %d(%s), Z0", 2*PairLanes*v, lo)
+	w("VPMOVZXWD %d(%s), Z1", 2*PairLanes*v, hi)
+	w("VPSLLD $16, Z1, Z1")
+	w("VPORD Z1, Z0, Z0")
+	w("VMOVDQU32 Z0, %d(DI)", 4*PairLanes*v)
+}
+
+// Pairs returns the TEXT block of the routine that interleaves two rows of
+// 16-bit elements into pairs, as PairStrip does for one step, on n
+// elements, n a multiple of PairLanes, where the rows are not a fixed
+// stride apart or the pairs not a strip (attention's values):
+//
+//	func name(dst *float32, lo, hi *uint16, n int)
+//
+// dst[j]'s bits are lo[j] in the low half and hi[j] in the high one.
+func Pairs(name string) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, "\t"+format+"\n", args...) }
+	fmt.Fprintf(&b, "\n// func %s(dst *float32, lo, hi *uint16, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n", name, name)
+	w("MOVQ dst+0(FP), DI")
+	w("MOVQ lo+8(FP), SI")
+	w("MOVQ hi+16(FP), DX")
+	w("MOVQ n+24(FP), CX")
+	w("SHRQ $4, CX")
+	w("JZ %s_done", name)
+	fmt.Fprintf(&b, "%s_loop:\n", name)
+	pairVector(w, 0, "SI", "DX")
+	w("ADDQ $%d, SI", 2*PairLanes)
+	w("ADDQ $%d, DX", 2*PairLanes)
+	w("ADDQ $%d, DI", 4*PairLanes)
+	w("DECQ CX")
+	w("JNZ %s_loop", name)
+	fmt.Fprintf(&b, "%s_done:\n", name)
 	w("VZEROUPPER")
 	w("RET")
 	return b.String()

@@ -11,7 +11,7 @@ const device = "cpu/AMD EPYC/sse4.2+avx2+fma+avx512/2c"
 // dtypeName is the element type of the kernels, as tuning logs name it; LoadTuning takes records of it only.
 const dtypeName = "f32"
 
-// attentionOp is the dispatch state of attention (template attention-6-67fecc77b044).
+// attentionOp is the dispatch state of attention (template attention-7-6bb8063a723b).
 var attentionOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
@@ -37,7 +37,7 @@ var attentionOp = &opState{
 		},
 	},
 	name:     "attention",
-	template: "attention-6-67fecc77b044",
+	template: "attention-7-6bb8063a723b",
 }
 
 // attentionScalar are the scalar forms of attentionOp.kernels, which every build has; attentionFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -54,7 +54,7 @@ func init() {
 	})
 }
 
-// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-6-51f0fa5a9a3a).
+// attentionCausalOp is the dispatch state of attention_causal (template attention-causal-7-9dc905f8fb7c).
 var attentionCausalOp = &opState{
 	def:  2,
 	dims: []string{"b", "h", "s", "d"},
@@ -80,7 +80,7 @@ var attentionCausalOp = &opState{
 		},
 	},
 	name:     "attention_causal",
-	template: "attention-causal-6-51f0fa5a9a3a",
+	template: "attention-causal-7-9dc905f8fb7c",
 }
 
 // attentionCausalScalar are the scalar forms of attentionCausalOp.kernels, which every build has; attentionCausalFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -42,8 +42,8 @@ Tuned: the latest winning record is of 2026-11-27 20:28 UTC.
 
 Templates:
 
-	attention          attention-6-67fecc77b044
-	attention_causal   attention-causal-6-51f0fa5a9a3a
+	attention          attention-7-6bb8063a723b
+	attention_causal   attention-causal-7-9dc905f8fb7c
 	gemm               gemm-8-12b1d38319f3
 	gemm_bias          gemm-bias-8-f3adb6cb84f7
 	gemm_bias_relu     gemm-bias-relu-8-82e3294e1231

@@ -20,8 +20,8 @@ import (
 // causal kernels' code changes (a change to the shared emitter usually
 // changes both).
 const (
-	revision       = "attention-6"
-	causalRevision = "attention-causal-6"
+	revision       = "attention-7"
+	causalRevision = "attention-causal-7"
 )
 
 // genericRevision and causalGenericRevision are the revisions of the
@@ -37,7 +37,7 @@ const (
 // (kernels.AMD64Plain, emitPlain) of both templates, specialised and
 // generic, bumped by hand when their code changes; not part of Version
 // either, since the tuner measures the archsimd form.
-const plainRevision = "attention-plain-3"
+const plainRevision = "attention-plain-4"
 
 // Template is the CPU template of Op: fused flash-style tiles with an
 // online softmax, in archsimd Go or assembly register tiles.
@@ -126,8 +126,8 @@ var (
 	tileVecs   = []int{1, 2, 4}           // nv: vectors of query rows per register tile of the lanes layout
 	micros     = []string{"go", "asm"}    // how the lanes layout's register tiles are written
 	// Where bf16 and f16 become float32: whole arguments copied before
-	// the float32 kernel (kernels/halfcopy), or (bf16) the scores'
-	// register tiles on bf16 pairs of D for VDPBF16PS (dot.go). float32
+	// the float32 kernel (kernels/halfcopy), or (bf16) both products'
+	// register tiles on bf16 pairs for VDPBF16PS (dot.go). float32
 	// kernels are the same for every value.
 	converts = []string{"copy", "dot"}
 )

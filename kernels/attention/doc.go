@@ -127,8 +127,8 @@
 //	mr       1, 2, 4, 6, 8, 12     lanes: keys, and rows of D, per register tile
 //	nv       1, 2, 4               lanes: vectors of query rows per register tile
 //	micro    go, asm               lanes: register tiles in archsimd Go, or in Go assembly (codegen/goasm, codegen/neon)
-//	convert  copy, dot             bf16 and f16: float32 copies of the arguments, or (bf16) Q·Kᵀ on bf16 pairs
-//	                               with VDPBF16PS (# bf16 and f16); f32 kernels are the same for both
+//	convert  copy, dot             bf16 and f16: float32 copies of the arguments, or (bf16) Q·Kᵀ and P·V on bf16
+//	                               pairs with VDPBF16PS (# bf16 and f16); f32 kernels are the same for both
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the
 // target's ISA); threads_at_most_blocks (threads ≤ B·H·⌈S/br⌉, a goroutine
@@ -281,10 +281,27 @@
 // NaN. The tests' "large" inputs make most weights underflow this way.
 //
 // In bf16 and f16 abs also has inputBound·u (u the dtype's unit roundoff,
-// 2^-8 and 2^-11): the tensor-core kernels round each weight to the dtype
-// for P·V, as FlashAttention does, by at most u relative, which moves O by
-// at most u·max|v| (l sums the float32 weights). The output's own rounding
-// is in rel.
+// 2^-8 and 2^-11): the tensor-core kernels and the CPU's convert=dot round
+// each weight to the dtype for P·V, as FlashAttention does, by at most u
+// relative. The output's own rounding is in rel. Where l sums the float32
+// weights (the tensor-core kernels, as FlashAttention), O moves by at most
+// u·max|v|. Where l sums the rounded weights (convert=dot, dot.go), O stays
+// a convex combination of v's rows: with weights p_c·(1+η_c), |η_c| ≤ u,
+// and w_c = p_c/Σp,
+//
+//	O' - O = Σ w_c·(η_c - η̄)·(v_c - m) / (1 + η̄)    for every m, η̄ = Σ w_c·η_c
+//
+// since Σ w_c·(η_c - η̄) = 0; and Σ w_c·|η_c - η̄| ≤ u (the mean deviation
+// of values in [-u, u]), so |O' - O| ≤ u/(1-u)·max_c|v_c - m|: the half
+// range of v's column rather than its largest magnitude, and exact for a
+// constant column. Against the tolerance, with the float32 errors δ of the
+// weights in η too (|η| ≤ u + δ + uδ), that is (u + δ)·inputBound to first
+// order, within abs's (u + 2δ)·inputBound; the second-order terms, about
+// u² = 1.5e-5 times inputBound, fit in the other δ, at least 1.56e-5 (at
+// D = 1: barely), and the float32 sums' term. On TestDotKernels' shapes
+// and input sets the largest error of a bf16 dot kernel grew from 0.32 of
+// the tolerance (float32 weights) to 0.42 with the rounded ones; with l
+// summing the float32 weights instead it was 0.44.
 //
 // # Work
 //
@@ -408,21 +425,34 @@
 // the copies cost O(B·H·S·D) beside the O(B·H·S²·D) arithmetic, so only
 // fewer or cheaper multiply-adds make a 16-bit kernel faster than the
 // float32 one. convert=dot (dot.go) is that for bf16 where AVX512-BF16
-// exists: the scores' register tiles multiply bf16 pairs of D with
-// VDPBF16PS, two products a lane per instruction, on k packed as pairs and
-// the query rows kept as pairs, unscaled (exact: q is bf16); the softmax
-// multiplies its exp arguments by 1/√D instead. The weights, statistics
-// and P·V stay float32. Only specialised kernels of the lanes layout with
-// 16-lane assembly tiles have the form, and the space offers convert=dot
-// with those tiles only (dot_needs_asm_lanes_16; until attention-6 it
-// offered the value with every config, each the copying form under a
-// second name). An f16 kernel of convert=dot (no dot instruction here;
-// an f16 search leaves the value out, kernels.SearchSpace) and every
+// exists: both products' register tiles multiply bf16 pairs with
+// VDPBF16PS, two products a lane per instruction. The scores run on k
+// packed as pairs of D and the query rows kept as pairs, unscaled (exact:
+// q is bf16); the softmax multiplies its exp arguments by 1/√D instead.
+// The softmax and its statistics stay float32; then the weights are
+// rounded to bf16 (nearest even) and paired along the keys, and P·V runs
+// on them and on v packed once per call as pairs of keys within each
+// block of bc keys (rows 2t and 2t+1 of a block interleaved column by
+// column, the layout of gemm's B, in assembly 16 columns a step), an odd
+// block's last pair zero in its high half. The running sums add up the
+// rounded weights, so that O is a convex combination of v's rows (see
+// Accuracy above). Only specialised kernels of the lanes layout with 16-lane
+// assembly tiles have the form, and the space offers convert=dot with
+// those tiles only (dot_needs_asm_lanes_16; until attention-6 it offered
+// the value with every config, each the copying form under a second
+// name). An f16 kernel of convert=dot (no dot instruction here; an f16
+// search leaves the value out, kernels.SearchSpace) and every
 // shape-generic kernel is the copying form. TestDotKernels checks it at
-// S = 16, 17, 19, 37 (its blocks of 16 query rows need S ≥ 16) and D = 1,
-// 3, 5, 7, 64, causal and not, one and two goroutines, archsimd and plain;
-// TestDotPlantedPairOrder shows that k's pairs packed high half first fail
-// the reference check. Not done: P·V on bf16 pairs of keys (P rounded to
-// bf16, which the tolerance already allows), and converting K and V in
-// blocks. The CUDA templates convert as they load (# CUDA above).
+// S = 16, 17, 19, 23, 37 (its blocks of 16 query rows need S ≥ 16), D =
+// 1, 3, 5, 7, 21, 64 and bc = 1, 4, 8, 16, 32 (blocks of an odd number of
+// keys), causal and not, one and two goroutines, archsimd and plain;
+// TestDotPlantedPairOrder shows that k's pairs of D, or v's pairs of
+// keys, packed high half first fail the reference check. Until
+// attention-7 P·V was float32 on a float32 copy of v. Not done:
+// converting K and V in blocks rather than whole, q packed as pairs like
+// k (Load then a plain transpose, with no float32 copy of q), and
+// weights written as pairs by the softmax itself (a pass over the
+// block's weights less); a profile (docs/benchmarks.md) gives them 4.6%
+// and 4% of the time, the tiles 71%.
+// The CUDA templates convert as they load (# CUDA above).
 package attention

@@ -14,18 +14,22 @@ import (
 
 // dotShapes are the shapes of the VDPBF16PS form's test. Its 16-lane
 // tiles need blocks of 16 query rows, so S ≥ 16: S prime and a block's
-// tail in S, D odd (the last pair's high half zero), 1, small and 64.
-var dotShapes = [][]int{{1, 1, 16, 3}, {1, 2, 17, 5}, {2, 1, 37, 7}, {1, 3, 37, 64}, {1, 1, 19, 1}}
+// tail in S (blocks of an odd number of keys, whose last pair of values
+// and weights is zero in its high half), D odd (the last pair of D's
+// high half zero), 1, small, 64 (v's pairs interleaved in assembly
+// only) and 21 (in assembly, then in Go).
+var dotShapes = [][]int{{1, 1, 16, 3}, {1, 2, 17, 5}, {2, 1, 37, 7}, {1, 3, 37, 64}, {1, 1, 19, 1}, {1, 2, 23, 21}}
 
 // dotSchedules are the configs of the test, less convert: tiles of one
 // and two vectors, a block of keys with a rest (bc mod mr), single-key
-// tiles, the assembly softmax (poly4, poly5) and the Go one (f64), one
-// and two goroutines.
+// tiles, blocks of one key (a pair each), the assembly softmax (poly4,
+// poly5) and the Go one (f64), one and two goroutines.
 var dotSchedules = []string{
 	"vec=16,br=16,bc=16,exp=poly5,threads=1,layout=lanes,mr=6,nv=1,micro=asm",
 	"vec=16,br=32,bc=32,exp=poly4,threads=2,layout=lanes,mr=12,nv=2,micro=asm",
 	"vec=16,br=16,bc=4,exp=f64,threads=2,layout=lanes,mr=4,nv=1,micro=asm",
 	"vec=16,br=32,bc=8,exp=poly5,threads=1,layout=lanes,mr=1,nv=2,micro=asm",
+	"vec=16,br=16,bc=1,exp=poly4,threads=2,layout=lanes,mr=1,nv=1,micro=asm",
 }
 
 // dotSpecs returns the specs of convert=dot of tmpl on this host:
@@ -67,25 +71,33 @@ func TestDotKernels(t *testing.T) {
 	}
 }
 
-// TestDotPlantedPairOrder checks that the reference check catches k's
-// bf16 pairs packed in the wrong order for VDPBF16PS: high half first,
-// so that q[2t] meets k[2t+1].
+// TestDotPlantedPairOrder checks that the reference check catches bf16
+// pairs packed in the wrong order for VDPBF16PS, high half first: k's
+// pairs of D, so that q[2t] meets k[2t+1], and v's pairs of keys, so
+// that the weight of key 2t meets v's row 2t+1.
 func TestDotPlantedPairOrder(t *testing.T) {
 	host := device.Host()
 	if runtime.GOARCH != "amd64" || !host.CPU.ISA.AVX512BF16 {
 		t.Skip("needs AVX512-BF16")
 	}
-	swapPairs = true
-	defer func() { swapPairs = false }()
 	shape := dotShapes[3]
 	cfg, err := Template.Space(shape, host).Parse(dotSchedules[0] + ",convert=dot")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &kerneltest.ErrorCounter{TB: t}
-	kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
-	if r.Errors == 0 {
-		t.Error("a kernel with k's pairs swapped passed the reference check")
+	for _, plant := range []struct {
+		name string
+		swap *bool
+	}{{"k", &swapPairs}, {"v", &swapValuePairs}} {
+		t.Run(plant.name, func(t *testing.T) {
+			*plant.swap = true
+			defer func() { *plant.swap = false }()
+			r := &kerneltest.ErrorCounter{TB: t}
+			kerneltest.CheckDType(r, &Template, dtype.BF16, []kerneltest.Spec{{Config: cfg, Shape: shape}})
+			if r.Errors == 0 {
+				t.Errorf("a kernel with %s's pairs swapped passed the reference check", plant.name)
+			}
+		})
 	}
 }
 

@@ -28,9 +28,10 @@ type kernel struct {
 	lanes      bool // the lanes layout: query rows in vector lanes (lanes.go)
 	asm        bool // the lanes layout's register tiles in Go assembly (codegen/goasm)
 	// dot kernels are the float32 part of a bf16 convert=dot kernel
-	// (dot.go): k holds bf16 pairs of D and the scores' tiles are
-	// VDPBF16PS, on query rows kept as pairs and unscaled; the softmax
-	// scales the scores.
+	// (dot.go): k holds bf16 pairs of D and v bf16 pairs of keys, and
+	// both products' tiles are VDPBF16PS, the scores' on query rows kept
+	// as pairs and unscaled, the output's on the weights rounded to bf16
+	// and paired after the softmax, which scales the scores.
 	dot bool
 	// generic kernels take b, h, s and d at run time (emitGeneric): the
 	// shape above is then 0.
@@ -259,8 +260,8 @@ func (k kernel) emitEntry(f *jen.File) {
 		need = " It uses archsimd.Float32x16 and needs AVX-512."
 	}
 	if k.dot {
-		need += " k holds bf16 pairs of D, in the first ⌈D/2⌉ words of each row, and q bf16 values: " +
-			"the scores' tiles are VDPBF16PS, which needs AVX512-BF16."
+		need += " k holds bf16 pairs of D, in the first ⌈D/2⌉ words of each row, v bf16 pairs of keys, in the first " +
+			"⌈cols/2⌉ rows of each block of keys, and q bf16 values: both products' tiles are VDPBF16PS, which needs AVX512-BF16."
 	}
 	mask := "non-causal"
 	if k.causal {

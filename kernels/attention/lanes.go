@@ -36,6 +36,9 @@ func (k kernel) asmFile() []byte {
 	if k.asmSoftmax() {
 		src = append(src, k.softmaxAsm()...)
 	}
+	if k.dot {
+		src = append(src, k.weightPairsAsm()...)
+	}
 	return src
 }
 
@@ -55,8 +58,11 @@ func (k kernel) asmTiles() []goasm.Tile {
 		}
 	}
 	if k.dot {
-		// A step is a pair of D: a key's pairs are the first D2 words of
-		// its row of D (dot.go), the queries' the rows of qt.
+		// A step of the scores is a pair of D: a key's pairs are the first
+		// D2 words of its row of D (dot.go), the queries' the rows of qt.
+		// A step of the output (Dot above) is a pair of keys: v's pairs
+		// are the first rows of the block's (dot.go), p's its first rows
+		// (weightPairs).
 		scores = func(keys int) goasm.Tile {
 			return goasm.Tile{
 				Name: k.scoresTile(keys), Lanes: lanes, MR: keys, NV: k.nv(), Depth: pairs(k.d),
@@ -67,7 +73,7 @@ func (k kernel) asmTiles() []goasm.Tile {
 	values := func(rows int) goasm.Tile {
 		return goasm.Tile{
 			Name: k.valuesTile(rows), Lanes: lanes, MR: rows, NV: k.nv(),
-			ARow: 4, AStep: 4 * k.d, BStep: br, CRow: br, Init: goasm.Scaled,
+			ARow: 4, AStep: 4 * k.d, BStep: br, CRow: br, Init: goasm.Scaled, Dot: k.dot,
 		}
 	}
 	if k.generic {
@@ -151,6 +157,9 @@ func (k kernel) emitLanes(f *jen.File) {
 	} else {
 		k.emitLanesSoftmax(f)
 	}
+	if k.dot {
+		f.Add(k.weightPairsDecl())
+	}
 	k.emitLanesValues(f)
 	k.emitLanesStore(f)
 }
@@ -204,10 +213,11 @@ func (k kernel) lanesUnit() []jen.Code {
 			id(k.maskFn()).Call(st, id("cols"), id("j0").Op("-").Id("i0")),
 		).Comment("the block crosses the diagonal"))
 	}
-	block = append(block,
-		k.softmaxCall(),
-		id(k.valuesFn()).Call(st, rowsOf("v", id("j0"), id("cols")), id("cols")),
-	)
+	block = append(block, k.softmaxCall())
+	if k.dot {
+		block = append(block, k.weightPairsCall())
+	}
+	block = append(block, id(k.valuesFn()).Call(st, rowsOf("v", id("j0"), id("cols")), id("cols")))
 	return []jen.Code{
 		id("base").Op(":=").Id("u").Op("/").Id("blocks").Op("*").Add(sd),
 		id("i0").Op(":=").Id("u").Op("%").Id("blocks").Op("*").Lit(k.br),
@@ -537,7 +547,11 @@ func (k kernel) emitLanesValues(f *jen.File) {
 			if k.generic {
 				args = append(args, id("D")) // the steps of v
 			}
-			return []jen.Code{id(k.valuesTile(rows)).Call(append(args, id("cols"))...)}
+			steps := id("cols")
+			if k.dot {
+				steps = jen.Parens(id("cols").Op("+").Lit(1)).Op("/").Lit(2) // pairs of keys
+			}
+			return []jen.Code{id(k.valuesTile(rows)).Call(append(args, steps)...)}
 		}
 	}
 	inner := []jen.Code{}
@@ -558,7 +572,7 @@ func (k kernel) emitLanesValues(f *jen.File) {
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s rescales the unit's output rows by st.alpha and adds the weighted values of a "+
 		"block of cols keys, v row-major cols×%s: ot[d*BR+i] = alpha[i]·ot[d*BR+i] + Σ_c v[c*D+d]·p[c*BR+i], in "+
-		"register tiles of %d of D × %d query rows.", k.valuesFn(), k.dText(), mr, group)))
+		"register tiles of %d of D × %d query rows.%s", k.valuesFn(), k.dText(), mr, group, k.valuesPairs())))
 	body := k.dims()
 	if k.asm {
 		body = append(body, asmBounds("v")...)
