@@ -86,11 +86,23 @@ type RangeRun struct {
 	Median, Worst           float64
 	MedianAlone, WorstAlone float64
 	// Tuner is the median regret the range tune reported itself, over the
-	// shapes of its ladder it measured (ranges.Result.Regret: against a
-	// short tune of each), NaN when it measured none.
+	// shapes of its ladder it measured (ranges.Result.Regret: against the
+	// best it measured at each), NaN when it measured none.
 	Tuner float64
+	// Estimates are the range tune's own regrets beside the true ones at
+	// the same shapes, served by the same buckets.
+	Estimates []RangeEstimate
 	// Fraction is Spent over Alone trials for each shape of HeldOut.
 	Fraction float64
+}
+
+// RangeEstimate is the regret the range tune estimated at a shape it
+// held out (a tunedb.HeldOut of its result) and the true regret there:
+// the same bucket's recorded winner against the best recorded. Either is
+// +Inf where the winner cannot run the shape.
+type RangeEstimate struct {
+	Shape          []int
+	Estimate, True float64
 }
 
 // RangeReport sums the runs up over the seeds.
@@ -107,6 +119,11 @@ type RangeReport struct {
 	Median, Worst           float64
 	MedianAlone, WorstAlone float64
 	Fraction                float64 // median over the runs
+	// EstimateBias is the median over every run's Estimates of the
+	// estimate less the true regret (negative: the tuner understates);
+	// EstimateCorr their Pearson correlation, NaN when either is constant.
+	// Pairs with an infinite regret are left out of both.
+	EstimateBias, EstimateCorr float64
 }
 
 // rangeEnv is what every run of a RangeReplay shares: per recorded shape,
@@ -173,6 +190,7 @@ func ReplayRange(ctx context.Context, r RangeReplay) (RangeReport, error) {
 		WorstAlone:  maxOf(runs, func(r RangeRun) float64 { return r.WorstAlone }),
 		Fraction:    median(runs, func(r RangeRun) float64 { return r.Fraction }),
 	}
+	rep.EstimateBias, rep.EstimateCorr = estimateError(runs)
 	return rep, nil
 }
 
@@ -247,6 +265,10 @@ func (r RangeReplay) run(ctx context.Context, env *rangeEnv, lo, hi []int, seed 
 	}
 	if len(buckets) == 0 {
 		return RangeRun{}, fmt.Errorf("lab: seed %d: no bucket of the range has a winner", seed)
+	}
+	for _, h := range res.HeldOut {
+		b := buckets[slices.IndexFunc(buckets, func(b ranges.Bucket) bool { return slices.Equal(b.Shape, h.Nearest) })]
+		run.Estimates = append(run.Estimates, RangeEstimate{Shape: h.Shape, Estimate: h.Regret, True: env.median(h.Shape, b.Winner)/env.best[key(h.Shape)] - 1})
 	}
 	for _, s := range env.shapes {
 		if slices.ContainsFunc(run.Buckets, func(b []int) bool { return slices.Equal(b, s) }) {
@@ -414,6 +436,47 @@ func forSeeds(parent context.Context, seeds, parallel int, run func(context.Cont
 		}
 	}
 	return nil
+}
+
+// estimateError returns the median of the estimates' error (estimate
+// less true regret) over every run and the correlation of the estimates
+// with the true regrets, both over the finite pairs.
+func estimateError(runs []RangeRun) (bias, corr float64) {
+	var est, tru []float64
+	for _, r := range runs {
+		for _, e := range r.Estimates {
+			if !math.IsInf(e.Estimate, 0) && !math.IsInf(e.True, 0) {
+				est, tru = append(est, e.Estimate), append(tru, e.True)
+			}
+		}
+	}
+	diff := make([]float64, len(est))
+	for i := range est {
+		diff[i] = est[i] - tru[i]
+	}
+	return median(diff, func(x float64) float64 { return x }), pearson(est, tru)
+}
+
+// pearson is the correlation of x and y, NaN when either is constant.
+func pearson(x, y []float64) float64 {
+	if len(x) < 2 {
+		return math.NaN()
+	}
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx, my = mx+x[i]/n, my+y[i]/n
+	}
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // maxOf is the largest of f over runs.
