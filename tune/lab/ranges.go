@@ -89,6 +89,9 @@ type RangeRun struct {
 	// shapes of its ladder it measured (ranges.Result.Regret: against the
 	// best it measured at each), NaN when it measured none.
 	Tuner float64
+	// TunerTrue is the median true regret at the shapes Tuner is over,
+	// served by the same buckets (the median of Estimates' True).
+	TunerTrue float64
 	// Estimates are the range tune's own regrets beside the true ones at
 	// the same shapes, served by the same buckets.
 	Estimates []RangeEstimate
@@ -119,11 +122,11 @@ type RangeReport struct {
 	Median, Worst           float64
 	MedianAlone, WorstAlone float64
 	Fraction                float64 // median over the runs
-	// EstimateBias is the median over every run's Estimates of the
-	// estimate less the true regret (negative: the tuner understates);
-	// EstimateCorr their Pearson correlation, NaN when either is constant.
-	// Pairs with an infinite regret are left out of both.
-	EstimateBias, EstimateCorr float64
+	// Tuner and TunerTrue are the medians over the runs of theirs;
+	// TunerCorr is the Pearson correlation of every run's Estimates with
+	// the true regrets, NaN when either is constant, pairs with an
+	// infinite regret left out.
+	Tuner, TunerTrue, TunerCorr float64
 }
 
 // rangeEnv is what every run of a RangeReplay shares: per recorded shape,
@@ -190,7 +193,9 @@ func ReplayRange(ctx context.Context, r RangeReplay) (RangeReport, error) {
 		WorstAlone:  maxOf(runs, func(r RangeRun) float64 { return r.WorstAlone }),
 		Fraction:    median(runs, func(r RangeRun) float64 { return r.Fraction }),
 	}
-	rep.EstimateBias, rep.EstimateCorr = estimateError(runs)
+	rep.Tuner = median(runs, func(r RangeRun) float64 { return r.Tuner })
+	rep.TunerTrue = median(runs, func(r RangeRun) float64 { return r.TunerTrue })
+	rep.TunerCorr = estimateCorr(runs)
 	return rep, nil
 }
 
@@ -270,6 +275,7 @@ func (r RangeReplay) run(ctx context.Context, env *rangeEnv, lo, hi []int, seed 
 		b := buckets[slices.IndexFunc(buckets, func(b ranges.Bucket) bool { return slices.Equal(b.Shape, h.Nearest) })]
 		run.Estimates = append(run.Estimates, RangeEstimate{Shape: h.Shape, Estimate: h.Regret, True: env.median(h.Shape, b.Winner)/env.best[key(h.Shape)] - 1})
 	}
+	run.TunerTrue = median(run.Estimates, func(e RangeEstimate) float64 { return e.True })
 	for _, s := range env.shapes {
 		if slices.ContainsFunc(run.Buckets, func(b []int) bool { return slices.Equal(b, s) }) {
 			continue
@@ -438,10 +444,9 @@ func forSeeds(parent context.Context, seeds, parallel int, run func(context.Cont
 	return nil
 }
 
-// estimateError returns the median of the estimates' error (estimate
-// less true regret) over every run and the correlation of the estimates
-// with the true regrets, both over the finite pairs.
-func estimateError(runs []RangeRun) (bias, corr float64) {
+// estimateCorr returns the correlation of every run's estimates with the
+// true regrets, over the finite pairs.
+func estimateCorr(runs []RangeRun) float64 {
 	var est, tru []float64
 	for _, r := range runs {
 		for _, e := range r.Estimates {
@@ -450,11 +455,7 @@ func estimateError(runs []RangeRun) (bias, corr float64) {
 			}
 		}
 	}
-	diff := make([]float64, len(est))
-	for i := range est {
-		diff[i] = est[i] - tru[i]
-	}
-	return median(diff, func(x float64) float64 { return x }), pearson(est, tru)
+	return pearson(est, tru)
 }
 
 // pearson is the correlation of x and y, NaN when either is constant.
