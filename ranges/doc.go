@@ -13,9 +13,13 @@
 // The regret of a held-out candidate is how much slower the winner of
 // its nearest bucket (tunedb.NearestShape, the rule gen's dispatch
 // follows) runs there than the fastest config measured there, after a
-// short tune of that shape alone (Probe trials, which start from the
-// winners of the shapes near it): 0.1 is 10% slower. A short tune finds
-// less than a full one, so the regret is a lower bound of the regret
+// short tune of that shape alone (Probe trials, half a bucket's, 4 to 12,
+// which start from the winners of the shapes near it) and a timing there
+// of every bucket's winner: 0.1 is 10% slower. A short tune of 4 trials
+// rarely gets past the winners it starts from, so against it alone the
+// regret read 0.1% where the true one was 2.6% (docs/benchmarks.md); the
+// longer probe and the other buckets' winners, tuned in full, make the
+// best measured a contender. It is still a lower bound of the regret
 // against tuning the shape alone; docs/benchmarks.md compares the two. A
 // winner that cannot run the held-out shape (its space refuses it there)
 // has infinite regret, as dispatch would have to fall back.

@@ -38,8 +38,9 @@ type Options struct {
 	// DefaultLevels.
 	Levels int
 	// Probe is the trials of the short tune of each held-out shape,
-	// whose best is what the nearest bucket's winner is measured against
-	// there; 0 means 4.
+	// whose best (or a bucket's winner's, where faster) is what the
+	// nearest bucket's winner is measured against there; 0 means half of
+	// PerShape, from MinProbe to MaxProbe.
 	Probe int
 	// Tolerance is the regret below which no bucket is added; 0 means 0.02.
 	Tolerance float64
@@ -53,6 +54,16 @@ type Options struct {
 	Tuned []Bucket
 }
 
+// MinProbe and MaxProbe bound the trials of a held-out shape's short tune
+// when Options.Probe does not say. Below 12, replayed on a recorded range
+// (docs/benchmarks.md), the short tune rarely gets past the winners it
+// starts from and the regret reads near 0 where the true one is 2.6%;
+// above, it takes the budget that more buckets need.
+const (
+	MinProbe = 4
+	MaxProbe = 12
+)
+
 // DefaultLevels is the points of a ranged extent's ladder when
 // Options.Levels does not say.
 const DefaultLevels = 9
@@ -60,9 +71,6 @@ const DefaultLevels = 9
 func (o *Options) defaults() {
 	if o.Levels < 2 {
 		o.Levels = DefaultLevels
-	}
-	if o.Probe <= 0 {
-		o.Probe = 4
 	}
 	if o.Tolerance <= 0 {
 		o.Tolerance = 0.02
@@ -113,6 +121,9 @@ func Tune(ctx context.Context, t Tuner, o Options) (Result, error) {
 	first := FirstBuckets(o.Lo, o.Hi, o.Levels)
 	if o.PerShape <= 0 {
 		o.PerShape = max(1, o.Trials/(len(first)+2))
+	}
+	if o.Probe <= 0 {
+		o.Probe = min(max(MinProbe, o.PerShape/2), MaxProbe)
 	}
 	r := &run{t: t, o: o, probed: map[string]bool{}, buckets: slices.Clone(o.Tuned)}
 	if len(r.buckets) == 0 {
@@ -199,11 +210,16 @@ func (r *run) measure(ctx context.Context, cands [][]int) ([]int, error) {
 
 // regret measures the regret at h: the winner of its nearest bucket
 // timed there, against the fastest config measured there, after a short
-// tune of h (Probe trials, once per shape). ok is false when nothing ran
-// at h, or the budget ran out first.
+// tune of h (Probe trials, once per shape) and a timing there of every
+// other bucket's winner. A short tune alone rarely beats the winner it
+// starts from, so against it alone the regret reads near 0 where the
+// shape's best is well ahead; the other buckets' winners are contenders
+// tuned in full, and each costs one measurement a shape. ok is false when
+// nothing ran at h, or the budget ran out first.
 func (r *run) regret(ctx context.Context, h []int) (tunedb.HeldOut, bool, error) {
 	nearest := r.buckets[tunedb.NearestShape(h, r.bucketShapes())]
-	need := 1
+	cfgs := r.winners(nearest)
+	need := len(cfgs)
 	if !r.probed[key(h)] {
 		need += r.o.Probe
 	}
@@ -218,7 +234,7 @@ func (r *run) regret(ctx context.Context, h []int) (tunedb.HeldOut, bool, error)
 		}
 		r.probed[key(h)] = true
 	}
-	ns, spent, err := r.t.Time(ctx, h, []schedule.Config{nearest.Winner})
+	ns, spent, err := r.t.Time(ctx, h, cfgs)
 	r.spent += spent
 	if err != nil {
 		return tunedb.HeldOut{}, false, err
@@ -232,6 +248,18 @@ func (r *run) regret(ctx context.Context, h []int) (tunedb.HeldOut, bool, error)
 		ho.Regret = max(0, ns[0]/best-1)
 	}
 	return ho, true, nil
+}
+
+// winners returns the winner of nearest, then those of the other buckets
+// that passed, each config once.
+func (r *run) winners(nearest Bucket) []schedule.Config {
+	out := []schedule.Config{nearest.Winner}
+	for _, b := range r.buckets {
+		if b.OK && !slices.ContainsFunc(out, func(c schedule.Config) bool { return c.Equal(b.Winner) }) {
+			out = append(out, b.Winner)
+		}
+	}
+	return out
 }
 
 func key(shape []int) string { return fmt.Sprint(shape) }

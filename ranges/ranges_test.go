@@ -148,6 +148,51 @@ func checkRegret(t *testing.T, f *fake, res Result, h []int, got float64) {
 	}
 }
 
+// twoRegimes: from 60 rows on, tile 64 is four times faster than any
+// other; below, tile 32 is the fastest. A tile above the rows cannot run.
+func twoRegimes(shape []int, tile int) float64 {
+	switch rows := shape[0]; {
+	case tile > rows:
+		return 0
+	case rows >= 60 && tile == 64:
+		return 1
+	case rows < 60 && tile == 32:
+		return 2
+	case rows < 60 && tile == 64:
+		return 3
+	}
+	return 4
+}
+
+// At 76 rows the nearest bucket (32 rows) serves tile 32, four times
+// slower than tile 64, which the 1024-row bucket found. A short tune of
+// 76 rows (tiles 1 to 8) finds nothing faster than tile 32 there, so
+// against it alone the regret reads 0 and no bucket is added; with every
+// bucket's winner timed there it reads the true 300%, and 76 rows
+// becomes a bucket.
+func TestTuneRegretAgainstOtherBuckets(t *testing.T) {
+	f := newFake(twoRegimes)
+	res, err := Tune(context.Background(), f, Options{Lo: []int{1, 64}, Hi: []int{1024, 64}, Trials: 200, PerShape: 8, Probe: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.BucketShapes(), func(s []int) bool { return slices.Equal(s, []int{76, 64}) }) {
+		t.Errorf("buckets %v, held out %+v: 76 rows, 300%% slower with the 32-row winner, is not a bucket", res.BucketShapes(), res.HeldOut)
+	}
+	for _, h := range res.HeldOut {
+		truth := math.Inf(1)
+		for _, tile := range []int{1, 2, 4, 8, 16, 32, 64} {
+			if x := twoRegimes(h.Shape, tile); x > 0 {
+				truth = min(truth, x)
+			}
+		}
+		nearest := res.Buckets[tunedb.NearestShape(h.Shape, res.BucketShapes())]
+		if want := twoRegimes(h.Shape, f.tile(nearest.Winner))/truth - 1; h.Regret != want {
+			t.Errorf("regret at %v = %v, want the true %v", h.Shape, h.Regret, want)
+		}
+	}
+}
+
 // More trials buy more buckets and a regret no larger.
 func TestTuneAddsBuckets(t *testing.T) {
 	prev := math.Inf(1)

@@ -112,23 +112,29 @@ func percent(x float64) string {
 // simRangeJSON is simulate --range --json's output. Regrets that are
 // infinite (a bucket's winner cannot run a shape) or NaN are null.
 type simRangeJSON struct {
-	Op          string           `json:"op"`
-	Lo          []int            `json:"lo"`
-	Hi          []int            `json:"hi"`
-	DType       string           `json:"dtype"`
-	Device      string           `json:"device"`
-	Template    string           `json:"template"`
-	Shapes      [][]int          `json:"shapes"`
-	Strategy    string           `json:"strategy"`
-	Seeds       int              `json:"seeds"`
-	Budget      int              `json:"budget"` // the range tune's trials
-	Alone       int              `json:"alone"`  // trials of a tune of one shape alone
-	Median      *float64         `json:"regret_median"`
-	Worst       *float64         `json:"regret_max"`
-	MedianAlone *float64         `json:"regret_alone_median"`
-	WorstAlone  *float64         `json:"regret_alone_max"`
-	Fraction    float64          `json:"trial_fraction"`
-	Runs        []simRangeRunRow `json:"runs"`
+	Op          string   `json:"op"`
+	Lo          []int    `json:"lo"`
+	Hi          []int    `json:"hi"`
+	DType       string   `json:"dtype"`
+	Device      string   `json:"device"`
+	Template    string   `json:"template"`
+	Shapes      [][]int  `json:"shapes"`
+	Strategy    string   `json:"strategy"`
+	Seeds       int      `json:"seeds"`
+	Budget      int      `json:"budget"` // the range tune's trials
+	Alone       int      `json:"alone"`  // trials of a tune of one shape alone
+	Median      *float64 `json:"regret_median"`
+	Worst       *float64 `json:"regret_max"`
+	MedianAlone *float64 `json:"regret_alone_median"`
+	WorstAlone  *float64 `json:"regret_alone_max"`
+	Fraction    float64  `json:"trial_fraction"`
+	// The range tuner's own median regret and the true one at the same
+	// shapes (medians over the seeds), and the correlation of its regrets
+	// with the true ones there.
+	Tuner     *float64         `json:"tuner_regret_median"`
+	TunerTrue *float64         `json:"tuner_true_regret_median"`
+	TunerCorr *float64         `json:"tuner_regret_correlation"`
+	Runs      []simRangeRunRow `json:"runs"`
 }
 
 type simRangeRunRow struct {
@@ -140,6 +146,7 @@ type simRangeRunRow struct {
 	MedianAlone *float64             `json:"regret_alone_median"`
 	WorstAlone  *float64             `json:"regret_alone_max"`
 	Tuner       *float64             `json:"tuner_regret_median"`
+	TunerTrue   *float64             `json:"tuner_true_regret_median"`
 	Fraction    float64              `json:"trial_fraction"`
 	HeldOut     []simRangeHeldOutRow `json:"held_out"`
 }
@@ -159,13 +166,13 @@ func newSimRangeJSON(r lab.RangeReport, m lab.Method) simRangeJSON {
 		Op: w.Op, Lo: r.Lo, Hi: r.Hi, DType: string(w.DType), Device: w.Device, Template: w.Template,
 		Shapes: r.Shapes, Strategy: m.String(), Seeds: len(r.Runs), Budget: r.Trials, Alone: r.Alone,
 		Median: finite(r.Median), Worst: finite(r.Worst), MedianAlone: finite(r.MedianAlone), WorstAlone: finite(r.WorstAlone),
-		Fraction: r.Fraction, Runs: []simRangeRunRow{},
+		Fraction: r.Fraction, Tuner: finite(r.Tuner), TunerTrue: finite(r.TunerTrue), TunerCorr: finite(r.TunerCorr), Runs: []simRangeRunRow{},
 	}
 	for _, run := range r.Runs {
 		out.Runs = append(out.Runs, simRangeRunRow{
 			Seed: run.Seed, Trials: run.Spent, Buckets: run.Buckets,
 			Median: finite(run.Median), Worst: finite(run.Worst), MedianAlone: finite(run.MedianAlone), WorstAlone: finite(run.WorstAlone),
-			Tuner: finite(run.Tuner), Fraction: run.Fraction, HeldOut: []simRangeHeldOutRow{},
+			Tuner: finite(run.Tuner), TunerTrue: finite(run.TunerTrue), Fraction: run.Fraction, HeldOut: []simRangeHeldOutRow{},
 		})
 		for _, h := range run.HeldOut {
 			row := &out.Runs[len(out.Runs)-1]
@@ -199,5 +206,7 @@ func printSimRange(std *stdio, r lab.RangeReport, m lab.Method) {
 	fmt.Fprintf(tw, "regret\tmedian %s, max %s against the best recorded; median %s, max %s against tunes alone\n",
 		percent(r.Median), percent(r.Worst), percent(r.MedianAlone), percent(r.WorstAlone))
 	fmt.Fprintf(tw, "trials\t%.2f of tuning each held-out shape alone (median over the seeds)\n", r.Fraction)
+	fmt.Fprintf(tw, "tuner\tits own median regret %s where the true one is %s at the same shapes (medians over the seeds), correlation %.2f\n",
+		percent(r.Tuner), percent(r.TunerTrue), r.TunerCorr)
 	tw.Flush()
 }

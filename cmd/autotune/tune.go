@@ -49,9 +49,9 @@ the range is tuned within the one budget. Its first buckets, the ends and
 the geometric middle of each ranged extent, are tuned as ordinary
 workloads (--trials shared among them and two more); then held-out
 shapes of the range, on a geometric ladder of 9 points an extent, get a
-short tune of their own (4 trials) and the winner of their nearest bucket
-is timed there: its regret is how much slower it is than the best
-measured there. The held-out shape of the largest regret (above 2%)
+short tune of their own (half a bucket's trials, 4 to 12; 4 in a tasks
+file) and every bucket's winner is timed there: the regret is how much
+slower the winner of the nearest bucket is than the best measured there. The held-out shape of the largest regret (above 2%)
 becomes a bucket while the budget lasts. The summary (and --json:
 buckets, held_out, regret_median, regret_max) shows each bucket's winner
 and the regret per held-out shape; the range is saved in the database,

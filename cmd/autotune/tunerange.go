@@ -217,7 +217,7 @@ func printRange(w io.Writer, r rangeJSON) {
 	for _, h := range r.HeldOut {
 		fmt.Fprintf(tw, "\t  %s\tbucket %s\t%s\n", kernels.FormatShape(h.Shape), kernels.FormatShape(h.Bucket), formatRegret(h.Regret))
 	}
-	fmt.Fprintf(tw, "regret\tmedian %s, max %s (at least: a held-out shape gets a short tune of its own, which finds less than a full one)\n",
+	fmt.Fprintf(tw, "regret\tmedian %s, max %s (at least: against the best of a short tune of each held-out shape and every bucket's winner there)\n",
 		formatRegret(r.RegretMedian), formatRegret(r.RegretMax))
 	state := ""
 	if r.Interrupted {

@@ -77,13 +77,13 @@ func readTasks(path, device string) ([]taskWorkload, error) {
 // rangeReserve is the trials a tasks run keeps of its budget for each
 // range line, for after the scheduler tuned the range's first buckets
 // among the other tasks: the regrets at the default 8 held-out shapes (a
-// short tune of 4 trials and a timing each) and two buckets more of
+// short tune of ranges.MinProbe trials and a timing each) and two buckets more of
 // perBucket trials; the ranges get at most half the budget together.
 func rangeReserve(budget, lines, perBucket int) int {
 	if lines == 0 {
 		return 0
 	}
-	return min(8*(4+1)+2*perBucket, budget/2/lines)
+	return min(8*(ranges.MinProbe+1)+2*perBucket, budget/2/lines)
 }
 
 // rangeLines returns the ranges of the file's lines that have one, each
@@ -123,7 +123,9 @@ func tuneTaskRanges(ctx context.Context, std *stdio, o tuneOptions, db *tunedb.D
 		ro.trials = trials
 		rt := &rangeTuner{o: ro, w: tws[first].w, tmpl: tws[first].tmpl, toolchain: ts.Tasks[first].Toolchain,
 			measurer: ts.Tasks[first].Measurer, db: db, errs: std.errs, deadline: deadline}
-		res, err := rt.run(ctx, *rng, ranges.Options{Trials: trials, PerShape: max(1, spent/len(tuned)), Tuned: tuned})
+		// The reserve is sized for probes of ranges.MinProbe trials: a
+		// longer probe would leave no trials to add a bucket with.
+		res, err := rt.run(ctx, *rng, ranges.Options{Trials: trials, PerShape: max(1, spent/len(tuned)), Probe: ranges.MinProbe, Tuned: tuned})
 		if err != nil {
 			return out, err
 		}

@@ -86,11 +86,26 @@ type RangeRun struct {
 	Median, Worst           float64
 	MedianAlone, WorstAlone float64
 	// Tuner is the median regret the range tune reported itself, over the
-	// shapes of its ladder it measured (ranges.Result.Regret: against a
-	// short tune of each), NaN when it measured none.
+	// shapes of its ladder it measured (ranges.Result.Regret: against the
+	// best it measured at each), NaN when it measured none.
 	Tuner float64
+	// TunerTrue is the median true regret at the shapes Tuner is over,
+	// served by the same buckets (the median of Estimates' True).
+	TunerTrue float64
+	// Estimates are the range tune's own regrets beside the true ones at
+	// the same shapes, served by the same buckets.
+	Estimates []RangeEstimate
 	// Fraction is Spent over Alone trials for each shape of HeldOut.
 	Fraction float64
+}
+
+// RangeEstimate is the regret the range tune estimated at a shape it
+// held out (a tunedb.HeldOut of its result) and the true regret there:
+// the same bucket's recorded winner against the best recorded. Either is
+// +Inf where the winner cannot run the shape.
+type RangeEstimate struct {
+	Shape          []int
+	Estimate, True float64
 }
 
 // RangeReport sums the runs up over the seeds.
@@ -107,6 +122,11 @@ type RangeReport struct {
 	Median, Worst           float64
 	MedianAlone, WorstAlone float64
 	Fraction                float64 // median over the runs
+	// Tuner and TunerTrue are the medians over the runs of theirs;
+	// TunerCorr is the Pearson correlation of every run's Estimates with
+	// the true regrets, NaN when either is constant, pairs with an
+	// infinite regret left out.
+	Tuner, TunerTrue, TunerCorr float64
 }
 
 // rangeEnv is what every run of a RangeReplay shares: per recorded shape,
@@ -173,6 +193,9 @@ func ReplayRange(ctx context.Context, r RangeReplay) (RangeReport, error) {
 		WorstAlone:  maxOf(runs, func(r RangeRun) float64 { return r.WorstAlone }),
 		Fraction:    median(runs, func(r RangeRun) float64 { return r.Fraction }),
 	}
+	rep.Tuner = median(runs, func(r RangeRun) float64 { return r.Tuner })
+	rep.TunerTrue = median(runs, func(r RangeRun) float64 { return r.TunerTrue })
+	rep.TunerCorr = estimateCorr(runs)
 	return rep, nil
 }
 
@@ -248,6 +271,11 @@ func (r RangeReplay) run(ctx context.Context, env *rangeEnv, lo, hi []int, seed 
 	if len(buckets) == 0 {
 		return RangeRun{}, fmt.Errorf("lab: seed %d: no bucket of the range has a winner", seed)
 	}
+	for _, h := range res.HeldOut {
+		b := buckets[slices.IndexFunc(buckets, func(b ranges.Bucket) bool { return slices.Equal(b.Shape, h.Nearest) })]
+		run.Estimates = append(run.Estimates, RangeEstimate{Shape: h.Shape, Estimate: h.Regret, True: env.median(h.Shape, b.Winner)/env.best[key(h.Shape)] - 1})
+	}
+	run.TunerTrue = median(run.Estimates, func(e RangeEstimate) float64 { return e.True })
 	for _, s := range env.shapes {
 		if slices.ContainsFunc(run.Buckets, func(b []int) bool { return slices.Equal(b, s) }) {
 			continue
@@ -414,6 +442,42 @@ func forSeeds(parent context.Context, seeds, parallel int, run func(context.Cont
 		}
 	}
 	return nil
+}
+
+// estimateCorr returns the correlation of every run's estimates with the
+// true regrets, over the finite pairs.
+func estimateCorr(runs []RangeRun) float64 {
+	var est, tru []float64
+	for _, r := range runs {
+		for _, e := range r.Estimates {
+			if !math.IsInf(e.Estimate, 0) && !math.IsInf(e.True, 0) {
+				est, tru = append(est, e.Estimate), append(tru, e.True)
+			}
+		}
+	}
+	return pearson(est, tru)
+}
+
+// pearson is the correlation of x and y, NaN when either is constant.
+func pearson(x, y []float64) float64 {
+	if len(x) < 2 {
+		return math.NaN()
+	}
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx, my = mx+x[i]/n, my+y[i]/n
+	}
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }
 
 // maxOf is the largest of f over runs.

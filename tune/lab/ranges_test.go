@@ -44,7 +44,8 @@ func replayText(r RangeReport) string {
 
 // TestReplayRange holds the range replay to its invariants on the
 // recorded range landscape: the same seed gives the same runs, no regret
-// is negative, the trial fraction is what was spent over the tunes alone,
+// is negative, the tuner's own regret is not above the true one, the
+// trial fraction is what was spent over the tunes alone,
 // and dispatching each shape to the wrong bucket costs more.
 func TestReplayRange(t *testing.T) {
 	ctx := context.Background()
@@ -91,6 +92,17 @@ func TestReplayRange(t *testing.T) {
 		}
 		if want := float64(run.Spent) / float64(len(run.HeldOut)*replay.Alone); run.Fraction != want {
 			t.Errorf("seed %d: fraction %v, want %v", run.Seed, run.Fraction, want)
+		}
+		// The tuner's own regret is against the best it measured, which
+		// the best recorded is at least as fast as, and the replay times
+		// the winner as recorded: never above the true regret.
+		if len(run.Estimates) == 0 {
+			t.Errorf("seed %d: the range tune measured no regret of its own", run.Seed)
+		}
+		for _, e := range run.Estimates {
+			if !(e.Estimate <= e.True) {
+				t.Errorf("seed %d at %v: the tuner's regret %v is above the true %v", run.Seed, e.Shape, e.Estimate, e.True)
+			}
 		}
 		for _, h := range run.HeldOut {
 			if !(h.Regret >= 0) || !(h.RegretAlone >= 0) {
