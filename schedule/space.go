@@ -285,13 +285,8 @@ func (s *Space) Valid(c Config) bool { return s.Check(c) == nil }
 // constraints rejected the draws.
 func (s *Space) Sample(r *rand.Rand) (Config, error) {
 	rejected := make(map[string]int)
-	for range sampleDraws {
-		c := s.At(r.Int64N(s.size))
-		name := s.violated(c)
-		if name == "" {
-			return c, nil
-		}
-		rejected[name]++
+	if c, ok := s.draw(r, sampleDraws, rejected); ok {
+		return c, nil
 	}
 	if s.size <= enumerateLimit {
 		valid := s.validIndexes()
@@ -300,16 +295,25 @@ func (s *Space) Sample(r *rand.Rand) (Config, error) {
 		}
 		return s.At(valid[r.IntN(len(valid))]), nil
 	}
-	for range rareDraws {
-		c := s.At(r.Int64N(s.size))
-		name := s.violated(c)
-		if name == "" {
-			return c, nil
-		}
-		rejected[name]++
+	if c, ok := s.draw(r, rareDraws, rejected); ok {
+		return c, nil
 	}
 	return Config{}, fmt.Errorf("schedule: no valid config in %d random draws from %d points; rejected by %s",
 		sampleDraws+rareDraws, s.size, rejections(rejected))
+}
+
+// draw returns the first valid point of up to n drawn uniformly with r,
+// counting in rejected the constraint that turned down each invalid one.
+func (s *Space) draw(r *rand.Rand, n int, rejected map[string]int) (Config, bool) {
+	for range n {
+		c := s.At(r.Int64N(s.size))
+		name := s.violated(c)
+		if name == "" {
+			return c, true
+		}
+		rejected[name]++
+	}
+	return Config{}, false
 }
 
 // validIndexes enumerates the valid points of a small space, once.
