@@ -19,8 +19,8 @@
 # Go package generated from gpu.db with NVRTC; gpu.db exported as JSON
 # Lines.
 #
-# What runs is set by the environment: GPU_TESTS (a -test.run pattern) and
-# GPU_TEST_SECONDS; IMPORT (logs to import into gpu.db first); TUNES
+# What runs is set by the environment: FASTCUDA=0 skips examples/fastcuda;
+# GPU_TESTS (a -test.run pattern) and GPU_TEST_SECONDS; IMPORT (logs to import into gpu.db first); TUNES
 # ("op shape dtype seconds" lines), BENCHES ("op shape dtype" lines),
 # TORCH_WORKLOADS (torch_baseline.py's arguments); TORCH_EXT_DIR (an
 # extension generated elsewhere, built in the background from the start)
@@ -82,8 +82,10 @@ if [[ -n ${TORCH_EXT_DIR:-} ]]; then
 	build=$!
 fi
 
-step "examples/fastcuda tests on the GPU" 60 fastcuda-test.txt "$here/fastcuda.test" -test.v -test.run 'TestGPU|TestManifest|TestDispatch'
-step "examples/fastcuda benchmarks" 60 fastcuda-bench.txt "$here/fastcuda.test" -test.run '^$' -test.bench GPU -test.benchtime 300x -test.count 3
+if [[ ${FASTCUDA:-1} != 0 ]]; then
+	step "examples/fastcuda tests on the GPU" 60 fastcuda-test.txt "$here/fastcuda.test" -test.v -test.run 'TestGPU|TestManifest|TestDispatch'
+	step "examples/fastcuda benchmarks" 60 fastcuda-bench.txt "$here/fastcuda.test" -test.run '^$' -test.bench GPU -test.benchtime 300x -test.count 3
+fi
 gpu_secs=${GPU_TEST_SECONDS:-150}
 step "autotune's GPU tests" "$gpu_secs" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout "${gpu_secs}s" -test.run "${GPU_TESTS:-TestGPU}"
 
