@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/measure"
+	"github.com/autotune-dev/autotune/measure/cuda/driver"
 	"github.com/autotune-dev/autotune/measure/harness"
 )
 
@@ -119,5 +122,83 @@ func TestBenchOnFakeGPUWrongKernel(t *testing.T) {
 	e := runFakeBench(t, "record")
 	if !strings.Contains(e.Error, "wrong answer, not timed") || len(e.Bench) > 0 {
 		t.Errorf("answer %+v, want the wrong answer as the error and no entries", e)
+	}
+}
+
+// TestWorkerCompilesAhead runs a job of three kernels, whose IDs are not
+// their places in it, on the fake libraries: each result is its own
+// kernel's (a correct one, one NVRTC refuses, one that writes nothing), in
+// the job's order, whichever compiled first.
+func TestWorkerCompilesAhead(t *testing.T) {
+	driverPath := fakeGPUWorker(t)
+	a := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	b := []float32{1, 0, -1, 2, 1, 0, 0, 3, 1, -2, 0, 1}
+	want := make([]float64, 6)
+	for i := range 2 {
+		for j := range 3 {
+			for k := range 4 {
+				want[i*3+j] += float64(a[i*4+k]) * float64(b[k*3+j])
+			}
+		}
+	}
+	dir := t.TempDir()
+	info := harness.SetInfo{Name: "small", Rel: 1e-6, Abs: 1e-6}
+	if err := harness.Write(dir, harness.Workload{DType: "f32", Inputs: []int{8, 12}, Output: 6, Sets: []harness.SetInfo{info}},
+		[]harness.Set{{SetInfo: info, Ins: [][]float32{a, b}, Want: want}}); err != nil {
+		t.Fatal(err)
+	}
+	k := func(id int, src, entry string) kernel {
+		return kernel{ID: id, Source: src, Entry: entry, Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}
+	}
+	j := job{DriverPath: driverPath, Arch: "sm_86", Dir: dir, Samples: 2, Warmup: 1, Kernels: []kernel{
+		k(7, "// compiles", "gemm2x3x4"), k(3, "#error no", "gemm2x3x4"), k(5, "// compiles", "record")}}
+	in, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code := make(chan int)
+	go func() { code <- ServeWorker(bytes.NewReader(in), &out) }() // it locks its thread for good
+	if c := <-code; c != exitOK {
+		t.Fatalf("the worker exited %d: %s", c, out.String())
+	}
+	var got []string
+	dec := json.NewDecoder(&out)
+	for {
+		var e event
+		if err := dec.Decode(&e); err != nil {
+			break
+		}
+		if e.Kind == "result" {
+			got = append(got, fmt.Sprintf("%d %s", e.ID, e.Status))
+			if e.Status == string(measure.StatusBuildError) && !strings.Contains(e.Error, "#error in the source") {
+				t.Errorf("kernel %d: error %q, want NVRTC's log", e.ID, e.Error)
+			}
+		}
+	}
+	wantSeq := []string{"7 ok", "3 build_error", "5 wrong_answer"}
+	if !slices.Equal(got, wantSeq) {
+		t.Fatalf("results %q, want %q", got, wantSeq)
+	}
+
+	// Three compilers on six kernels: each result is its kernel's.
+	nv, err := driver.OpenNVRTC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []kernel
+	for i := range 6 {
+		src := "// compiles"
+		if i%2 == 1 {
+			src = "#error"
+		}
+		ks = append(ks, k(10*i, src, "e"))
+	}
+	ahead := compileAhead(nv, ks, "sm_86", 3)
+	for i, kk := range ks {
+		c := <-ahead[kk.ID]
+		if bad := c.err != nil; bad != (i%2 == 1) {
+			t.Errorf("kernel %d: error %v, want one only for the odd ones", kk.ID, c.err)
+		}
 	}
 }

@@ -9,7 +9,11 @@
 //
 //   - compiles the source with NVRTC for the target's architecture
 //     (--gpu-architecture=sm_XX); a rejected source is a build_error record
-//     with the compiler's log, and the compile time is its BuildNS;
+//     with the compiler's log, and the compile time is its BuildNS. The
+//     worker compiles the batch's kernels in order on all cores but one
+//     (at most 8 at once), starting before it loads the input sets, while
+//     it checks and times the ones before: NVRTC takes seconds for a
+//     large tensor-core kernel;
 //   - for each of the op's input sets (measure.Inputs: the parent draws
 //     them from a seeded generator, never zeros, with large magnitudes and,
 //     for softmax, -Inf entries, and writes them with measure/harness; the

@@ -42,11 +42,20 @@ func ServeWorker(stdin io.Reader, stdout io.Writer) int {
 	}
 	// A context is current per OS thread; everything runs on this one.
 	runtime.LockOSThread()
-	w, err := newWorker(j)
+	nv, err := driver.OpenNVRTC()
 	if err != nil {
 		emit(event{Kind: "fatal", Error: err.Error()})
 		return exitFatal
 	}
+	// Compiling starts before the input sets are loaded, which for a large
+	// workload takes seconds too.
+	ahead := compileAhead(nv, j.Kernels, j.Arch, compilers())
+	w, err := newWorker(j, nv)
+	if err != nil {
+		emit(event{Kind: "fatal", Error: err.Error()})
+		return exitFatal
+	}
+	w.ahead = ahead
 	if j.Bench != nil {
 		emit(w.bench(j.Kernels[0]))
 		return exitOK
@@ -68,6 +77,7 @@ type worker struct {
 	dev   driver.Device
 	ctx   *driver.Context
 	nvrtc *driver.NVRTC
+	ahead map[int]<-chan compiled // by kernel ID: compileAhead's results
 	work  harness.Workload
 	sets  []harness.Set  // their inputs and references; the first is timed
 	ins   [][]driver.Ptr // each set's inputs on the device
@@ -78,12 +88,8 @@ type worker struct {
 	got   []float32   // the output decoded
 }
 
-func newWorker(j job) (*worker, error) {
+func newWorker(j job, nv *driver.NVRTC) (*worker, error) {
 	d, err := driver.Open(j.DriverPath)
-	if err != nil {
-		return nil, err
-	}
-	nv, err := driver.OpenNVRTC()
 	if err != nil {
 		return nil, err
 	}
@@ -200,15 +206,66 @@ func (w *worker) run(k kernel) (e event, sticky bool) {
 	return e, false
 }
 
-// load compiles k and loads it, setting e's BuildNS, Registers and LocalB.
-// launchSet(s) launches it on input set s, writing w.out. An error comes
-// with the status it makes: build_error or runtime_error.
-func (w *worker) load(k kernel, e *event) (mod *driver.Module, launchSet func(set int) func() error, _ measure.Status, err error) {
+// compiled is a kernel's NVRTC output, or its error, and how long the
+// compile took.
+type compiled struct {
+	prog    *driver.Program
+	err     error
+	buildNS int64
+}
+
+func compile(nv *driver.NVRTC, k kernel, arch string) compiled {
 	start := time.Now()
-	prog, err := w.nvrtc.Compile(k.Source, k.Entry+".cu", w.j.Arch)
-	e.BuildNS = int64(time.Since(start))
-	if err != nil {
-		return nil, nil, measure.StatusBuildError, err
+	prog, err := nv.Compile(k.Source, k.Entry+".cu", arch)
+	return compiled{prog, err, int64(time.Since(start))}
+}
+
+// compileAhead compiles ks with NVRTC on n goroutines, in order, while
+// the worker loads its input sets and measures the kernels before each:
+// NVRTC takes seconds for a large tensor-core kernel, one core at a time,
+// where a GPU host has many cores. The result of the kernel of ID i
+// arrives on the channel at key i. NVRTC may be called from several
+// threads at once on different programs.
+func compileAhead(nv *driver.NVRTC, ks []kernel, arch string, n int) map[int]<-chan compiled {
+	out := make(map[int]<-chan compiled, len(ks))
+	todo := make(chan int, len(ks))
+	results := make([]chan compiled, len(ks))
+	for i, k := range ks {
+		results[i] = make(chan compiled, 1)
+		out[k.ID] = results[i]
+		todo <- i
+	}
+	close(todo)
+	for range min(n, len(ks)) {
+		go func() {
+			for i := range todo {
+				results[i] <- compile(nv, ks[i], arch)
+			}
+		}()
+	}
+	return out
+}
+
+// compilers is how many kernels a worker compiles at once: all cores but
+// the one that launches and checks, at most 8 (a tune's batch).
+func compilers() int { return min(8, max(1, runtime.NumCPU()-1)) }
+
+// load compiles k (or takes compileAhead's result) and loads it, setting
+// e's BuildNS, Registers and LocalB. launchSet(s) launches it on input set
+// s, writing w.out. An error comes with the status it makes: build_error
+// or runtime_error.
+func (w *worker) load(k kernel, e *event) (mod *driver.Module, launchSet func(set int) func() error, _ measure.Status, err error) {
+	var c compiled
+	if ch, ok := w.ahead[k.ID]; ok {
+		c = <-ch
+		delete(w.ahead, k.ID) // a second load compiles again
+	} else {
+		c = compile(w.nvrtc, k, w.j.Arch)
+	}
+	prog := c.prog
+	e.BuildNS = c.buildNS
+	if c.err != nil {
+		return nil, nil, measure.StatusBuildError, c.err
 	}
 	if mod, err = w.ctx.LoadModule(prog.Image()); err != nil {
 		return nil, nil, measure.StatusRuntimeError, err
