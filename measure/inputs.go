@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
@@ -29,30 +30,46 @@ type InputSet struct {
 // kernels.Op.Reference).
 func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 	sizes, outLen := t.Args(slices.Clone(shape))
-	var sets []InputSet
+	var streams []int // of the sets of dt, in order
 	for i, spec := range t.InputSets() {
-		if !spec.For(dt) {
-			continue // its random stream stays the i-th, so other dtypes' sets draw the same values
+		if spec.For(dt) {
+			streams = append(streams, i) // the others' streams are skipped, so other dtypes' sets draw the same values
 		}
-		set := InputSet{Name: spec.Name, Ins: make([][]float32, len(sizes)), Want: make([]float64, outLen)}
-		for j, n := range sizes {
-			set.Ins[j] = make([]float32, n)
-		}
-		spec.Fill(slices.Clone(shape), rand.New(rand.NewPCG(seed, uint64(i))), set.Ins)
-		for _, in := range set.Ins {
-			for k, x := range in {
-				in[k] = dt.Round(x)
-			}
-		}
-		t.Reference(slices.Clone(shape), set.Ins, set.Want)
-		tol := t.Tolerance
-		if spec.Tolerance != nil {
-			tol = spec.Tolerance
-		}
-		set.Rel, set.Abs = tol(slices.Clone(shape), dt)
-		sets = append(sets, set)
 	}
+	// The sets are drawn at once, one goroutine each: drawing and rounding
+	// are sequential within a set, and a workload people tune on GPUs
+	// (softmax 16384×16384) draws a quarter of a billion values a set.
+	sets := make([]InputSet, len(streams))
+	var wg sync.WaitGroup
+	for s, i := range streams {
+		wg.Go(func() {
+			sets[s] = inputSet(t, t.InputSets()[i], shape, sizes, outLen, dt, rand.New(rand.NewPCG(seed, uint64(i))))
+		})
+	}
+	wg.Wait()
 	return sets
+}
+
+// inputSet draws one set of spec from r, rounds it to dt and computes its
+// reference and tolerance.
+func inputSet(t kernels.Op, spec kernels.InputSet, shape, sizes []int, outLen int, dt dtype.DType, r *rand.Rand) InputSet {
+	set := InputSet{Name: spec.Name, Ins: make([][]float32, len(sizes)), Want: make([]float64, outLen)}
+	for j, n := range sizes {
+		set.Ins[j] = make([]float32, n)
+	}
+	spec.Fill(slices.Clone(shape), r, set.Ins)
+	for _, in := range set.Ins {
+		for k, x := range in {
+			in[k] = dt.Round(x)
+		}
+	}
+	t.Reference(slices.Clone(shape), set.Ins, set.Want)
+	tol := t.Tolerance
+	if spec.Tolerance != nil {
+		tol = spec.Tolerance
+	}
+	set.Rel, set.Abs = tol(slices.Clone(shape), dt)
+	return set
 }
 
 // InputsContext is Inputs, given up when ctx is done. A float64 reference

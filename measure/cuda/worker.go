@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/autotune-dev/autotune/dtype"
@@ -117,16 +119,27 @@ func newWorker(j job, nv *driver.NVRTC) (*worker, error) {
 	}
 	w := &worker{j: j, dev: dev, ctx: ctx, nvrtc: nv, work: work, sets: sets, dt: dt,
 		got: make([]float32, work.Output)}
-	for _, set := range sets {
+	// Inputs are encoded on all cores and copied from this thread, whose
+	// context is current.
+	encoded := make([][][]byte, len(sets))
+	inChunks(len(sets), 1, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			for _, in := range sets[s].Ins {
+				encoded[s] = append(encoded[s], dt.AppendBytes(nil, in))
+			}
+		}
+	})
+	for s := range sets {
 		var ptrs []driver.Ptr
 		for i, n := range work.Inputs {
 			p, err := ctx.Alloc(wordBytes(dt, n))
 			if err != nil {
 				return nil, err
 			}
-			if err := ctx.CopyInBytes(p, dt.AppendBytes(nil, set.Ins[i])); err != nil {
+			if err := ctx.CopyInBytes(p, encoded[s][i]); err != nil {
 				return nil, err
 			}
+			encoded[s][i] = nil
 			ptrs = append(ptrs, p)
 		}
 		w.ins = append(w.ins, ptrs)
@@ -320,13 +333,35 @@ func (w *worker) compare(p driver.Ptr, dt dtype.DType, set harness.Set) (string,
 	if err := w.ctx.CopyOutBytes(raw, p); err != nil {
 		return "", err
 	}
+	// Decoded and checked in chunks on all cores (a set of softmax
+	// 16384×16384 has a quarter of a billion outputs); the whole output is
+	// checked again, for the message, only when a chunk fails.
+	var bad atomic.Bool
+	size := dt.Size()
+	inChunks(len(w.got), 1<<20, func(lo, hi int) {
+		if dt.DecodeBytes(w.got[lo:hi], raw[size*lo:size*hi]) != nil || harness.Check(w.got[lo:hi], set.Want[lo:hi], set.Rel, set.Abs) != "" {
+			bad.Store(true)
+		}
+	})
+	if !bad.Load() {
+		return "", nil
+	}
 	if err := dt.DecodeBytes(w.got, raw); err != nil {
 		return "", err
 	}
-	if msg := harness.Check(w.got, set.Want, set.Rel, set.Abs); msg != "" {
-		return "input set " + set.Name + ": " + msg, nil
+	return "input set " + set.Name + ": " + harness.Check(w.got, set.Want, set.Rel, set.Abs), nil
+}
+
+// inChunks calls f on consecutive ranges [lo, hi) covering [0, n), of at
+// least least elements each (one range when n is smaller), on as many
+// goroutines as there are cores, and returns when all have returned.
+func inChunks(n, least int, f func(lo, hi int)) {
+	parts := max(1, min(runtime.NumCPU(), n/least))
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
 	}
-	return "", nil
+	wg.Wait()
 }
 
 // time times single launches between events, flushing L2 before each.

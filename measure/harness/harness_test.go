@@ -2,7 +2,9 @@ package harness
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +95,21 @@ func TestData(t *testing.T) {
 		if got[s].SetInfo != sets[s].SetInfo || Changed(got[s].Ins, sets[s].Ins) != "" || Check(float32s(got[s].Want), sets[s].Want, 0, 0) != "" {
 			t.Errorf("set %d: %+v, want %+v", s, got[s], sets[s])
 		}
+	}
+	// The files hold little-endian numbers whatever the machine, and Read
+	// refuses one of the wrong size.
+	raw, err := os.ReadFile(inputFile(dir, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 12 || binary.LittleEndian.Uint32(raw[4:]) != math.Float32bits(200) {
+		t.Errorf("in0.f32 of set 1: % x, want 100, 200, -Inf as little-endian float32", raw)
+	}
+	if err := os.WriteFile(wantFile(dir, 1), raw[:15], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "15 bytes, want 16") {
+		t.Errorf("Read of a truncated want.f64: %v, want its size named", err)
 	}
 	if err := Write(dir, w, sets[:1]); err == nil {
 		t.Error("Write of fewer sets than the workload names: no error")
