@@ -8,13 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:-dist/cudadevice}
+# A fresh directory: whatever an earlier run left there would travel too.
+rm -rf "$dir" "$dir.tgz"
 mkdir -p "$dir"
 export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
 flags=(-trimpath -ldflags=-s\ -w)
 go build "${flags[@]}" -o "$dir/autotune" ./cmd/autotune
 go test -c "${flags[@]}" -o "$dir/fastcuda.test" ./examples/fastcuda
 go test -c "${flags[@]}" -o "$dir/measure-cuda.test" ./measure/cuda
-cp tools/cudadevice/run.sh tools/cudadevice/torch_baseline.py "$dir/"
+cp tools/cudadevice/run.sh tools/cudadevice/torch_baseline.py tools/cudadevice/compare.py "$dir/"
 # The binaries are large (autotune alone is about 36 MB stripped); the
 # archive is what travels, at about half their size.
 tar -czf "$dir.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"

@@ -14,7 +14,8 @@
 # shapes against the float64 reference); autotune's own GPU tests; short
 # tunes of the half-precision workloads into gpu.db; bench --device of each
 # against the copy floor and cuBLAS; PyTorch's kernels at the same
-# workloads (torch_baseline.py); a PyTorch extension generated from gpu.db
+# workloads (torch_baseline.py) and the table of both (compare.py, also
+# appended to summary.txt); a PyTorch extension generated from gpu.db
 # (gen --torch), built, checked and timed against torch (its bench.py); a
 # Go package generated from gpu.db with NVRTC; gpu.db exported as JSON
 # Lines.
@@ -119,6 +120,9 @@ if [[ -n ${TORCH_EXT:-} ]]; then
 		bash -c "cd '$res/ext' && MAX_JOBS=16 PYTHONUNBUFFERED=1 python3 bench.py --json '$res/torch-ext.json'"
 	rm -rf "$res/ext/build"
 fi
+# The tunes beside PyTorch, into the summary too.
+step "compare with PyTorch" 15 compare.txt python3 "$here/compare.py" "$res"
+cat "$res/compare.txt" >>"$OUT/summary.txt"
 step "gen --device $arch with NVRTC from gpu.db" 60 gen-nvrtc.txt "$at" gen --device "$arch" --db "$db" --out "$res/gen-nvrtc" --pkg fastcuda
 step "export gpu.db" 20 gpu.jsonl "$at" db export --db "$db"
 rm -rf "$res/gen-nvrtc/ptx"
