@@ -127,7 +127,7 @@ var (
 	// the float32 kernel (kernels/halfcopy), A and B converted while
 	// packing, or (bf16) B and A packed as bf16 pairs for VDPBF16PS; see
 	// packhalf.go. float32 kernels are the same for every value.
-	converts = []string{"copy", "pack", "dot"}
+	converts = []string{"copy", "pack", kernels.ConvertDot}
 )
 
 // registerBudget is how many vector registers a micro-kernel may keep live:
@@ -265,7 +265,7 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 		}},
 		// convert=dot is installed only where the CPU has VDPBF16PS.
 		{Name: "dot_needs_avx512_bf16", OK: func(c schedule.Config) bool {
-			return c.Str("convert") != "dot" || isa.AVX512BF16
+			return c.Str(kernels.ConvertKnob) != kernels.ConvertDot || isa.AVX512BF16
 		}},
 		// The forms that convert while packing are assembly tiles on
 		// packed A and B (packhalf.go): a config without micro=asm,
@@ -275,13 +275,13 @@ func spaceOf(shape []int, target device.Target, rev4 bool) *schedule.Space {
 		// it timed ran VDPBF16PS (11.4 ms at best, the copying form's
 		// time), where the real dot form runs 1024³ in 5.3–5.6 ms.
 		{Name: "packed_convert_needs_asm_tiles", OK: func(c schedule.Config) bool {
-			return c.Str("convert") == "copy" || (c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b"))
+			return c.Str(kernels.ConvertKnob) == "copy" || (c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b"))
 		}},
 		// VDPBF16PS multiplies Z registers: a dot config of 8 lanes
 		// would be the pack form. (f16 has no dot form: the search of an
 		// f16 workload leaves the value out, kernels.SearchSpace.)
 		{Name: "dot_needs_16_lanes", OK: func(c schedule.Config) bool {
-			return c.Str("convert") != "dot" || c.Int("vec") == 16
+			return c.Str(kernels.ConvertKnob) != kernels.ConvertDot || c.Int("vec") == 16
 		}},
 	}...)
 	knobs = append(knobs, schedule.Choice("chunks", chunks...), schedule.Bool("pack_a"), schedule.Enum(kernels.ConvertKnob, converts...))

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -75,7 +76,7 @@ func estimate(shape []int, target device.Target, cfg schedule.Config) float64 {
 	full := float64(rows/mr*mr) * float64(cols/nr*nr)
 	edge := float64(rows)*float64(cols) - full
 	peak := 2 * estFMAPorts * float64(vec) // FLOPs a cycle
-	if v, ok := cfg.Lookup("convert"); ok && v.Str() == "dot" {
+	if v, ok := cfg.Lookup(kernels.ConvertKnob); ok && v.Str() == kernels.ConvertDot {
 		// VDPBF16PS does two multiply-adds a lane. Only a bf16 search
 		// offers dot (float32 pins convert, f16 leaves dot out), and
 		// the space offers it only with the packed assembly tiles.

@@ -60,7 +60,7 @@ func (p packedEmitter) EmitGo(f *jen.File, k kernels.Kernel) []byte {
 	// VDPBF16PS multiplies bf16 in Z registers: an f16 kernel of
 	// convert=dot (the space does not see the dtype; an f16 search leaves
 	// the value out) is the pack form.
-	kr.dot = k.Config.Str("convert") == "dot" && k.DType == dtype.BF16 && kr.lanes == 16
+	kr.dot = k.Config.Str(kernels.ConvertKnob) == kernels.ConvertDot && k.DType == dtype.BF16 && kr.lanes == 16
 	kr.half.Emit(f)
 	kr.emitHalfEntry(f)
 	kr.emitRuns(f)
@@ -95,7 +95,7 @@ func (p packedEmitter) Asm(cfg schedule.Config) bool { return p.copying.Asm(cfg)
 // shape-generic kernel of those values is the copying form of the config.
 func packed(k kernels.Kernel) bool {
 	c := k.Config
-	return k.DType.Size() == 2 && k.Shape != nil && c.Str("convert") != "copy" &&
+	return k.DType.Size() == 2 && k.Shape != nil && c.Str(kernels.ConvertKnob) != "copy" &&
 		c.Str("micro") == "asm" && c.Bool("pack_a") && c.Bool("pack_b")
 }
 
