@@ -18,13 +18,13 @@ import (
 // emitted CUDA changes in a way the knob space does not show (see the
 // package doc); a change to the shared emitter usually changes both.
 const (
-	cudaRevision       = "attention-cuda-4"
-	cudaCausalRevision = "attention-causal-cuda-4"
+	cudaRevision       = "attention-cuda-3"
+	cudaCausalRevision = "attention-causal-cuda-3"
 )
 
 // cudaGenericRevision is the revisions' counterpart for the shape-generic
 // kernels of both templates, which are not part of Version.
-const cudaGenericRevision = "attention-cuda-generic-3"
+const cudaGenericRevision = "attention-cuda-generic-2"
 
 // cudaGenericMaxD is the largest head dimension a shape-generic kernel
 // holds: its output accumulators are registers, sized when it is compiled.
@@ -253,7 +253,7 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 				g := newCUDAGeometry(shape, c)
 				regs := g.regs
 				if c.Str("kv_copy") == "mma" {
-					regs = max(regs, mmaRegs(g.bc, g.d, mmaTiles(c)))
+					regs = max(regs, mmaRegs(g.bc, g.d))
 				}
 				return regs <= gpu.MaxRegistersPerThread && regs*g.threads <= gpu.RegistersPerBlock
 			}})

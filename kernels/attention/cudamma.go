@@ -16,7 +16,7 @@ import (
 // does not cover it: when their code changes, bump cudaRevision and
 // cudaCausalRevision too, so that records of the old code are no longer
 // the best.
-const cudaMMARevision = "attention-cuda-mma-2"
+const cudaMMARevision = "attention-cuda-mma-1"
 
 // cudaMMAMaxD is the largest head dimension of a tensor-core kernel: a
 // thread holds D/2 floats of output and D/4 registers of Q's fragments.
@@ -28,22 +28,20 @@ const cudaMMAMaxD = 128
 const mmaPad = 8
 
 // mmaGeometry is what a config, a shape and a 16-bit dtype fix about a
-// tensor-core kernel: warps of mt m16 tiles of query rows each (br =
-// 16·mt·warps, mt 1 or 2), key tiles of bc keys, K and V double-buffered
-// by cp.async.
+// tensor-core kernel: warps of 16 query rows each (br = 16·warps), key
+// tiles of bc keys, K and V double-buffered by cp.async.
 type mmaGeometry struct {
-	dt                dtype.DType
-	b, h, s, d        int
-	br, bc, warps, mt int
-	smem              int
-	idx               string
-	causal, tailBR    bool
+	dt             dtype.DType
+	b, h, s, d     int
+	br, bc, warps  int
+	smem           int
+	idx            string
+	causal, tailBR bool
 }
 
 func newMMAGeometry(shape []int, dt dtype.DType, c schedule.Config) mmaGeometry {
 	b, h, s, d := checkShape(shape)
 	g := mmaGeometry{dt: dt, b: b, h: h, s: s, d: d, br: c.Int("br"), bc: c.Int("bc"), warps: c.Int("warps")}
-	g.mt = mmaTiles(c)
 	g.smem = mmaSmem(g.br, g.bc, d)
 	g.idx = "int"
 	if int64(b)*int64(h)*int64(s)*int64(d) >= 1<<31 {
@@ -56,25 +54,17 @@ func newMMAGeometry(shape []int, dt dtype.DType, c schedule.Config) mmaGeometry 
 // tile and two stages of K's and V's, rows of d+mmaPad 16-bit elements.
 func mmaSmem(br, bc, d int) int { return 2 * (br + 4*bc) * (d + mmaPad) }
 
-// mmaRegs estimates a tensor-core kernel's registers per thread: per m16
-// tile of rows (mt of them) the output's fragments (d/2 floats), Q's
-// (d/4), the scores' (bc/2), an A fragment of the weights and the running
-// maxima and sums; then V's or K's B fragments.
-func mmaRegs(bc, d, mt int) int { return mt*(d/2+d/4+bc/2+4+4) + 4 + cudaRegOverhead }
-
-// mmaTiles is the number of m16 tiles of query rows a warp of c owns.
-func mmaTiles(c schedule.Config) int { return max(1, c.Int("br")/(16*c.Int("warps"))) }
+// mmaRegs estimates a tensor-core kernel's registers per thread: the
+// output's fragments (d/2 floats), Q's (d/4), the scores' (bc/2), one A
+// fragment of the weights and the running maxima and sums.
+func mmaRegs(bc, d int) int { return d/2 + d/4 + bc/2 + 4 + 4 + cudaRegOverhead }
 
 // mmaFits reports whether the tensor-core form takes shape's head
 // dimension d and the config's tiles: d a multiple of 16 (an mma's depth)
-// up to cudaMMAMaxD, a warp per 16 or 32 query rows (one m16 tile or two,
-// as FlashAttention-2 gives a warp: each B fragment of K and V read from
-// shared memory then feeds two mma instructions, and shared memory's
-// bandwidth is what bounds mma.sync), key tiles of two n8 fragments at
-// least.
+// up to cudaMMAMaxD, a warp per 16 query rows, key tiles of two n8
+// fragments at least.
 func mmaFits(d int, c schedule.Config) bool {
-	br, w := c.Int("br"), c.Int("warps")
-	return d%16 == 0 && d <= cudaMMAMaxD && (br == 16*w || br == 32*w) && c.Int("bc")%16 == 0
+	return d%16 == 0 && d <= cudaMMAMaxD && c.Int("br") == 16*c.Int("warps") && c.Int("bc")%16 == 0
 }
 
 // mmaScale is 1/√D·log2(e): the scores, float32 accumulators of Q·Kᵀ,
@@ -126,19 +116,16 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Open(`extern "C" __global__ void __launch_bounds__(%d) %s(unsigned short *__restrict__ out, const unsigned short *__restrict__ q, const unsigned short *__restrict__ k, const unsigned short *__restrict__ v)`, 32*g.warps, name)
 	w.Line("constexpr int S = %d, D = %d, BR = %d, BC = %d, NT = %d, LDK = D + %d, KT = (S + BC - 1) / BC;", g.s, g.d, g.br, g.bc, 32*g.warps, mmaPad)
 	w.Line("// Q·Kᵀ is DK steps of 16 deep, a key tile NB n8 fragments of scores,")
-	w.Line("// the output ND n8 fragments of columns; a warp owns MT m16 tiles of rows.")
-	w.Line("constexpr int DK = D / 16, NB = BC / 8, ND = D / 8, MT = %d;", g.mt)
-	w.Line("// exp2 of the scores times SCALE, 1/√D·log2(e), is exp of the scaled scores.")
-	w.Line("constexpr float SCALE = %s;", mmaScale(g.d))
+	w.Line("// the output ND n8 fragments of columns.")
+	w.Line("constexpr int DK = D / 16, NB = BC / 8, ND = D / 8;")
 	w.Line("typedef %s idx;", g.idx)
 	w.Line("// Q's tile is [BR][LDK], K's and V's [2][BC][LDK], 16-bit elements.")
 	w.Line("extern __shared__ uint4 smem[];")
 	w.Line("unsigned short *const Qs = reinterpret_cast<unsigned short *>(smem);")
 	w.Line("unsigned short *const Ks = Qs + BR * LDK;")
 	w.Line("unsigned short *const Vs = Ks + 2 * BC * LDK;")
-	w.Line("// Warp w owns query rows 16·MT·w.. of the block, its m16 tile t rows")
-	w.Line("// 16·(MT·w+t)..+15; lane 4gr+qd holds, of each m16n8 fragment, rows gr")
-	w.Line("// and gr+8, columns 2qd and 2qd+1.")
+	w.Line("// Warp w owns query rows 16w..16w+15 of the block; lane 4gr+qd holds, of")
+	w.Line("// each m16n8 fragment, rows gr and gr+8, columns 2qd and 2qd+1.")
 	w.Line("const int tid = threadIdx.x, lane = tid %% 32, warp = tid / 32, gr = lane / 4, qd = lane %% 4;")
 	if g.causal {
 		w.Line("// The last blocks of rows meet the most keys: start them first.")
@@ -149,7 +136,7 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 		w.Line("const int q0 = blockIdx.x * BR;")
 		w.Line("constexpr int kts = KT;")
 	}
-	w.Line("const int w0 = q0 + 16 * MT * warp; // the warp's first row")
+	w.Line("const int r0 = q0 + 16 * warp + gr; // this lane's rows: r0 and r0 + 8")
 	w.Line("const idx head = (idx)blockIdx.y * S * D;")
 	w.Line("const unsigned short *const qh = q + head, *const kh = k + head, *const vh = v + head;")
 	w.Line("")
@@ -160,21 +147,12 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("cp_async_wait<0>();")
 	w.Line("__syncthreads();")
 	w.Line("// Q's A fragments stay in registers for every key tile.")
-	w.Line("unsigned qf[MT][DK][4];")
+	w.Line("unsigned qf[DK][4];")
 	w.Line("#pragma unroll")
-	w.Line("for (int t = 0; t < MT; ++t)")
-	w.Line("\t#pragma unroll")
-	w.Line("\tfor (int kk = 0; kk < DK; ++kk) at_ldmatrix_x4(qf[t][kk], Qs + (16 * (MT * warp + t) + lane %% 16) * LDK + 16 * kk + lane / 16 * 8);")
-	w.Line("// Per tile, the output, and each row's maximum score (unscaled) and sum;")
-	w.Line("// m finite: the first rescaling is exp2(-huge) = 0, not NaN.")
-	w.Line("float o[MT][ND][4], m[MT][2], l[MT][2];")
+	w.Line("for (int kk = 0; kk < DK; ++kk) at_ldmatrix_x4(qf[kk], Qs + (16 * warp + lane %% 16) * LDK + 16 * kk + lane / 16 * 8);")
+	w.Line("float o[ND][4], m[2] = {-3.0e38f, -3.0e38f}, l[2] = {0.f, 0.f}; // m finite: the first rescaling is exp2(-huge) = 0, not NaN")
 	w.Line("#pragma unroll")
-	w.Open("for (int t = 0; t < MT; ++t)")
-	w.Line("m[t][0] = m[t][1] = -3.0e38f;")
-	w.Line("l[t][0] = l[t][1] = 0.f;")
-	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) o[t][n][0] = o[t][n][1] = o[t][n][2] = o[t][n][3] = 0.f;")
-	w.Close()
+	w.Line("for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;")
 	w.Line("// K and V double-buffered: tile kt+1 is copied while tile kt is used.")
 	w.Open("for (int kt = 0; kt < kts; ++kt)")
 	w.Open("if (kt + 1 < kts)")
@@ -185,7 +163,7 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("__syncthreads();")
 	if g.causal {
 		w.Line("// A warp whose rows all precede the tile has nothing to add from it.")
-		w.Open("if (kt * BC <= w0 + 16 * MT - 1)")
+		w.Open("if (kt * BC <= q0 + 16 * warp + 15)")
 		w.tile()
 		w.Close()
 	} else {
@@ -227,34 +205,28 @@ func (w *mmaWriter) kvCopy(stage, k0 string) {
 	w.Close()
 }
 
-// tile emits the work of a warp on key tile kt, for each of its m16
-// tiles of rows: the scores S = Q·Kᵀ by mma (K's B fragments by ldmatrix
-// of its rows, B being Kᵀ, column-major, each read once for all the
-// warp's tiles), the online softmax on their accumulators, then O += P·V,
-// the weights turned into A fragments in registers and V's B fragments by
-// ldmatrix.trans, again read once for all tiles.
+// tile emits the work of a warp on key tile kt: the scores S = Q·Kᵀ by
+// mma (K's B fragments by ldmatrix of its rows: B is Kᵀ, column-major),
+// the online softmax on their accumulators, then O += P·V, the weights
+// turned into A fragments in registers and V's B fragments by
+// ldmatrix.trans.
 func (w *mmaWriter) tile() {
 	g := w.g
 	w.Line("const unsigned short *const ks = Ks + (kt & 1) * BC * LDK, *const vs = Vs + (kt & 1) * BC * LDK;")
 	w.Line("const int k0 = kt * BC;")
-	w.Line("float sc[MT][NB][4];")
+	w.Line("float sc[NB][4];")
 	w.Line("#pragma unroll")
-	w.Line("for (int t = 0; t < MT; ++t)")
-	w.Line("\t#pragma unroll")
-	w.Line("\tfor (int j = 0; j < NB; ++j) sc[t][j][0] = sc[t][j][1] = sc[t][j][2] = sc[t][j][3] = 0.f;")
+	w.Line("for (int j = 0; j < NB; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;")
 	w.Line("#pragma unroll")
 	w.Open("for (int kk = 0; kk < DK; ++kk)")
 	w.Line("#pragma unroll")
 	w.Open("for (int j = 0; j < NB; j += 2)")
 	w.Line("// Matrices 0, 1: keys 8j..8j+7, depth +0..7, +8..15; 2, 3: keys 8j+8..8j+15.")
-	w.Line("unsigned b[4];")
-	w.Line("at_ldmatrix_x4(b, ks + (8 * j + lane %% 8 + lane / 16 * 8) * LDK + 16 * kk + (lane / 8 %% 2) * 8);")
-	w.Line("const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};")
-	w.Line("#pragma unroll")
-	w.Open("for (int t = 0; t < MT; ++t)")
-	w.Line("at_mma(sc[t][j], qf[t][kk], b0);")
-	w.Line("at_mma(sc[t][j + 1], qf[t][kk], b1);")
-	w.Close()
+	w.Line("unsigned t[4];")
+	w.Line("at_ldmatrix_x4(t, ks + (8 * j + lane %% 8 + lane / 16 * 8) * LDK + 16 * kk + (lane / 8 %% 2) * 8);")
+	w.Line("const unsigned b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};")
+	w.Line("at_mma(sc[j], qf[kk], b0);")
+	w.Line("at_mma(sc[j + 1], qf[kk], b1);")
 	w.Close()
 	w.Close()
 	var conds []string
@@ -263,74 +235,61 @@ func (w *mmaWriter) tile() {
 		conds, guard = append(conds, "key >= S"), "k0 + BC > S"
 	}
 	if g.causal {
-		conds = append(conds, "key > w0 + 16 * t + gr + 8 * (e >> 1)")
-		guard = joinOr(guard, "k0 + BC - 1 > w0")
+		conds = append(conds, "key > r0 + 8 * (e >> 1)")
+		guard = joinOr(guard, "k0 + BC - 1 > q0 + 16 * warp")
 	}
+	w.Line("// Scaled; keys past S%s get no weight.", map[bool]string{true: ", and keys after a row", false: ""}[g.causal])
+	w.Line("#pragma unroll")
+	w.Line("for (int j = 0; j < NB; ++j)")
+	w.Line("\t#pragma unroll")
+	w.Line("\tfor (int e = 0; e < 4; ++e) sc[j][e] *= %s;", mmaScale(g.d))
 	if guard != "" {
-		w.Line("// Keys past S%s get no weight.", map[bool]string{true: ", and keys after a row", false: ""}[g.causal])
 		w.Open("if (%s)", guard)
 		w.Line("#pragma unroll")
-		w.Line("for (int t = 0; t < MT; ++t)")
+		w.Line("for (int j = 0; j < NB; ++j)")
 		w.Line("\t#pragma unroll")
-		w.Line("\tfor (int j = 0; j < NB; ++j)")
-		w.Line("\t\t#pragma unroll")
-		w.Open("\t\tfor (int e = 0; e < 4; ++e)")
+		w.Open("\tfor (int e = 0; e < 4; ++e)")
 		w.Line("const int key = k0 + 8 * j + 2 * qd + (e & 1);")
-		w.Line("if (%s) sc[t][j][e] = __int_as_float(0xff800000); // -Inf", strings.Join(conds, " || "))
+		w.Line("if (%s) sc[j][e] = __int_as_float(0xff800000); // -Inf", strings.Join(conds, " || "))
 		w.Close()
 		w.Close()
 	}
+	w.Line("// Online softmax: a row's maxima over the four lanes of its quad.")
+	w.Line("float mx[2] = {m[0], m[1]};")
 	w.Line("#pragma unroll")
-	w.Open("for (int t = 0; t < MT; ++t)")
-	w.Line("// Online softmax: a row's maxima over the four lanes of its quad; the")
-	w.Line("// scale goes into the exponent's FMA, exp2(s·SCALE - max·SCALE).")
-	w.Line("float mx[2] = {m[t][0], m[t][1]}, ms[2];")
-	w.Line("#pragma unroll")
-	w.Line("for (int j = 0; j < NB; ++j) mx[0] = fmaxf(mx[0], fmaxf(sc[t][j][0], sc[t][j][1])), mx[1] = fmaxf(mx[1], fmaxf(sc[t][j][2], sc[t][j][3]));")
+	w.Line("for (int j = 0; j < NB; ++j) mx[0] = fmaxf(mx[0], fmaxf(sc[j][0], sc[j][1])), mx[1] = fmaxf(mx[1], fmaxf(sc[j][2], sc[j][3]));")
 	w.Line("#pragma unroll")
 	w.Open("for (int h = 0; h < 2; ++h)")
 	w.Line("mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));")
 	w.Line("mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));")
-	w.Line("const float alpha = exp2f((m[t][h] - mx[h]) * SCALE);")
-	w.Line("m[t][h] = mx[h];")
-	w.Line("ms[h] = mx[h] * SCALE;")
-	w.Line("l[t][h] *= alpha;")
+	w.Line("const float alpha = exp2f(m[h] - mx[h]);")
+	w.Line("m[h] = mx[h];")
+	w.Line("l[h] *= alpha;")
 	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) o[t][n][2 * h] *= alpha, o[t][n][2 * h + 1] *= alpha;")
+	w.Line("for (int n = 0; n < ND; ++n) o[n][2 * h] *= alpha, o[n][2 * h + 1] *= alpha;")
 	w.Close()
 	w.Line("#pragma unroll")
 	w.Line("for (int j = 0; j < NB; ++j)")
 	w.Line("\t#pragma unroll")
 	w.Open("\tfor (int e = 0; e < 4; ++e)")
-	w.Line("sc[t][j][e] = exp2f(fmaf(sc[t][j][e], SCALE, -ms[e >> 1]));")
-	w.Line("l[t][e >> 1] += sc[t][j][e];")
-	w.Close()
+	w.Line("sc[j][e] = exp2f(sc[j][e] - m[e >> 1]);")
+	w.Line("l[e >> 1] += sc[j][e];")
 	w.Close()
 	w.Line("// O += P·V, 16 keys at a time: the C fragments of keys 16kk..16kk+7 and")
 	w.Line("// 16kk+8..16kk+15 are, as pairs of %s, the A fragment of P.", g.dt)
 	w.Line("#pragma unroll")
 	w.Open("for (int kk = 0; kk < BC / 16; ++kk)")
 	pack := func(j, e string) string {
-		return fmt.Sprintf("at_float2_to_%sx2(sc[t][%s][%s], sc[t][%s][%s + 1])", g.dt, j, e, j, e)
+		return fmt.Sprintf("at_float2_to_%sx2(sc[%s][%s], sc[%s][%s + 1])", g.dt, j, e, j, e)
 	}
-	w.Line("unsigned pa[MT][4];")
-	w.Line("#pragma unroll")
-	w.Open("for (int t = 0; t < MT; ++t)")
-	w.Line("pa[t][0] = %s;", pack("2 * kk", "0"))
-	w.Line("pa[t][1] = %s;", pack("2 * kk", "2"))
-	w.Line("pa[t][2] = %s;", pack("2 * kk + 1", "0"))
-	w.Line("pa[t][3] = %s;", pack("2 * kk + 1", "2"))
-	w.Close()
+	w.Line("const unsigned pa[4] = {%s, %s, %s, %s};", pack("2 * kk", "0"), pack("2 * kk", "2"), pack("2 * kk + 1", "0"), pack("2 * kk + 1", "2"))
 	w.Line("#pragma unroll")
 	w.Open("for (int n = 0; n < ND; n += 2)")
-	w.Line("unsigned b[4];")
-	w.Line("at_ldmatrix_x4_trans(b, vs + (16 * kk + lane %% 16) * LDK + 8 * n + lane / 16 * 8);")
-	w.Line("const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};")
-	w.Line("#pragma unroll")
-	w.Open("for (int t = 0; t < MT; ++t)")
-	w.Line("at_mma(o[t][n], pa[t], b0);")
-	w.Line("at_mma(o[t][n + 1], pa[t], b1);")
-	w.Close()
+	w.Line("unsigned t[4];")
+	w.Line("at_ldmatrix_x4_trans(t, vs + (16 * kk + lane %% 16) * LDK + 8 * n + lane / 16 * 8);")
+	w.Line("const unsigned b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};")
+	w.Line("at_mma(o[n], pa, b0);")
+	w.Line("at_mma(o[n + 1], pa, b1);")
 	w.Close()
 	w.Close()
 }
@@ -340,19 +299,17 @@ func (w *mmaWriter) tile() {
 func (w *mmaWriter) store() {
 	w.Line("unsigned short *const oh = out + head;")
 	w.Line("#pragma unroll")
-	w.Line("for (int t = 0; t < MT; ++t)")
-	w.Line("\t#pragma unroll")
-	w.Open("\tfor (int h = 0; h < 2; ++h)")
-	w.Line("float sum = l[t][h];")
+	w.Open("for (int h = 0; h < 2; ++h)")
+	w.Line("float sum = l[h];")
 	w.Line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);")
 	w.Line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);")
 	w.Line("const float inv = 1.f / sum;")
-	w.Line("const int row = w0 + 16 * t + gr + 8 * h;")
+	w.Line("const int row = r0 + 8 * h;")
 	if w.g.tailBR {
 		w.Line("if (row >= S) continue;")
 	}
 	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) *reinterpret_cast<unsigned *>(oh + (idx)row * D + 8 * n + 2 * qd) = at_float2_to_%sx2(o[t][n][2 * h] * inv, o[t][n][2 * h + 1] * inv);", w.g.dt)
+	w.Line("for (int n = 0; n < ND; ++n) *reinterpret_cast<unsigned *>(oh + (idx)row * D + 8 * n + 2 * qd) = at_float2_to_%sx2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);", w.g.dt)
 	w.Close()
 }
 

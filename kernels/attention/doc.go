@@ -215,32 +215,25 @@
 // testdata/cuda_half_* hold 16-bit goldens.
 //
 // kv_copy=mma in bf16 and f16 (cudamma.go) is FlashAttention-2 on tensor
-// cores: warp w of a block owns mt m16 tiles of query rows, rows
-// 16·mt·w.. (br = 16·mt·warps, mt 1 or 2: with two, as FlashAttention-2
-// gives a warp 32 rows, each B fragment of K and V read from shared
-// memory feeds two mma instructions, and shared memory's bandwidth is
-// what bounds mma.sync);
+// cores: warp w of a block owns query rows 16w..16w+15 (br = 16·warps);
 // Q's tile and K's and V's (two stages, cp.async) stay 16-bit in shared
 // memory, rows padded by 8 elements; Q's A fragments are loaded once by
 // ldmatrix and kept in registers. Per key tile, S = Q·Kᵀ by mma.sync
-// m16n8k16 (K's B fragments by ldmatrix of its rows), masked, the online
-// softmax on the accumulator
+// m16n8k16 (K's B fragments by ldmatrix of its rows), scaled by
+// 1/√D·log2(e) in float32, masked, the online softmax on the accumulator
 // fragments (a row's lanes are a quad: maxima and sums by __shfl_xor_sync
-// 1 and 2; 1/√D·log2(e) is folded into exp2's argument by one FMA); the
-// C fragments of two n8 key groups are, narrowed in pairs,
+// 1 and 2); the C fragments of two n8 key groups are, narrowed in pairs,
 // the A fragment of P, and O += P·V by mma with V's B fragments from
 // ldmatrix.trans. O is divided by l and rounded to nearest even. Causal:
 // tiles past the block's last row are not copied, a warp skips tiles past
 // its own last row, and only tiles crossing the diagonal are masked. Its
 // constraint mma_tiles: sm_80 (cp_async_needs_sm80), D a multiple of 16
-// up to 128, br = 16·warps or 32·warps, bc a multiple of 16, and tn the least the
+// up to 128, br = 16·warps, bc a multiple of 16, and tn the least the
 // CUDA-core form takes with the other knobs (tn means nothing here; the
 // CUDA-core constraints still hold, as float32 kernels of the config run
 // that form, so shared memory is checked against the float32 footprint:
 // conservative, it drops D = 128 with large tiles on sm_86 and sm_89).
-// The registers estimate is mt·(D/2 + D/4 + bc/2 + 8) + 32, which leaves
-// two m16 tiles a warp to D ≤ 64 (at D = 128 one tile already reached
-// 255 registers with a spill on an H200). It is the default where
+// The registers estimate is D/2 + D/4 + bc/2 + 40. It is the default where
 // valid (br=64,bc=64,warps=4, else br=16,bc=16,warps=1). The weights
 // rounded to the dtype are in the tolerance (Accuracy). measure/cuda/emu's
 // TestAttentionMMA runs it at odd shapes on every input set, and

@@ -117,11 +117,9 @@ func TestAttention16PlantedBug(t *testing.T) {
 }
 
 // attentionMMATiles are the tiles (br, bc, warps) of the tensor-core
-// configs TestAttentionMMA runs: one warp and eight, a warp's rows one m16
-// tile or two (br = 32·warps; valid at D ≤ 64, whose registers fit), key
-// tiles of 16 to 128; each takes the one tn the space allows it
-// (mmaConfigs).
-var attentionMMATiles = [][3]int{{16, 16, 1}, {64, 32, 2}, {64, 32, 4}, {32, 64, 2}, {128, 128, 8}, {128, 64, 4}}
+// configs TestAttentionMMA runs: one warp and eight, key tiles of 16 to
+// 128; each takes the one tn the space allows it (mmaConfigs).
+var attentionMMATiles = [][3]int{{16, 16, 1}, {64, 32, 4}, {32, 64, 2}, {128, 128, 8}}
 
 // mmaConfigs returns the config texts of kv_copy=mma for tiles, one per
 // tn: parseValid keeps the valid one.
@@ -182,26 +180,24 @@ func TestAttentionMMA(t *testing.T) {
 // TestAttentionMMAPlantedBug checks that emulation catches a tensor-core
 // kernel whose weights' A fragment takes its rows g+8 from the wrong C
 // registers (the keys 8 further on, as if the C→A mapping were off by a
-// fragment), one whose quad reduction of the row maximum is left out,
-// and, where a warp owns two m16 tiles of rows, one whose second tile
-// takes half its scores from the first tile's rows of Q.
+// fragment), and one whose quad reduction of the row maximum is left out.
 func TestAttentionMMAPlantedBug(t *testing.T) {
 	shape := []int{1, 1, 37, 64}
 	sp := attention.CUDATemplate.Space(shape, target(t, "sm_80"))
+	cfg, err := sp.Parse("br=32,bc=32,warps=2,tn=2,kv_copy=mma")
+	if err != nil || sp.Check(cfg) != nil {
+		t.Fatalf("config: %v %v", err, sp.Check(cfg))
+	}
 	dt := dtype.BF16
 	c := checker(t, false)
 	c.DType, c.Orders = dt, Orders[:1]
 	sets := measure.Inputs(attention.Op, shape, dt, 7)[:1]
-	for _, plant := range []struct{ what, configs, old, new string }{
-		{"C→A off by a fragment", "br=32,bc=32,warps=2", "(sc[t][2 * kk][2], sc[t][2 * kk][2 + 1])", "(sc[t][2 * kk + 1][2], sc[t][2 * kk + 1][2 + 1])"},
-		{"no quad maximum", "br=32,bc=32,warps=2", "mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));", ""},
-		{"second tile's scores from the first tile's rows", "br=64,bc=32,warps=2", "at_mma(sc[t][j + 1], qf[t][kk], b1);", "at_mma(sc[t][j + 1], qf[0][kk], b1);"},
+	good := attention.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
+	for _, plant := range []struct{ what, old, new string }{
+		{"C→A off by a fragment", "(sc[2 * kk][2], sc[2 * kk][2 + 1])", "(sc[2 * kk + 1][2], sc[2 * kk + 1][2 + 1])"},
+		{"no quad maximum", "mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));", ""},
 	} {
-		cfgs := parseValid(sp, mmaConfigs([][3]int{parseTile(t, plant.configs)}))
-		if len(cfgs) != 1 {
-			t.Fatalf("%s: %d valid configs of %s, want 1", plant.what, len(cfgs), plant.configs)
-		}
-		k := attention.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfgs[0]})
+		k := good
 		if !strings.Contains(k.Source, plant.old) {
 			t.Fatalf("%s: %q not in the kernel", plant.what, plant.old)
 		}
@@ -215,16 +211,6 @@ func TestAttentionMMAPlantedBug(t *testing.T) {
 		}
 		t.Logf("%s: %s", plant.what, o)
 	}
-}
-
-// parseTile reads "br=B,bc=C,warps=W" as a tile of attentionMMATiles.
-func parseTile(t *testing.T, text string) [3]int {
-	t.Helper()
-	var tile [3]int
-	if _, err := fmt.Sscanf(text, "br=%d,bc=%d,warps=%d", &tile[0], &tile[1], &tile[2]); err != nil {
-		t.Fatalf("tile %q: %v", text, err)
-	}
-	return tile
 }
 
 // TestAttentionMMAPTX compiles tensor-core attention kernels, causal,
