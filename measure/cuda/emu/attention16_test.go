@@ -218,14 +218,20 @@ func TestAttentionMMAPlantedBug(t *testing.T) {
 
 // TestAttentionMMAPTX compiles tensor-core attention kernels, causal,
 // to PTX for each architecture CI checks: mma.sync m16n8k16 in the dtype,
-// ldmatrix plain and transposed, cp.async, the weights narrowed in pairs.
+// ldmatrix plain and transposed, cp.async, the weights narrowed in pairs;
+// at D = 64 one m16 tile a warp and two, at D = 128 two (one warp of 32
+// rows also fits sm_86's shared memory).
 func TestAttentionMMAPTX(t *testing.T) {
 	c := checker(t, true)
-	shape := []int{1, 2, 129, 64}
+	testAttentionMMAPTX(t, c, []int{1, 2, 129, 64}, attentionMMATiles[1:3])
+	testAttentionMMAPTX(t, c, []int{1, 2, 129, 128}, [][3]int{{32, 32, 1}, {64, 32, 2}})
+}
+
+func testAttentionMMAPTX(t *testing.T, c *Checker, shape []int, tiles [][3]int) {
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
 			sp := attention.CUDATemplateCausal.Space(shape, target(t, arch))
-			cfgs := parseValid(sp, mmaConfigs(attentionMMATiles[1:3]))
+			cfgs := parseValid(sp, mmaConfigs(tiles))
 			if len(cfgs) == 0 {
 				t.Fatalf("%s: no tensor-core config valid", arch)
 			}
