@@ -16,7 +16,7 @@ import (
 // does not cover it: when their code changes, bump cudaRevision and
 // cudaCausalRevision too, so that records of the old code are no longer
 // the best.
-const cudaMMARevision = "attention-cuda-mma-2"
+const cudaMMARevision = "attention-cuda-mma-3"
 
 // cudaMMAMaxD is the largest head dimension of a tensor-core kernel: a
 // thread holds D/2 floats of output and D/4 registers of Q's fragments.
@@ -168,15 +168,18 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("const idx head = (idx)blockIdx.y * S * D;")
 	w.Line("const unsigned short *const qh = q + head, *const kh = k + head, *const vh = v + head;")
 	w.Line("")
-	w.Line("// Q's tile and the first key tile, one group of copies; rows past S are zeros.")
+	w.Line("// Q's tile and the first key tile, one group of copies, then the first")
+	w.Line("// value tile, another; rows past S are zeros.")
 	w.copyRows("qh", "Qs", "BR", "q0", g.tailBR)
-	w.kvCopy("0", "0")
+	w.rowsCopy("kh", "Ks", "0", "0")
 	w.Line("cp_async_commit();")
-	w.Line("cp_async_wait<0>();")
-	w.Line("__syncthreads();")
+	w.rowsCopy("vh", "Vs", "0", "0")
+	w.Line("cp_async_commit();")
 	w.Line("const unsigned short *const qw = Qs + (16 * MT * warp + lane %% 16) * LDK + lane / 16 * 8; // this lane's ldmatrix rows of Q")
 	if g.mt == 1 {
 		w.Line("// Q's A fragments stay in registers for every key tile.")
+		w.Line("cp_async_wait<1>();")
+		w.Line("__syncthreads();")
 		w.Line("unsigned qf[DK][4];")
 		w.Line("#pragma unroll")
 		w.Line("for (int kk = 0; kk < DK; ++kk) at_ldmatrix_x4(qf[kk], qw + 16 * kk);")
@@ -189,23 +192,36 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("#pragma unroll")
 	w.Line("for (int n = 0; n < ND; ++n) o[i][n][0] = o[i][n][1] = o[i][n][2] = o[i][n][3] = 0.f;")
 	w.Close()
-	w.Line("// K and V double-buffered: tile kt+1 is copied while tile kt is used.")
+	w.Line("// K and V double-buffered, each its own group of copies: V's tile kt is")
+	w.Line("// in flight while Q·Kᵀ runs, K's tile kt+1 while P·V runs. Groups are")
+	w.Line("// committed K0, V0, K1, V1, ...: waiting for all but the last one is")
+	w.Line("// waiting for K's tile kt at the top, for V's at the middle.")
 	w.Open("for (int kt = 0; kt < kts; ++kt)")
-	w.Open("if (kt + 1 < kts)")
-	w.kvCopy("(kt + 1) & 1", "(kt + 1) * BC")
-	w.Close()
-	w.Line("cp_async_commit();")
-	w.Line("cp_async_wait<1>();")
-	w.Line("__syncthreads();")
+	w.Line("const unsigned short *const ks = Ks + (kt & 1) * BC * LDK, *const vs = Vs + (kt & 1) * BC * LDK;")
+	w.Line("const int k0 = kt * BC;")
+	active := ""
 	if g.causal {
 		w.Line("// A warp whose rows all precede the tile has nothing to add from it.")
-		w.Open("if (kt * BC <= w0 + 16 * MT - 1)")
-		w.tile()
-		w.Close()
-	} else {
-		w.tile()
+		w.Line("const bool active = k0 <= w0 + 16 * MT - 1;")
+		active = "active"
 	}
+	w.Line("float sc[MT][NB][4];")
+	w.Line("cp_async_wait<1>();")
+	w.Line("// Every warp is done with Q·Kᵀ of tile kt-1: its stage takes K's tile kt+1.")
 	w.Line("__syncthreads();")
+	w.Open("if (kt + 1 < kts)")
+	w.rowsCopy("kh", "Ks", "(kt + 1) & 1", "(kt + 1) * BC")
+	w.Close()
+	w.Line("cp_async_commit();")
+	w.guarded(active, w.scores)
+	w.Line("cp_async_wait<1>();")
+	w.Line("// Every warp is done with P·V of tile kt-1: its stage takes V's tile kt+1.")
+	w.Line("__syncthreads();")
+	w.Open("if (kt + 1 < kts)")
+	w.rowsCopy("vh", "Vs", "(kt + 1) & 1", "(kt + 1) * BC")
+	w.Close()
+	w.Line("cp_async_commit();")
+	w.guarded(active, w.pv)
 	w.Close()
 	w.Line("")
 	w.store()
@@ -230,27 +246,34 @@ func (w *mmaWriter) copyRows(src, dst, rows, r0 string, check bool) {
 	w.Close()
 }
 
-// kvCopy emits the copies of the key and value tiles at key k0 to stage.
-func (w *mmaWriter) kvCopy(stage, k0 string) {
+// rowsCopy emits the copy of the key or value tile at key k0 of the
+// head's tensor src to stage of the tiles dst.
+func (w *mmaWriter) rowsCopy(src, dst, stage, k0 string) {
 	w.Scope()
 	w.Line("const int k0 = %s;", k0)
-	w.Line("unsigned short *const ks = Ks + (%s) * BC * LDK, *const vs = Vs + (%s) * BC * LDK;", stage, stage)
-	tail := w.g.s%w.g.bc != 0
-	w.copyRows("kh", "ks", "BC", "k0", tail)
-	w.copyRows("vh", "vs", "BC", "k0", tail)
+	w.Line("unsigned short *const ts = %s + (%s) * BC * LDK;", dst, stage)
+	w.copyRows(src, "ts", "BC", "k0", w.g.s%w.g.bc != 0)
 	w.Close()
 }
 
-// tile emits the work of a warp on key tile kt: the scores S = Q·Kᵀ by
-// mma (K's B fragments by ldmatrix of its rows: B is Kᵀ, column-major),
-// the online softmax on their accumulators, then O += P·V, the weights
-// turned into A fragments in registers and V's B fragments by
-// ldmatrix.trans. Each B fragment feeds the warp's MT m-tiles.
-func (w *mmaWriter) tile() {
+// guarded emits body, inside if (cond) where cond is not empty.
+func (w *mmaWriter) guarded(cond string, body func()) {
+	if cond == "" {
+		body()
+		return
+	}
+	w.Open("if (%s)", cond)
+	body()
+	w.Close()
+}
+
+// scores emits the first half of a warp's work on key tile kt: the
+// scores S = Q·Kᵀ by mma (K's B fragments by ldmatrix of its rows: B is
+// Kᵀ, column-major), each B fragment feeding the warp's MT m-tiles, then
+// the online softmax on their accumulators, which leaves the weights in
+// sc.
+func (w *mmaWriter) scores() {
 	g := w.g
-	w.Line("const unsigned short *const ks = Ks + (kt & 1) * BC * LDK, *const vs = Vs + (kt & 1) * BC * LDK;")
-	w.Line("const int k0 = kt * BC;")
-	w.Line("float sc[MT][NB][4];")
 	w.Line("#pragma unroll")
 	w.Line("for (int i = 0; i < MT; ++i)")
 	w.Line("\t#pragma unroll")
@@ -329,6 +352,13 @@ func (w *mmaWriter) tile() {
 	w.Line("l[i][e >> 1] += sc[i][j][e];")
 	w.Close()
 	w.Close()
+}
+
+// pv emits the second half: O += P·V, the weights turned into A
+// fragments in registers and V's B fragments by ldmatrix.trans, each
+// feeding the warp's MT m-tiles.
+func (w *mmaWriter) pv() {
+	g := w.g
 	w.Line("// O += P·V, 16 keys at a time: the C fragments of keys 16kk..16kk+7 and")
 	w.Line("// 16kk+8..16kk+15 are, as pairs of %s, the A fragment of P.", g.dt)
 	w.Line("#pragma unroll")

@@ -224,7 +224,9 @@
 // elements; with one tile Q's A fragments are loaded once by ldmatrix and
 // kept in registers, with two they are reloaded from shared memory each
 // step of 16 (FlashAttention-2 does too), so that D = 128 fits in
-// registers. Per key tile, S = Q·Kᵀ by mma.sync m16n8k16 (K's B
+// registers. K's and V's tiles are separate groups of cp.async copies,
+// in FlashAttention-2's order: V's tile kt is in flight while Q·Kᵀ runs,
+// K's tile kt+1 while P·V runs, two barriers a key tile. Per key tile, S = Q·Kᵀ by mma.sync m16n8k16 (K's B
 // fragments by ldmatrix of its rows), masked, the online softmax on the
 // accumulator fragments (a row's lanes are a quad: maxima and sums by
 // __shfl_xor_sync 1 and 2) over the unscaled scores, the weights
