@@ -182,7 +182,9 @@ func TestAttentionMMA(t *testing.T) {
 // kernel whose weights' A fragment takes its rows g+8 from the wrong C
 // registers (the keys 8 further on, as if the C→A mapping were off by a
 // fragment), one whose quad reduction of the row maximum is left out, and
-// one whose warp's second m16 tile multiplies the first tile's rows of Q.
+// one whose warp's second m16 tile multiplies the first tile's rows of Q,
+// and one that waits for all but two groups of copies, not one, before
+// P·V (the emulator's tiles read too early are NaN).
 func TestAttentionMMAPlantedBug(t *testing.T) {
 	shape := []int{1, 1, 37, 64}
 	sp := attention.CUDATemplate.Space(shape, target(t, "sm_80"))
@@ -198,6 +200,7 @@ func TestAttentionMMAPlantedBug(t *testing.T) {
 	for _, plant := range []struct{ what, old, new string }{
 		{"C→A off by a fragment", "(sc[i][2 * kk][2], sc[i][2 * kk][2 + 1])", "(sc[i][2 * kk + 1][2], sc[i][2 * kk + 1][2 + 1])"},
 		{"second m-tile on the first tile's rows", "qw + 16 * i * LDK + 16 * kk", "qw + 16 * kk"},
+		{"V's tile read before its copies land", "cp_async_wait<1>();\n\t\t// Every warp is done with P·V", "cp_async_wait<2>();\n\t\t// Every warp is done with P·V"},
 		{"no quad maximum", "mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));", ""},
 	} {
 		k := good
