@@ -58,7 +58,7 @@ var ops = map[string]*opState{
 	"softmax":          opSoftmax,
 }
 
-var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-3-fcce346120ca", archs: map[string]*tables{
+var opAttention = &opState{name: "attention", fn: "Attention", dims: []string{"b", "h", "s", "d"}, template: "attention-cuda-4-f9a52e0dc868", archs: map[string]*tables{
 	"sm_80": newTables(0, []entry{}),
 	"sm_86": newTables(1, []entry{}),
 	"sm_90": newTables(2, []entry{}),
@@ -73,7 +73,7 @@ func Attention(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 	return opAttention.launch(stream, ptrs[:], dims[:])
 }
 
-var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-3-4a751a7f9bb8", archs: map[string]*tables{
+var opAttentionCausal = &opState{name: "attention_causal", fn: "AttentionCausal", dims: []string{"b", "h", "s", "d"}, template: "attention-causal-cuda-4-051e24b7a1fb", archs: map[string]*tables{
 	"sm_80": newTables(3, []entry{}),
 	"sm_86": newTables(4, []entry{}),
 	"sm_90": newTables(5, []entry{}),

@@ -18,13 +18,13 @@ import (
 // emitted CUDA changes in a way the knob space does not show (see the
 // package doc); a change to the shared emitter usually changes both.
 const (
-	cudaRevision       = "attention-cuda-3"
-	cudaCausalRevision = "attention-causal-cuda-3"
+	cudaRevision       = "attention-cuda-4"
+	cudaCausalRevision = "attention-causal-cuda-4"
 )
 
 // cudaGenericRevision is the revisions' counterpart for the shape-generic
 // kernels of both templates, which are not part of Version.
-const cudaGenericRevision = "attention-cuda-generic-2"
+const cudaGenericRevision = "attention-cuda-generic-3"
 
 // cudaGenericMaxD is the largest head dimension a shape-generic kernel
 // holds: its output accumulators are registers, sized when it is compiled.
@@ -249,11 +249,15 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 			schedule.Constraint{Name: "shared_memory_per_block", OK: func(c schedule.Config) bool {
 				return newCUDAGeometry(shape, c).smem <= gpu.SharedMemPerBlockOptin
 			}},
+			// kv_copy=mma counts the tensor-core kernel's registers only: a
+			// float32 kernel of its config may spill, which costs it time,
+			// not correctness, and the CUDA-core form's count would forbid
+			// two m16 tiles a warp at D = 128 (32 rows a thread there).
 			schedule.Constraint{Name: "registers_per_thread", OK: func(c schedule.Config) bool {
 				g := newCUDAGeometry(shape, c)
 				regs := g.regs
 				if c.Str("kv_copy") == "mma" {
-					regs = max(regs, mmaRegs(g.bc, g.d))
+					regs = mmaRegs(mmaTiles(c), g.bc, g.d)
 				}
 				return regs <= gpu.MaxRegistersPerThread && regs*g.threads <= gpu.RegistersPerBlock
 			}})

@@ -40,10 +40,12 @@ func TestCUDAGolden(t *testing.T) {
 		kerneltest.CUDAGolden{Name: "64x64_4warps_cp_async_bf16", Shape: "1x8x1024x64", Config: "br=64,bc=64,warps=4,tn=4,kv_copy=cp_async", DType: dtype.BF16},
 		kerneltest.CUDAGolden{Name: "16x16_tails_d5_f16", Shape: "1x2x37x5", Config: "br=16,bc=16,warps=1,tn=4,kv_copy=sync", DType: dtype.F16},
 	)
-	// Tensor cores: bf16 of the large shape, and f16 causal with tails of
+	// Tensor cores: bf16 of the large shape, two m16 tiles a warp at D =
+	// 128, and f16 causal with tails of
 	// rows and keys at D = 128.
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_mma_golden.sum"), "kernels/attention/cudamma.go", cudaMMARevision, CUDATemplate,
 		kerneltest.CUDAGolden{Name: "mma_64x64_4warps_bf16", Shape: "1x8x1024x64", Config: "br=64,bc=64,warps=4,tn=4,kv_copy=mma", DType: dtype.BF16},
+		kerneltest.CUDAGolden{Name: "mma_128x32_4warps_2tiles_bf16", Shape: "1x16x4096x128", Config: "br=128,bc=32,warps=4,tn=4,kv_copy=mma", DType: dtype.BF16},
 	)
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_mma_golden_causal.sum"), "kernels/attention/cudamma.go", cudaMMARevision, CUDATemplateCausal,
 		kerneltest.CUDAGolden{Name: "mma_causal_32x32_2warps_f16", Shape: "1x2x37x128", Config: "br=32,bc=32,warps=2,tn=2,kv_copy=mma", DType: dtype.F16},

@@ -16,7 +16,7 @@ import (
 // does not cover it: when their code changes, bump cudaRevision and
 // cudaCausalRevision too, so that records of the old code are no longer
 // the best.
-const cudaMMARevision = "attention-cuda-mma-1"
+const cudaMMARevision = "attention-cuda-mma-3"
 
 // cudaMMAMaxD is the largest head dimension of a tensor-core kernel: a
 // thread holds D/2 floats of output and D/4 registers of Q's fragments.
@@ -28,20 +28,22 @@ const cudaMMAMaxD = 128
 const mmaPad = 8
 
 // mmaGeometry is what a config, a shape and a 16-bit dtype fix about a
-// tensor-core kernel: warps of 16 query rows each (br = 16·warps), key
-// tiles of bc keys, K and V double-buffered by cp.async.
+// tensor-core kernel: warps of mt m16 tiles of query rows each (br =
+// 16·mt·warps, mt 1 or 2), key tiles of bc keys, K and V double-buffered
+// by cp.async.
 type mmaGeometry struct {
-	dt             dtype.DType
-	b, h, s, d     int
-	br, bc, warps  int
-	smem           int
-	idx            string
-	causal, tailBR bool
+	dt                dtype.DType
+	b, h, s, d        int
+	br, bc, warps, mt int
+	smem              int
+	idx               string
+	causal, tailBR    bool
 }
 
 func newMMAGeometry(shape []int, dt dtype.DType, c schedule.Config) mmaGeometry {
 	b, h, s, d := checkShape(shape)
 	g := mmaGeometry{dt: dt, b: b, h: h, s: s, d: d, br: c.Int("br"), bc: c.Int("bc"), warps: c.Int("warps")}
+	g.mt = mmaTiles(c)
 	g.smem = mmaSmem(g.br, g.bc, d)
 	g.idx = "int"
 	if int64(b)*int64(h)*int64(s)*int64(d) >= 1<<31 {
@@ -54,22 +56,44 @@ func newMMAGeometry(shape []int, dt dtype.DType, c schedule.Config) mmaGeometry 
 // tile and two stages of K's and V's, rows of d+mmaPad 16-bit elements.
 func mmaSmem(br, bc, d int) int { return 2 * (br + 4*bc) * (d + mmaPad) }
 
-// mmaRegs estimates a tensor-core kernel's registers per thread: the
-// output's fragments (d/2 floats), Q's (d/4), the scores' (bc/2), one A
-// fragment of the weights and the running maxima and sums.
-func mmaRegs(bc, d int) int { return d/2 + d/4 + bc/2 + 4 + 4 + cudaRegOverhead }
+// mmaTiles is the m16 tiles of query rows a warp of c owns: br/(16·warps),
+// 0 where that is not a whole 1 or 2.
+func mmaTiles(c schedule.Config) int {
+	switch c.Int("br") {
+	case 16 * c.Int("warps"):
+		return 1
+	case 32 * c.Int("warps"):
+		return 2
+	}
+	return 0
+}
+
+// mmaRegs estimates a tensor-core kernel's registers per thread with mt
+// m16 tiles a warp: per tile, the output's fragments (d/2 floats), the
+// scores' (bc/2), an A fragment of the weights (4) and the running maxima
+// and sums (4); Q's fragments, d/4 registers, are kept for every key tile
+// with one tile and reloaded from shared memory per step with two (4 per
+// tile), as FlashAttention-2 does, which keeps D = 128 under 255.
+func mmaRegs(mt, bc, d int) int {
+	q := d / 4
+	if mt == 2 {
+		q = 2 * 4
+	}
+	return mt*(d/2+bc/2+4+4) + q + cudaRegOverhead
+}
 
 // mmaFits reports whether the tensor-core form takes shape's head
 // dimension d and the config's tiles: d a multiple of 16 (an mma's depth)
-// up to cudaMMAMaxD, a warp per 16 query rows, key tiles of two n8
-// fragments at least.
+// up to cudaMMAMaxD, a warp per one or two m16 tiles of query rows, key
+// tiles of two n8 fragments at least.
 func mmaFits(d int, c schedule.Config) bool {
-	return d%16 == 0 && d <= cudaMMAMaxD && c.Int("br") == 16*c.Int("warps") && c.Int("bc")%16 == 0
+	return d%16 == 0 && d <= cudaMMAMaxD && mmaTiles(c) > 0 && c.Int("bc")%16 == 0
 }
 
-// mmaScale is 1/√D·log2(e): the scores, float32 accumulators of Q·Kᵀ,
-// are multiplied by it, so that the weights are exp2 of the scores minus
-// their maximum. Q is not scaled in 16 bits, which would round it again.
+// mmaScale is 1/√D·log2(e): the weights are exp2 of the scores, float32
+// accumulators of Q·Kᵀ, times it minus their maximum times it, one FMA a
+// score (the maxima are of the unscaled scores: the scale is positive).
+// Q is not scaled in 16 bits, which would round it again.
 func mmaScale(d int) string {
 	return fmt.Sprintf("%.9gf", float32(1/math.Sqrt(float64(d))*math.Log2E))
 }
@@ -115,6 +139,8 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("")
 	w.Open(`extern "C" __global__ void __launch_bounds__(%d) %s(unsigned short *__restrict__ out, const unsigned short *__restrict__ q, const unsigned short *__restrict__ k, const unsigned short *__restrict__ v)`, 32*g.warps, name)
 	w.Line("constexpr int S = %d, D = %d, BR = %d, BC = %d, NT = %d, LDK = D + %d, KT = (S + BC - 1) / BC;", g.s, g.d, g.br, g.bc, 32*g.warps, mmaPad)
+	w.Line("// A warp owns MT m16 tiles of query rows: every K and V fragment feeds MT mma.")
+	w.Line("constexpr int MT = %d;", g.mt)
 	w.Line("// Q·Kᵀ is DK steps of 16 deep, a key tile NB n8 fragments of scores,")
 	w.Line("// the output ND n8 fragments of columns.")
 	w.Line("constexpr int DK = D / 16, NB = BC / 8, ND = D / 8;")
@@ -124,8 +150,9 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("unsigned short *const Qs = reinterpret_cast<unsigned short *>(smem);")
 	w.Line("unsigned short *const Ks = Qs + BR * LDK;")
 	w.Line("unsigned short *const Vs = Ks + 2 * BC * LDK;")
-	w.Line("// Warp w owns query rows 16w..16w+15 of the block; lane 4gr+qd holds, of")
-	w.Line("// each m16n8 fragment, rows gr and gr+8, columns 2qd and 2qd+1.")
+	w.Line("// Warp w owns query rows 16·MT·w..16·MT·(w+1)-1 of the block, tile i rows")
+	w.Line("// 16i..16i+15 of them; lane 4gr+qd holds, of each m16n8 fragment, rows gr")
+	w.Line("// and gr+8, columns 2qd and 2qd+1.")
 	w.Line("const int tid = threadIdx.x, lane = tid %% 32, warp = tid / 32, gr = lane / 4, qd = lane %% 4;")
 	if g.causal {
 		w.Line("// The last blocks of rows meet the most keys: start them first.")
@@ -136,40 +163,65 @@ func (w *mmaWriter) kernel(name string, cfg schedule.Config) {
 		w.Line("const int q0 = blockIdx.x * BR;")
 		w.Line("constexpr int kts = KT;")
 	}
-	w.Line("const int r0 = q0 + 16 * warp + gr; // this lane's rows: r0 and r0 + 8")
+	w.Line("const int w0 = q0 + 16 * MT * warp; // the warp's first row")
+	w.Line("const int r0 = w0 + gr; // this lane's rows: r0 + 16i and r0 + 16i + 8")
 	w.Line("const idx head = (idx)blockIdx.y * S * D;")
 	w.Line("const unsigned short *const qh = q + head, *const kh = k + head, *const vh = v + head;")
 	w.Line("")
-	w.Line("// Q's tile and the first key tile, one group of copies; rows past S are zeros.")
+	w.Line("// Q's tile and the first key tile, one group of copies, then the first")
+	w.Line("// value tile, another; rows past S are zeros.")
 	w.copyRows("qh", "Qs", "BR", "q0", g.tailBR)
-	w.kvCopy("0", "0")
+	w.rowsCopy("kh", "Ks", "0", "0")
 	w.Line("cp_async_commit();")
-	w.Line("cp_async_wait<0>();")
-	w.Line("__syncthreads();")
-	w.Line("// Q's A fragments stay in registers for every key tile.")
-	w.Line("unsigned qf[DK][4];")
+	w.rowsCopy("vh", "Vs", "0", "0")
+	w.Line("cp_async_commit();")
+	w.Line("const unsigned short *const qw = Qs + (16 * MT * warp + lane %% 16) * LDK + lane / 16 * 8; // this lane's ldmatrix rows of Q")
+	if g.mt == 1 {
+		w.Line("// Q's A fragments stay in registers for every key tile.")
+		w.Line("cp_async_wait<1>();")
+		w.Line("__syncthreads();")
+		w.Line("unsigned qf[DK][4];")
+		w.Line("#pragma unroll")
+		w.Line("for (int kk = 0; kk < DK; ++kk) at_ldmatrix_x4(qf[kk], qw + 16 * kk);")
+	}
+	w.Line("float o[MT][ND][4], m[MT][2], l[MT][2];")
 	w.Line("#pragma unroll")
-	w.Line("for (int kk = 0; kk < DK; ++kk) at_ldmatrix_x4(qf[kk], Qs + (16 * warp + lane %% 16) * LDK + 16 * kk + lane / 16 * 8);")
-	w.Line("float o[ND][4], m[2] = {-3.0e38f, -3.0e38f}, l[2] = {0.f, 0.f}; // m finite: the first rescaling is exp2(-huge) = 0, not NaN")
+	w.Open("for (int i = 0; i < MT; ++i)")
+	w.Line("m[i][0] = m[i][1] = -3.0e38f; // finite: the first rescaling is exp2(-huge) = 0, not NaN")
+	w.Line("l[i][0] = l[i][1] = 0.f;")
 	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;")
-	w.Line("// K and V double-buffered: tile kt+1 is copied while tile kt is used.")
-	w.Open("for (int kt = 0; kt < kts; ++kt)")
-	w.Open("if (kt + 1 < kts)")
-	w.kvCopy("(kt + 1) & 1", "(kt + 1) * BC")
+	w.Line("for (int n = 0; n < ND; ++n) o[i][n][0] = o[i][n][1] = o[i][n][2] = o[i][n][3] = 0.f;")
 	w.Close()
-	w.Line("cp_async_commit();")
-	w.Line("cp_async_wait<1>();")
-	w.Line("__syncthreads();")
+	w.Line("// K and V double-buffered, each its own group of copies: V's tile kt is")
+	w.Line("// in flight while Q·Kᵀ runs, K's tile kt+1 while P·V runs. Groups are")
+	w.Line("// committed K0, V0, K1, V1, ...: waiting for all but the last one is")
+	w.Line("// waiting for K's tile kt at the top, for V's at the middle.")
+	w.Open("for (int kt = 0; kt < kts; ++kt)")
+	w.Line("const unsigned short *const ks = Ks + (kt & 1) * BC * LDK, *const vs = Vs + (kt & 1) * BC * LDK;")
+	w.Line("const int k0 = kt * BC;")
+	active := ""
 	if g.causal {
 		w.Line("// A warp whose rows all precede the tile has nothing to add from it.")
-		w.Open("if (kt * BC <= q0 + 16 * warp + 15)")
-		w.tile()
-		w.Close()
-	} else {
-		w.tile()
+		w.Line("const bool active = k0 <= w0 + 16 * MT - 1;")
+		active = "active"
 	}
+	w.Line("float sc[MT][NB][4];")
+	w.Line("cp_async_wait<1>();")
+	w.Line("// Every warp is done with Q·Kᵀ of tile kt-1: its stage takes K's tile kt+1.")
 	w.Line("__syncthreads();")
+	w.Open("if (kt + 1 < kts)")
+	w.rowsCopy("kh", "Ks", "(kt + 1) & 1", "(kt + 1) * BC")
+	w.Close()
+	w.Line("cp_async_commit();")
+	w.guarded(active, w.scores)
+	w.Line("cp_async_wait<1>();")
+	w.Line("// Every warp is done with P·V of tile kt-1: its stage takes V's tile kt+1.")
+	w.Line("__syncthreads();")
+	w.Open("if (kt + 1 < kts)")
+	w.rowsCopy("vh", "Vs", "(kt + 1) & 1", "(kt + 1) * BC")
+	w.Close()
+	w.Line("cp_async_commit();")
+	w.guarded(active, w.pv)
 	w.Close()
 	w.Line("")
 	w.store()
@@ -194,39 +246,60 @@ func (w *mmaWriter) copyRows(src, dst, rows, r0 string, check bool) {
 	w.Close()
 }
 
-// kvCopy emits the copies of the key and value tiles at key k0 to stage.
-func (w *mmaWriter) kvCopy(stage, k0 string) {
+// rowsCopy emits the copy of the key or value tile at key k0 of the
+// head's tensor src to stage of the tiles dst.
+func (w *mmaWriter) rowsCopy(src, dst, stage, k0 string) {
 	w.Scope()
 	w.Line("const int k0 = %s;", k0)
-	w.Line("unsigned short *const ks = Ks + (%s) * BC * LDK, *const vs = Vs + (%s) * BC * LDK;", stage, stage)
-	tail := w.g.s%w.g.bc != 0
-	w.copyRows("kh", "ks", "BC", "k0", tail)
-	w.copyRows("vh", "vs", "BC", "k0", tail)
+	w.Line("unsigned short *const ts = %s + (%s) * BC * LDK;", dst, stage)
+	w.copyRows(src, "ts", "BC", "k0", w.g.s%w.g.bc != 0)
 	w.Close()
 }
 
-// tile emits the work of a warp on key tile kt: the scores S = Q·Kᵀ by
-// mma (K's B fragments by ldmatrix of its rows: B is Kᵀ, column-major),
-// the online softmax on their accumulators, then O += P·V, the weights
-// turned into A fragments in registers and V's B fragments by
-// ldmatrix.trans.
-func (w *mmaWriter) tile() {
+// guarded emits body, inside if (cond) where cond is not empty.
+func (w *mmaWriter) guarded(cond string, body func()) {
+	if cond == "" {
+		body()
+		return
+	}
+	w.Open("if (%s)", cond)
+	body()
+	w.Close()
+}
+
+// scores emits the first half of a warp's work on key tile kt: the
+// scores S = Q·Kᵀ by mma (K's B fragments by ldmatrix of its rows: B is
+// Kᵀ, column-major), each B fragment feeding the warp's MT m-tiles, then
+// the online softmax on their accumulators, which leaves the weights in
+// sc.
+func (w *mmaWriter) scores() {
 	g := w.g
-	w.Line("const unsigned short *const ks = Ks + (kt & 1) * BC * LDK, *const vs = Vs + (kt & 1) * BC * LDK;")
-	w.Line("const int k0 = kt * BC;")
-	w.Line("float sc[NB][4];")
 	w.Line("#pragma unroll")
-	w.Line("for (int j = 0; j < NB; ++j) sc[j][0] = sc[j][1] = sc[j][2] = sc[j][3] = 0.f;")
+	w.Line("for (int i = 0; i < MT; ++i)")
+	w.Line("\t#pragma unroll")
+	w.Line("\tfor (int j = 0; j < NB; ++j) sc[i][j][0] = sc[i][j][1] = sc[i][j][2] = sc[i][j][3] = 0.f;")
 	w.Line("#pragma unroll")
 	w.Open("for (int kk = 0; kk < DK; ++kk)")
+	qa := "qf[kk]" // with one tile, i is 0
+	if g.mt == 2 {
+		qa = "a[i]"
+		w.Line("// Q's A fragments of this step, from shared memory: kept for every key")
+		w.Line("// tile, two tiles of them would not leave registers at D = 128.")
+		w.Line("unsigned a[MT][4];")
+		w.Line("#pragma unroll")
+		w.Line("for (int i = 0; i < MT; ++i) at_ldmatrix_x4(a[i], qw + 16 * i * LDK + 16 * kk);")
+	}
 	w.Line("#pragma unroll")
 	w.Open("for (int j = 0; j < NB; j += 2)")
 	w.Line("// Matrices 0, 1: keys 8j..8j+7, depth +0..7, +8..15; 2, 3: keys 8j+8..8j+15.")
 	w.Line("unsigned t[4];")
 	w.Line("at_ldmatrix_x4(t, ks + (8 * j + lane %% 8 + lane / 16 * 8) * LDK + 16 * kk + (lane / 8 %% 2) * 8);")
 	w.Line("const unsigned b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};")
-	w.Line("at_mma(sc[j], qf[kk], b0);")
-	w.Line("at_mma(sc[j + 1], qf[kk], b1);")
+	w.Line("#pragma unroll")
+	w.Open("for (int i = 0; i < MT; ++i)")
+	w.Line("at_mma(sc[i][j], %s, b0);", qa)
+	w.Line("at_mma(sc[i][j + 1], %s, b1);", qa)
+	w.Close()
 	w.Close()
 	w.Close()
 	var conds []string
@@ -235,61 +308,80 @@ func (w *mmaWriter) tile() {
 		conds, guard = append(conds, "key >= S"), "k0 + BC > S"
 	}
 	if g.causal {
-		conds = append(conds, "key > r0 + 8 * (e >> 1)")
-		guard = joinOr(guard, "k0 + BC - 1 > q0 + 16 * warp")
+		conds = append(conds, "key > r0 + 16 * i + 8 * (e >> 1)")
+		guard = joinOr(guard, "k0 + BC - 1 > w0")
 	}
-	w.Line("// Scaled; keys past S%s get no weight.", map[bool]string{true: ", and keys after a row", false: ""}[g.causal])
-	w.Line("#pragma unroll")
-	w.Line("for (int j = 0; j < NB; ++j)")
-	w.Line("\t#pragma unroll")
-	w.Line("\tfor (int e = 0; e < 4; ++e) sc[j][e] *= %s;", mmaScale(g.d))
 	if guard != "" {
+		w.Line("// Keys past S%s get no weight.", map[bool]string{true: ", and keys after a row", false: ""}[g.causal])
 		w.Open("if (%s)", guard)
 		w.Line("#pragma unroll")
-		w.Line("for (int j = 0; j < NB; ++j)")
+		w.Line("for (int i = 0; i < MT; ++i)")
 		w.Line("\t#pragma unroll")
-		w.Open("\tfor (int e = 0; e < 4; ++e)")
+		w.Line("\tfor (int j = 0; j < NB; ++j)")
+		w.Line("\t\t#pragma unroll")
+		w.Open("\t\tfor (int e = 0; e < 4; ++e)")
 		w.Line("const int key = k0 + 8 * j + 2 * qd + (e & 1);")
-		w.Line("if (%s) sc[j][e] = __int_as_float(0xff800000); // -Inf", strings.Join(conds, " || "))
+		w.Line("if (%s) sc[i][j][e] = __int_as_float(0xff800000); // -Inf", strings.Join(conds, " || "))
 		w.Close()
 		w.Close()
 	}
-	w.Line("// Online softmax: a row's maxima over the four lanes of its quad.")
-	w.Line("float mx[2] = {m[0], m[1]};")
+	w.Line("constexpr float scale = %s;", mmaScale(g.d))
 	w.Line("#pragma unroll")
-	w.Line("for (int j = 0; j < NB; ++j) mx[0] = fmaxf(mx[0], fmaxf(sc[j][0], sc[j][1])), mx[1] = fmaxf(mx[1], fmaxf(sc[j][2], sc[j][3]));")
+	w.Open("for (int i = 0; i < MT; ++i)")
+	w.Line("// Online softmax: a row's maxima over the four lanes of its quad.")
+	w.Line("float mx[2] = {m[i][0], m[i][1]};")
+	w.Line("#pragma unroll")
+	w.Line("for (int j = 0; j < NB; ++j) mx[0] = fmaxf(mx[0], fmaxf(sc[i][j][0], sc[i][j][1])), mx[1] = fmaxf(mx[1], fmaxf(sc[i][j][2], sc[i][j][3]));")
+	w.Line("float ms[2];")
 	w.Line("#pragma unroll")
 	w.Open("for (int h = 0; h < 2; ++h)")
 	w.Line("mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));")
 	w.Line("mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));")
-	w.Line("const float alpha = exp2f(m[h] - mx[h]);")
-	w.Line("m[h] = mx[h];")
-	w.Line("l[h] *= alpha;")
+	w.Line("const float alpha = exp2f((m[i][h] - mx[h]) * scale);")
+	w.Line("m[i][h] = mx[h];")
+	w.Line("ms[h] = mx[h] * scale;")
+	w.Line("l[i][h] *= alpha;")
 	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) o[n][2 * h] *= alpha, o[n][2 * h + 1] *= alpha;")
+	w.Line("for (int n = 0; n < ND; ++n) o[i][n][2 * h] *= alpha, o[i][n][2 * h + 1] *= alpha;")
 	w.Close()
 	w.Line("#pragma unroll")
 	w.Line("for (int j = 0; j < NB; ++j)")
 	w.Line("\t#pragma unroll")
 	w.Open("\tfor (int e = 0; e < 4; ++e)")
-	w.Line("sc[j][e] = exp2f(sc[j][e] - m[e >> 1]);")
-	w.Line("l[e >> 1] += sc[j][e];")
+	w.Line("sc[i][j][e] = exp2f(fmaf(sc[i][j][e], scale, -ms[e >> 1]));")
+	w.Line("l[i][e >> 1] += sc[i][j][e];")
 	w.Close()
+	w.Close()
+}
+
+// pv emits the second half: O += P·V, the weights turned into A
+// fragments in registers and V's B fragments by ldmatrix.trans, each
+// feeding the warp's MT m-tiles.
+func (w *mmaWriter) pv() {
+	g := w.g
 	w.Line("// O += P·V, 16 keys at a time: the C fragments of keys 16kk..16kk+7 and")
 	w.Line("// 16kk+8..16kk+15 are, as pairs of %s, the A fragment of P.", g.dt)
 	w.Line("#pragma unroll")
 	w.Open("for (int kk = 0; kk < BC / 16; ++kk)")
 	pack := func(j, e string) string {
-		return fmt.Sprintf("at_float2_to_%sx2(sc[%s][%s], sc[%s][%s + 1])", g.dt, j, e, j, e)
+		return fmt.Sprintf("at_float2_to_%sx2(sc[i][%s][%s], sc[i][%s][%s + 1])", g.dt, j, e, j, e)
 	}
-	w.Line("const unsigned pa[4] = {%s, %s, %s, %s};", pack("2 * kk", "0"), pack("2 * kk", "2"), pack("2 * kk + 1", "0"), pack("2 * kk + 1", "2"))
+	w.Line("unsigned pa[MT][4];")
+	w.Line("#pragma unroll")
+	w.Open("for (int i = 0; i < MT; ++i)")
+	w.Line("pa[i][0] = %s, pa[i][1] = %s;", pack("2 * kk", "0"), pack("2 * kk", "2"))
+	w.Line("pa[i][2] = %s, pa[i][3] = %s;", pack("2 * kk + 1", "0"), pack("2 * kk + 1", "2"))
+	w.Close()
 	w.Line("#pragma unroll")
 	w.Open("for (int n = 0; n < ND; n += 2)")
 	w.Line("unsigned t[4];")
 	w.Line("at_ldmatrix_x4_trans(t, vs + (16 * kk + lane %% 16) * LDK + 8 * n + lane / 16 * 8);")
 	w.Line("const unsigned b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};")
-	w.Line("at_mma(o[n], pa, b0);")
-	w.Line("at_mma(o[n + 1], pa, b1);")
+	w.Line("#pragma unroll")
+	w.Open("for (int i = 0; i < MT; ++i)")
+	w.Line("at_mma(o[i][n], pa[i], b0);")
+	w.Line("at_mma(o[i][n + 1], pa[i], b1);")
+	w.Close()
 	w.Close()
 	w.Close()
 }
@@ -299,17 +391,19 @@ func (w *mmaWriter) tile() {
 func (w *mmaWriter) store() {
 	w.Line("unsigned short *const oh = out + head;")
 	w.Line("#pragma unroll")
-	w.Open("for (int h = 0; h < 2; ++h)")
-	w.Line("float sum = l[h];")
+	w.Line("for (int i = 0; i < MT; ++i)")
+	w.Line("\t#pragma unroll")
+	w.Open("\tfor (int h = 0; h < 2; ++h)")
+	w.Line("float sum = l[i][h];")
 	w.Line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);")
 	w.Line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);")
 	w.Line("const float inv = 1.f / sum;")
-	w.Line("const int row = r0 + 8 * h;")
+	w.Line("const int row = r0 + 16 * i + 8 * h;")
 	if w.g.tailBR {
 		w.Line("if (row >= S) continue;")
 	}
 	w.Line("#pragma unroll")
-	w.Line("for (int n = 0; n < ND; ++n) *reinterpret_cast<unsigned *>(oh + (idx)row * D + 8 * n + 2 * qd) = at_float2_to_%sx2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);", w.g.dt)
+	w.Line("for (int n = 0; n < ND; ++n) *reinterpret_cast<unsigned *>(oh + (idx)row * D + 8 * n + 2 * qd) = at_float2_to_%sx2(o[i][n][2 * h] * inv, o[i][n][2 * h + 1] * inv);", w.g.dt)
 	w.Close()
 }
 

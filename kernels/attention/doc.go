@@ -215,25 +215,39 @@
 // testdata/cuda_half_* hold 16-bit goldens.
 //
 // kv_copy=mma in bf16 and f16 (cudamma.go) is FlashAttention-2 on tensor
-// cores: warp w of a block owns query rows 16w..16w+15 (br = 16·warps);
-// Q's tile and K's and V's (two stages, cp.async) stay 16-bit in shared
-// memory, rows padded by 8 elements; Q's A fragments are loaded once by
-// ldmatrix and kept in registers. Per key tile, S = Q·Kᵀ by mma.sync
-// m16n8k16 (K's B fragments by ldmatrix of its rows), scaled by
-// 1/√D·log2(e) in float32, masked, the online softmax on the accumulator
-// fragments (a row's lanes are a quad: maxima and sums by __shfl_xor_sync
-// 1 and 2); the C fragments of two n8 key groups are, narrowed in pairs,
+// cores: warp w of a block owns MT m16 tiles of query rows, rows
+// 16·MT·w..16·MT·(w+1)-1, where br = 16·MT·warps and MT is 1 or 2 (no
+// knob: br and warps say it). With two tiles, as FlashAttention-2's 128
+// rows on 4 warps, each K and V B fragment loaded by ldmatrix feeds twice
+// the mma, halving shared-memory reads per mma. Q's tile and K's and V's
+// (two stages, cp.async) stay 16-bit in shared memory, rows padded by 8
+// elements; with one tile Q's A fragments are loaded once by ldmatrix and
+// kept in registers, with two they are reloaded from shared memory each
+// step of 16 (FlashAttention-2 does too), so that D = 128 fits in
+// registers. K's and V's tiles are separate groups of cp.async copies,
+// in FlashAttention-2's order: V's tile kt is in flight while Q·Kᵀ runs,
+// K's tile kt+1 while P·V runs, two barriers a key tile. Per key tile, S = Q·Kᵀ by mma.sync m16n8k16 (K's B
+// fragments by ldmatrix of its rows), masked, the online softmax on the
+// accumulator fragments (a row's lanes are a quad: maxima and sums by
+// __shfl_xor_sync 1 and 2) over the unscaled scores, the weights
+// exp2(s·c − m·c) with c = 1/√D·log2(e) by one FMA a score; the C fragments of two n8 key groups are, narrowed in pairs,
 // the A fragment of P, and O += P·V by mma with V's B fragments from
 // ldmatrix.trans. O is divided by l and rounded to nearest even. Causal:
 // tiles past the block's last row are not copied, a warp skips tiles past
 // its own last row, and only tiles crossing the diagonal are masked. Its
 // constraint mma_tiles: sm_80 (cp_async_needs_sm80), D a multiple of 16
-// up to 128, br = 16·warps, bc a multiple of 16, and tn the least the
+// up to 128, br = 16·warps or 32·warps, bc a multiple of 16, and tn the least the
 // CUDA-core form takes with the other knobs (tn means nothing here; the
 // CUDA-core constraints still hold, as float32 kernels of the config run
 // that form, so shared memory is checked against the float32 footprint:
 // conservative, it drops D = 128 with large tiles on sm_86 and sm_89).
-// The registers estimate is D/2 + D/4 + bc/2 + 40. It is the default where
+// The registers estimate (mmaRegs) is MT·(D/2 + bc/2 + 8) plus Q's
+// fragments (D/4 with one tile, 8 with two) plus 32, and it alone is
+// registers_per_thread for kv_copy=mma: a float32 kernel of such a config
+// may spill (slower, still correct), where the CUDA-core form's count
+// would forbid two tiles at D = 128. Two tiles at D = 128 and bc = 32 is
+// 216 by the estimate, under 255; the CUDA-core shared-memory check
+// still drops br = 128 with bc = 64 there. It is the default where
 // valid (br=64,bc=64,warps=4, else br=16,bc=16,warps=1). The weights
 // rounded to the dtype are in the tolerance (Accuracy). measure/cuda/emu's
 // TestAttentionMMA runs it at odd shapes on every input set, and

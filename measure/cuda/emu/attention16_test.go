@@ -117,9 +117,10 @@ func TestAttention16PlantedBug(t *testing.T) {
 }
 
 // attentionMMATiles are the tiles (br, bc, warps) of the tensor-core
-// configs TestAttentionMMA runs: one warp and eight, key tiles of 16 to
-// 128; each takes the one tn the space allows it (mmaConfigs).
-var attentionMMATiles = [][3]int{{16, 16, 1}, {64, 32, 4}, {32, 64, 2}, {128, 128, 8}}
+// configs TestAttentionMMA runs: one warp and eight, one m16 tile of rows
+// a warp and two (br = 32·warps), key tiles of 16 to 128; each takes the
+// one tn the space allows it (mmaConfigs).
+var attentionMMATiles = [][3]int{{16, 16, 1}, {64, 32, 2}, {64, 32, 4}, {32, 64, 2}, {128, 128, 8}, {128, 64, 4}}
 
 // mmaConfigs returns the config texts of kv_copy=mma for tiles, one per
 // tn: parseValid keeps the valid one.
@@ -141,11 +142,11 @@ var attentionMMAShapes = [][]int{{1, 1, 1, 64}, {1, 3, 17, 64}, {1, 1, 131, 64},
 // not, of bf16 and f16 under emulation (whose ldmatrix and mma hand each
 // lane what the PTX ISA's fragment layouts say) on every input set of
 // the dtype, f16's with scores that saturate, at attentionMMAShapes: the
-// first two tiles by default, all four with AUTOTUNE_EXHAUSTIVE=1 (about
+// first three tiles by default, all six with AUTOTUNE_EXHAUSTIVE=1 (about
 // four minutes on two loaded cores).
 func TestAttentionMMA(t *testing.T) {
 	tg := target(t, "sm_80")
-	tiles := attentionMMATiles[:2]
+	tiles := attentionMMATiles[:3]
 	if os.Getenv("AUTOTUNE_EXHAUSTIVE") == "1" {
 		tiles = attentionMMATiles
 	}
@@ -180,11 +181,14 @@ func TestAttentionMMA(t *testing.T) {
 // TestAttentionMMAPlantedBug checks that emulation catches a tensor-core
 // kernel whose weights' A fragment takes its rows g+8 from the wrong C
 // registers (the keys 8 further on, as if the C→A mapping were off by a
-// fragment), and one whose quad reduction of the row maximum is left out.
+// fragment), one whose quad reduction of the row maximum is left out, and
+// one whose warp's second m16 tile multiplies the first tile's rows of Q,
+// and one that waits for all but two groups of copies, not one, before
+// P·V (the emulator's tiles read too early are NaN).
 func TestAttentionMMAPlantedBug(t *testing.T) {
 	shape := []int{1, 1, 37, 64}
 	sp := attention.CUDATemplate.Space(shape, target(t, "sm_80"))
-	cfg, err := sp.Parse("br=32,bc=32,warps=2,tn=2,kv_copy=mma")
+	cfg, err := sp.Parse("br=64,bc=32,warps=2,tn=4,kv_copy=mma") // two m16 tiles a warp
 	if err != nil || sp.Check(cfg) != nil {
 		t.Fatalf("config: %v %v", err, sp.Check(cfg))
 	}
@@ -194,7 +198,9 @@ func TestAttentionMMAPlantedBug(t *testing.T) {
 	sets := measure.Inputs(attention.Op, shape, dt, 7)[:1]
 	good := attention.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg})
 	for _, plant := range []struct{ what, old, new string }{
-		{"C→A off by a fragment", "(sc[2 * kk][2], sc[2 * kk][2 + 1])", "(sc[2 * kk + 1][2], sc[2 * kk + 1][2 + 1])"},
+		{"C→A off by a fragment", "(sc[i][2 * kk][2], sc[i][2 * kk][2 + 1])", "(sc[i][2 * kk + 1][2], sc[i][2 * kk + 1][2 + 1])"},
+		{"second m-tile on the first tile's rows", "qw + 16 * i * LDK + 16 * kk", "qw + 16 * kk"},
+		{"V's tile read before its copies land", "cp_async_wait<1>();\n\t\t// Every warp is done with P·V", "cp_async_wait<2>();\n\t\t// Every warp is done with P·V"},
 		{"no quad maximum", "mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));", ""},
 	} {
 		k := good
@@ -215,14 +221,20 @@ func TestAttentionMMAPlantedBug(t *testing.T) {
 
 // TestAttentionMMAPTX compiles tensor-core attention kernels, causal,
 // to PTX for each architecture CI checks: mma.sync m16n8k16 in the dtype,
-// ldmatrix plain and transposed, cp.async, the weights narrowed in pairs.
+// ldmatrix plain and transposed, cp.async, the weights narrowed in pairs;
+// at D = 64 one m16 tile a warp and two, at D = 128 two (one warp of 32
+// rows also fits sm_86's shared memory).
 func TestAttentionMMAPTX(t *testing.T) {
 	c := checker(t, true)
-	shape := []int{1, 2, 129, 64}
+	testAttentionMMAPTX(t, c, []int{1, 2, 129, 64}, attentionMMATiles[1:3])
+	testAttentionMMAPTX(t, c, []int{1, 2, 129, 128}, [][3]int{{32, 32, 1}, {64, 32, 2}})
+}
+
+func testAttentionMMAPTX(t *testing.T, c *Checker, shape []int, tiles [][3]int) {
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
 			sp := attention.CUDATemplateCausal.Space(shape, target(t, arch))
-			cfgs := parseValid(sp, mmaConfigs(attentionMMATiles[1:2]))
+			cfgs := parseValid(sp, mmaConfigs(tiles))
 			if len(cfgs) == 0 {
 				t.Fatalf("%s: no tensor-core config valid", arch)
 			}
