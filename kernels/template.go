@@ -74,6 +74,12 @@ type Template struct {
 	// thousands of configs) and accept the configs of every revision in
 	// Earlier that sets it.
 	Estimate func(shape []int, target device.Target, cfg schedule.Config) float64
+	// SearchConstraints, when set, returns what a search of element type
+	// dt adds to the space (SearchSpace): points whose kernels in dt are
+	// another point's code under another name, which a search would time
+	// twice. Space, which gen and lookup validate records against, keeps
+	// them.
+	SearchConstraints func(dt dtype.DType) []schedule.Constraint
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
 	// expects to be reasonable everywhere. DefaultConfig falls back to the
@@ -238,9 +244,9 @@ const ConvertDot = "dot"
 // SearchSpace is the space a search explores for shape and element type
 // dt on target: Space, with ConvertKnob pinned to its first value when
 // dt's elements are 32-bit, since every value then names the same float32
-// kernel and a search would time it once per name; and without
-// ConvertDot for f16, whose kernels of that value are those of another
-// (each template's doc says which).
+// kernel and a search would time it once per name; without ConvertDot for
+// f16, whose kernels of that value are those of another (each template's
+// doc says which); and with the template's SearchConstraints for dt.
 func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target) *schedule.Space {
 	space := t.Space(shape, target)
 	switch dt = cmp.Or(dt, dtype.Default); {
@@ -251,6 +257,9 @@ func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target)
 			v, ok := c.Lookup(ConvertKnob)
 			return !ok || v.Str() != ConvertDot
 		}})
+	}
+	if t.SearchConstraints != nil {
+		space = space.With(t.SearchConstraints(dt)...)
 	}
 	return space
 }

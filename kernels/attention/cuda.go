@@ -51,6 +51,16 @@ func newCUDATemplate(causal bool) kernels.Template {
 		Version: cudaVersion(rev),
 		Space:   cudaSpace,
 		Default: cudaDefault,
+		// In float32 kv_copy=mma is the cp_async kernel (newCUDAGeometry).
+		SearchConstraints: func(dt dtype.DType) []schedule.Constraint {
+			if cmp.Or(dt, dtype.Default).Size() == 2 {
+				return nil
+			}
+			return []schedule.Constraint{{Name: "mma_is_cp_async_in_f32", OK: func(c schedule.Config) bool {
+				return c.Str("kv_copy") != "mma"
+			}}}
+		},
+		Estimate: cudaEstimate,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
 			k.Want("", dtypes...)
 			dt := cmp.Or(k.DType, dtype.Default)
@@ -783,4 +793,43 @@ func (w *cudaWriter) halfStore() {
 		return
 	}
 	w.Line("for (int u = 0; u < DN / 4; ++u) *reinterpret_cast<uint2 *>(%s) = make_uint2(%s, %s);", at, pair(0), pair(2))
+}
+
+// cudaEstimate is a rough time of cfg for shape on a GPU target, for the
+// first batch of a tune, when nothing is measured yet: the op's FLOPs at
+// a rate that depends on the form, over the share of a multiprocessor's
+// warps the config keeps resident (at least 8 hide the latency of a
+// load). Only the order matters, and the rates are relative, not any
+// GPU's: tensor cores (kv_copy=mma, which float32 searches leave out, so
+// its rate is the 16-bit one) 16 times the FMA units; two m16 tiles of
+// rows a warp read each K and V fragment from shared memory once for two
+// mma instructions (FlashAttention-2's reason for them), 1.3 times one;
+// key tiles of 16 keys pay the online softmax's rescaling per 16 keys.
+// The rates were not fitted: a tune's first batch needs the tensor-core
+// forms first, and the measurements rank them.
+func cudaEstimate(shape []int, target device.Target, cfg schedule.Config) float64 {
+	gpu := target.GPU
+	if gpu == nil {
+		return math.Inf(1)
+	}
+	b, h, s, d := checkShape(shape)
+	flops := 4 * float64(b*h) * float64(s) * float64(s) * float64(d)
+	g := newCUDAGeometry(shape, cfg)
+	rate, regs, smem := 1.0, g.regs, g.smem
+	if cfg.Str("kv_copy") == "mma" {
+		mt := mmaTiles(cfg)
+		rate = 16 * map[int]float64{1: 1, 2: 1.3}[mt] * map[int]float64{16: 0.8, 32: 0.95, 64: 1, 128: 0.95}[g.bc]
+		regs, smem = mmaRegs(mt, g.bc, d), mmaSmem(g.br, g.bc, d)
+	}
+	blocks := gpu.MaxBlocksPerSM
+	if smem > 0 {
+		blocks = min(blocks, gpu.SharedMemPerSM/smem)
+	}
+	blocks = min(blocks, gpu.RegistersPerSM/max(1, regs*g.threads))
+	warps := min(gpu.MaxWarpsPerSM, blocks*g.warps)
+	occupancy := min(1, float64(warps)/8)
+	if occupancy == 0 {
+		return math.Inf(1)
+	}
+	return flops / rate / occupancy
 }

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 func cudaTarget(t *testing.T, arch string) device.Target {
@@ -152,5 +154,52 @@ func TestCUDATemplatesRegistered(t *testing.T) {
 	}
 	if len(versions) != 4 {
 		t.Errorf("templates share versions: %v", versions)
+	}
+}
+
+// TestCUDASearchSpaceAndEstimate: a float32 search leaves out kv_copy=mma
+// (its float32 kernel is the cp_async one, under another name), a bf16
+// search keeps it, and the estimate ranks every tensor-core config of a
+// bf16 search before every CUDA-core one, two m16 tiles a warp first
+// where they fit (D = 64), so that a tune's first batch tries them.
+func TestCUDASearchSpaceAndEstimate(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	shape := []int{1, 32, 4096, 64}
+	valid := func(dt dtype.DType) (mma, other []schedule.Config) {
+		sp := CUDATemplate.SearchSpace(shape, dt, sm90)
+		for i := range sp.Size() {
+			if c := sp.At(i); sp.Valid(c) {
+				if c.Str("kv_copy") == "mma" {
+					mma = append(mma, c)
+				} else {
+					other = append(other, c)
+				}
+			}
+		}
+		return mma, other
+	}
+	if mma, other := valid(dtype.F32); len(mma) != 0 || len(other) == 0 {
+		t.Errorf("float32 search: %d mma configs, %d others; want none and some", len(mma), len(other))
+	}
+	mma, other := valid(dtype.BF16)
+	if len(mma) == 0 || len(other) == 0 {
+		t.Fatalf("bf16 search: %d mma configs, %d others; want some of each", len(mma), len(other))
+	}
+	est := func(c schedule.Config) float64 { return CUDATemplate.Estimate(shape, sm90, c) }
+	worstMMA, bestOther, best := 0.0, math.Inf(1), mma[0]
+	for _, c := range mma {
+		worstMMA = max(worstMMA, est(c))
+		if est(c) < est(best) {
+			best = c
+		}
+	}
+	for _, c := range other {
+		bestOther = min(bestOther, est(c))
+	}
+	if worstMMA >= bestOther {
+		t.Errorf("the estimate ranks a CUDA-core config (%g) before a tensor-core one (%g)", bestOther, worstMMA)
+	}
+	if mmaTiles(best) != 2 {
+		t.Errorf("the estimate's best, %s, gives a warp %d m16 tiles, want 2", best, mmaTiles(best))
 	}
 }
