@@ -104,6 +104,26 @@ func TestGPUAttention16(t *testing.T) {
 	}
 }
 
+// TestGPUAttentionMMA runs every tensor-core config a bf16 search
+// explores (kv_copy=mma: one m16 tile of rows a warp or two) of attention
+// and causal attention on odd shapes, D = 64 and 128, tails of the row
+// and key tiles; f16 on one shape. Each config's registers and local
+// memory (spills) are logged, per config, since the space's register
+// count is an estimate.
+func TestGPUAttentionMMA(t *testing.T) {
+	m := gpuMeasurer(t)
+	mma := func(c schedule.Config) bool { return c.Str("kv_copy") == "mma" }
+	for _, op := range []string{attention.Op.Name, attention.CausalOp.Name} {
+		for _, shape := range [][]int{{1, 2, 37, 64}, {2, 3, 131, 64}, {1, 4, 257, 128}} {
+			for _, r := range checkConfigs(t, m, op, shape, dtype.BF16, validConfigs(t, op, shape, dtype.BF16, m.target, mma)) {
+				t.Logf("  %s: %d registers, %d bytes of local memory", r.Config, r.Registers, r.LocalBytes)
+			}
+		}
+		shape := []int{1, 3, 200, 64}
+		checkConfigs(t, m, op, shape, dtype.F16, validConfigs(t, op, shape, dtype.F16, m.target, mma))
+	}
+}
+
 // TestGPUNorm does the same for RMSNorm and LayerNorm in f32, bf16 and
 // f16: one element, primes (element-at-a-time rows in 16 bits), rows of
 // whole 16-byte vectors, and a long row with a tail, for blocks of
@@ -122,43 +142,62 @@ func TestGPUNorm(t *testing.T) {
 func checkOnGPU(t *testing.T, m *Measurer, dt dtype.DType, per int, ops []string, shapes [][]int) {
 	t.Helper()
 	for _, op := range ops {
-		tmpl, ok := kernels.TemplateFor(op, kernels.CUDA)
-		if !ok {
-			t.Fatalf("no CUDA template of %s", op)
-		}
 		for _, shape := range shapes {
-			b := measure.Batch{Template: tmpl, Shape: shape, DType: dt, Target: m.target}
-			sp := tmpl.Space(shape, m.target)
-			var valid []schedule.Config
-			for i := range sp.Size() {
-				if c := sp.At(i); sp.Valid(c) {
-					valid = append(valid, c)
-				}
-			}
+			valid := validConfigs(t, op, shape, dt, m.target, nil)
+			var spread []schedule.Config
 			step := max(1, len(valid)/per)
 			for i := 0; i < len(valid); i += step {
-				b.Configs = append(b.Configs, valid[i])
+				spread = append(spread, valid[i])
 			}
-			res, err := m.Measure(context.Background(), b)
-			if err != nil {
-				t.Fatalf("%s %v: %v", op, shape, err)
-			}
-			bad, maxRegs, maxLocal := 0, 0, 0
-			for _, r := range res {
-				maxRegs, maxLocal = max(maxRegs, r.Registers), max(maxLocal, r.LocalBytes)
-				if r.Status != measure.StatusOK {
-					bad++
-					if bad <= 5 {
-						t.Errorf("%s %v %s: %s: %s", op, shape, r.Config, r.Status, r.Error)
-					}
-				}
-			}
-			if len(res) == 0 {
-				t.Errorf("%s %v: no valid config", op, shape)
-			}
-			t.Logf("%s %v %s: %d configs, %d failed; up to %d registers and %d bytes of local memory a thread", op, shape, dt, len(res), bad, maxRegs, maxLocal)
+			checkConfigs(t, m, op, shape, dt, spread)
 		}
 	}
+}
+
+// validConfigs returns the configs of op's CUDA template for shape that a
+// search of dt explores and keep (nil: all) accepts.
+func validConfigs(t *testing.T, op string, shape []int, dt dtype.DType, target device.Target, keep func(schedule.Config) bool) []schedule.Config {
+	t.Helper()
+	tmpl, ok := kernels.TemplateFor(op, kernels.CUDA)
+	if !ok {
+		t.Fatalf("no CUDA template of %s", op)
+	}
+	sp := tmpl.SearchSpace(shape, dt, target)
+	var valid []schedule.Config
+	for i := range sp.Size() {
+		if c := sp.At(i); sp.Valid(c) && (keep == nil || keep(c)) {
+			valid = append(valid, c)
+		}
+	}
+	return valid
+}
+
+// checkConfigs measures configs of op's CUDA template on shape in dt:
+// each must be correct. It logs the most registers and local memory a
+// thread of them took, and returns the results.
+func checkConfigs(t *testing.T, m *Measurer, op string, shape []int, dt dtype.DType, configs []schedule.Config) []measure.Result {
+	t.Helper()
+	tmpl, _ := kernels.TemplateFor(op, kernels.CUDA)
+	b := measure.Batch{Template: tmpl, Shape: shape, DType: dt, Target: m.target, Configs: configs}
+	res, err := m.Measure(context.Background(), b)
+	if err != nil {
+		t.Fatalf("%s %v: %v", op, shape, err)
+	}
+	bad, maxRegs, maxLocal := 0, 0, 0
+	for _, r := range res {
+		maxRegs, maxLocal = max(maxRegs, r.Registers), max(maxLocal, r.LocalBytes)
+		if r.Status != measure.StatusOK {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s %v %s: %s: %s", op, shape, r.Config, r.Status, r.Error)
+			}
+		}
+	}
+	if len(res) == 0 {
+		t.Errorf("%s %v: no valid config", op, shape)
+	}
+	t.Logf("%s %v %s: %d configs, %d failed; up to %d registers and %d bytes of local memory a thread", op, shape, dt, len(res), bad, maxRegs, maxLocal)
+	return res
 }
 
 // plantedTemplate is softmax with a kernel of our own per config: the
