@@ -11,11 +11,11 @@
 #
 # Steps: the GPU and its software; the generated example package's tests
 # and benchmarks on the GPU (examples/fastcuda: every op at tuned and odd
-# shapes against the float64 reference); autotune's own GPU tests; short
-# tunes of the half-precision workloads into gpu.db; bench --device of each
-# against the copy floor and cuBLAS; PyTorch's kernels at the same
-# workloads (torch_baseline.py) and the table of both (compare.py, also
-# appended to summary.txt); a PyTorch extension generated from gpu.db
+# shapes against the float64 reference); autotune's own GPU tests;
+# PyTorch's kernels at the workloads (torch_baseline.py); short tunes of
+# the half-precision workloads into gpu.db; bench --device of each against
+# the copy floor and cuBLAS; the table of the tunes beside PyTorch
+# (compare.py, also appended to summary.txt); a PyTorch extension generated from gpu.db
 # (gen --torch), built, checked and timed against torch (its bench.py); a
 # Go package generated from gpu.db with NVRTC; gpu.db exported as JSON
 # Lines.
@@ -91,6 +91,10 @@ gpu_secs=${GPU_TEST_SECONDS:-150}
 step "autotune's GPU tests" "$gpu_secs" measure-cuda.txt "$here/measure-cuda.test" -test.v -test.timeout "${gpu_secs}s" -test.run "${GPU_TESTS:-TestGPU}"
 
 
+# PyTorch's kernels before the tunes: seconds, and what every tune is
+# compared with.
+step "torch baselines" 90 torch-baseline.txt python3 "$here/torch_baseline.py" --json "$res/torch-baseline.json" ${TORCH_WORKLOADS:-}
+
 # Short tunes: TUNES holds "op shape dtype seconds" per line.
 while read -r op shape dt secs; do
 	[[ -z $op ]] && continue
@@ -112,7 +116,6 @@ if [[ -n ${TORCH_EXT_DIR:-} ]]; then
 	rm -rf "$res/ext/build"
 fi
 
-step "torch baselines" 90 torch-baseline.txt python3 "$here/torch_baseline.py" --json "$res/torch-baseline.json" ${TORCH_WORKLOADS:-}
 
 if [[ -n ${TORCH_EXT:-} ]]; then
 	step "gen --torch from gpu.db" 60 gen-torch.txt "$at" gen --torch "$res/ext" --db "$db" --device "$arch"
