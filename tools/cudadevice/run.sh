@@ -25,18 +25,26 @@
 # ("op shape dtype seconds" lines), BENCHES ("op shape dtype" lines),
 # TORCH_WORKLOADS (torch_baseline.py's arguments); TORCH_EXT_DIR (an
 # extension generated elsewhere, built in the background from the start)
-# or TORCH_EXT=1 (generate one from gpu.db at the end). Unset, TUNES,
-# BENCHES and TORCH_WORKLOADS are issue 24's attention workloads (bf16,
-# causal and not, against SDPA; the tensor-core kernels have not run on a
-# GPU yet); set to empty, they run nothing.
+# or TORCH_EXT=1 (generate one from gpu.db at the end). Unset, TUNES and
+# TORCH_WORKLOADS are issue 24's GPU workloads still to measure (bf16
+# attention, causal and not, against SDPA's flash backend, with the
+# tensor-core changes of 2026-11-28 that have not run on a GPU; softmax
+# 16384x16384 in bf16 and f16, which the input sets' preparation kept from
+# tuning before; GEMM 4096³ in f16 and bf16 against torch.mm), BENCHES is
+# empty (the tunes are compared with PyTorch; bench --device reruns the
+# references); set to empty, they run nothing.
 set -uo pipefail
-attention_workloads='attention 1x16x4096x128 bf16
-attention_causal 1x16x4096x128 bf16
-attention 1x32x4096x64 bf16
-attention_causal 1x32x4096x64 bf16'
-TUNES=${TUNES-$(sed 's/$/ 20/' <<<"$attention_workloads")}
-BENCHES=${BENCHES-$attention_workloads}
-TORCH_WORKLOADS=${TORCH_WORKLOADS-$(tr ' ' ':' <<<"$attention_workloads" | tr '\n' ' ')}
+issue24_tunes='attention 1x32x4096x64 bf16 28
+attention_causal 1x32x4096x64 bf16 28
+attention 1x16x4096x128 bf16 28
+attention_causal 1x16x4096x128 bf16 28
+softmax 16384x16384 bf16 45
+softmax 16384x16384 f16 35
+gemm 4096x4096x4096 f16 20
+gemm 4096x4096x4096 bf16 20'
+TUNES=${TUNES-$issue24_tunes}
+BENCHES=${BENCHES-}
+TORCH_WORKLOADS=${TORCH_WORKLOADS-$(awk '{printf "%s:%s:%s ", $1, $2, $3}' <<<"$issue24_tunes")}
 : "${OUT:?set OUT to the directory for the results}"
 here=$(cd "$(dirname "$0")" && pwd)
 res=$(mktemp -d)
