@@ -43,11 +43,11 @@ func fakeGPUWorker(t *testing.T) string {
 	return filepath.Join(lib, "libcuda.so.1")
 }
 
-// runFakeBench runs a worker, in this process, on a bench of the fake
-// driver's 2×3×4 GEMM kernel entry (gemm2x3x4 computes it; record, any
-// other entry, writes nothing) and returns its event.
-func runFakeBench(t *testing.T, entry string) event {
-	driverPath := fakeGPUWorker(t)
+// writeGEMM2x3x4 writes, to a new directory it returns, one input set of
+// a 2×3×4 GEMM and its reference, which the fake driver's gemm2x3x4
+// kernel computes.
+func writeGEMM2x3x4(t *testing.T) string {
+	t.Helper()
 	a := []float32{1, 2, 3, 4, 5, 6, 7, 8}
 	b := []float32{1, 0, -1, 2, 1, 0, 0, 3, 1, -2, 0, 1}
 	want := make([]float64, 6)
@@ -64,9 +64,13 @@ func runFakeBench(t *testing.T, entry string) event {
 		[]harness.Set{{SetInfo: info, Ins: [][]float32{a, b}, Want: want}}); err != nil {
 		t.Fatal(err)
 	}
-	j := job{DriverPath: driverPath, Arch: "sm_86", Dir: dir, Samples: 4, Warmup: 2,
-		Kernels: []kernel{{Source: "// the fake compiles anything", Entry: entry, Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}},
-		Bench:   &benchJob{TunedDoc: "the tuned kernel", Bytes: 104, FLOPs: 48, BytesF32: 104, GEMM: []int{2, 3, 4}}}
+	return dir
+}
+
+// serve runs a worker on j in this process and returns what it wrote,
+// failing unless it exits 0.
+func serve(t *testing.T, j job) *bytes.Buffer {
+	t.Helper()
 	in, err := json.Marshal(j)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +81,19 @@ func runFakeBench(t *testing.T, entry string) event {
 	if c := <-code; c != exitOK {
 		t.Fatalf("the worker exited %d: %s", c, out.String())
 	}
+	return &out
+}
+
+// runFakeBench runs a worker, in this process, on a bench of the fake
+// driver's 2×3×4 GEMM kernel entry (gemm2x3x4 computes it; record, any
+// other entry, writes nothing) and returns its event.
+func runFakeBench(t *testing.T, entry string) event {
+	driverPath := fakeGPUWorker(t)
+	dir := writeGEMM2x3x4(t)
+	j := job{DriverPath: driverPath, Arch: "sm_86", Dir: dir, Samples: 4, Warmup: 2,
+		Kernels: []kernel{{Source: "// the fake compiles anything", Entry: entry, Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}},
+		Bench:   &benchJob{TunedDoc: "the tuned kernel", Bytes: 104, FLOPs: 48, BytesF32: 104, GEMM: []int{2, 3, 4}}}
+	out := serve(t, j)
 	var e event
 	if err := json.Unmarshal(out.Bytes(), &e); err != nil {
 		t.Fatalf("the worker's answer %q: %v", out.String(), err)
@@ -131,39 +148,15 @@ func TestBenchOnFakeGPUWrongKernel(t *testing.T) {
 // the job's order, whichever compiled first.
 func TestWorkerCompilesAhead(t *testing.T) {
 	driverPath := fakeGPUWorker(t)
-	a := []float32{1, 2, 3, 4, 5, 6, 7, 8}
-	b := []float32{1, 0, -1, 2, 1, 0, 0, 3, 1, -2, 0, 1}
-	want := make([]float64, 6)
-	for i := range 2 {
-		for j := range 3 {
-			for k := range 4 {
-				want[i*3+j] += float64(a[i*4+k]) * float64(b[k*3+j])
-			}
-		}
-	}
-	dir := t.TempDir()
-	info := harness.SetInfo{Name: "small", Rel: 1e-6, Abs: 1e-6}
-	if err := harness.Write(dir, harness.Workload{DType: "f32", Inputs: []int{8, 12}, Output: 6, Sets: []harness.SetInfo{info}},
-		[]harness.Set{{SetInfo: info, Ins: [][]float32{a, b}, Want: want}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeGEMM2x3x4(t)
 	k := func(id int, src, entry string) kernel {
 		return kernel{ID: id, Source: src, Entry: entry, Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}}
 	}
 	j := job{DriverPath: driverPath, Arch: "sm_86", Dir: dir, Samples: 2, Warmup: 1, Kernels: []kernel{
 		k(7, "// compiles", "gemm2x3x4"), k(3, "#error no", "gemm2x3x4"), k(5, "// compiles", "record")}}
-	in, err := json.Marshal(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	code := make(chan int)
-	go func() { code <- ServeWorker(bytes.NewReader(in), &out) }() // it locks its thread for good
-	if c := <-code; c != exitOK {
-		t.Fatalf("the worker exited %d: %s", c, out.String())
-	}
+	out := serve(t, j)
 	var got []string
-	dec := json.NewDecoder(&out)
+	dec := json.NewDecoder(out)
 	for {
 		var e event
 		if err := dec.Decode(&e); err != nil {
