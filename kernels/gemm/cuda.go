@@ -39,10 +39,11 @@ var (
 func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
 	op.DTypes = cudaDTypes
 	return kernels.Template{
-		Op:      op,
-		Backend: kernels.CUDA,
-		Version: cudaVersion(e),
-		Space:   cudaSpace,
+		Op:       op,
+		Backend:  kernels.CUDA,
+		Version:  cudaVersion(e),
+		Space:    cudaSpace,
+		Estimate: cudaEstimate,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
 			k.Want("", cudaDTypes...)
 			if dt := cmp.Or(k.DType, dtype.Default); dt != dtype.F32 {

@@ -10,6 +10,7 @@ import (
 	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
+	"github.com/autotune-dev/autotune/schedule"
 )
 
 func cudaTarget(t *testing.T, arch string) device.Target {
@@ -207,5 +208,41 @@ func TestCUDATemplatesRegistered(t *testing.T) {
 	versions[Template.Version] = true
 	if len(versions) != 4 {
 		t.Errorf("the CUDA templates and the CPU one share versions: %v", versions)
+	}
+}
+
+// TestCUDAEstimateRanksWinners: the winners of real tunes on an H100
+// (sm_90; docs/benchmarks.md), float32 2048³ after 2026-11-24's tune and
+// bf16 4096³ after 85 trials on 2026-11-27, rank within the best 2% of
+// the configs a search of their dtype explores, by the estimate that
+// orders a tune's first batch.
+func TestCUDAEstimateRanksWinners(t *testing.T) {
+	sm90 := cudaTarget(t, "sm_90")
+	for _, w := range []struct {
+		shape  []int
+		dt     dtype.DType
+		winner string
+	}{
+		{[]int{2048, 2048, 2048}, dtype.F32, "bm=64,bn=128,bk=32,tm=8,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2"},
+		{[]int{4096, 4096, 4096}, dtype.BF16, "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2"},
+	} {
+		sp := CUDATemplate.SearchSpace(w.shape, w.dt, sm90)
+		winner, err := sp.Parse(w.winner)
+		if err != nil || sp.Check(winner) != nil {
+			t.Fatalf("%s: %v %v", w.winner, err, sp.Check(winner))
+		}
+		est := func(c schedule.Config) float64 { return CUDATemplate.Estimate(w.shape, sm90, c) }
+		valid, better := 0, 0
+		for i := range sp.Size() {
+			if c := sp.At(i); sp.Valid(c) {
+				valid++
+				if est(c) < est(winner) {
+					better++
+				}
+			}
+		}
+		if better > valid/50 {
+			t.Errorf("%v %s: %d of %d configs estimated faster than the winner %s, want at most 2%%", w.shape, w.dt, better, valid, w.winner)
+		}
 	}
 }
