@@ -252,9 +252,16 @@
 // rounded to the dtype are in the tolerance (Accuracy). measure/cuda/emu's
 // TestAttentionMMA runs it at odd shapes on every input set, and
 // TestAttentionMMAPlantedBug shows that a C→A mapping off by a fragment
-// and a missing quad reduction fail there. Not done: a shape-generic
+// and a missing quad reduction fail there. A float32 search leaves
+// kv_copy=mma out (SearchConstraints: its float32 kernel is cp_async's),
+// and cudaEstimate ranks the tensor-core configs of a 16-bit search first,
+// two m16 tiles a warp before one, so that a short tune's first batch
+// tries them. The form with one tile a warp and K and V in one copy group
+// ran on an H200 on 2026-11-28, correct, at 0.74–0.77× SDPA's flash
+// backend after short tunes (docs/benchmarks.md); two tiles and the
+// separate groups have not run on a GPU. Not done: a shape-generic
 // tensor-core kernel (the generic kernel of an mma config is the CUDA-core
-// one), a stages knob, and any run on a GPU.
+// one) and a stages knob.
 //
 // Asked for a kernel without a shape, the CUDA templates emit the
 // shape-generic kernel of the config: `..., int b, int h, int s, int d`
