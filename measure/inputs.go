@@ -30,10 +30,14 @@ type InputSet struct {
 // kernels.Op.Reference).
 func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 	sizes, outLen := t.Args(slices.Clone(shape))
-	var streams []int // of the sets of dt, in order
+	type stream struct {
+		i    int // the PCG stream of the set: its place among all of op's
+		spec kernels.InputSet
+	}
+	var streams []stream // the sets of dt, in order
 	for i, spec := range t.InputSets() {
 		if spec.For(dt) {
-			streams = append(streams, i) // the others' streams are skipped, so other dtypes' sets draw the same values
+			streams = append(streams, stream{i, spec}) // the others' streams are skipped, so other dtypes' sets draw the same values
 		}
 	}
 	// The sets are drawn at once, one goroutine each: drawing and rounding
@@ -41,9 +45,9 @@ func Inputs(t kernels.Op, shape []int, dt dtype.DType, seed uint64) []InputSet {
 	// (softmax 16384×16384) draws a quarter of a billion values a set.
 	sets := make([]InputSet, len(streams))
 	var wg sync.WaitGroup
-	for s, i := range streams {
+	for s, st := range streams {
 		wg.Go(func() {
-			sets[s] = inputSet(t, t.InputSets()[i], shape, sizes, outLen, dt, rand.New(rand.NewPCG(seed, uint64(i))))
+			sets[s] = inputSet(t, st.spec, shape, sizes, outLen, dt, rand.New(rand.NewPCG(seed, uint64(st.i))))
 		})
 	}
 	wg.Wait()

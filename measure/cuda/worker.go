@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/measure"
 	"github.com/autotune-dev/autotune/measure/cuda/driver"
 	"github.com/autotune-dev/autotune/measure/harness"
@@ -122,7 +122,7 @@ func newWorker(j job, nv *driver.NVRTC) (*worker, error) {
 	// Inputs are encoded on all cores and copied from this thread, whose
 	// context is current.
 	encoded := make([][][]byte, len(sets))
-	inChunks(len(sets), 1, func(lo, hi int) {
+	kernels.ForRows(len(sets), func(lo, hi int) {
 		for s := lo; s < hi; s++ {
 			for _, in := range sets[s].Ins {
 				encoded[s] = append(encoded[s], dt.AppendBytes(nil, in))
@@ -338,7 +338,7 @@ func (w *worker) compare(p driver.Ptr, dt dtype.DType, set harness.Set) (string,
 	// checked again, for the message, only when a chunk fails.
 	var bad atomic.Bool
 	size := dt.Size()
-	inChunks(len(w.got), 1<<20, func(lo, hi int) {
+	kernels.ForRows(len(w.got), func(lo, hi int) {
 		if dt.DecodeBytes(w.got[lo:hi], raw[size*lo:size*hi]) != nil || harness.Check(w.got[lo:hi], set.Want[lo:hi], set.Rel, set.Abs) != "" {
 			bad.Store(true)
 		}
@@ -350,18 +350,6 @@ func (w *worker) compare(p driver.Ptr, dt dtype.DType, set harness.Set) (string,
 		return "", err
 	}
 	return "input set " + set.Name + ": " + harness.Check(w.got, set.Want, set.Rel, set.Abs), nil
-}
-
-// inChunks calls f on consecutive ranges [lo, hi) covering [0, n), of at
-// least least elements each (one range when n is smaller), on as many
-// goroutines as there are cores, and returns when all have returned.
-func inChunks(n, least int, f func(lo, hi int)) {
-	parts := max(1, min(runtime.NumCPU(), n/least))
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
-	}
-	wg.Wait()
 }
 
 // time times single launches between events, flushing L2 before each.

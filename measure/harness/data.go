@@ -82,7 +82,7 @@ func Write(dir string, w Workload, sets []Set) error {
 	}
 	return eachSet(len(sets), func(s int) error {
 		if err := os.MkdirAll(setDir(dir, s), 0o755); err != nil {
-			return err
+			return fmt.Errorf("harness: %w", err)
 		}
 		for i, in := range sets[s].Ins {
 			if err := writeFloats(inputFile(dir, s, i), in); err != nil {
@@ -128,7 +128,7 @@ func Read(dir string) (Workload, []Set, error) {
 }
 
 // eachSet calls f for sets 0..n-1, each on a goroutine of its own, and
-// returns the first error, if any.
+// returns their errors joined (nil when there are none).
 func eachSet(n int, f func(s int) error) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
