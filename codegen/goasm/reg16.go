@@ -34,22 +34,27 @@ type Reg16 struct {
 var Reg16Consts = []uint32{1, 0x7fff, 0x40}
 
 // Data returns the definition of table sym holding Reg16Consts as
-// vectors of 8 lanes, whose operands Reg16.Consts then names (TableConsts).
-func (Reg16) Data(sym string) []string {
+// vectors of h.Lanes lanes (8 when unset), whose operands Reg16.Consts
+// then names (TableConsts for 8 lanes, h16Consts for any).
+func (h Reg16) Data(sym string) []string {
+	lanes := max(h.Lanes, 8)
 	var out []string
 	for i, c := range Reg16Consts {
-		for l := range 8 {
-			out = append(out, fmt.Sprintf("DATA %s+%d(SB)/4, $0x%08x", sym, 4*(8*i+l), c))
+		for l := range lanes {
+			out = append(out, fmt.Sprintf("DATA %s+%d(SB)/4, $0x%08x", sym, 4*(lanes*i+l), c))
 		}
 	}
-	return append(out, fmt.Sprintf("GLOBL %s(SB), RODATA|NOPTR, $%d // 1, 0x7fff, 0x40: the bf16 rounding", sym, 4*8*len(Reg16Consts)))
+	return append(out, fmt.Sprintf("GLOBL %s(SB), RODATA|NOPTR, $%d // 1, 0x7fff, 0x40: the bf16 rounding", sym, 4*lanes*len(Reg16Consts)))
 }
 
-// TableConsts returns the operands of Data(sym)'s vectors.
-func TableConsts(sym string) [3]string {
+// TableConsts returns the operands of Data(sym)'s vectors of 8 lanes.
+func TableConsts(sym string) [3]string { return h16Consts(sym, 8) }
+
+// h16Consts returns the operands of the vectors of lanes of Data(sym).
+func h16Consts(sym string, lanes int) [3]string {
 	var c [3]string
 	for i := range c {
-		c[i] = fmt.Sprintf("%s+%d(SB)", sym, 32*i)
+		c[i] = fmt.Sprintf("%s+%d(SB)", sym, 4*lanes*i)
 	}
 	return c
 }

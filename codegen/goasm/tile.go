@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/autotune-dev/autotune/dtype"
 )
 
 // Init is how a tile's accumulators start.
@@ -71,6 +73,15 @@ type Tile struct {
 	// pairs to its float32 accumulator. The Go assembler has no name for
 	// the instruction, so it is written as its bytes (dpbf16ps).
 	Dot bool
+
+	// Out, bf16 or f16, stores the tile rounded to that type to nearest
+	// even (Reg16.Narrow) at out, a *uint16 argument after bias, its rows
+	// ORow bytes apart, instead of as float32 at c, which Init Load and
+	// Scaled still read: the tile of the last slice of K of a 16-bit
+	// kernel, which narrows C as it stores it rather than in a pass over
+	// a float32 copy. Constant strides only, and not with Tiles.
+	Out  dtype.DType
+	ORow int
 }
 
 // Runtime, as a stride of a Tile, makes it an argument of the function.
@@ -119,6 +130,10 @@ func (t Tile) check() {
 		panic(fmt.Sprintf("goasm: %s: a column of tiles with the steps of a at run time", t.Name))
 	case t.Dot && t.Lanes != 16:
 		panic(fmt.Sprintf("goasm: %s: VDPBF16PS tiles have 16 lanes, not %d", t.Name, t.Lanes))
+	case t.Out != "" && t.Out.Size() != 2:
+		panic(fmt.Sprintf("goasm: %s: stores %s, want a 16-bit type", t.Name, t.Out))
+	case t.Out != "" && (t.Tiles || t.Lanes == 4 || t.ORow <= 0 || t.ARow == Runtime || t.AStep == Runtime || t.BStep == Runtime || t.CRow == Runtime):
+		panic(fmt.Sprintf("goasm: %s: a 16-bit store takes constant strides, 8 or 16 lanes and no column of tiles", t.Name))
 	case !Fits(t.Lanes, t.MR, t.NV):
 		panic(fmt.Sprintf("goasm: %s: a %dx%d tile needs %d registers, %d-lane vectors have %d",
 			t.Name, t.MR, t.NV, Registers(t.MR, t.NV), t.Lanes, Available(t.Lanes)))
@@ -133,6 +148,9 @@ func (t Tile) params() []string {
 	}
 	if t.Bias {
 		p = append(p, "bias")
+	}
+	if t.Out != "" {
+		p = append(p, "out")
 	}
 	for _, s := range t.strides() {
 		if s.bytes == Runtime {
@@ -173,13 +191,17 @@ func (t Tile) Decl() jen.Code {
 	t.check()
 	var ptrs, nums []jen.Code
 	for _, p := range t.params() {
-		if ints(p) {
+		switch {
+		case ints(p):
 			nums = append(nums, jen.Id(p))
-		} else {
+		case p != "out":
 			ptrs = append(ptrs, jen.Id(p))
 		}
 	}
 	params := []jen.Code{jen.List(ptrs...).Op("*").Float32()}
+	if t.Out != "" {
+		params = append(params, jen.Id("out").Op("*").Uint16()) // after the float32 pointers, as in params
+	}
 	if nums != nil {
 		params = append(params, jen.List(nums...).Int())
 	}
@@ -198,6 +220,9 @@ func (t Tile) doc() string {
 	}
 	if t.Dot {
 		s += " Every step is two of K: a's elements and b's lanes hold bf16 pairs, multiplied and summed pairwise (VDPBF16PS)."
+	}
+	if t.Out != "" {
+		s += fmt.Sprintf(" It stores the result not in c but rounded to %s (nearest even) at out, row r at out[r·%d:].", t.Out, t.ORow/2)
 	}
 	return s
 }
@@ -265,6 +290,9 @@ func File(tiles ...Tile) []byte {
 		}
 		b.WriteString("\n")
 		t.emit(&b)
+		if data := t.outData(); data != nil {
+			b.WriteString("\n" + strings.Join(data, "\n") + "\n")
+		}
 	}
 	return []byte(b.String())
 }
@@ -299,6 +327,10 @@ func (t Tile) emit(b *strings.Builder) {
 	}
 	if t.Bias {
 		w("MOVQ bias+%d(FP), BX", off)
+		off += 8
+	}
+	outArg := off
+	if t.Out != "" {
 		off += 8
 	}
 	// Run-time strides stay in their argument slots until needed: the rows
@@ -444,9 +476,13 @@ func (t Tile) emit(b *strings.Builder) {
 	if t.CRow == Runtime {
 		rows("crow") // the loop used R8–R13 for a's rows, or astep
 	}
-	for r := range t.MR {
-		for j := range t.NV {
-			w("VMOVUPS %s, %s", acc(r, j), cAt(r, j))
+	if t.Out != "" {
+		t.narrowStore(w, acc, reg, outArg)
+	} else {
+		for r := range t.MR {
+			for j := range t.NV {
+				w("VMOVUPS %s, %s", acc(r, j), cAt(r, j))
+			}
 		}
 	}
 	if t.Tiles {
@@ -455,6 +491,35 @@ func (t Tile) emit(b *strings.Builder) {
 	}
 	w("VZEROUPPER")
 	w("RET")
+}
+
+// narrowStore writes the stores of Out: each accumulator rounded by
+// Reg16.Narrow into row r of out (R14), through the step's registers,
+// free now (at least three: NV+2), with bf16's constants in a table of
+// the tile's own (outData).
+func (t Tile) narrowStore(w func(string, ...any), acc func(r, j int) string, reg func(int) string, outArg int) {
+	w("MOVQ out+%d(FP), R14", outArg)
+	h := Reg16{DType: t.Out, Lanes: t.Lanes, Consts: h16Consts(t.outSym(), t.Lanes)}
+	for r := range t.MR {
+		for j := range t.NV {
+			addr := fmt.Sprintf("%d(R14)", r*t.ORow+j*2*t.Lanes)
+			for _, l := range h.Narrow(acc(r, j), reg(0), reg(1), reg(2), "K1", addr, "") {
+				w("%s", l)
+			}
+		}
+	}
+}
+
+// outSym names the table of bf16's rounding constants of a tile with Out.
+func (t Tile) outSym() string { return t.Name + "BF16<>" }
+
+// outData returns the table outSym holds, vectors of the tile's lanes;
+// none for f16, whose rounding is one instruction.
+func (t Tile) outData() []string {
+	if t.Out != dtype.BF16 {
+		return nil
+	}
+	return Reg16{Lanes: t.Lanes}.Data(t.outSym())
 }
 
 // dpbf16ps returns VDPBF16PS Zsrc2, Zsrc1, Zdst (dst += the pairwise
