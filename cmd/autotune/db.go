@@ -211,6 +211,9 @@ func newRecordCheck() func(tunedb.Record) error {
 		if terr != nil {
 			return terr
 		}
+		if target.CPU != nil {
+			target.CPU.L1D, target.CPU.L2, target.CPU.L3 = unknownCache, unknownCache, unknownCache
+		}
 		key := r.Workload.Key()
 		space, ok := spaces[key]
 		if !ok {
@@ -232,6 +235,15 @@ func newRecordCheck() func(tunedb.Record) error {
 		return space.Check(c)
 	}
 }
+
+// unknownCache is the size of each cache of a machine rebuilt from its
+// fingerprint for the record check, which has no cache sizes: as large
+// as any, so that constraints of a space that follow the caches (gemm's
+// blocks and panels) accept what a machine could have measured. Without
+// it the space's fallback (an L2 of 256 KiB, no L3) refused the records
+// of a machine with larger caches, and db import refused the export of
+// the same database.
+const unknownCache = 1 << 40
 
 // recordSpace returns the knob space of a workload's template on the
 // machine of its device fingerprint.

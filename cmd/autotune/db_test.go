@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autotune-dev/autotune/kernels/gemm"
 	"github.com/autotune-dev/autotune/tunedb"
 )
 
@@ -154,6 +155,18 @@ func TestImportChecksTheSpace(t *testing.T) {
 	if code, stdout, stderr := run(t, old, "db", "import", "--db", db, "-"); code != 0 || !strings.Contains(stdout, "imported 1 records") {
 		t.Errorf("import of another template version: exit %d, %q %q", code, stdout, stderr)
 	}
+	// A fingerprint has no cache sizes: a GEMM record whose B panels
+	// fit the L3 of the machine that measured it, not the fallback L2 of
+	// a machine of unknown caches, is imported (it was refused).
+	gemm := `{"schema":4,"workload":{"op":"gemm","shape":[1024,1024,1024],"dtype":"bf16","device":"cpu/AMD EPYC/sse4.2+avx2+fma+avx512+avx512bf16/2c",` +
+		`"template":"` + gemm.Template.Version + `","toolchain":"go1.26.8"},` +
+		`"config":{"vec":16,"mr":8,"nr_vecs":2,"kc":256,"mc":96,"nc":512,"pack_b":true,"unroll":1,"threads":2,"micro":"asm","split":"m","chunks":1,"pack_a":true,"convert":"dot"},` +
+		`"status":"ok","samples_ns":[4550000],"median_ns":4550000,"p20_ns":4550000,"p80_ns":4550000,"time":"2026-11-28T10:01:46Z","tool":"devel"}` + "\n"
+	db = filepath.Join(t.TempDir(), "tune.db")
+	if code, stdout, stderr := run(t, gemm, "db", "import", "--db", db, "-"); code != 0 || !strings.Contains(stdout, "imported 1 records") {
+		t.Errorf("import of a GEMM record with a B panel larger than the fallback L2: exit %d, %q %q", code, stdout, stderr)
+	}
+	db = filepath.Join(t.TempDir(), "tune.db")
 	// Merge checks the same way.
 	var r tunedb.Record
 	if err := json.Unmarshal([]byte(strings.Replace(good, `"unroll":2`, `"unroll":3`, 1)), &r); err != nil {
