@@ -97,7 +97,7 @@ func init() {
 	})
 }
 
-// gemmOp is the dispatch state of gemm (template gemm-8-12b1d38319f3).
+// gemmOp is the dispatch state of gemm (template gemm-9-0810b1c5b68e).
 var gemmOp = &opState{
 	def:  4,
 	dims: []string{"m", "n", "k"},
@@ -135,7 +135,7 @@ var gemmOp = &opState{
 		},
 	},
 	name:     "gemm",
-	template: "gemm-8-12b1d38319f3",
+	template: "gemm-9-0810b1c5b68e",
 }
 
 // gemmScalar are the scalar forms of gemmOp.kernels, which every build has; gemmFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -155,7 +155,7 @@ func init() {
 	})
 }
 
-// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-8-f3adb6cb84f7).
+// gemmBiasOp is the dispatch state of gemm_bias (template gemm-bias-9-2ae7cf345fa3).
 var gemmBiasOp = &opState{
 	def:  0,
 	dims: []string{"m", "n", "k"},
@@ -169,7 +169,7 @@ var gemmBiasOp = &opState{
 		},
 	},
 	name:     "gemm_bias",
-	template: "gemm-bias-8-f3adb6cb84f7",
+	template: "gemm-bias-9-2ae7cf345fa3",
 }
 
 // gemmBiasScalar are the scalar forms of gemmBiasOp.kernels, which every build has; gemmBiasFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -182,7 +182,7 @@ func init() {
 	gemmBiasOp.setTable([]entry{})
 }
 
-// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-8-82e3294e1231).
+// gemmBiasReLUOp is the dispatch state of gemm_bias_relu (template gemm-bias-relu-9-48af3ee1018b).
 var gemmBiasReLUOp = &opState{
 	def:  2,
 	dims: []string{"m", "n", "k"},
@@ -208,7 +208,7 @@ var gemmBiasReLUOp = &opState{
 		},
 	},
 	name:     "gemm_bias_relu",
-	template: "gemm-bias-relu-8-82e3294e1231",
+	template: "gemm-bias-relu-9-48af3ee1018b",
 }
 
 // gemmBiasReLUScalar are the scalar forms of gemmBiasReLUOp.kernels, which every build has; gemmBiasReLUFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -44,9 +44,9 @@ Templates:
 
 	attention          attention-7-6bb8063a723b
 	attention_causal   attention-causal-7-9dc905f8fb7c
-	gemm               gemm-8-12b1d38319f3
-	gemm_bias          gemm-bias-8-f3adb6cb84f7
-	gemm_bias_relu     gemm-bias-relu-8-82e3294e1231
+	gemm               gemm-9-0810b1c5b68e
+	gemm_bias          gemm-bias-9-2ae7cf345fa3
+	gemm_bias_relu     gemm-bias-relu-9-48af3ee1018b
 	layernorm          layernorm-norm-2-c7ba22e6b16f
 	rmsnorm            rmsnorm-norm-5-80ee59495075
 	softmax            softmax-5-a95dbce9d6db

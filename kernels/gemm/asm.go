@@ -91,10 +91,22 @@ func (k kernel) asmTiles() []goasm.Tile {
 			}
 			t.Tiles = k.asmColumn()
 			tiles = append(tiles, t)
+			if k.packed16() && (last || !k.epi.bias) {
+				// The last slice's full tiles store into c, rounded.
+				n := t
+				n.Name, n.Out, n.ORow = k.narrowTile(first), k.half.DType, 2*k.n
+				tiles = append(tiles, n)
+			}
 		}
 	}
 	return tiles
 }
+
+// narrowTile returns the name of a packed 16-bit kernel's full tile of
+// the last slice of K, starting at zero (first) or from the float32
+// block, which stores into c rounded to the 16-bit type (goasm.Tile.Out),
+// with the epilogue when k has one.
+func (k kernel) narrowTile(first bool) string { return k.asmTile(first, k.epi.bias) + "Narrow" }
 
 // asmCall returns the code that calls the full assembly tile for the tiles
 // of rows i… and columns jc+jr…: the bounds the assembly does not check,

@@ -17,7 +17,7 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "gemm-8"
+const revision = "gemm-9"
 
 // genericRevision is the revision of the shape-generic code of Template
 // and of the epilogue templates (emitGeneric), bumped by hand when that

@@ -117,8 +117,8 @@ func (relu) onednn() (doc, postOps string) {
 // when their emitted code changes (see the package doc). Changing the
 // emitter of plain GEMM changes theirs too, so bump them with it.
 const (
-	biasRevision     = "gemm-bias-8"
-	biasReLURevision = "gemm-bias-relu-8"
+	biasRevision     = "gemm-bias-9"
+	biasReLURevision = "gemm-bias-relu-9"
 )
 
 // BiasTemplate is the CPU template of BiasOp. The bias is added in

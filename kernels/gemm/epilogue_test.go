@@ -13,8 +13,9 @@ import (
 	"github.com/autotune-dev/autotune/kernels"
 )
 
-// gemmVersion is Template.Version since the dot form packs B's strips
-// in one call each (gemm-7-cef5bc6457fa since the space offers
+// gemmVersion is Template.Version since the 16-bit forms' last slice of
+// K stores full tiles rounded into C (gemm-8-12b1d38319f3 since the dot
+// form packs B's strips in one call each, gemm-7-cef5bc6457fa since the space offers
 // convert=pack and convert=dot only with their packed forms' knobs,
 // gemm-7-01ef33480da3
 // since the convert=dot form packs A by rows and B with assembly, gemm-6-1381bfdb5886
@@ -24,7 +25,7 @@ import (
 // gemm-2-febe3fdda508 with the assembly micro-kernel, gemm-1-d75c9de47a2f
 // before): a change to the epilogue templates must not change plain GEMM's
 // tuning records.
-const gemmVersion = "gemm-8-12b1d38319f3"
+const gemmVersion = "gemm-9-0810b1c5b68e"
 
 // TestEarlierVersions checks that the templates' revisions before the
 // chunks knob have the versions their records in tune/lab/testdata carry,

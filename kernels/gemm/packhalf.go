@@ -31,8 +31,10 @@ import (
 //     columns (rows rounded up to whole tiles), the bias decoded once per
 //     panel and added, with the activation, by the tile of the last slice
 //     of K, as in the float32 kernel;
-//   - after the last slice the block's rows are narrowed into c, nearest
-//     even (golang.Half's Encode).
+//   - on the last slice of K a full tile stores into c itself, rounded
+//     to nearest even as it leaves the registers (goasm.Tile.Out); after
+//     the slices the rows and columns of partial tiles are narrowed from
+//     the block into c (golang.Half's Encode), the same rounding.
 //
 // A shape-generic kernel of such a config is the copying form
 // (halfcopy), which serves every shape.
@@ -189,7 +191,22 @@ func (k kernel) emitHalfRows(f *jen.File) {
 		}
 		return id(k.asmTile(first, last)).Call(append(args, id("ns"))...)
 	}
-	pick := k.pickTile(call)
+	// On the last slice of K a full tile stores into c itself, rounded
+	// (narrowTile): only the partial tiles' rows and columns are left in
+	// the float32 block for the pass after the slices.
+	narrow := func(first bool) jen.Code {
+		args := []jen.Code{jen.Op("&").Id("t").Index(jen.Lit(0)), jen.Op("&").Id("at").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0))}
+		if k.epi.bias {
+			args = append(args, jen.Op("&").Id("bf").Index(id("jr")))
+		}
+		args = append(args, jen.Op("&").Id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr")), id("ns"))
+		return id(k.narrowTile(first)).Call(args...)
+	}
+	pick := jen.If(id("pc").Op("+").Id("depth").Op("==").Id("k").Op("&&").Id("i").Op("+").Id("mr").Op("<=").Id("hi").Op("&&").Id("jr").Op("+").Id("nr").Op("<=").Id("width")).Block(
+		jen.Id("_").Op("=").Id("c").Index(jen.Parens(id("i").Op("+").Id("mr").Op("-").Lit(1)).Op("*").Id("n").Op("+").Id("jc").Op("+").Id("jr").Op("+").Id("nr").Op("-").Lit(1)).
+			Comment("the tile writes unchecked"),
+		jen.If(id("pc").Op("==").Lit(0)).Block(narrow(true)).Else().Block(narrow(false)),
+	).Else().Block(k.pickTile(call))
 	aStride := id("ns") // the packed block's rows: a tile's steps, or with dot its rows of steps (emitDotPackA)
 	if k.dot {
 		aStride = id("steps")
@@ -226,19 +243,27 @@ func (k kernel) emitHalfRows(f *jen.File) {
 			jen.Clear(id("bf").Index(id("width"), jen.Empty())),
 		)
 	}
+	// What the full tiles did not store: the columns of a partial last
+	// strip in the rows of full tiles, and every column of a partial
+	// last tile's rows.
 	panel = append(panel,
 		jen.For(id("pc").Op(":=").Lit(0), id("pc").Op("<").Id("k"), id("pc").Op("+=").Id("kc")).Block(slice...),
+		jen.List(id("fullRows"), id("fullCols")).Op(":=").List(id("lo").Op("+").Parens(id("hi").Op("-").Id("lo")).Op("/").Id("mr").Op("*").Id("mr"), id("width").Op("/").Id("nr").Op("*").Id("nr")),
 		jen.For(id("i").Op(":=").Id("lo"), id("i").Op("<").Id("hi"), id("i").Op("++")).Block(
-			id(k.half.Encode()).Call(
-				id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc"), id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("width")),
-				id("block").Index(jen.Parens(id("i").Op("-").Id("lo")).Op("*").Id("ldc"), jen.Empty()).Index(jen.Empty(), id("width")),
+			id("from").Op(":=").Lit(0),
+			jen.If(id("i").Op("<").Id("fullRows")).Block(id("from").Op("=").Id("fullCols")),
+			jen.If(id("from").Op("<").Id("width")).Block(
+				id(k.half.Encode()).Call(
+					id("c").Index(id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("from"), id("i").Op("*").Id("n").Op("+").Id("jc").Op("+").Id("width")),
+					id("block").Index(jen.Parens(id("i").Op("-").Id("lo")).Op("*").Id("ldc").Op("+").Id("from"), jen.Empty()).Index(jen.Empty(), id("width").Op("-").Id("from")),
+				),
 			),
 		),
 	)
 	body = append(body, jen.For(id("jc").Op(":=").Id("jlo"), id("jc").Op("<").Id("jhi"), id("jc").Op("+=").Id("nc")).Block(panel...))
 	f.Add(golang.Comment(fmt.Sprintf("%s computes rows lo to hi-1 and columns jlo to jhi-1 of c, lo a multiple of %d and jlo of %d, "+
-		"in blocks of %d columns × %d of K × %d rows with %d×%d tiles, accumulating in a float32 block of the rows × %d columns "+
-		"that is narrowed into c after the last slice of K.",
+		"in blocks of %d columns × %d of K × %d rows with %d×%d tiles, accumulating in a float32 block of the rows × %d columns; "+
+		"the last slice of K stores full tiles into c rounded, and what partial tiles leave in the block is narrowed into c after it.",
 		k.rowsFn(), k.mr, k.nr, k.nc, k.kc, k.mc, k.mr, k.nr, k.nc)))
 	f.Func().Id(k.rowsFn()).Params(jen.List(k.slices()...).Index().Uint16(), jen.List(id("lo"), id("hi"), id("jlo"), id("jhi")).Int()).Block(body...)
 }
