@@ -203,6 +203,11 @@
 // LayerNorm only: oneDNN 2 has no RMSNorm. It is wrong on the large,
 // constant and lowvar inputs (its float32 statistics), which its
 // KnownWrong says, so that bench still times it on the uniform inputs.
+// onednn-bf16 and onednn-f16 run the primitive on a 16-bit workload's
+// own buffers, where this CPU's oneDNN has it (kernels/onednn asks);
+// its scale and shift are float32, so each call first widens gamma and
+// beta into float32 buffers. The bf16 one is wrong on the large inputs
+// only: its float32 sum of squared deviations overflows there.
 //
 // # Shared code
 //

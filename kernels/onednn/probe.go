@@ -64,6 +64,15 @@ package onednn
 // 	return s;
 // }
 //
+// static dnnl_status_t lnorm(int n, const long *dims, const long *strides, dnnl_data_type_t dt, float eps) {
+// 	dnnl_memory_desc_t m;
+// 	dnnl_layer_normalization_desc_t d;
+// 	dnnl_status_t s = md(&m, n, dims, strides, dt);
+// 	if (s == dnnl_success) s = dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &m, NULL, eps,
+// 		dnnl_use_scale | dnnl_use_shift);
+// 	return s == dnnl_success ? has(&d, NULL) : s;
+// }
+//
 // static dnnl_status_t add(int n, const long *mds, dnnl_data_type_t dt) {
 // 	dnnl_memory_desc_t a, b;
 // 	dnnl_binary_desc_t d;
@@ -105,6 +114,17 @@ func Softmax(dt dtype.DType, md MD, axis int) string {
 	n, buf := layouts(md)
 	return missing("softmax", dt, func(dims *C.long, ct C.dnnl_data_type_t) C.dnnl_status_t {
 		return C.softmax(C.int(n), dims, (*C.long)(&buf[n]), ct, C.int(axis))
+	}, buf)
+}
+
+// LayerNorm returns why oneDNN has no forward-inference layer
+// normalization with scale and shift (dnnl_use_scale|dnnl_use_shift,
+// which oneDNN 2 holds in float32 whatever dt is) over the last axis of
+// md in dt here, or "".
+func LayerNorm(dt dtype.DType, md MD, eps float32) string {
+	n, buf := layouts(md)
+	return missing("layer normalization", dt, func(dims *C.long, ct C.dnnl_data_type_t) C.dnnl_status_t {
+		return C.lnorm(C.int(n), dims, (*C.long)(&buf[n]), ct, C.float(eps))
 	}, buf)
 }
 

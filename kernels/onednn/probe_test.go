@@ -25,11 +25,14 @@ func TestOneDNNProbe(t *testing.T) {
 	if why := Add(dtype.F32, md, MD{[]int{1, 5}, []int{5, 1}}); why != "" {
 		t.Errorf("f32 add: %s", why)
 	}
+	if why := LayerNorm(dtype.F32, md, 1e-5); why != "" {
+		t.Errorf("f32 layer normalization: %s", why)
+	}
 	// A softmax along an axis the tensor does not have is invalid.
 	if why := Softmax(dtype.F32, md, 2); !strings.Contains(why, "has no f32 softmax here") {
 		t.Errorf("softmax along axis 2 of a matrix: %q, want it missing", why)
 	}
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
-		t.Logf("%s: softmax %q, matmul %q", dt, Softmax(dt, md, 1), mm.Missing(dt))
+		t.Logf("%s: softmax %q, matmul %q, layer normalization %q", dt, Softmax(dt, md, 1), mm.Missing(dt), LayerNorm(dt, md, 1e-5))
 	}
 }
