@@ -95,8 +95,9 @@ attention_causal too, masked):
   tuned-f32, the tuned f32 kernel of the same shape when the database has
   one, shows what half precision gains. The floor then copies 16-bit
   elements. onednn-bf16 and onednn-f16 (softmax, gemm and its epilogues,
-  attention) run oneDNN's own primitives on the 16-bit buffers, f32
-  accumulation inside, attention's scores in the 16-bit type too; each
+  attention, layernorm) run oneDNN's own primitives on the 16-bit
+  buffers, f32 accumulation inside, attention's scores in the 16-bit
+  type too, layernorm's gamma and beta widened to f32 each call; each
   is left out, saying why, where oneDNN lacks the primitive on this CPU
   (asked at run time: oneDNN 2.6 has bf16 only with AVX-512, none at
   --isa avx2, and f16 only with AVX512-FP16). onednn-bf16 softmax is
