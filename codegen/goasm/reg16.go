@@ -2,6 +2,7 @@ package goasm
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/autotune-dev/autotune/dtype"
 )
@@ -194,4 +195,56 @@ func SetConsts(regs [3]int) []string {
 			fmt.Sprintf("VPBROADCASTD X%d, Z%d", regs[i], regs[i]))
 	}
 	return out
+}
+
+// NarrowNE is Narrow for bf16 on Z registers of a CPU with AVX512-BF16:
+// VCVTNEPS2BF16 rounds the vector to nearest even in one instruction,
+// with the bits of Narrow (a NaN's top half made quiet) except for
+// subnormal inputs, which it reads as zero. A vector holding one
+// (VFPCLASSPS, in nan) takes Narrow's instructions instead, between the
+// labels label_slow and label_done. x's Y register holds the words; the
+// store is to addr, under mask when it is set.
+func (h Reg16) NarrowNE(p, x, t, nan, addr, mask, label string) []string {
+	if h.DType != dtype.BF16 || h.Lanes != 16 || addr == "" {
+		panic(fmt.Sprintf("goasm: NarrowNE of %s on %d lanes, address %q: bf16 on Z registers, stored", h.DType, h.Lanes, addr))
+	}
+	y := "Y" + x[1:]
+	store := fmt.Sprintf("VMOVDQU16 %s, %s", y, addr)
+	if mask != "" {
+		store = fmt.Sprintf("VMOVDQU16 %s, %s, %s", y, mask, addr)
+	}
+	out := []string{
+		fmt.Sprintf("VFPCLASSPSZ $0x20, %s, %s", p, nan), // subnormal lanes
+		fmt.Sprintf("KORTESTW %s, %s", nan, nan),
+		"JNZ " + label + "_slow",
+		cvtneps2bf16(regNum(x), regNum(p)),
+		store,
+		"JMP " + label + "_done",
+		label + "_slow:",
+	}
+	out = append(out, h.Narrow(p, x, t, "", nan, addr, mask)...)
+	return append(out, label+"_done:")
+}
+
+// regNum returns the number of vector register v ("Z17": 17).
+func regNum(v string) int {
+	n, err := strconv.Atoi(v[1:])
+	if err != nil {
+		panic(fmt.Sprintf("goasm: %q is not a vector register", v))
+	}
+	return n
+}
+
+// cvtneps2bf16 returns VCVTNEPS2BF16 Zsrc, Ydst (the 16 float32s of src
+// rounded to bf16, nearest even, into dst) as BYTE directives, since
+// the Go assembler has no name for it: EVEX.512.F3.0F38.W0 72 /r,
+// register operands only.
+func cvtneps2bf16(dst, src int) string {
+	inv := func(reg, bit int) int { return ^reg >> bit & 1 }                       // EVEX stores register bits inverted
+	p0 := inv(dst, 3)<<7 | inv(src, 4)<<6 | inv(src, 3)<<5 | inv(dst, 4)<<4 | 0b10 // R X B R' 0 0 mm=0F38
+	p1 := 0b1111<<3 | 1<<2 | 0b10                                                  // W=0 vvvv unused 1 pp=F3
+	p2 := 0b10<<5 | 1<<3                                                           // z=0 L'L=512 b=0 V' aaa=0
+	modrm := 0b11<<6 | (dst&7)<<3 | src&7
+	return fmt.Sprintf("BYTE $0x62; BYTE $%#02x; BYTE $%#02x; BYTE $%#02x; BYTE $0x72; BYTE $%#02x // VCVTNEPS2BF16 Z%d, Y%d",
+		p0, p1, p2, modrm, src, dst)
 }

@@ -57,3 +57,22 @@ func TestDPBF16PS(t *testing.T) {
 		}
 	}
 }
+
+// TestCVTNEPS2BF16 compares the bytes with those GNU as writes for the
+// same instructions.
+func TestCVTNEPS2BF16(t *testing.T) {
+	for _, tt := range []struct {
+		dst, src int
+		want     string
+	}{
+		{17, 8, "BYTE $0x62; BYTE $0xc2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8"},
+		{0, 17, "BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc1"},
+		{26, 25, "BYTE $0x62; BYTE $0x02; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xd1"},
+		{9, 3, "BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xcb"},
+	} {
+		got, _, _ := strings.Cut(cvtneps2bf16(tt.dst, tt.src), " //")
+		if got != tt.want {
+			t.Errorf("cvtneps2bf16(%d, %d) = %s, want %s", tt.dst, tt.src, got, tt.want)
+		}
+	}
+}

@@ -231,6 +231,7 @@ type asmWriter struct {
 	// headMask, tailMask).
 	xBase, inv                  int
 	rowMask, headMask, tailMask string
+	labels                      int // of convert=cvtne's stores, numbered for their labels
 }
 
 func newAsmWriter(k kernel) *asmWriter {

@@ -19,6 +19,15 @@ import (
 // regMaxUnroll: the unroll interleaves the vectors' bodies, each on
 // registers of its own.
 
+// With convert=cvtne a bf16 kernel on Z registers (AVX512-BF16) rounds
+// each output vector with VCVTNEPS2BF16, one instruction for convert=reg's
+// nine, and the same bits: a vector holding a subnormal float32, which
+// the instruction would flush to zero, takes convert=reg's rounding
+// (goasm.Reg16.NarrowNE). An f16 kernel of convert=cvtne, which the space
+// offers since it does not see the dtype, is convert=reg's; an f16
+// search leaves the value out (SearchConstraints).
+const cvtne = "cvtne"
+
 // regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
 var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}
 
@@ -79,6 +88,10 @@ func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
 		mask = "K1"
 	case masked:
 		addr = ""
+	}
+	if a.cvtne && addr != "" {
+		a.labels++
+		return a.h.NarrowNE(x, g, a.vr(u), fmt.Sprintf("K%d", 2+u), addr, mask, fmt.Sprintf("ne%d", a.labels))
 	}
 	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
+	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -60,6 +61,16 @@ func (k kind) cpuTemplate() kernels.Template {
 		Dominated: kernels.ScalarDominated,
 		Go:        goEmitter{k},
 		Baselines: k.baselines(),
+		// An f16 kernel of convert=cvtne is convert=reg's (asmhalf.go).
+		SearchConstraints: func(dt dtype.DType) []schedule.Constraint {
+			if dt != dtype.F16 {
+				return nil
+			}
+			return []schedule.Constraint{{Name: "cvtne_needs_bf16", OK: func(c schedule.Config) bool {
+				v, ok := c.Lookup(kernels.ConvertKnob)
+				return !ok || v.Str() != cvtne
+			}}}
+		},
 	}
 }
 
@@ -107,7 +118,7 @@ var (
 	codes      = []string{"go", "asm"}
 	neonVecs   = []int{1, neon.Lanes} // on arm64, NEON in assembly only
 	stores     = []string{"cached", "stream"}
-	converts   = []string{"block", "reg"}
+	converts   = []string{"block", "reg", cvtne}
 )
 
 // space returns the knobs for shape on target: see the package doc.
@@ -176,6 +187,10 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		schedule.Constraint{Name: "convert_reg_stores_cached", OK: func(c schedule.Config) bool { return block(c) || c.Str("store") == "cached" }},
 		schedule.Constraint{Name: "convert_reg_unroll_at_most_4_or_2", OK: func(c schedule.Config) bool {
 			return block(c) || c.Int("unroll") <= regMaxUnroll[c.Int("vec")]
+		}},
+		// VCVTNEPS2BF16 is AVX512-BF16's, on Z registers here.
+		schedule.Constraint{Name: "cvtne_needs_avx512_bf16", OK: func(c schedule.Config) bool {
+			return c.Str("convert") != cvtne || cpu.ISA.AVX512BF16 && c.Int("vec") == asmLanes
 		}},
 	)
 	if arm64 {

@@ -9,6 +9,7 @@ import (
 	"github.com/autotune-dev/autotune/codegen/golang"
 	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
 
@@ -38,8 +39,11 @@ type kernel struct {
 	// its DType is "" for float32
 	half golang.Half
 	// reg: a 16-bit kernel whose assembly loads and stores the 16-bit
-	// elements, converting in registers (convert=reg, asm.go)
+	// elements, converting in registers (convert=reg or cvtne, asm.go)
 	reg bool
+	// cvtne: a bf16 kernel on Z registers whose stores round with
+	// VCVTNEPS2BF16 (convert=cvtne, asmhalf.go)
+	cvtne bool
 }
 
 // knob returns the value of cfg's knob name as text, or "" where its space
@@ -73,7 +77,9 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		// Whole vectors convert in assembly at the kernel's own level:
 		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
 		// convert in Go.
-		kn.reg = kn.asm && knob(cfg, "convert") == "reg"
+		convert := knob(cfg, kernels.ConvertKnob)
+		kn.reg = kn.asm && (convert == "reg" || convert == cvtne)
+		kn.cvtne = kn.reg && convert == cvtne && dt == dtype.BF16 && lanes == asmLanes
 		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !kn.reg}
 	}
 	if shape == nil {

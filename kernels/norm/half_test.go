@@ -17,8 +17,8 @@ import (
 // of its range) rounded to it, against the float64 reference with the
 // tolerance of a 16-bit output. A sample is enough: the float32 tests
 // sweep every config, and a 16-bit kernel wraps the same float32 rows.
-// The assembly configs of the sample that take convert=reg are checked
-// with it too, and generic ones of each width on the generic shapes
+// The assembly configs of the sample that take convert=reg (and on a
+// host with AVX512-BF16 convert=cvtne) are checked with it too, and generic ones of each width on the generic shapes
 // (LayerNorm's two-pass), their outputs equal to convert=block's bit for bit
 // (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
 // lane lost at a row's end, fails there even where the tolerance would
@@ -38,10 +38,12 @@ func TestHalfKernels(t *testing.T) {
 						if tmpl.Go.Asm(cfg) {
 							block := len(specs)
 							specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
-							if reg, ok := withReg(tmpl.Space(shape, twoCores()), cfg); ok {
-								specs = append(specs,
-									kerneltest.Spec{Config: reg, Shape: shape, Twin: block},
-									kerneltest.Spec{Config: reg, Shape: shape, Plain: true, Twin: block})
+							for _, to := range []string{"reg", cvtne} {
+								if c, ok := withConvert(tmpl.Space(shape, twoCores()), cfg, to); ok {
+									specs = append(specs,
+										kerneltest.Spec{Config: c, Shape: shape, Twin: block},
+										kerneltest.Spec{Config: c, Shape: shape, Plain: true, Twin: block})
+								}
 							}
 						}
 					}
@@ -77,14 +79,16 @@ func TestHalfKernels(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					reg, ok := withReg(sp, cfg)
-					if !ok {
-						continue // a width the host lacks
-					}
-					for _, shape := range genericShapes {
-						specs = append(specs,
-							kerneltest.Spec{Config: cfg, Shape: shape, Generic: true},
-							kerneltest.Spec{Config: reg, Shape: shape, Generic: true, Twin: len(specs) + 1})
+					for _, to := range []string{"reg", cvtne} {
+						c, ok := withConvert(sp, cfg, to)
+						if !ok {
+							continue // a width or an extension the host lacks
+						}
+						for _, shape := range genericShapes {
+							specs = append(specs,
+								kerneltest.Spec{Config: cfg, Shape: shape, Generic: true},
+								kerneltest.Spec{Config: c, Shape: shape, Generic: true, Twin: len(specs) + 1})
+						}
 					}
 				}
 				kerneltest.CheckDType(t, tmpl, dt, specs)
@@ -93,9 +97,9 @@ func TestHalfKernels(t *testing.T) {
 	}
 }
 
-// withReg returns cfg, a point of sp, with convert=reg, and whether that
-// is valid in sp.
-func withReg(sp *schedule.Space, cfg schedule.Config) (schedule.Config, bool) {
-	c, err := sp.Parse(strings.Replace(cfg.String(), "convert=block", "convert=reg", 1))
+// withConvert returns cfg, a point of sp with convert=block, with
+// convert=to, and whether that is valid in sp.
+func withConvert(sp *schedule.Space, cfg schedule.Config, to string) (schedule.Config, bool) {
+	c, err := sp.Parse(strings.Replace(cfg.String(), "convert=block", "convert="+to, 1))
 	return c, err == nil && sp.Check(c) == nil
 }
