@@ -60,7 +60,8 @@ func TestNarrowNE(t *testing.T) {
 	for _, l := range []string{"CMPQ CX, $16", "JLT tail", "VMOVUPS (SI), Z8"} {
 		w(l)
 	}
-	for _, l := range h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "", "full") {
+	full, fullSlow := h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "", "full")
+	for _, l := range full {
 		w(l)
 	}
 	for _, l := range []string{"ADDQ $64, SI", "ADDQ $32, DI", "SUBQ $16, CX", "JMP loop"} {
@@ -70,12 +71,16 @@ func TestNarrowNE(t *testing.T) {
 	for _, l := range []string{"TESTQ CX, CX", "JZ done", "MOVL $1, AX", "SHLL CX, AX", "SUBL $1, AX", "KMOVW AX, K1", "VMOVUPS.Z (SI), K1, Z8"} {
 		w(l)
 	}
-	for _, l := range h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "K1", "part") {
+	part, partSlow := h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "K1", "part")
+	for _, l := range part {
 		w(l)
 	}
 	b.WriteString("done:\n")
 	w("VZEROUPPER")
 	w("RET")
+	for _, l := range append(fullSlow, partSlow...) {
+		w(l)
+	}
 
 	n := len(xs) - 5 // the last vector partial
 	main := fmt.Sprintf(`package main

@@ -201,10 +201,12 @@ func SetConsts(regs [3]int) []string {
 // VCVTNEPS2BF16 rounds the vector to nearest even in one instruction,
 // with the bits of Narrow (a NaN's top half made quiet) except for
 // subnormal inputs, which it reads as zero. A vector holding one
-// (VFPCLASSPS, in nan) takes Narrow's instructions instead, between the
-// labels label_slow and label_done. x's Y register holds the words; the
-// store is to addr, under mask when it is set.
-func (h Reg16) NarrowNE(p, x, t, nan, addr, mask, label string) []string {
+// (VFPCLASSPS, in nan) jumps to slow, which the caller places out of
+// the way (after the function's RET), where Narrow's instructions store
+// it and jump back to the label label+"_done" that ends inline. x's Y
+// register holds the words; the store is to addr, under mask when it is
+// set.
+func (h Reg16) NarrowNE(p, x, t, nan, addr, mask, label string) (inline, slow []string) {
 	if h.DType != dtype.BF16 || h.Lanes != 16 || addr == "" {
 		panic(fmt.Sprintf("goasm: NarrowNE of %s on %d lanes, address %q: bf16 on Z registers, stored", h.DType, h.Lanes, addr))
 	}
@@ -213,17 +215,16 @@ func (h Reg16) NarrowNE(p, x, t, nan, addr, mask, label string) []string {
 	if mask != "" {
 		store = fmt.Sprintf("VMOVDQU16 %s, %s, %s", y, mask, addr)
 	}
-	out := []string{
+	inline = []string{
 		fmt.Sprintf("VFPCLASSPSZ $0x20, %s, %s", p, nan), // subnormal lanes
 		fmt.Sprintf("KORTESTW %s, %s", nan, nan),
 		"JNZ " + label + "_slow",
 		cvtneps2bf16(regNum(x), regNum(p)),
 		store,
-		"JMP " + label + "_done",
-		label + "_slow:",
+		label + "_done:",
 	}
-	out = append(out, h.Narrow(p, x, t, "", nan, addr, mask)...)
-	return append(out, label+"_done:")
+	slow = append([]string{label + "_slow:"}, h.Narrow(p, x, t, "", nan, addr, mask)...)
+	return inline, append(slow, "JMP "+label+"_done")
 }
 
 // regNum returns the number of vector register v ("Z17": 17).

@@ -199,6 +199,7 @@ func (k kernel) asmFile() []byte {
 	}
 	a.w("VZEROUPPER")
 	a.w("RET")
+	a.lines(a.slow)
 	if k.layer {
 		a.layerSlow()
 	} else {
@@ -231,7 +232,8 @@ type asmWriter struct {
 	// headMask, tailMask).
 	xBase, inv                  int
 	rowMask, headMask, tailMask string
-	labels                      int // of convert=cvtne's stores, numbered for their labels
+	labels                      int      // of convert=cvtne's stores, numbered for their labels
+	slow                        []string // their rounding of vectors holding a subnormal, after RET
 }
 
 func newAsmWriter(k kernel) *asmWriter {

@@ -91,7 +91,9 @@ func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
 	}
 	if a.cvtne && addr != "" {
 		a.labels++
-		return a.h.NarrowNE(x, g, a.vr(u), fmt.Sprintf("K%d", 2+u), addr, mask, fmt.Sprintf("ne%d", a.labels))
+		inline, slow := a.h.NarrowNE(x, g, a.vr(u), fmt.Sprintf("K%d", 2+u), addr, mask, fmt.Sprintf("ne%d", a.labels))
+		a.slow = append(a.slow, slow...)
+		return inline
 	}
 	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
 	switch {
