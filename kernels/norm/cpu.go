@@ -17,11 +17,12 @@ import (
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
-// AVX2; norm-5 convert; LayerNorm's norm-2 its assembly rows and the
-// knobs code, store, prefetch and convert).
+// AVX2; norm-5 convert; norm-6 convert=cvtne; LayerNorm's norm-2 its
+// assembly rows and the knobs code, store, prefetch and convert, norm-3
+// convert=cvtne).
 const (
-	revision    = "norm-2"
-	rmsRevision = "norm-5"
+	revision    = "norm-3"
+	rmsRevision = "norm-6"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by

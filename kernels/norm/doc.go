@@ -31,7 +31,9 @@
 //	prefetch        false, true   asm: the output sweep fetches the next row of x
 //	convert         block         bf16 and f16: blocks of rows converted into float32 scratch
 //	                reg           bf16 and f16, asm: the assembly loads and stores 16 bits,
-//	                              converting in registers; for f32 the two values emit the same code
+//	                              converting in registers; for f32 the values emit the same code
+//	                cvtne         bf16, asm on AVX-512 with AVX512-BF16: reg, y rounded by
+//	                              VCVTNEPS2BF16; f16 kernels of it are reg's (an f16 search leaves it out)
 //
 // LayerNorm's arm64 space has none of code, store, prefetch and convert:
 // its vec=4 is NEON assembly.
@@ -44,7 +46,8 @@
 // vector registers), stream_needs_asm and prefetch_needs_asm,
 // convert_reg_needs_asm, convert_reg_stores_cached and
 // convert_reg_unroll_at_most_4_or_2 (on Z and Y registers: each vector
-// in flight takes registers for gamma and the rounding, asmhalf.go); on
+// in flight takes registers for gamma and the rounding, asmhalf.go; they
+// hold for cvtne too), cvtne_needs_avx512_bf16 (and vec=16); on
 // arm64 RMSNorm's neon_needs_asm, neon_stores_cached (NEON has no
 // non-temporal vector store) and convert_reg_needs_amd64.
 // The unroll is capped at the vectors a row holds when a specialised
@@ -129,7 +132,15 @@
 // scratch and no pass but the kernel's; its output equals convert=block's
 // bit for bit (TestHalfKernels). LayerNorm's convert=reg does the same
 // for x, gamma, beta and y, x[0] included. The space does not know the
-// dtype, so for f32 the two values are one kernel measured twice.
+// dtype, so for f32 the values are one kernel (a float32 search pins
+// convert). convert=cvtne (norm-6, LayerNorm's norm-3) rounds bf16 on a
+// CPU with AVX512-BF16 with VCVTNEPS2BF16, one instruction where reg's
+// integer rounding takes nine of the output sweep's nineteen a vector:
+// the same bits, since a vector holding a subnormal, which the
+// instruction would flush to zero, jumps to reg's rounding placed after
+// the function's RET (goasm.Reg16.NarrowNE). On the Zen 4 VM it took
+// LayerNorm bf16 4096x1024 from 1.30× slower than the f32 kernel to
+// faster than it (docs/benchmarks.md).
 //
 // The generated code of a few bf16 and f16 configs of each op is checked
 // in (TestGoldenHalf: testdata/*_bf16* and *_f16*, with

@@ -18,7 +18,7 @@ import (
 // refCPU is a fixed CPU with AVX-512 and 2 cores, so that the golden
 // configs are valid whatever the host.
 var refCPU = device.Target{Name: "cpu", CPU: &device.CPU{Model: "test", Cores: 2,
-	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true}}}
+	ISA: device.ISA{SSE42: true, AVX2: true, FMA: true, AVX512: true, AVX512BF16: true}}}
 
 // The configs whose generated code is checked in: the fast path of each
 // op, a partial vector, AVX2, scalar code, both LayerNorm algorithms, and
@@ -83,12 +83,14 @@ var (
 		{Name: "rms_block_asm8_stream", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=block"},
 		{Name: "rms_reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
 		{Name: "rms_reg_asm8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+		{Name: "rms_cvtne_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=cvtne"},
 	}
 	layerHalfGoldens = []kerneltest.Golden{
 		{Name: "layer_block_twopass_vec8_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
 		{Name: "layer_block_asm_onepass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=stream,prefetch=false,convert=block"},
 		{Name: "layer_reg_asm_twopass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
 		{Name: "layer_reg_asm8_onepass_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
+		{Name: "layer_cvtne_asm_onepass_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=onepass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=cvtne"},
 	}
 	halfGenericGoldens = []kerneltest.Golden{
 		{Name: "generic_rms_reg_asm", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=reg"},
