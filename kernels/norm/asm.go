@@ -87,9 +87,19 @@ func (k kernel) emitAsmRows(f *jen.File) {
 			id("block").Op("=").Lit(max(1, asmBlock/k.cols)).Comment(fmt.Sprintf("rows per call: at most %d elements, or one row", asmBlock)),
 		))
 	}
-	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0)), jen.Op("&").Id("gamma").Index(jen.Lit(0))}
+	vecs := []string{"gamma"}
 	if k.layer {
-		call = append(call, jen.Op("&").Id("beta").Index(jen.Lit(0)))
+		vecs = append(vecs, "beta")
+	}
+	if k.reg {
+		body = append(body, k.widenVecs(vecs)...)
+	}
+	call := []jen.Code{jen.Op("&").Id("d").Index(jen.Lit(0)), jen.Op("&").Id("s").Index(jen.Lit(0))}
+	for _, v := range vecs {
+		if k.reg {
+			v = widened(v)
+		}
+		call = append(call, jen.Op("&").Id(v).Index(jen.Lit(0)))
 	}
 	call = append(call, id("n"))
 	if k.generic {
@@ -122,11 +132,17 @@ func (k kernel) emitAsmRows(f *jen.File) {
 	if k.layer {
 		ptrs = append(ptrs, id("beta"))
 	}
-	decl := []jen.Code{jen.List(ptrs...).Op("*").Add(elem), id("rows").Int()}
+	decl := []jen.Code{jen.List(ptrs...).Op("*").Add(elem)}
+	if k.reg {
+		// gamma and beta come widened (widenVecs).
+		decl = []jen.Code{jen.List(ptrs[:2]...).Op("*").Uint16(), jen.List(ptrs[2:]...).Op("*").Float32()}
+	}
 	what := fmt.Sprintf("rows rows of %d elements", k.cols)
 	if k.generic {
-		decl[1] = jen.List(id("rows"), id("cols")).Int()
+		decl = append(decl, jen.List(id("rows"), id("cols")).Int())
 		what = "rows rows of cols elements"
+	} else {
+		decl = append(decl, id("rows").Int())
 	}
 	f.Add(golang.Comment(fmt.Sprintf("%s writes to y the %s of %s of x in %s. "+
 		"It is Go assembly on %s, in the kernel's .s file; the caller checks the bounds.", k.asmFn(), k.opName(), what, k.asmSweeps(), k.asmISA())))
@@ -271,6 +287,12 @@ func (a *asmWriter) vr(n int) string {
 // at is the address of vector u of the row at base, from CX.
 func (a *asmWriter) at(base string, u int) string {
 	return fmt.Sprintf("%d(%s)(CX*1)", a.vb*u, base)
+}
+
+// at32 is at for a float32 row that a 16-bit kernel's offset CX indexes
+// (widenVecs' gamma and beta): twice the offset.
+func (a *asmWriter) at32(base string, u int) string {
+	return fmt.Sprintf("%d(%s)(CX*2)", 4*a.lanes*u, base)
 }
 
 // mask sets the mask km to the lanes below the element count in CX,
@@ -573,10 +595,9 @@ func (a *asmWriter) rmsOut(u int, masked bool, km, op string) []string {
 	body := append(a.load("SI", u, masked, km, x, "out_x"), fmt.Sprintf("VMULPS %s, %s, %s", a.vr(a.inv), x, x))
 	switch {
 	case a.reg:
-		g := a.vr(a.regGamma(u))
-		body = append(body, a.load("BX", u, masked, km, g, "out_g")...)
-		body = append(body, fmt.Sprintf("VMULPS %s, %s, %s", g, x, x))
-		return append(body, a.regStore(u, masked, x, g)...)
+		// gamma widened, whole vectors (widenVecs).
+		body = append(body, fmt.Sprintf("VMULPS %s, %s, %s", a.at32("BX", u), x, x))
+		return append(body, a.regStore(u, masked, x, a.vr(a.regGamma(u)))...)
 	case !masked:
 		return append(body,
 			fmt.Sprintf("VMULPS %s, %s, %s", a.at("BX", u), x, x),

@@ -3,19 +3,21 @@ package norm
 import (
 	"fmt"
 
+	"github.com/dave/jennifer/jen"
+
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/dtype"
 )
 
-// With convert=reg a bf16 or f16 kernel's assembly reads x, gamma (and
-// LayerNorm's beta) and writes y as 16-bit elements itself, widened to float32 in registers as
-// they are loaded and narrowed to nearest even as they are stored
-// (goasm.Reg16): the same float32 operations as the float32 assembly, so
-// the same bits as convert=block's result. On Z registers gamma's vector
-// u is Z17+u, the rounding's scratch the accumulator u and its NaN mask
-// K2+u, its constants Z25 to Z27; on Y registers gamma is Y12+u, the
-// scratch the accumulator u and Y14+u, the constants a table
-// (bf16Sym); LayerNorm's beta takes Z21+u or Y2+u (asmlayer.go). Hence
+// With convert=reg a bf16 or f16 kernel's assembly reads x and writes y
+// as 16-bit elements itself, widened to float32 in registers as they are
+// loaded and narrowed to nearest even as they are stored (goasm.Reg16),
+// and gamma (and LayerNorm's beta) widened once a call (widenVecs): the
+// same float32 operations as the float32 assembly, so the same bits as
+// convert=block's result. On Z registers gamma's vector u is Z17+u, the
+// rounding's scratch the accumulator u and its NaN mask K2+u, its
+// constants Z25 to Z27; on Y registers gamma is Y12+u, the scratch the
+// accumulator u and Y14+u, the constants a table (bf16Sym). Hence
 // regMaxUnroll: the unroll interleaves the vectors' bodies, each on
 // registers of its own.
 
@@ -27,6 +29,48 @@ import (
 // offers since it does not see the dtype, is convert=reg's; an f16
 // search leaves the value out (SearchConstraints).
 const cvtne = "cvtne"
+
+// The assembly of convert=reg and cvtne reads gamma (and beta) as
+// float32s: the rows function widens them once a call (widenVecs) into
+// scratch padded with zeros to whole vectors, so that the output sweep
+// loads them as the float32 kernel does, partial vector included, where
+// widening them for every row took two instructions each a vector (of
+// LayerNorm's nineteen).
+
+// widened names the float32 copy of the 16-bit vector v.
+func widened(v string) string { return v + "32" }
+
+func (k kernel) widenPool() string { return k.name + "Widened" }
+
+// widenVecs returns the statements of the rows function that widen vecs
+// into widened(v), float32 scratch from widenPool of cols rounded up to
+// whole vectors, zero past cols.
+func (k kernel) widenVecs(vecs []string) []jen.Code {
+	id := jen.Id
+	padded := jen.Lit(roundUp(k.cols, k.lanes))
+	if k.generic {
+		padded = jen.Parens(id("cols").Op("+").Lit(k.lanes - 1)).Op("/").Lit(k.lanes).Op("*").Lit(k.lanes)
+	}
+	out := []jen.Code{
+		id("padded").Op(":=").Add(padded),
+		id("buf").Op(":=").Id(k.widenPool()).Dot("Get").Call().Assert(jen.Op("*").Index().Float32()),
+		jen.If(jen.Cap(jen.Op("*").Id("buf")).Op("<").Lit(len(vecs)).Op("*").Id("padded")).Block(
+			jen.Op("*").Id("buf").Op("=").Make(jen.Index().Float32(), jen.Lit(len(vecs)).Op("*").Id("padded")),
+		),
+		jen.Defer().Id(k.widenPool()).Dot("Put").Call(id("buf")),
+	}
+	for i, v := range vecs {
+		w := widened(v)
+		out = append(out,
+			id(w).Op(":=").Parens(jen.Op("*").Id("buf")).Index(jen.Lit(i).Op("*").Id("padded"), jen.Lit(i+1).Op("*").Id("padded")),
+			id(k.half.Decode()).Call(id(w).Index(jen.Empty(), id("cols")), id(v).Index(jen.Empty(), id("cols"))),
+			jen.Clear(id(w).Index(id("cols"), jen.Empty())),
+		)
+	}
+	return out
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
 var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}

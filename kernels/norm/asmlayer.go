@@ -13,17 +13,17 @@ import "fmt"
 //
 // Vector registers beyond RMSNorm's (asmWriter): x[0] and the mean
 // broadcast in Z28 and Z29, onepass's sums of squares from Z17, and with
-// convert=reg beta's vectors from Z21 (gamma's from Z17, as RMSNorm's);
-// on Y registers Y6 and Y7, the sums of squares and beta's vectors from
-// Y2, which leaves room for two vectors in flight (asmMaxUnrollAVX2Layer).
+// convert=reg gamma's vectors from Z17, as RMSNorm's (beta is a memory
+// operand); on Y registers Y6 and Y7 and the sums of squares from Y2,
+// which leaves room for two vectors in flight (asmMaxUnrollAVX2Layer).
 
-// layerRegs returns the vector registers of x[0], the mean, onepass's
-// first sum of squares and beta's first vector with convert=reg.
-func (a *asmWriter) layerRegs() (k, mean, sq, beta int) {
+// layerRegs returns the vector registers of x[0], the mean and onepass's
+// first sum of squares.
+func (a *asmWriter) layerRegs() (k, mean, sq int) {
 	if a.zmm {
-		return 28, 29, 17, 21
+		return 28, 29, 17
 	}
-	return 6, 7, 2, 2
+	return 6, 7, 2
 }
 
 // shifted returns the instructions that set vector register t to vector
@@ -48,7 +48,7 @@ func (a *asmWriter) shifted(u int, masked bool, t, k, sub, l string) []string {
 // layerStats writes LayerNorm's statistics of the row at SI: x[0] and
 // the mean broadcast in their registers, 1/σ in inv.
 func (a *asmWriter) layerStats() {
-	kr, mr, sqr, _ := a.layerRegs()
+	kr, mr, sqr := a.layerRegs()
 	k, mean := a.vr(kr), a.vr(mr)
 	if a.reg {
 		a.lines(a.elem16("(SI)", "X0"))
@@ -116,7 +116,7 @@ func (a *asmWriter) layerStats() {
 // overflowed: the mean of x-x[0], then the sum of squared deviations,
 // each a sweep of one element at a time, as the Go rows' slow path does.
 func (a *asmWriter) layerSlow() {
-	kr, mr, _, _ := a.layerRegs()
+	kr, mr, _ := a.layerRegs()
 	a.label("slow")
 	a.w("VCVTSS2SD X%d, X3, X3 // x[0]", kr)
 	a.w("VXORPD X0, X0, X0")
@@ -149,7 +149,7 @@ func (a *asmWriter) layerSlow() {
 
 // layerOut is LayerNorm's output body: y = (t-mean)·(1/σ)·gamma + beta.
 func (a *asmWriter) layerOut(u int, masked bool, km, op string) []string {
-	kr, mr, _, br := a.layerRegs()
+	kr, mr, _ := a.layerRegs()
 	x, g := a.vr(a.xBase+u), a.vr(a.regGamma(u))
 	body := append(a.load("SI", u, masked, km, x, "out_x"),
 		fmt.Sprintf("VSUBPS %s, %s, %s", a.vr(kr), x, x),
@@ -157,10 +157,10 @@ func (a *asmWriter) layerOut(u int, masked bool, km, op string) []string {
 		fmt.Sprintf("VMULPS %s, %s, %s", a.vr(a.inv), x, x))
 	switch {
 	case a.reg:
-		b := a.vr(br + u)
-		body = append(body, a.load("BX", u, masked, km, g, "out_g")...)
-		body = append(body, a.load("R14", u, masked, km, b, "out_b")...)
-		body = append(body, fmt.Sprintf("VFMADD213PS %s, %s, %s", b, g, x))
+		// gamma and beta widened, whole vectors (widenVecs).
+		body = append(body,
+			fmt.Sprintf("VMOVUPS %s, %s", a.at32("BX", u), g),
+			fmt.Sprintf("VFMADD213PS %s, %s, %s", a.at32("R14", u), g, x))
 		return append(body, a.regStore(u, masked, x, g)...)
 	case !masked:
 		return append(body,

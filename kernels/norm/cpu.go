@@ -17,20 +17,21 @@ import (
 // has its own, so that a change to one leaves the other's tuning records
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
-// AVX2; norm-5 convert; norm-6 convert=cvtne; LayerNorm's norm-2 its
-// assembly rows and the knobs code, store, prefetch and convert, norm-3
-// convert=cvtne).
+// AVX2; norm-5 convert; norm-6 convert=cvtne; norm-7 gamma widened once
+// a call for convert=reg and cvtne; LayerNorm's norm-2 its assembly rows
+// and the knobs code, store, prefetch and convert, norm-3 convert=cvtne,
+// norm-4 gamma and beta widened once a call).
 const (
-	revision    = "norm-3"
-	rmsRevision = "norm-6"
+	revision    = "norm-4"
+	rmsRevision = "norm-7"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
 // hand when that code changes (rmsGenericRevision for RMSNorm); it is not
 // part of Version, since the tuner measures specialised kernels only.
 const (
-	genericRevision    = "norm-generic-2"
-	rmsGenericRevision = "norm-generic-5"
+	genericRevision    = "norm-generic-3"
+	rmsGenericRevision = "norm-generic-6"
 )
 
 // rev is k's revision.

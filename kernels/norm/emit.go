@@ -80,7 +80,7 @@ func newKernel(k kind, name string, shape []int, dt dtype.DType, cfg schedule.Co
 		convert := knob(cfg, kernels.ConvertKnob)
 		kn.reg = kn.asm && (convert == "reg" || convert == cvtne)
 		kn.cvtne = kn.reg && convert == cvtne && dt == dtype.BF16 && lanes == asmLanes
-		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !kn.reg}
+		kn.half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes}
 	}
 	if shape == nil {
 		kn.generic = true
@@ -102,7 +102,14 @@ func emitGo(k kind, f *jen.File, name string, shape []int, dt dtype.DType, cfg s
 	if kn.threads > 1 {
 		f.Add(kn.split().ChunksFunc())
 	}
-	if kn.half.DType != "" && !kn.reg {
+	switch {
+	case kn.reg:
+		kn.half.Emit(f) // the widening of gamma and beta (widenVecs)
+		f.Add(golang.Comment(fmt.Sprintf("%s holds %s's widened gamma and beta.", kn.widenPool(), kn.rowsFn())))
+		f.Var().Id(kn.widenPool()).Op("=").Qual("sync", "Pool").Values(jen.Dict{
+			jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Index().Float32()))),
+		})
+	case kn.half.DType != "":
 		kn.emitHalfRows(f)
 	}
 	if kn.asm {
