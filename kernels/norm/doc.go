@@ -125,13 +125,15 @@
 // config has vectors (codegen/goasm.Half), scalar Go otherwise. The
 // scratch comes from a sync.Pool, so a warm call allocates nothing.
 //
-// RMSNorm's convert=reg (asmhalf.go) has the assembly load x and gamma
-// and store y as 16 bits, widened and narrowed to nearest even in
-// registers (codegen/goasm.Reg16: VCVTPH2PS and VCVTPS2PH for f16,
-// VPMOVZXWD and package dtype's integer rounding for bf16), with no
-// scratch and no pass but the kernel's; its output equals convert=block's
-// bit for bit (TestHalfKernels). LayerNorm's convert=reg does the same
-// for x, gamma, beta and y, x[0] included. The space does not know the
+// RMSNorm's convert=reg (asmhalf.go) has the assembly load x and store
+// y as 16 bits, widened and narrowed to nearest even in registers
+// (codegen/goasm.Reg16: VCVTPH2PS and VCVTPS2PH for f16, VPMOVZXWD and
+// package dtype's integer rounding for bf16), and gamma widened once a
+// call of the rows function into float32 scratch padded to whole vectors
+// (norm-7; before, every row widened it again), with no pass over x or y
+// but the kernel's; its output equals convert=block's bit for bit
+// (TestHalfKernels). LayerNorm's convert=reg does the same for x and y,
+// x[0] included, and for gamma and beta (norm-4). The space does not know the
 // dtype, so for f32 the values are one kernel (a float32 search pins
 // convert). convert=cvtne (norm-6, LayerNorm's norm-3) rounds bf16 on a
 // CPU with AVX512-BF16 with VCVTNEPS2BF16, one instruction where reg's
