@@ -12,9 +12,10 @@ import (
 // With convert=reg a bf16 or f16 kernel's assembly reads x and writes y
 // as 16-bit elements itself, widened to float32 in registers as they are
 // loaded and narrowed to nearest even as they are stored (goasm.Reg16),
-// and gamma (and LayerNorm's beta) widened once a call (widenVecs): the
-// same float32 operations as the float32 assembly, so the same bits as
-// convert=block's result. On Z registers gamma's vector u is Z17+u, the
+// and gamma (and LayerNorm's beta) widened once a call of the rows
+// function, a goroutine's chunk of rows (widenVecs): the same float32
+// operations as the float32 assembly, so the same bits as convert=block's
+// result. On Z registers gamma's vector u is Z17+u, the
 // rounding's scratch the accumulator u and its NaN mask K2+u, its
 // constants Z25 to Z27; on Y registers gamma is Y12+u, the scratch the
 // accumulator u and Y14+u, the constants a table (bf16Sym). Hence
@@ -31,11 +32,11 @@ import (
 const cvtne = "cvtne"
 
 // The assembly of convert=reg and cvtne reads gamma (and beta) as
-// float32s: the rows function widens them once a call (widenVecs) into
-// scratch padded with zeros to whole vectors, so that the output sweep
-// loads them as the float32 kernel does, partial vector included, where
-// widening them for every row took two instructions each a vector (of
-// LayerNorm's nineteen).
+// float32s: the rows function widens them at each call, a chunk of rows
+// (widenVecs), into scratch padded with zeros to whole vectors, so that
+// the output sweep loads them as the float32 kernel does, partial vector
+// included, where widening them for every row took two instructions each
+// a vector (of LayerNorm's nineteen).
 
 // widened names the float32 copy of the 16-bit vector v.
 func widened(v string) string { return v + "32" }

@@ -20,7 +20,7 @@ import (
 // AVX2; norm-5 convert; norm-6 convert=cvtne; norm-7 gamma widened once
 // a call for convert=reg and cvtne; LayerNorm's norm-2 its assembly rows
 // and the knobs code, store, prefetch and convert, norm-3 convert=cvtne,
-// norm-4 gamma and beta widened once a call).
+// norm-4 gamma and beta widened once a chunk of rows).
 const (
 	revision    = "norm-4"
 	rmsRevision = "norm-7"
