@@ -77,9 +77,10 @@ type Template struct {
 	// SearchConstraints, when set, returns what a search of element type
 	// dt adds to the space (SearchSpace): points whose kernels in dt are
 	// another point's code under another name, which a search would time
-	// twice. Space, which gen and lookup validate records against, keeps
-	// them.
-	SearchConstraints func(dt dtype.DType) []schedule.Constraint
+	// twice, or that dt's kernel cannot run on target where another
+	// dtype's can. Space, which gen and lookup validate records against,
+	// keeps them.
+	SearchConstraints func(shape []int, dt dtype.DType, target device.Target) []schedule.Constraint
 	// Default, when set, returns the config to use for shape on target
 	// when nothing of the op was tuned there: one the template's author
 	// expects to be reasonable everywhere. DefaultConfig falls back to the
@@ -259,7 +260,7 @@ func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target)
 		}})
 	}
 	if t.SearchConstraints != nil {
-		space = space.With(t.SearchConstraints(dt)...)
+		space = space.With(t.SearchConstraints(shape, dt, target)...)
 	}
 	return space
 }

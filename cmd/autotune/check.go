@@ -94,7 +94,9 @@ func runCheck(c *command, std *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	space := tmpl.Space(w.shape, w.target)
+	// The configs a search of the dtype explores: not those whose kernel
+	// in it is another config's, or cannot run on the target.
+	space := tmpl.SearchSpace(w.shape, w.dtype, w.target)
 	def, _ := tmpl.DefaultConfig(w.shape, w.target)
 	cfgs, err := pickConfigs(space, def, o.seed, o.configs)
 	if err != nil {

@@ -88,7 +88,7 @@ func AttentionCausal(stream uintptr, o, q, k, v uintptr, b, h, s, d int) error {
 	return opAttentionCausal.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemm = &opState{name: "gemm", fn: "Gemm", dims: []string{"m", "n", "k"}, template: "gemm-cuda-2-ced84c351267", archs: map[string]*tables{
+var opGemm = &opState{name: "gemm", fn: "Gemm", dims: []string{"m", "n", "k"}, template: "gemm-cuda-3-3def7d18f53f", archs: map[string]*tables{
 	"sm_80": newTables(6, []entry{}),
 	"sm_86": newTables(7, []entry{}),
 	"sm_90": newTables(10, []entry{newEntry([]int{2048, 2048, 2048}, 9, 8)}),
@@ -103,7 +103,7 @@ func Gemm(stream uintptr, c, a, b uintptr, m, n, k int) error {
 	return opGemm.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemmBias = &opState{name: "gemm_bias", fn: "GemmBias", dims: []string{"m", "n", "k"}, template: "gemm-bias-cuda-2-b134802794e0", archs: map[string]*tables{
+var opGemmBias = &opState{name: "gemm_bias", fn: "GemmBias", dims: []string{"m", "n", "k"}, template: "gemm-bias-cuda-3-5c859e0c2f04", archs: map[string]*tables{
 	"sm_80": newTables(11, []entry{}),
 	"sm_86": newTables(12, []entry{}),
 	"sm_90": newTables(13, []entry{}),
@@ -118,7 +118,7 @@ func GemmBias(stream uintptr, c, a, b, bias uintptr, m, n, k int) error {
 	return opGemmBias.launch(stream, ptrs[:], dims[:])
 }
 
-var opGemmBiasReLU = &opState{name: "gemm_bias_relu", fn: "GemmBiasReLU", dims: []string{"m", "n", "k"}, template: "gemm-bias+relu-cuda-2-93c1443fb219", archs: map[string]*tables{
+var opGemmBiasReLU = &opState{name: "gemm_bias_relu", fn: "GemmBiasReLU", dims: []string{"m", "n", "k"}, template: "gemm-bias+relu-cuda-3-d03ff39d5d94", archs: map[string]*tables{
 	"sm_80": newTables(14, []entry{}),
 	"sm_86": newTables(15, []entry{}),
 	"sm_90": newTables(16, []entry{}),

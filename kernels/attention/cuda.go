@@ -52,7 +52,7 @@ func newCUDATemplate(causal bool) kernels.Template {
 		Space:   cudaSpace,
 		Default: cudaDefault,
 		// In float32 kv_copy=mma is the cp_async kernel (newCUDAGeometry).
-		SearchConstraints: func(dt dtype.DType) []schedule.Constraint {
+		SearchConstraints: func(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
 			if cmp.Or(dt, dtype.Default).Size() == 2 {
 				return nil
 			}

@@ -16,11 +16,11 @@ import (
 // cudaRevision is bumped by hand whenever the emitted CUDA changes in a way
 // the knob space does not show (see the package doc). The epilogue
 // templates share it: their code is this code with a different store.
-const cudaRevision = "gemm-cuda-2"
+const cudaRevision = "gemm-cuda-3"
 
 // cudaGenericRevision is cudaRevision's counterpart for the shape-generic
 // kernels, which are not part of Version.
-const cudaGenericRevision = "gemm-cuda-generic-1"
+const cudaGenericRevision = "gemm-cuda-generic-2"
 
 // CUDATemplate is the CUDA template of Op: block tiles in shared memory;
 // in float32 register tiles of C per thread and FMA without tensor cores,
@@ -39,10 +39,22 @@ var (
 func cudaTemplate(e epilogue, op kernels.Op) kernels.Template {
 	op.DTypes = cudaDTypes
 	return kernels.Template{
-		Op:       op,
-		Backend:  kernels.CUDA,
-		Version:  cudaVersion(e),
-		Space:    cudaSpace,
+		Op:      op,
+		Backend: kernels.CUDA,
+		Version: cudaVersion(e),
+		Space:   cudaSpace,
+		// The space's shared-memory constraint takes the float32 or the
+		// 16-bit kernel's, whichever is smaller; a search adds its
+		// dtype's.
+		SearchConstraints: func(shape []int, dt dtype.DType, target device.Target) []schedule.Constraint {
+			if target.GPU == nil {
+				return nil
+			}
+			dt = cmp.Or(dt, dtype.Default)
+			return []schedule.Constraint{{Name: "shared_memory_per_block_" + string(dt), OK: func(c schedule.Config) bool {
+				return cudaSharedBytes(shape, dt, c) <= target.GPU.SharedMemPerBlockOptin
+			}}}
+		},
 		Estimate: cudaEstimate,
 		CUDA: kernels.CUDAFunc(func(k kernels.Kernel) kernels.CUDAKernel {
 			k.Want("", cudaDTypes...)
@@ -65,12 +77,12 @@ var cudaDTypes = []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}
 var (
 	cudaBMs    = []int{32, 64, 128, 256}
 	cudaBNs    = []int{32, 64, 128, 256}
-	cudaBKs    = []int{8, 16, 32}
+	cudaBKs    = []int{8, 16, 32, 64}
 	cudaTMs    = []int{2, 4, 8}
-	cudaTNs    = []int{4, 8}
+	cudaTNs    = []int{4, 8, 16}
 	cudaVecs   = []int{1, 4}
 	cudaCopies = []string{"regs", "cp_async"}
-	cudaStages = []int{1, 2, 3}
+	cudaStages = []int{1, 2, 3, 4}
 )
 
 // cudaRegOverhead is what a thread needs besides its tiles (indices,
@@ -125,6 +137,15 @@ func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
 	return g
 }
 
+// cudaSharedBytes is the dynamic shared memory of the kernel of c for
+// shape in dt.
+func cudaSharedBytes(shape []int, dt dtype.DType, c schedule.Config) int {
+	if dt.Size() == 2 {
+		return halfSharedBytes(c)
+	}
+	return newCUDAGeometry(shape, c).smem
+}
+
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // ceilPow2 is the least power of two ≥ n.
@@ -169,8 +190,10 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 			schedule.Constraint{Name: "threads_per_block", OK: func(c schedule.Config) bool {
 				return (c.Int("bn")/c.Int("tn"))*(c.Int("bm")/c.Int("tm")) <= gpu.MaxThreadsPerBlock
 			}},
+			// The kernel of some dtype fits; SearchConstraints adds the
+			// searched dtype's.
 			schedule.Constraint{Name: "shared_memory_per_block", OK: func(c schedule.Config) bool {
-				return newCUDAGeometry(shape, c).smem <= gpu.SharedMemPerBlockOptin
+				return min(newCUDAGeometry(shape, c).smem, halfSharedBytes(c)) <= gpu.SharedMemPerBlockOptin
 			}},
 			schedule.Constraint{Name: "registers_per_thread", OK: func(c schedule.Config) bool {
 				g := newCUDAGeometry(shape, c)

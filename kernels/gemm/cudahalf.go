@@ -13,7 +13,7 @@ import (
 // kernels (tensor cores) in their headers and golden files. Version does
 // not cover it: when the 16-bit code changes, bump cudaRevision too, so
 // that records of the old code are no longer the best.
-const cudaHalfRevision = "gemm-cuda-mma-1"
+const cudaHalfRevision = "gemm-cuda-mma-2"
 
 // halfGeometry is what a config, a shape and a 16-bit dtype fix about a
 // tensor-core kernel. The knobs keep their meaning (see the package doc):
@@ -54,14 +54,20 @@ func newHalfGeometry(shape []int, dt dtype.DType, c schedule.Config) halfGeometr
 	tm, tn := c.Int("tm"), c.Int("tn")
 	g.threads = (g.bm / tm) * (g.bn / tn)
 	g.wm, g.wn = warpTile(g.bm, g.bn, 32*tm*tn)
-	// Rows of A's and B's tiles in shared memory are bk+halfPad and
-	// bn+halfPad elements.
-	g.smem = 2 * g.stages * (g.bm*(g.bk+halfPad) + g.bk*(g.bn+halfPad))
+	g.smem = halfSharedBytes(c)
 	g.idx = "int"
 	if int64(m)*int64(k) >= 1<<31 || int64(k)*int64(n) >= 1<<31 || int64(m)*int64(n) >= 1<<31 {
 		g.idx = "long long"
 	}
 	return g
+}
+
+// halfSharedBytes is the dynamic shared memory of the 16-bit kernel of
+// c: stages slices of A and of B, their rows bk+halfPad and bn+halfPad
+// elements long (bk at least 16).
+func halfSharedBytes(c schedule.Config) int {
+	bm, bn, bk := c.Int("bm"), c.Int("bn"), max(16, c.Int("bk"))
+	return 2 * c.Int("stages") * (bm*(bk+halfPad) + bk*(bn+halfPad))
 }
 
 // warpTile splits the block tile bm×bn into warp tiles of area elements,
@@ -214,7 +220,11 @@ func (w *halfWriter) kernel(cfg schedule.Config) {
 	w.Line("")
 	w.Line("// A pipeline of STAGES tiles: tile kt+STAGES-1 is copied while tile kt")
 	w.Line("// is multiplied. Copies that are not cp.async land at once, into a")
-	w.Line("// stage no warp reads any more (the barrier ending the last step).")
+	if g.stages == 1 {
+		w.Line("// stage no warp reads any more (the barrier ending the last step).")
+	} else {
+		w.Line("// stage no warp reads any more (the barrier starting the step).")
+	}
 	w.Line("#pragma unroll")
 	w.Open("for (int s = 0; s < STAGES - 1; ++s)")
 	w.Open("if (s < KT)")
@@ -223,21 +233,46 @@ func (w *halfWriter) kernel(cfg schedule.Config) {
 	w.commit()
 	w.Close()
 	w.Open("for (int kt = 0; kt < KT; ++kt)")
-	w.Open("if (kt + STAGES - 1 < KT)")
-	w.Line("const int nk = kt + STAGES - 1;")
-	w.tileLoads("nk % STAGES", "nk * BK")
-	w.Close()
-	if g.async {
-		w.Line("// Committed even when empty, so that the count of groups is kt+STAGES.")
-		w.Line("cp_async_commit();")
-		w.Line("cp_async_wait<STAGES - 1>();")
+	if g.stages == 1 {
+		// One stage: the copy of tile kt overwrites tile kt-1, so every
+		// warp must be done with it (the barrier ending the last step).
+		w.nextTile()
+		if g.async {
+			w.Line("cp_async_commit();")
+			w.Line("cp_async_wait<0>();")
+		}
+		w.Line("__syncthreads();")
+		w.compute("kt % STAGES")
+		w.Line("__syncthreads();")
+	} else {
+		// One barrier a step: past it tile kt has landed for every
+		// thread and every warp is done with tile kt-1, whose stage the
+		// copy of tile kt+STAGES-1 then fills while tile kt is
+		// multiplied.
+		if g.async {
+			w.Line("// Groups committed: STAGES-1+kt; all but the newest STAGES-2 have landed, tile kt's among them.")
+			w.Line("cp_async_wait<STAGES - 2>();")
+		}
+		w.Line("__syncthreads();")
+		w.nextTile()
+		if g.async {
+			w.Line("// Committed even when empty, so that the count of groups stays STAGES+kt.")
+			w.Line("cp_async_commit();")
+		}
+		w.compute("kt % STAGES")
 	}
-	w.Line("__syncthreads();")
-	w.compute("kt % STAGES")
-	w.Line("__syncthreads();")
 	w.Close()
 	w.Line("")
 	w.store()
+	w.Close()
+}
+
+// nextTile emits the copy of tile kt+STAGES-1, where there is one, into
+// its stage, the one tile kt-1 was in.
+func (w *halfWriter) nextTile() {
+	w.Open("if (kt + STAGES - 1 < KT)")
+	w.Line("const int nk = kt + STAGES - 1;")
+	w.tileLoads("nk % STAGES", "nk * BK")
 	w.Close()
 }
 

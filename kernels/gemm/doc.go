@@ -208,21 +208,24 @@
 // so the tolerance is the same.
 //
 //	bm, bn      32 … 256     the block's tile of C
-//	bk          8, 16, 32    depth of a slice of K
-//	tm, tn      2…8, 4…8     a thread's tile of C
+//	bk          8 … 64       depth of a slice of K
+//	tm, tn      2…8, 4…16    a thread's tile of C
 //	vec_a       1, 4         floats per global load of A (4 needs K % 4 = 0)
 //	vec_b       1, 4         floats per global load of B (4 needs N % 4 = 0)
 //	copy        regs         loads to registers, stores to shared memory;
 //	                         stages=2 loads the next slice while this one is
 //	                         multiplied and stores it to the other buffer
 //	            cp_async     cp.async (sm_80 and newer) straight to shared
-//	                         memory, stages slices in flight (1 to 3)
-//	stages      1, 2, 3      shared-memory buffers of each tile
+//	                         memory, stages slices in flight (1 to 4)
+//	stages      1 … 4        shared-memory buffers of each tile
 //
 // Constraints from the target's limits (device.Limits): threads_per_block;
-// shared_memory_per_block, 4·stages·(bm·(bk+4) + bk·bn) bytes against the
-// opt-in limit (the measurer raises a kernel's limit when it needs more
-// than 48 KiB); registers_per_thread, an estimate (tm·tn accumulators,
+// shared_memory_per_block, the smaller of the float32 kernel's tiles,
+// 4·stages·(bm·(bk+4) + bk·bn) bytes, and the 16-bit kernel's (below),
+// against the opt-in limit (the measurer raises a kernel's limit when it
+// needs more than 48 KiB), and in a search of a dtype (SearchConstraints)
+// shared_memory_per_block_f32, _bf16 or _f16, that dtype's kernel's;
+// registers_per_thread, an estimate (tm·tn accumulators,
 // 4·tm + tn for the fragments, the staged loads, 28 more) against both the
 // per-thread limit and the registers per block over its threads. And
 // whole_warps, tile_within_shape (no tile over twice the next power of two
@@ -244,7 +247,8 @@
 // the CPU's. Their estimate (cudaestimate.go), which orders a tune's
 // first batch, scores the block tile's reuse, a thread's tile, the K step,
 // 16-byte loads, the pipeline and the resident warps with unfitted rates;
-// the winners of two H100 tunes rank in its best 1%.
+// the winners of two H100 tunes rank in its best 2% of the configs of
+// the knob values they were tuned with (before bk=64, tn=16, stages=4).
 //
 // Asked for a kernel without a shape, the CUDA templates emit the
 // shape-generic kernel of the config: `..., int m, int n, int k` after
@@ -402,7 +406,9 @@
 // warps tile it with warp tiles of 32·tm·tn elements, wm×wn as square as
 // the block tile allows (64×32 for tm=tn=8), each made of m16n8
 // accumulator fragments. K goes by in slices of bk (16 for bk=8: one
-// mma.sync m16n8k16 deep); A's slice is [bm][bk+8] in shared memory, B's
+// mma.sync m16n8k16 deep; 64 deep, four mma steps a barrier, with tn=16
+// for 64×64 warp tiles, are there for these kernels, though the float32
+// ones take them too); A's slice is [bm][bk+8] in shared memory, B's
 // [bk][bn+8]: 16 bytes of padding keep rows 16-byte aligned and put the
 // eight rows one ldmatrix reads in different banks (no swizzle knob yet).
 // Per 16 of K a warp loads A's fragments with ldmatrix.x4, B's with
@@ -410,15 +416,22 @@
 // runs (wm/16)·(wn/8) mma.sync (codegen/cuda's MMAHelpers). copy=cp_async
 // copies slices with cp.async, stages in flight; copy=regs copies through
 // registers into the same ring of stages, so stages=2 there is a second
-// buffer, not overlap. vec_a=4 (vec_b=4) copies 16 bytes, 8 elements, at
+// buffer, not overlap. With two stages or more a step has one barrier:
+// past it slice kt has landed (cp.async.wait_group STAGES-2) and every
+// warp is done with slice kt-1, whose stage the copy of slice
+// kt+STAGES-1 then fills while slice kt is multiplied; one stage takes
+// a second barrier before its copy. The emulator catches a wait that
+// leaves the slice in flight (it reads NaN), but not a missing barrier
+// here: with it removed the kernels passed, their threads switching at
+// every ldmatrix and mma (warp collectives) and so keeping in step. vec_a=4 (vec_b=4) copies 16 bytes, 8 elements, at
 // a time where K (N) is a multiple of 8, so that every row is 16-byte
 // aligned and a chunk is wholly inside the matrix or past it (zeros);
 // elsewhere, and with vec 1, elements are copied one at a time. C is
 // stored a pair of elements at a time where N is even. The generic kernel
-// makes both choices at run time and serves every shape. The space's
-// shared_memory_per_block and registers_per_thread estimate the float32
-// kernel's, which bound the 16-bit one's (TestCUDAHalfGeometry checks
-// every config on sm_80, sm_86 and sm_90). cudaHalfRevision marks the
+// makes both choices at run time and serves every shape. A 16-bit
+// search's shared_memory_per_block_bf16 (_f16) is this kernel's shared
+// memory (TestCUDAHalfGeometry checks every config on sm_80, sm_86 and
+// sm_90); registers_per_thread estimates the float32 kernel's. cudaHalfRevision marks the
 // 16-bit code's golden files; Version does not include it, so a change
 // there bumps cudaRevision too. The emulator runs ldmatrix and mma with
 // the PTX ISA's fragment layouts and multiplies exactly, summing in k

@@ -64,7 +64,7 @@ func (k kind) cpuTemplate() kernels.Template {
 		Go:        goEmitter{k},
 		Baselines: k.baselines(),
 		// An f16 kernel of convert=cvtne is convert=reg's (asmhalf.go).
-		SearchConstraints: func(dt dtype.DType) []schedule.Constraint {
+		SearchConstraints: func(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
 			if dt != dtype.F16 {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
@@ -13,10 +14,13 @@ import (
 
 // gemm16Configs are the grid TestGemm16 runs on each shape where valid:
 // 16-byte copies of both operands, of one, of neither; cp.async pipelines
-// of one to three stages and copies through registers; warp tiles from
-// 16x16 to 64x32; bk 8 (one mma deep, as 16) to 32; the smallest tiles,
+// of one to four stages and copies through registers; warp tiles from
+// 16x16 to 64x64; bk 8 (one mma deep, as 16) to 64; the smallest tiles,
 // the only ones valid at 1x1x1.
 var gemm16Configs = []string{
+	"bm=128,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4",
+	"bm=64,bn=128,bk=64,tm=4,tn=16,vec_a=4,vec_b=4,copy=regs,stages=2",
+	"bm=64,bn=64,bk=64,tm=4,tn=16,vec_a=1,vec_b=4,copy=cp_async,stages=3",
 	"bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3",
 	"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=cp_async,stages=2",
 	"bm=32,bn=64,bk=32,tm=2,tn=8,vec_a=1,vec_b=4,copy=cp_async,stages=1",
@@ -29,10 +33,12 @@ var gemm16Configs = []string{
 // bias+ReLU epilogue) under emulation on every input set of the dtype, at
 // odd shapes: one element, primes in every dimension (odd K: rows of A
 // not 16-byte aligned), tails of every tile with aligned rows, a K tail
-// within the last 16-deep step, a long K, and a block-sized shape.
+// within the last 16-deep step, a long K, a block-sized shape, and tails
+// of the largest tiles with K five 64-deep slices (a pipeline of four
+// stages that wraps around).
 func TestGemm16(t *testing.T) {
 	tg := target(t, "sm_80")
-	shapes := [][]int{{1, 1, 1}, {17, 13, 37}, {100, 70, 33}, {40, 24, 72}, {33, 17, 65}, {8, 16, 2056}, {128, 128, 64}}
+	shapes := [][]int{{1, 1, 1}, {17, 13, 37}, {100, 70, 33}, {40, 24, 72}, {33, 17, 65}, {8, 16, 2056}, {128, 128, 64}, {129, 136, 264}}
 	for _, tmpl := range []kernels.Template{gemm.CUDATemplate, gemm.BiasReLUCUDATemplate} {
 		for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 			c := checker(t, false)
@@ -72,7 +78,7 @@ func TestGemm16(t *testing.T) {
 func TestGemm16PlantedBug(t *testing.T) {
 	tg := target(t, "sm_80")
 	shape := []int{8, 16, 2056}
-	cfgs := parseValid(gemm.CUDATemplate.Space(shape, tg), gemm16Configs[4:5])
+	cfgs := parseValid(gemm.CUDATemplate.Space(shape, tg), gemm16Configs[7:8])
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		c := checker(t, false)
 		c.DType = dt
@@ -101,11 +107,18 @@ func TestGemm16PTX(t *testing.T) {
 	shape := []int{100, 72, 40}
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
 		for _, arch := range []string{"sm_80", "sm_86", "sm_90"} {
-			cfgs := parseValid(gemm.CUDATemplate.Space(shape, target(t, arch)), gemm16Configs[:2])
-			for _, k := range []kernels.CUDAKernel{
-				gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfgs[0]}),
-				gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", DType: dt, Config: cfgs[0]}),
-			} {
+			// Four stages of 64-deep slices where the architecture's
+			// shared memory holds them (not sm_86's), and three of 32.
+			cfgs := parseValid(gemm.CUDATemplate.Space(shape, target(t, arch)), []string{gemm16Configs[0], gemm16Configs[3]})
+			if want := map[string]int{"sm_86": 1}[arch]; len(cfgs) != cmp.Or(want, 2) {
+				t.Fatalf("%s: %d of the configs are valid, want %d", arch, len(cfgs), cmp.Or(want, 2))
+			}
+			var ks []kernels.CUDAKernel
+			for _, cfg := range cfgs {
+				ks = append(ks, gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg}),
+					gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", DType: dt, Config: cfg}))
+			}
+			for _, k := range ks {
 				ptx, err := PTX(context.Background(), c.Clang, k, arch, t.TempDir())
 				if err != nil {
 					t.Fatalf("%s %s: %v", dt, arch, err)
