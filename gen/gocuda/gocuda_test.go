@@ -133,7 +133,7 @@ func tunedRecords(t *testing.T) (*tunedb.Memory, map[string]schedule.Config) {
 		config string
 	}{
 		{softmax.CUDATemplate, []int{33, 1023}, "tpr=64,rows_per_block=2,vec=4,keep=global,algo=online,exp=fast"},
-		{gemm.CUDATemplate, []int{2048, 2048, 2048}, "bm=128,bn=128,bk=16,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3"},
+		{gemm.CUDATemplate, []int{2048, 2048, 2048}, "bm=128,bn=128,bk=16,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1"},
 	} {
 		sp := w.tmpl.Space(w.shape, target)
 		cfg, err := sp.Parse(w.config)

@@ -16,11 +16,11 @@ import (
 // cudaRevision is bumped by hand whenever the emitted CUDA changes in a way
 // the knob space does not show (see the package doc). The epilogue
 // templates share it: their code is this code with a different store.
-const cudaRevision = "gemm-cuda-3"
+const cudaRevision = "gemm-cuda-4"
 
 // cudaGenericRevision is cudaRevision's counterpart for the shape-generic
 // kernels, which are not part of Version.
-const cudaGenericRevision = "gemm-cuda-generic-2"
+const cudaGenericRevision = "gemm-cuda-generic-3"
 
 // CUDATemplate is the CUDA template of Op: block tiles in shared memory;
 // in float32 register tiles of C per thread and FMA without tensor cores,
@@ -83,6 +83,7 @@ var (
 	cudaVecs   = []int{1, 4}
 	cudaCopies = []string{"regs", "cp_async"}
 	cudaStages = []int{1, 2, 3, 4}
+	cudaRaster = []int{1, 8}
 )
 
 // cudaRegOverhead is what a thread needs besides its tiles (indices,
@@ -100,6 +101,7 @@ type cudaGeometry struct {
 	va, vb          int // floats per global load of A and of B
 	copy            string
 	stages          int
+	raster          int // rows of C's block tiles in a group of the launch order
 	tx, ty, threads int // threads along N and M, and in all
 	lda             int // floats per row of A's tile in shared memory
 	aVecs, bVecs    int // vectors of a tile of A and of B
@@ -116,7 +118,7 @@ func newCUDAGeometry(shape []int, c schedule.Config) cudaGeometry {
 		bm: c.Int("bm"), bn: c.Int("bn"), bk: c.Int("bk"),
 		tm: c.Int("tm"), tn: c.Int("tn"),
 		va: c.Int("vec_a"), vb: c.Int("vec_b"),
-		copy: c.Str("copy"), stages: c.Int("stages"),
+		copy: c.Str("copy"), stages: c.Int("stages"), raster: c.Int("raster"),
 	}
 	g.tx, g.ty = g.bn/g.tn, g.bm/g.tm
 	g.threads = g.tx * g.ty
@@ -144,6 +146,27 @@ func cudaSharedBytes(shape []int, dt dtype.DType, c schedule.Config) int {
 		return halfSharedBytes(c)
 	}
 	return newCUDAGeometry(shape, c).smem
+}
+
+// blockOrigin emits m0 and n0, the first row and column of the block's
+// tile of C. With raster 1 the block's index is its tile's: the GPU
+// starts blocks x first, so the blocks running at once sweep a row or two
+// of tiles and read all of B. With raster r > 1 the blocks (in that
+// order) go down the columns of groups of r rows of tiles, so that those
+// running at once read r panels of A and few of B, which L2 then holds.
+func blockOrigin(w *cuda.Writer, raster int) {
+	if raster == 1 {
+		w.Line("const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;")
+		return
+	}
+	w.Line("// Blocks in launch order go down the columns of groups of %d rows of tiles.", raster)
+	w.Line("int tile_m, tile_n;")
+	w.Scope()
+	w.Line("const int id = blockIdx.y * gridDim.x + blockIdx.x, group = id / (%d * gridDim.x);", raster)
+	w.Line("const int first = group * %d, rows = min((int)gridDim.y - first, %d), in = id - first * gridDim.x;", raster, raster)
+	w.Line("tile_m = first + in %% rows, tile_n = in / rows;")
+	w.Close()
+	w.Line("const int m0 = tile_m * BM, n0 = tile_n * BN;")
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -210,6 +233,7 @@ func cudaSpace(shape []int, target device.Target) *schedule.Space {
 		schedule.Choice("vec_b", cudaVecs...),
 		schedule.Enum("copy", cudaCopies...),
 		schedule.Choice("stages", cudaStages...),
+		schedule.Choice("raster", cudaRaster...),
 	}, constraints...)
 }
 
@@ -317,7 +341,7 @@ func (w *cudaWriter) kernel(name string, cfg schedule.Config) {
 	w.Line("float *const As = reinterpret_cast<float *>(smem);")
 	w.Line("float *const Bs = As + STAGES * BM * LDA;")
 	w.Line("const int tid = threadIdx.x, tx = tid %% TX, ty = tid / TX;")
-	w.Line("const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;")
+	blockOrigin(&w.Writer, g.raster)
 	w.Line("// This thread's tile of C: rows i*TY+ty, columns in groups of four,")
 	w.Line("// (q*TX+tx)*4 + 0..3, so that neighbouring threads read neighbouring")
 	w.Line("// vectors of B's tile.")

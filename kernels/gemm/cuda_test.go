@@ -36,14 +36,14 @@ func TestCUDAGolden(t *testing.T) {
 		goldens []kerneltest.CUDAGolden
 	}{
 		{"cuda_golden.sum", CUDATemplate, []kerneltest.CUDAGolden{
-			{Name: "128x128x8_8x8_regs2", Shape: "2048x2048x2048", Config: "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2"},
-			{Name: "64x32x16_cp_async3_tails", Shape: "100x37x51", Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=3"},
+			{Name: "128x128x8_8x8_regs2", Shape: "2048x2048x2048", Config: "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2,raster=1"},
+			{Name: "64x32x16_cp_async3_tails", Shape: "100x37x51", Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=3,raster=1"},
 		}},
 		{"cuda_golden_bias.sum", BiasCUDATemplate, []kerneltest.CUDAGolden{
-			{Name: "bias_64x64x8_cp_async1", Shape: "100x64x64", Config: "bm=64,bn=64,bk=8,tm=4,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=1"},
+			{Name: "bias_64x64x8_cp_async1", Shape: "100x64x64", Config: "bm=64,bn=64,bk=8,tm=4,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=1,raster=1"},
 		}},
 		{"cuda_golden_bias_relu.sum", BiasReLUCUDATemplate, []kerneltest.CUDAGolden{
-			{Name: "bias_relu_32x32x8_regs1_tails", Shape: "33x17x9", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1"},
+			{Name: "bias_relu_32x32x8_regs1_tails", Shape: "33x17x9", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1,raster=1"},
 		}},
 	} {
 		t.Run(tt.tmpl.Op.Name, func(t *testing.T) {
@@ -58,24 +58,27 @@ func TestCUDAGolden(t *testing.T) {
 func TestCUDAGoldenGeneric(t *testing.T) {
 	sm90 := cudaTarget(t, "sm_90")
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden.sum"), "kernels/gemm/cuda.go", cudaGenericRevision, CUDATemplate,
-		kerneltest.CUDAGolden{Name: "generic_64x64x16_cp_async3", Shape: "2048x2048x2048", Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3", Generic: true})
+		kerneltest.CUDAGolden{Name: "generic_64x64x16_cp_async3", Shape: "2048x2048x2048", Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1", Generic: true})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_generic_golden_bias_relu.sum"), "kernels/gemm/cuda.go", cudaGenericRevision, BiasReLUCUDATemplate,
-		kerneltest.CUDAGolden{Name: "generic_bias_relu_32x32x8_regs2", Shape: "2048x2048x2048", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2", Generic: true})
+		kerneltest.CUDAGolden{Name: "generic_bias_relu_32x32x8_regs2", Shape: "2048x2048x2048", Config: "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2,raster=1", Generic: true})
 }
 
 // TestCUDAHalfGolden checks the generated CUDA of the tensor-core
 // kernels: 4096³'s 128×128×32 tiles of eight 64×32 warp tiles in a
-// cp.async pipeline of three stages in bf16; f16 with odd N and K (copies
+// cp.async pipeline of three stages in bf16; 8192³'s 128×256×64 tiles of
+// eight 64×64 warp tiles, four stages, blocks grouped by eight rows of
+// tiles; f16 with odd N and K (copies
 // and stores an element at a time, tails everywhere) and the bias+ReLU
 // epilogue; and the shape-generic form, which picks 16-byte copies and
 // paired stores at run time.
 func TestCUDAHalfGolden(t *testing.T) {
 	sm90 := cudaTarget(t, "sm_90")
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden.sum"), "kernels/gemm/cudahalf.go", cudaHalfRevision, CUDATemplate,
-		kerneltest.CUDAGolden{Name: "bf16_128x128x32_cp_async3", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3"},
-		kerneltest.CUDAGolden{Name: "bf16_generic_64x64x16_cp_async2", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2", Generic: true})
+		kerneltest.CUDAGolden{Name: "bf16_128x128x32_cp_async3", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1"},
+		kerneltest.CUDAGolden{Name: "bf16_128x256x64_cp_async4_raster8", Shape: "8192x8192x8192", DType: dtype.BF16, Config: "bm=128,bn=256,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4,raster=8"},
+		kerneltest.CUDAGolden{Name: "bf16_generic_64x64x16_cp_async2", Shape: "4096x4096x4096", DType: dtype.BF16, Config: "bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2,raster=1", Generic: true})
 	kerneltest.CheckCUDAGolden(t, sm90, filepath.Join("testdata", "cuda_half_golden_bias_relu.sum"), "kernels/gemm/cudahalf.go", cudaHalfRevision, BiasReLUCUDATemplate,
-		kerneltest.CUDAGolden{Name: "bias_relu_f16_64x32x16_regs2_tails", Shape: "100x37x51", DType: dtype.F16, Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2"})
+		kerneltest.CUDAGolden{Name: "bias_relu_f16_64x32x16_regs2_tails", Shape: "100x37x51", DType: dtype.F16, Config: "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=1,vec_b=1,copy=regs,stages=2,raster=1"})
 }
 
 // TestCUDAHalfGeometry checks, for every valid config of a few shapes on
@@ -114,30 +117,30 @@ func TestCUDAHalfGeometry(t *testing.T) {
 
 func TestCUDAConstraints(t *testing.T) {
 	sm90, sm75 := cudaTarget(t, "sm_90"), cudaTarget(t, "sm_75")
-	const fast = "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2"
+	const fast = "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=2,raster=1"
 	for _, tt := range []struct {
 		target     device.Target
 		shape, cfg string
 		want       string
 	}{
 		{sm90, "2048x2048x2048", fast, ""},
-		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3", ""},
+		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1", ""},
 		// 4×4 threads of 8×8 outputs are half a warp.
-		{sm90, "2048x2048x2048", "bm=32,bn=32,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1", "whole_warps"},
-		{sm90, "2048x2048x2048", "bm=256,bn=256,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "threads_per_block"},
+		{sm90, "2048x2048x2048", "bm=32,bn=32,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1,raster=1", "whole_warps"},
+		{sm90, "2048x2048x2048", "bm=256,bn=256,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1,raster=1", "threads_per_block"},
 		// Two stages of 256×72 + 64×136 16-bit elements (the 16-bit
 		// kernel's, the smaller) are 106 KB, over sm_75's 64 KB (and
 		// under sm_90's 227 KB).
-		{sm75, "2048x2048x2048", "bm=256,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=regs,stages=2", "shared_memory_per_block"},
-		{sm75, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2", "cp_async_needs_sm80"},
+		{sm75, "2048x2048x2048", "bm=256,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=regs,stages=2,raster=1", "shared_memory_per_block"},
+		{sm75, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2,raster=1", "cp_async_needs_sm80"},
 		// 8×8 accumulators with 512 threads: 64+32+8+28 = 132 registers,
 		// over 65536/512 = 128.
-		{sm90, "2048x2048x2048", "bm=256,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1", "registers_per_thread"},
-		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=3", "regs_copy_two_stages"},
-		{sm90, "100x37x51", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1", "vec_a_aligned"},
-		{sm90, "100x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "vec_b_aligned"},
-		{sm90, "20x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1", "tile_within_shape"},
-		{sm90, "3000000x32x8", "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1", "grid_fits"},
+		{sm90, "2048x2048x2048", "bm=256,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=1,raster=1", "registers_per_thread"},
+		{sm90, "2048x2048x2048", "bm=128,bn=128,bk=8,tm=8,tn=8,vec_a=4,vec_b=4,copy=regs,stages=3,raster=1", "regs_copy_two_stages"},
+		{sm90, "100x37x51", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1,raster=1", "vec_a_aligned"},
+		{sm90, "100x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1,raster=1", "vec_b_aligned"},
+		{sm90, "20x37x52", "bm=64,bn=32,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=1,raster=1", "tile_within_shape"},
+		{sm90, "3000000x32x8", "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=4,vec_b=4,copy=regs,stages=1,raster=1", "grid_fits"},
 	} {
 		shape, err := Op.ParseShape(tt.shape)
 		if err != nil {
@@ -145,13 +148,13 @@ func TestCUDAConstraints(t *testing.T) {
 		}
 		kerneltest.CheckConstraint(t, cudaSpace(shape, tt.target), tt.cfg, tt.want)
 	}
-	kerneltest.CheckConstraint(t, cudaSpace([]int{64, 64, 64}, device.Host()), "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1", "needs_cuda_target")
+	kerneltest.CheckConstraint(t, cudaSpace([]int{64, 64, 64}, device.Host()), "bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1,raster=1", "needs_cuda_target")
 
 	// Four stages of 128×72 + 64×136 16-bit elements are 140 KB, under
 	// sm_90's 227 KB; of 128×68 + 64×128 floats, 264 KB, over it: a
 	// float32 search leaves the config out, a bf16 one keeps it.
 	shape := []int{2048, 2048, 2048}
-	big := "bm=128,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4"
+	big := "bm=128,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4,raster=1"
 	kerneltest.CheckConstraint(t, CUDATemplate.SearchSpace(shape, dtype.F32, sm90), big, "shared_memory_per_block_f32")
 	kerneltest.CheckConstraint(t, CUDATemplate.SearchSpace(shape, dtype.BF16, sm90), big, "")
 	kerneltest.CheckConstraint(t, BiasReLUCUDATemplate.SearchSpace(shape, dtype.F16, sm90), big, "")
@@ -227,8 +230,8 @@ func TestCUDATemplatesRegistered(t *testing.T) {
 // bf16 4096³ after 85 trials on 2026-11-27, rank within the best 2% of
 // the configs a search of their dtype explores, by the estimate that
 // orders a tune's first batch. Both tunes ran in revision 2's space, so
-// the configs compared are those of its knob values (no bk=64, tn=16 or
-// stages=4), whose times no GPU has measured yet.
+// the configs compared are those of its knob values (no bk=64, tn=16,
+// stages=4 or raster=8), whose times no GPU has measured yet.
 func TestCUDAEstimateRanksWinners(t *testing.T) {
 	sm90 := cudaTarget(t, "sm_90")
 	for _, w := range []struct {
@@ -236,8 +239,8 @@ func TestCUDAEstimateRanksWinners(t *testing.T) {
 		dt     dtype.DType
 		winner string
 	}{
-		{[]int{2048, 2048, 2048}, dtype.F32, "bm=64,bn=128,bk=32,tm=8,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2"},
-		{[]int{4096, 4096, 4096}, dtype.BF16, "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2"},
+		{[]int{2048, 2048, 2048}, dtype.F32, "bm=64,bn=128,bk=32,tm=8,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=2,raster=1"},
+		{[]int{4096, 4096, 4096}, dtype.BF16, "bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=2,raster=1"},
 	} {
 		sp := CUDATemplate.SearchSpace(w.shape, w.dt, sm90)
 		winner, err := sp.Parse(w.winner)
@@ -247,7 +250,7 @@ func TestCUDAEstimateRanksWinners(t *testing.T) {
 		est := func(c schedule.Config) float64 { return CUDATemplate.Estimate(w.shape, sm90, c) }
 		valid, better := 0, 0
 		for i := range sp.Size() {
-			if c := sp.At(i); sp.Valid(c) && c.Int("bk") <= 32 && c.Int("tn") <= 8 && c.Int("stages") <= 3 {
+			if c := sp.At(i); sp.Valid(c) && c.Int("bk") <= 32 && c.Int("tn") <= 8 && c.Int("stages") <= 3 && c.Int("raster") == 1 {
 				valid++
 				if est(c) < est(winner) {
 					better++

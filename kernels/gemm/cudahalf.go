@@ -13,7 +13,7 @@ import (
 // kernels (tensor cores) in their headers and golden files. Version does
 // not cover it: when the 16-bit code changes, bump cudaRevision too, so
 // that records of the old code are no longer the best.
-const cudaHalfRevision = "gemm-cuda-mma-2"
+const cudaHalfRevision = "gemm-cuda-mma-3"
 
 // halfGeometry is what a config, a shape and a 16-bit dtype fix about a
 // tensor-core kernel. The knobs keep their meaning (see the package doc):
@@ -32,6 +32,7 @@ type halfGeometry struct {
 	wm, wn     int // warp tile
 	threads    int
 	stages     int
+	raster     int  // as cudaGeometry's
 	async      bool // cp.async; else copies through registers
 	va, vb     bool // 16-byte copies asked for
 	smem       int  // dynamic shared memory, bytes
@@ -48,7 +49,7 @@ func newHalfGeometry(shape []int, dt dtype.DType, c schedule.Config) halfGeometr
 	g := halfGeometry{
 		dt: dt, m: m, n: n, k: k,
 		bm: c.Int("bm"), bn: c.Int("bn"), bk: max(16, c.Int("bk")),
-		stages: c.Int("stages"), async: c.Str("copy") == "cp_async",
+		stages: c.Int("stages"), raster: c.Int("raster"), async: c.Str("copy") == "cp_async",
 		va: c.Int("vec_a") == 4, vb: c.Int("vec_b") == 4,
 	}
 	tm, tn := c.Int("tm"), c.Int("tn")
@@ -202,7 +203,7 @@ func (w *halfWriter) kernel(cfg schedule.Config) {
 	w.Line("const int tid = threadIdx.x, lane = tid %% 32, warp = tid / 32;")
 	w.Line("// This warp's tile of C: rows wm0..wm0+WM-1, columns wn0..wn0+WN-1 of the block's.")
 	w.Line("const int wm0 = warp / (BN / WN) * WM, wn0 = warp %% (BN / WN) * WN;")
-	w.Line("const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;")
+	blockOrigin(&w.Writer, g.raster)
 	if v := g.vecA(); v != "" && v != "true" {
 		w.Line("const bool veca = %s;", v)
 	}

@@ -218,6 +218,10 @@
 //	            cp_async     cp.async (sm_80 and newer) straight to shared
 //	                         memory, stages slices in flight (1 to 4)
 //	stages      1 … 4        shared-memory buffers of each tile
+//	raster      1, 8         1: blocks start in the order of their tiles,
+//	                         row by row; 8: down the columns of groups of
+//	                         8 rows of tiles, so that the blocks running
+//	                         at once share panels of A and B in L2
 //
 // Constraints from the target's limits (device.Limits): threads_per_block;
 // shared_memory_per_block, the smaller of the float32 kernel's tiles,

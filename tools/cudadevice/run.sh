@@ -30,7 +30,9 @@
 # attention, causal and not, against SDPA's flash backend, with the
 # tensor-core changes of 2026-11-28 that have not run on a GPU; softmax
 # 16384x16384 in bf16 and f16, which the input sets' preparation kept from
-# tuning before; GEMM 4096³ in f16 and bf16 against torch.mm), BENCHES is
+# tuning before; GEMM 4096³ in f16 and bf16 against torch.mm, with the
+# 64-deep slices, four stages, 64x64 warp tiles and grouped launch order of
+# gemm-cuda-4, which no GPU has run yet), BENCHES is
 # empty (the tunes are compared with PyTorch; bench --device reruns the
 # references); set to empty, they run nothing.
 set -uo pipefail

@@ -15,18 +15,19 @@ import (
 // gemm16Configs are the grid TestGemm16 runs on each shape where valid:
 // 16-byte copies of both operands, of one, of neither; cp.async pipelines
 // of one to four stages and copies through registers; warp tiles from
-// 16x16 to 64x64; bk 8 (one mma deep, as 16) to 64; the smallest tiles,
-// the only ones valid at 1x1x1.
+// 16x16 to 64x64; bk 8 (one mma deep, as 16) to 64; blocks grouped by 8
+// rows of tiles (raster=8, at shapes of fewer rows: TestGemmRaster has
+// more); the smallest tiles, the only ones valid at 1x1x1.
 var gemm16Configs = []string{
-	"bm=128,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4",
-	"bm=64,bn=128,bk=64,tm=4,tn=16,vec_a=4,vec_b=4,copy=regs,stages=2",
-	"bm=64,bn=64,bk=64,tm=4,tn=16,vec_a=1,vec_b=4,copy=cp_async,stages=3",
-	"bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3",
-	"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=cp_async,stages=2",
-	"bm=32,bn=64,bk=32,tm=2,tn=8,vec_a=1,vec_b=4,copy=cp_async,stages=1",
-	"bm=64,bn=32,bk=8,tm=4,tn=4,vec_a=4,vec_b=4,copy=regs,stages=2",
-	"bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1",
-	"bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=2",
+	"bm=128,bn=128,bk=64,tm=8,tn=16,vec_a=4,vec_b=4,copy=cp_async,stages=4,raster=8",
+	"bm=64,bn=128,bk=64,tm=4,tn=16,vec_a=4,vec_b=4,copy=regs,stages=2,raster=1",
+	"bm=64,bn=64,bk=64,tm=4,tn=16,vec_a=1,vec_b=4,copy=cp_async,stages=3,raster=1",
+	"bm=128,bn=128,bk=32,tm=8,tn=8,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1",
+	"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=1,copy=cp_async,stages=2,raster=1",
+	"bm=32,bn=64,bk=32,tm=2,tn=8,vec_a=1,vec_b=4,copy=cp_async,stages=1,raster=1",
+	"bm=64,bn=32,bk=8,tm=4,tn=4,vec_a=4,vec_b=4,copy=regs,stages=2,raster=1",
+	"bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=regs,stages=1,raster=1",
+	"bm=32,bn=32,bk=8,tm=2,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=2,raster=1",
 }
 
 // TestGemm16 checks the tensor-core GEMM kernels of bf16 and f16 (and the
@@ -131,5 +132,51 @@ func TestGemm16PTX(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGemmRaster checks the launch order of raster=8 (blocks down the
+// columns of groups of eight rows of C's tiles) in float32 and bf16,
+// specialised and shape-generic, with 19 rows of tiles (two whole groups
+// and one of three) and 3 columns: a tile computed twice and another
+// never leaves NaN, the output's poison. Grouping the last group as a
+// whole one is planted and caught.
+func TestGemmRaster(t *testing.T) {
+	tg := target(t, "sm_80")
+	shape := []int{19*32 - 5, 70, 33}
+	cfgText := "bm=32,bn=32,bk=16,tm=2,tn=4,vec_a=1,vec_b=1,copy=cp_async,stages=2,raster=8"
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+		cfg := parseValid(gemm.CUDATemplate.SearchSpace(shape, dt, tg), []string{cfgText})
+		if len(cfg) != 1 {
+			t.Fatalf("%s is not valid at %v", cfgText, shape)
+		}
+		c := checker(t, false)
+		c.DType = dt
+		sets := measure.Inputs(gemm.Op, shape, dt, 7)[:1]
+		specialised := gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", Shape: shape, DType: dt, Config: cfg[0]})
+		o, err := c.EmulateSets(context.Background(), specialised, "sm_80", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.OK {
+			t.Errorf("%s: %s", dt, o)
+		}
+		generic := gemm.CUDATemplate.CUDA.EmitCUDA(kernels.Kernel{Name: "k", DType: dt, Config: cfg[0]})
+		if o, err := c.EmulateAt(context.Background(), generic, shape, "sm_80", sets); err != nil || !o.OK {
+			t.Errorf("%s generic: %s %v", dt, o, err)
+		}
+		whole := "rows = min((int)gridDim.y - first, 8)"
+		if !strings.Contains(specialised.Source, whole) {
+			t.Fatalf("%s: the kernel has no %q", dt, whole)
+		}
+		specialised.Source = strings.Replace(specialised.Source, whole, "rows = 8", 1)
+		o, err = c.EmulateSets(context.Background(), specialised, "sm_80", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.OK {
+			t.Errorf("%s: a last group taken as whole passed", dt)
+		}
+		t.Logf("%s, last group taken as whole: %s", dt, o)
 	}
 }

@@ -39,9 +39,9 @@ var (
 		"tpr=32,rows_per_block=4,vec=4,algo=onepass", "tpr=256,rows_per_block=1,vec=4,algo=twopass",
 	}
 	gemmGeneric = []string{
-		"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3",
-		"bm=64,bn=64,bk=8,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=2",
-		"bm=32,bn=64,bk=8,tm=2,tn=4,vec_a=1,vec_b=4,copy=regs,stages=1",
+		"bm=64,bn=64,bk=16,tm=4,tn=4,vec_a=4,vec_b=4,copy=cp_async,stages=3,raster=1",
+		"bm=64,bn=64,bk=8,tm=4,tn=4,vec_a=4,vec_b=1,copy=regs,stages=2,raster=1",
+		"bm=32,bn=64,bk=8,tm=2,tn=4,vec_a=1,vec_b=4,copy=regs,stages=1,raster=1",
 	}
 	attentionGeneric = []string{
 		"br=64,bc=32,warps=4,tn=4,kv_copy=cp_async",
