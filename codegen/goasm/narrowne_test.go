@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,11 +17,13 @@ import (
 	"github.com/autotune-dev/autotune/kernels/kerneltest"
 )
 
-// TestNarrowNE rounds float32s to bf16 with Reg16.NarrowNE, 16 at a time,
-// and requires package dtype's bits for every one: the midpoints between
-// neighbouring bf16 values (the ties), random bit patterns, the specials,
-// and vectors holding a subnormal, which take Narrow's instructions, both
-// alone and among normal values; the last vector is partial, stored
+// TestNarrowNE rounds float32s to bf16 with Reg16.NarrowNE, in pairs of
+// vectors whose instructions are interleaved, as an unrolled loop's, then
+// 16 at a time, and requires package dtype's bits for every one: the
+// midpoints between neighbouring bf16 values (the ties), random bit
+// patterns, the specials, and vectors holding a subnormal, which CheckNE
+// stores again with Narrow's instructions, both alone and among normal
+// values, first or second in a pair; the last vector is partial, stored
 // under a mask, with the words past it left alone.
 func TestNarrowNE(t *testing.T) {
 	if isa := device.Host().CPU.ISA; !isa.AVX512BF16 {
@@ -35,9 +38,13 @@ func TestNarrowNE(t *testing.T) {
 	for range 50_000 {
 		xs = append(xs, math.Float32frombits(rng.Uint32()))
 	}
-	// Vectors of normal values but one subnormal, at every lane.
-	for l := range 16 {
-		for i := range 16 {
+	// Pairs of vectors of normal values but one subnormal, at every lane
+	// of the first vector and of the second, aligned to the pairs.
+	for len(xs)%32 != 0 {
+		xs = append(xs, 1)
+	}
+	for l := range 32 {
+		for i := range 32 {
 			x := float32(rng.Float64() + 0.5)
 			if i == l {
 				x = math.Float32frombits(uint32(rng.IntN(1<<23-1)+1) | uint32(rng.IntN(2))<<31)
@@ -57,28 +64,45 @@ func TestNarrowNE(t *testing.T) {
 		w(l)
 	}
 	b.WriteString("loop:\n")
-	for _, l := range []string{"CMPQ CX, $16", "JLT tail", "VMOVUPS (SI), Z8"} {
+	// Pairs of vectors, their instructions interleaved as an unrolled
+	// loop's, then single vectors, then the partial one.
+	var slow []string
+	for _, l := range []string{"CMPQ CX, $32", "JLT one", "VMOVUPS (SI), Z8", "VMOVUPS 64(SI), Z9"} {
 		w(l)
 	}
-	full, fullSlow := h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "", "full")
-	for _, l := range full {
+	pair := []NE{{P: "Z8", X: "Z17", T: "Z0", Nan: "K2", Addr: "(DI)"}, {P: "Z9", X: "Z18", T: "Z1", Nan: "K3", Addr: "32(DI)"}}
+	first, second := h.NarrowNE(pair[0]), h.NarrowNE(pair[1])
+	for i := range first {
+		w(first[i])
+		w(second[i])
+	}
+	check, s := h.CheckNE(pair, "pair")
+	slow = append(slow, s...)
+	for _, l := range append(check, "ADDQ $128, SI", "ADDQ $64, DI", "SUBQ $32, CX", "JMP loop") {
 		w(l)
 	}
-	for _, l := range []string{"ADDQ $64, SI", "ADDQ $32, DI", "SUBQ $16, CX", "JMP loop"} {
+	b.WriteString("one:\n")
+	one := []NE{{P: "Z8", X: "Z17", T: "Z0", Nan: "K2", Addr: "(DI)"}}
+	check, s = h.CheckNE(one, "one")
+	slow = append(slow, s...)
+	for _, l := range slices.Concat([]string{"CMPQ CX, $16", "JLT tail", "VMOVUPS (SI), Z8"}, h.NarrowNE(one[0]), check,
+		[]string{"ADDQ $64, SI", "ADDQ $32, DI", "SUBQ $16, CX", "JMP one"}) {
 		w(l)
 	}
 	b.WriteString("tail:\n")
 	for _, l := range []string{"TESTQ CX, CX", "JZ done", "MOVL $1, AX", "SHLL CX, AX", "SUBL $1, AX", "KMOVW AX, K1", "VMOVUPS.Z (SI), K1, Z8"} {
 		w(l)
 	}
-	part, partSlow := h.NarrowNE("Z8", "Z17", "Z0", "K2", "(DI)", "K1", "part")
-	for _, l := range part {
+	part := []NE{{P: "Z8", X: "Z17", T: "Z0", Nan: "K2", Addr: "(DI)", Mask: "K1"}}
+	check, s = h.CheckNE(part, "part")
+	slow = append(slow, s...)
+	for _, l := range append(h.NarrowNE(part[0]), check...) {
 		w(l)
 	}
 	b.WriteString("done:\n")
 	w("VZEROUPPER")
 	w("RET")
-	for _, l := range append(fullSlow, partSlow...) {
+	for _, l := range slow {
 		w(l)
 	}
 

@@ -198,32 +198,54 @@ func SetConsts(regs [3]int) []string {
 }
 
 // NarrowNE is Narrow for bf16 on Z registers of a CPU with AVX512-BF16:
-// VCVTNEPS2BF16 rounds the vector to nearest even in one instruction,
+// VCVTNEPS2BF16 rounds vector p to nearest even in one instruction into
+// x's Y register, which is stored at addr (under mask when it is set),
 // with the bits of Narrow (a NaN's top half made quiet) except for
-// subnormal inputs, which it reads as zero. A vector holding one
-// (VFPCLASSPS, in nan) jumps to slow, which the caller places out of
-// the way (after the function's RET), where Narrow's instructions store
-// it and jump back to the label label+"_done" that ends inline. x's Y
-// register holds the words; the store is to addr, under mask when it is
-// set.
-func (h Reg16) NarrowNE(p, x, t, nan, addr, mask, label string) (inline, slow []string) {
-	if h.DType != dtype.BF16 || h.Lanes != 16 || addr == "" {
-		panic(fmt.Sprintf("goasm: NarrowNE of %s on %d lanes, address %q: bf16 on Z registers, stored", h.DType, h.Lanes, addr))
+// subnormal inputs, which it reads as zero. So it also sets the K
+// register nan to p's subnormal lanes, and a group of such vectors ends
+// with CheckNE, which stores them again with Narrow's instructions when
+// one holds a subnormal. NarrowNE leaves p as it was and sets no flags,
+// so that an unrolled loop may interleave the vectors' instructions.
+func (h Reg16) NarrowNE(v NE) []string {
+	if h.DType != dtype.BF16 || h.Lanes != 16 || v.Addr == "" {
+		panic(fmt.Sprintf("goasm: NarrowNE of %s on %d lanes, address %q: bf16 on Z registers, stored", h.DType, h.Lanes, v.Addr))
 	}
-	y := "Y" + x[1:]
-	store := fmt.Sprintf("VMOVDQU16 %s, %s", y, addr)
-	if mask != "" {
-		store = fmt.Sprintf("VMOVDQU16 %s, %s, %s", y, mask, addr)
+	y := "Y" + v.X[1:]
+	store := fmt.Sprintf("VMOVDQU16 %s, %s", y, v.Addr)
+	if v.Mask != "" {
+		store = fmt.Sprintf("VMOVDQU16 %s, %s, %s", y, v.Mask, v.Addr)
 	}
-	inline = []string{
-		fmt.Sprintf("VFPCLASSPSZ $0x20, %s, %s", p, nan), // subnormal lanes
-		fmt.Sprintf("KORTESTW %s, %s", nan, nan),
-		"JNZ " + label + "_slow",
-		cvtneps2bf16(regNum(x), regNum(p)),
+	return []string{
+		fmt.Sprintf("VFPCLASSPSZ $0x20, %s, %s", v.P, v.Nan), // subnormal lanes
+		cvtneps2bf16(regNum(v.X), regNum(v.P)),
 		store,
-		label + "_done:",
 	}
-	slow = append([]string{label + "_slow:"}, h.Narrow(p, x, t, "", nan, addr, mask)...)
+}
+
+// NE is a vector NarrowNE rounds: the float32s in P, the words in X's Y
+// register, stored at Addr (under Mask when set), P's subnormal lanes in
+// the K register Nan; T is scratch for CheckNE's Narrow. Each vector of
+// a group has registers of its own.
+type NE struct{ P, X, T, Nan, Addr, Mask string }
+
+// CheckNE returns what ends a group of vectors that NarrowNE stored: if
+// any holds a subnormal (their Nan registers, which it clobbers), a jump
+// to slow, which the caller places out of the way (after the function's
+// RET), where Narrow's instructions store every vector of the group again
+// before jumping back to the label label+"_done" that ends inline.
+func (h Reg16) CheckNE(vs []NE, label string) (inline, slow []string) {
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	any := vs[0].Nan
+	for _, v := range vs[1:] {
+		inline = append(inline, fmt.Sprintf("KORW %s, %s, %s", v.Nan, any, any))
+	}
+	inline = append(inline, fmt.Sprintf("KORTESTW %s, %s", any, any), "JNZ "+label+"_slow", label+"_done:")
+	slow = []string{label + "_slow:"}
+	for _, v := range vs {
+		slow = append(slow, h.Narrow(v.P, v.X, v.T, "", v.Nan, v.Addr, v.Mask)...)
+	}
 	return inline, append(slow, "JMP "+label+"_done")
 }
 

@@ -47,8 +47,8 @@ Templates:
 	gemm               gemm-9-0810b1c5b68e
 	gemm_bias          gemm-bias-9-2ae7cf345fa3
 	gemm_bias_relu     gemm-bias-relu-9-48af3ee1018b
-	layernorm          layernorm-norm-4-3dfce935aea3
-	rmsnorm            rmsnorm-norm-7-3ba2fe30d493
+	layernorm          layernorm-norm-5-ba9d0d4e095d
+	rmsnorm            rmsnorm-norm-8-257eabbe004e
 	softmax            softmax-5-a95dbce9d6db
 
 Workloads, with the median of the winner as autotune measured it:

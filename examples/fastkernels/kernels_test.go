@@ -1178,6 +1178,41 @@ func fillLayerNorm4(shape []int, r *rand.Rand, ins [][]float32) {
 		}
 	}
 }
+func fillLayerNorm8(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			if i%23 == 0 {
+				in[i] = func() float32 {
+					v := float32(1e-39 + 9e-39*r.Float64())
+					if r.IntN(2) == 0 {
+						v = -v
+					}
+					return v
+				}()
+			} else {
+				in[i] = func() float32 {
+					v := float32(0.5 + 1.5*r.Float64())
+					if r.IntN(2) == 0 {
+						v = -v
+					}
+					return v
+				}()
+			}
+		}
+	}
+}
 
 // layerNormTest checks layernorm.
 func layerNormTest() opTest {
@@ -1224,6 +1259,14 @@ func layerNormTest() opTest {
 				variant: "exact",
 			},
 			{
+				abs:     8.514598112369069e-06,
+				kernel:  0,
+				rel:     4.2572990561845344e-06,
+				set:     5,
+				shape:   []int{128, 768},
+				variant: "exact",
+			},
+			{
 				abs:     2.1457672119140625e-06,
 				kernel:  1,
 				rel:     1.0728836059570312e-06,
@@ -1264,6 +1307,14 @@ func layerNormTest() opTest {
 				variant: "nearest 128x768",
 			},
 			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     5,
+				shape:   []int{1, 1},
+				variant: "nearest 128x768",
+			},
+			{
 				abs:     2.3203017252847854e-06,
 				kernel:  1,
 				rel:     1.1601508626423927e-06,
@@ -1304,6 +1355,14 @@ func layerNormTest() opTest {
 				variant: "nearest 128x768",
 			},
 			{
+				abs:     2.3203017252847854e-06,
+				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     5,
+				shape:   []int{2, 3},
+				variant: "nearest 128x768",
+			},
+			{
 				abs:     2.7669790447864508e-06,
 				kernel:  1,
 				rel:     1.3834895223932254e-06,
@@ -1344,6 +1403,14 @@ func layerNormTest() opTest {
 				variant: "nearest 128x768",
 			},
 			{
+				abs:     2.7669790447864508e-06,
+				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     5,
+				shape:   []int{7, 13},
+				variant: "nearest 128x768",
+			},
+			{
 				abs:     2.1457672119140625e-06,
 				kernel:  1,
 				rel:     1.0728836059570312e-06,
@@ -1380,6 +1447,14 @@ func layerNormTest() opTest {
 				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
+				shape:   []int{3, 1},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     2.1457672119140625e-06,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     5,
 				shape:   []int{3, 1},
 				variant: "nearest 128x768",
 			},
@@ -1420,6 +1495,14 @@ func layerNormTest() opTest {
 				kernel:  1,
 				rel:     4.259449153867256e-06,
 				set:     4,
+				shape:   []int{129, 769},
+				variant: "nearest 128x768",
+			},
+			{
+				abs:     8.518898307734512e-06,
+				kernel:  1,
+				rel:     4.259449153867256e-06,
+				set:     5,
 				shape:   []int{129, 769},
 				variant: "nearest 128x768",
 			},
@@ -1457,6 +1540,7 @@ func layerNormTest() opTest {
 			{"tiny", fillLayerNorm2},
 			{"constant", fillLayerNorm3},
 			{"lowvar", fillLayerNorm4},
+			{"subnormal", fillLayerNorm8},
 		},
 	}
 }
@@ -1620,6 +1704,41 @@ func fillRMSNorm4(shape []int, r *rand.Rand, ins [][]float32) {
 		}
 	}
 }
+func fillRMSNorm8(shape []int, r *rand.Rand, ins [][]float32) {
+	rows, cols, x := shape[0], shape[1], ins[0]
+	for row := range rows {
+		for c := range cols {
+			x[row*cols+c] = func() float32 {
+				v := float32(0.125 + 3.875*r.Float64())
+				if r.IntN(2) == 0 {
+					v = -v
+				}
+				return v
+			}()
+		}
+	}
+	for _, in := range ins[1:] {
+		for i := range in {
+			if i%23 == 0 {
+				in[i] = func() float32 {
+					v := float32(1e-39 + 9e-39*r.Float64())
+					if r.IntN(2) == 0 {
+						v = -v
+					}
+					return v
+				}()
+			} else {
+				in[i] = func() float32 {
+					v := float32(0.5 + 1.5*r.Float64())
+					if r.IntN(2) == 0 {
+						v = -v
+					}
+					return v
+				}()
+			}
+		}
+	}
+}
 
 // rmsNormTest checks rmsnorm.
 func rmsNormTest() opTest {
@@ -1667,6 +1786,14 @@ func rmsNormTest() opTest {
 			},
 			{
 				abs:     1e-37,
+				kernel:  0,
+				rel:     8.58306884765625e-06,
+				set:     5,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
 				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
@@ -1708,6 +1835,14 @@ func rmsNormTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     5,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
 				rel:     1.1601508626423927e-06,
 				set:     0,
 				shape:   []int{2, 3},
@@ -1748,6 +1883,14 @@ func rmsNormTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  1,
+				rel:     1.1601508626423927e-06,
+				set:     5,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
 				rel:     1.3834895223932254e-06,
 				set:     0,
 				shape:   []int{7, 13},
@@ -1788,6 +1931,14 @@ func rmsNormTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  1,
+				rel:     1.3834895223932254e-06,
+				set:     5,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     0,
 				shape:   []int{3, 1},
@@ -1822,6 +1973,14 @@ func rmsNormTest() opTest {
 				kernel:  1,
 				rel:     1.0728836059570312e-06,
 				set:     4,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     1.0728836059570312e-06,
+				set:     5,
 				shape:   []int{3, 1},
 				variant: "nearest 64x4096",
 			},
@@ -1862,6 +2021,14 @@ func rmsNormTest() opTest {
 				kernel:  1,
 				rel:     8.584000113394384e-06,
 				set:     4,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  1,
+				rel:     8.584000113394384e-06,
+				set:     5,
 				shape:   []int{65, 4097},
 				variant: "nearest 64x4096",
 			},
@@ -1899,6 +2066,7 @@ func rmsNormTest() opTest {
 			{"tiny", fillRMSNorm2},
 			{"constant", fillRMSNorm3},
 			{"lowvar", fillRMSNorm4},
+			{"subnormal", fillRMSNorm8},
 		},
 	}
 }

@@ -248,8 +248,9 @@ type asmWriter struct {
 	// headMask, tailMask).
 	xBase, inv                  int
 	rowMask, headMask, tailMask string
-	labels                      int      // of convert=cvtne's stores, numbered for their labels
-	slow                        []string // their rounding of vectors holding a subnormal, after RET
+	ne                          []goasm.NE // the vectors of convert=cvtne's stores since the last checkNE
+	labels                      int        // of checkNE's checks, numbered for their labels
+	slow                        []string   // their rounding of vectors holding a subnormal, after RET
 }
 
 func newAsmWriter(k kernel) *asmWriter {
@@ -370,6 +371,7 @@ func (a *asmWriter) sweep(name, groupEnd, vecEnd, km string, body func(u int, ma
 				a.w("%s", bodies[u][i])
 			}
 		}
+		a.checkNE()
 		a.w("ADDQ $%d, CX", a.group)
 		a.w("JMP %s_group", name)
 	}
@@ -377,6 +379,7 @@ func (a *asmWriter) sweep(name, groupEnd, vecEnd, km string, body func(u int, ma
 	a.w("CMPQ CX, %s", vecEnd)
 	a.w("JGE %s_tail", name)
 	a.lines(body(0, false))
+	a.checkNE()
 	a.w("ADDQ $%d, CX", a.vb)
 	a.w("JMP %s_vec", name)
 	a.label(name + "_tail")
@@ -388,7 +391,21 @@ func (a *asmWriter) sweep(name, groupEnd, vecEnd, km string, body func(u int, ma
 		a.w("JGE %s_end", name)
 	}
 	a.lines(body(0, true))
+	a.checkNE()
 	a.label(name + "_end")
+}
+
+// checkNE ends the vectors of convert=cvtne's stores since the last
+// call: those holding a subnormal stored again (goasm.Reg16.CheckNE),
+// out of line, after RET.
+func (a *asmWriter) checkNE() {
+	if len(a.ne) == 0 {
+		return
+	}
+	a.labels++
+	inline, slow := a.h.CheckNE(a.ne, fmt.Sprintf("ne%d", a.labels))
+	a.lines(inline)
+	a.slow, a.ne = append(a.slow, slow...), nil
 }
 
 // load returns the instructions that set x to the vector u of row base,

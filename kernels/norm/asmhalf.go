@@ -135,10 +135,9 @@ func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
 		addr = ""
 	}
 	if a.cvtne && addr != "" {
-		a.labels++
-		inline, slow := a.h.NarrowNE(x, g, a.vr(u), fmt.Sprintf("K%d", 2+u), addr, mask, fmt.Sprintf("ne%d", a.labels))
-		a.slow = append(a.slow, slow...)
-		return inline
+		v := goasm.NE{P: x, X: g, T: a.vr(u), Nan: fmt.Sprintf("K%d", 2+u), Addr: addr, Mask: mask}
+		a.ne = append(a.ne, v)
+		return a.h.NarrowNE(v)
 	}
 	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
 	switch {

@@ -18,20 +18,22 @@ import (
 // valid: LayerNorm's is revision, RMSNorm's rmsRevision (norm-2 added the
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
 // AVX2; norm-5 convert; norm-6 convert=cvtne; norm-7 gamma widened once
-// a call for convert=reg and cvtne; LayerNorm's norm-2 its assembly rows
-// and the knobs code, store, prefetch and convert, norm-3 convert=cvtne,
-// norm-4 gamma and beta widened once a chunk of rows).
+// a call for convert=reg and cvtne; norm-8 cvtne's subnormal check once
+// a group of vectors, after their stores; LayerNorm's norm-2 its assembly
+// rows and the knobs code, store, prefetch and convert, norm-3
+// convert=cvtne, norm-4 gamma and beta widened once a chunk of rows,
+// norm-5 as RMSNorm's norm-8).
 const (
-	revision    = "norm-4"
-	rmsRevision = "norm-7"
+	revision    = "norm-5"
+	rmsRevision = "norm-8"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
 // hand when that code changes (rmsGenericRevision for RMSNorm); it is not
 // part of Version, since the tuner measures specialised kernels only.
 const (
-	genericRevision    = "norm-generic-3"
-	rmsGenericRevision = "norm-generic-6"
+	genericRevision    = "norm-generic-4"
+	rmsGenericRevision = "norm-generic-7"
 )
 
 // rev is k's revision.

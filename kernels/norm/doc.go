@@ -138,9 +138,14 @@
 // convert). convert=cvtne (norm-6, LayerNorm's norm-3) rounds bf16 on a
 // CPU with AVX512-BF16 with VCVTNEPS2BF16, one instruction where reg's
 // integer rounding takes nine of the output sweep's nineteen a vector:
-// the same bits, since a vector holding a subnormal, which the
-// instruction would flush to zero, jumps to reg's rounding placed after
-// the function's RET (goasm.Reg16.NarrowNE). On the Zen 4 VM it took
+// the same bits, since the vectors of an unrolled group that hold a
+// subnormal, which the instruction flushes to zero, are stored again with
+// reg's rounding, placed after the function's RET, when the check that
+// ends the group finds one (goasm.Reg16.NarrowNE and CheckNE; norm-8,
+// LayerNorm's norm-5: until then the check was per vector, inside the
+// interleaved bodies, so that a group tested the last vector's flags
+// only, and a subnormal in its last vector skipped the other vectors'
+// stores; the subnormal input set, which norm-6 lacked, finds both). On the Zen 4 VM it took
 // LayerNorm bf16 4096x1024 from 1.30× slower than the f32 kernel to
 // faster than it (docs/benchmarks.md).
 //

@@ -13,14 +13,17 @@ import (
 // from ±[baseLo, baseHi] (0 when baseHi is 0), and each element is
 // b_r + d, d from ±[lo, hi]; with constant, each row is one value, from
 // ±[lo, hi] in odd rows and ±[evenLo, evenHi] in even ones. gamma and
-// beta come from ±[0.5, 2] in every set. No set draws a zero: |b_r| is
-// far above hi where a set has a base.
+// beta come from ±[0.5, 2], but at every tinyEvery-th element (when set)
+// from ±[tinyLo, tinyHi]. No set draws a zero: |b_r| is far above hi
+// where a set has a base.
 type dist struct {
 	name           string
 	lo, hi         float64
 	baseLo, baseHi float64
 	constant       bool
 	evenLo, evenHi float64
+	tinyEvery      int
+	tinyLo, tinyHi float64
 	dtypes         []dtype.DType // kernels.InputSet.DTypes: nil for every dtype
 }
 
@@ -40,6 +43,12 @@ type dist struct {
 //	          [1e-5, 1e-4], a variance near 1e-9, far below eps, that
 //	          a kernel computing x-mean naively in float32 gets wrong
 //	          (in f16, which cannot hold b_r + d, the rows are constant)
+//	subnormal x from ±[0.125, 4], gamma and beta as everywhere but at
+//	          one column in 23, from ±[1e-39, 1e-38] there: outputs
+//	          below float32's smallest normal (1.2e-38) in a few lanes
+//	          of some vectors, which a conversion that flushes
+//	          subnormals to zero gets wrong in bits (VCVTNEPS2BF16 reads
+//	          them as zero: convert=cvtne)
 //
 // large, tiny and constant are drawn for f32 and bf16 (which has
 // float32's range); f16, which would store them as Inf and 0, has its
@@ -50,6 +59,8 @@ type dist struct {
 //	tiny16      x from ±[6e-8, 6e-6], f16 subnormals: mean(x²) far
 //	            below eps
 //	constant16  constant rows, of magnitudes up to 4 and up to 6e4
+//
+// subnormal is last, so that the sets before it keep their seeds.
 func (k kind) dists() []dist {
 	low := dist{name: "lowvar", lo: 1e-5, hi: 1e-4}
 	if k.layer {
@@ -66,6 +77,7 @@ func (k kind) dists() []dist {
 		{name: "large16", lo: 1e4, hi: 6e4, dtypes: f16},
 		{name: "tiny16", lo: 6e-8, hi: 6e-6, dtypes: f16},
 		{name: "constant16", lo: 0.125, hi: 4, constant: true, evenLo: 1e4, evenHi: 6e4, dtypes: f16},
+		{name: "subnormal", lo: 0.125, hi: 4, tinyEvery: 23, tinyLo: 1e-39, tinyHi: 1e-38, dtypes: wide},
 	}
 }
 
@@ -103,7 +115,11 @@ func (d dist) fill(shape []int, r *rand.Rand, ins [][]float32) {
 	}
 	for _, in := range ins[1:] {
 		for i := range in {
-			in[i] = kernels.SignedUniform(r, 0.5, 2)
+			if d.tinyEvery > 0 && i%d.tinyEvery == 0 {
+				in[i] = kernels.SignedUniform(r, d.tinyLo, d.tinyHi)
+			} else {
+				in[i] = kernels.SignedUniform(r, 0.5, 2)
+			}
 		}
 	}
 }
@@ -135,12 +151,18 @@ func (d dist) emitFill(f *jen.File, name string) {
 				jen.Add(at).Op("=").Add(kernels.EmitSignedUniform(r, d.lo, d.hi))),
 		}
 	}
+	vec := []jen.Code{id("in").Index(id("i")).Op("=").Add(kernels.EmitSignedUniform(r, 0.5, 2))}
+	if d.tinyEvery > 0 {
+		vec = []jen.Code{jen.If(id("i").Op("%").Lit(d.tinyEvery).Op("==").Lit(0)).Block(
+			id("in").Index(id("i")).Op("=").Add(kernels.EmitSignedUniform(r, d.tinyLo, d.tinyHi)),
+		).Else().Block(vec...)}
+	}
 	f.Func().Id(name).Params(id("shape").Index().Int(), r.Clone().Op("*").Qual("math/rand/v2", "Rand"), id("ins").Index().Index().Float32()).Block(
 		jen.List(id("rows"), id("cols"), id("x")).Op(":=").List(id("shape").Index(lit(0)), id("shape").Index(lit(1)), id("ins").Index(lit(0))),
 		jen.For(id("row").Op(":=").Range().Id("rows")).Block(row...),
 		jen.For(jen.List(id("_"), id("in")).Op(":=").Range().Id("ins").Index(lit(1), jen.Empty())).Block(
 			jen.For(id("i").Op(":=").Range().Id("in")).Block(
-				id("in").Index(id("i")).Op("=").Add(kernels.EmitSignedUniform(r, 0.5, 2)))),
+				vec...)),
 	)
 }
 
