@@ -68,6 +68,8 @@ followed by a Go loop for the epilogue but onednn; the attention ones for
 attention_causal too, masked):
   softmax    naive     plain Go, three loops per row with math.Exp
              onednn    oneDNN's softmax primitive
+             onednn-bf16, onednn-f16
+                       the same on 16-bit buffers (below)
   gemm       naive     plain Go i-k-j loops, one goroutine; left out above
                        2e10 FLOPs
              gonum     gonum's blas32.Gemm
@@ -79,6 +81,8 @@ attention_causal too, masked):
              onednn    oneDNN's matmul primitive; for gemm_bias and
                        gemm_bias_relu with the bias and ReLU fused (bias
                        argument, eltwise post-op) instead of a Go loop
+             onednn-bf16, onednn-f16
+                       the same on 16-bit matrices (below)
   attention  naive     plain Go loops: per head, the S×S scores, a softmax
                        per row, the weights times V; one goroutine; left out
                        above 2e10 FLOPs
@@ -89,6 +93,8 @@ attention_causal too, masked):
              onednn    oneDNN's batched matmul for Q·Kᵀ/√D over all heads
                        (causal: the mask added by a post-op), its softmax in
                        place, its batched matmul for the weights times V
+             onednn-bf16, onednn-f16
+                       the same with every buffer 16-bit (below)
 @other baselines@
   With --dtype bf16 or f16 the tuned kernel reads and writes 16 bits;
   the baselines above are float32 and run on the same values, and

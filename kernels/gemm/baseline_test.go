@@ -15,8 +15,8 @@ import (
 	_ "gonum.org/v1/gonum/blas/blas32"
 )
 
-// The baselines are naive and gonum, then openblas in builds with the
-// openblas tag (openblas_test.go tests it); gonum's module is one
+// The baselines are naive and gonum, then openblas, libxsmm and onednn's
+// in builds with their tags (their _test.go files test them); gonum's module is one
 // autotune's go.mod requires, and its emitted code calls blas32.Gemm.
 // TestKernels checks every baseline against the reference on every test
 // shape.
@@ -26,8 +26,8 @@ func TestBaselines(t *testing.T) {
 		names = append(names, b.Name)
 	}
 	want := []string{"naive", "gonum"}
-	if len(openblasBaselines) > 0 {
-		want = append(want, "openblas")
+	for _, b := range slices.Concat(openblasBaselines, libxsmmBaselines, onednnBaselines(noEpilogue)) {
+		want = append(want, b.Name)
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("baselines %v, want %v", names, want)
