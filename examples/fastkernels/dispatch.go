@@ -311,7 +311,7 @@ func init() {
 	})
 }
 
-// softmaxOp is the dispatch state of softmax (template softmax-5-a95dbce9d6db).
+// softmaxOp is the dispatch state of softmax (template softmax-6-8a0ed196b057).
 var softmaxOp = &opState{
 	def:  4,
 	dims: []string{"rows", "cols"},
@@ -349,7 +349,7 @@ var softmaxOp = &opState{
 		},
 	},
 	name:     "softmax",
-	template: "softmax-5-a95dbce9d6db",
+	template: "softmax-6-8a0ed196b057",
 }
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -49,7 +49,7 @@ Templates:
 	gemm_bias_relu     gemm-bias-relu-9-48af3ee1018b
 	layernorm          layernorm-norm-5-ba9d0d4e095d
 	rmsnorm            rmsnorm-norm-8-257eabbe004e
-	softmax            softmax-5-a95dbce9d6db
+	softmax            softmax-6-8a0ed196b057
 
 Workloads, with the median of the winner as autotune measured it:
 

@@ -2165,6 +2165,21 @@ func fillSoftmax3(shape []int, r *rand.Rand, ins [][]float32) {
 		}
 	}
 }
+func fillSoftmax7(_ []int, r *rand.Rand, ins [][]float32) {
+	x := ins[0]
+	for i := range x {
+		x[i] = func() float32 {
+			v := float32(0.125 + 3.875*r.Float64())
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		}()
+		if i%23 == 0 {
+			x[i] = -84
+		}
+	}
+}
 
 // softmaxTest checks softmax.
 func softmaxTest() opTest {
@@ -2204,6 +2219,14 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
+				kernel:  0,
+				rel:     2.614241638183594e-05,
+				set:     4,
+				shape:   []int{64, 4096},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
 				kernel:  1,
 				rel:     1.851302185058594e-05,
 				set:     0,
@@ -2236,6 +2259,14 @@ func softmaxTest() opTest {
 			},
 			{
 				abs:     1e-37,
+				kernel:  1,
+				rel:     1.851302185058594e-05,
+				set:     4,
+				shape:   []int{512, 1024},
+				variant: "exact",
+			},
+			{
+				abs:     1e-37,
 				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     0,
@@ -2269,6 +2300,14 @@ func softmaxTest() opTest {
 			{
 				abs:     1e-37,
 				kernel:  3,
+				rel:     1.11220458984375e-05,
+				set:     4,
+				shape:   []int{1, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     0,
 				shape:   []int{2, 3},
@@ -2295,6 +2334,14 @@ func softmaxTest() opTest {
 				kernel:  3,
 				rel:     1.1296580411808223e-05,
 				set:     3,
+				shape:   []int{2, 3},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     1.1296580411808223e-05,
+				set:     4,
 				shape:   []int{2, 3},
 				variant: "nearest 64x4096",
 			},
@@ -2327,6 +2374,14 @@ func softmaxTest() opTest {
 				kernel:  3,
 				rel:     1.1743257731309889e-05,
 				set:     3,
+				shape:   []int{7, 13},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     1.1743257731309889e-05,
+				set:     4,
 				shape:   []int{7, 13},
 				variant: "nearest 64x4096",
 			},
@@ -2359,6 +2414,14 @@ func softmaxTest() opTest {
 				kernel:  3,
 				rel:     1.11220458984375e-05,
 				set:     3,
+				shape:   []int{3, 1},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     1.11220458984375e-05,
+				set:     4,
 				shape:   []int{3, 1},
 				variant: "nearest 64x4096",
 			},
@@ -2391,6 +2454,14 @@ func softmaxTest() opTest {
 				kernel:  3,
 				rel:     2.6144278913312204e-05,
 				set:     3,
+				shape:   []int{65, 4097},
+				variant: "nearest 64x4096",
+			},
+			{
+				abs:     1e-37,
+				kernel:  3,
+				rel:     2.6144278913312204e-05,
+				set:     4,
 				shape:   []int{65, 4097},
 				variant: "nearest 64x4096",
 			},
@@ -2423,6 +2494,14 @@ func softmaxTest() opTest {
 				kernel:  2,
 				rel:     1.851674623183352e-05,
 				set:     3,
+				shape:   []int{513, 1025},
+				variant: "nearest 512x1024",
+			},
+			{
+				abs:     1e-37,
+				kernel:  2,
+				rel:     1.851674623183352e-05,
+				set:     4,
 				shape:   []int{513, 1025},
 				variant: "nearest 512x1024",
 			},
@@ -2459,6 +2538,7 @@ func softmaxTest() opTest {
 			{"large", fillSoftmax1},
 			{"neginf", fillSoftmax2},
 			{"constant", fillSoftmax3},
+			{"subnormal", fillSoftmax7},
 		},
 	}
 }

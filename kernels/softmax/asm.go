@@ -259,6 +259,12 @@ type asmWriter struct {
 	// whole and tail, for a specialised kernel: the whole vectors of a
 	// row, and the elements of its partial vector (0: none).
 	whole, tail int
+	// ne are the vectors convert=cvtne stored since the last checkNE,
+	// slow its out-of-line code, written after RET; labels numbers the
+	// checks.
+	ne     []goasm.NE
+	slow   []string
+	labels int
 }
 
 func (a *asmWriter) w(format string, args ...any) { fmt.Fprintf(&a.b, "\t"+format+"\n", args...) }
@@ -356,6 +362,9 @@ func (a *asmWriter) file() {
 	a.label("done")
 	a.w("VZEROUPPER")
 	a.w("RET")
+	for _, l := range a.slow {
+		a.w("%s", l)
+	}
 }
 
 // setup writes what is set once per call: the bounds of a generic
@@ -471,6 +480,7 @@ func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
 				a.w("%s", bodies[u][i])
 			}
 		}
+		a.checkNE()
 		a.w("ADDQ $%d, CX", a.vb*k.unroll)
 		a.w("CMPQ CX, %s", groupBytes)
 		a.w("JLT %s_group", name)
@@ -485,6 +495,7 @@ func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
 		for _, l := range body(0, false) {
 			a.w("%s", l)
 		}
+		a.checkNE()
 		a.w("ADDQ $%d, CX", a.vb)
 		a.w("CMPQ CX, %s", vecBytes)
 		a.w("JLT %s_one", name)
@@ -504,6 +515,7 @@ func (a *asmWriter) sweep(name string, body func(u int, masked bool) []string) {
 	for _, l := range body(0, true) {
 		a.w("%s", l)
 	}
+	a.checkNE()
 	if k.generic {
 		a.label(name + "_end")
 	}

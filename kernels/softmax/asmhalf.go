@@ -19,6 +19,17 @@ import (
 // measured 1.6× slower at 4096×1024 bf16 on two cores: the exp, not
 // memory, bounds these rows there.)
 
+// With convert=cvtne a bf16 kernel on Z registers (AVX512-BF16) rounds
+// the scaling's vectors with VCVTNEPS2BF16, one instruction for
+// convert=reg's nine, and the same bits: the vectors of a group that hold
+// a subnormal, which the instruction flushes to zero, are stored again
+// with reg's rounding, out of line, when the check that ends the group
+// finds one (goasm.Reg16.NarrowNE, CheckNE). An f16 kernel of
+// convert=cvtne, which the space offers since it does not see the dtype,
+// is convert=reg's; an f16 search leaves the value out
+// (SearchConstraints).
+const cvtne = "cvtne"
+
 // reg16 returns the conversions of a convert=reg kernel: on Z registers
 // bf16's constants in acc to acc+2, free during the scaling; on Y
 // registers in a table (bf16Sym).
@@ -130,6 +141,11 @@ func (a *asmWriter) scaleHalf(u int, masked bool) []string {
 	case masked:
 		addr = ""
 	}
+	if a.cvtne {
+		v := goasm.NE{P: p, X: a.v(r.x + u), T: a.v(r.k + u), Nan: fmt.Sprintf("K%d", 2+u), Addr: addr, Mask: mask}
+		a.ne = append(a.ne, v)
+		return append(out, a.reg16().NarrowNE(v)...)
+	}
 	out = append(out, a.reg16().Narrow(p, a.v(r.x+u), a.v(r.k+u), a.v(r.acc+u), fmt.Sprintf("K%d", 2+u), addr, mask)...)
 	if addr != "" {
 		return out
@@ -138,6 +154,21 @@ func (a *asmWriter) scaleHalf(u int, masked bool) []string {
 		return append(out, goasm.StoreWordsTo(x16(r.x+u), "DI", "R9", "DX", a.pass+"_st")...)
 	}
 	return append(out, goasm.StoreWords(x16(r.x+u), "DI", a.tail)...)
+}
+
+// checkNE ends the vectors convert=cvtne stored since the last call: those
+// holding a subnormal are stored again (goasm.Reg16.CheckNE), out of
+// line, after RET.
+func (a *asmWriter) checkNE() {
+	if len(a.ne) == 0 {
+		return
+	}
+	a.labels++
+	inline, slow := a.reg16().CheckNE(a.ne, fmt.Sprintf("%s_ne%d", a.pass, a.labels))
+	for _, l := range inline {
+		a.w("%s", l)
+	}
+	a.slow, a.ne = append(a.slow, slow...), nil
 }
 
 // scaleHalfSetup writes what the scaling needs before its loops: on Z

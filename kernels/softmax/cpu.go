@@ -16,12 +16,12 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-5"
+const revision = "softmax-6"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-5"
+const genericRevision = "softmax-generic-6"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512 or AVX2.
@@ -36,6 +36,16 @@ var Template = kernels.Template{
 	Estimate:  estimate,
 	Go:        goEmitter{},
 	Baselines: baselines,
+	// An f16 kernel of convert=cvtne is convert=reg's (asmhalf.go).
+	SearchConstraints: func(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
+		if dt != dtype.F16 {
+			return nil
+		}
+		return []schedule.Constraint{{Name: "cvtne_needs_bf16", OK: func(c schedule.Config) bool {
+			v, ok := c.Lookup(kernels.ConvertKnob)
+			return !ok || v.Str() != cvtne
+		}}}
+	},
 }
 
 // goEmitter is Template's emitter: specialised (emitGo, emitAsm),
@@ -79,7 +89,7 @@ var (
 	exps       = []string{"f64", "poly4", "poly5"}
 	chunkSizes = []int{1, 4, 16, 64}
 	codes      = []string{"go", "asm"}
-	converts   = []string{"block", "reg"}
+	converts   = []string{"block", "reg", cvtne}
 )
 
 // expDegree maps the exp knob to golang.NewExp's degree.
@@ -155,6 +165,9 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !c.Bool("prefetch") || !goCode(c) }},
 		// Conversions in registers are the assembly's (asmhalf.go).
 		{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return c.Str("convert") == "block" || !goCode(c) }},
+		{Name: "cvtne_needs_avx512_bf16", OK: func(c schedule.Config) bool {
+			return c.Str("convert") != cvtne || isa.AVX512BF16 && c.Int("vec") == asmLanes
+		}},
 	}...)
 	if arm64 {
 		constraints = append(constraints, schedule.Constraint{Name: "neon_needs_asm", OK: func(c schedule.Config) bool {

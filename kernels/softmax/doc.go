@@ -31,7 +31,9 @@
 //	                            scratch around the float32 rows
 //	                reg         bf16 and f16, asm on amd64: the assembly loads and
 //	                            stores 16 bits, converting in registers; for f32
-//	                            the two values emit the same code
+//	                            the values emit the same code
+//	                cvtne       bf16, asm on AVX-512 with AVX512-BF16: reg, the
+//	                            stores rounded by VCVTNEPS2BF16 (for f16, reg)
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
 // ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
@@ -43,8 +45,9 @@
 // polynomial exp, at most four vectors in flight on AVX-512's 32
 // registers, two on AVX2's 16; it inherits the vector width's ISA
 // constraint); prefetch_needs_asm (archsimd has no prefetch);
-// convert_reg_needs_asm, and on arm64 convert_reg_needs_amd64 (NEON
-// kernels convert in Go).
+// convert_reg_needs_asm, cvtne_needs_avx512_bf16 (and vec=16), and on
+// arm64 convert_reg_needs_amd64 (NEON kernels convert in Go). An f16
+// search leaves cvtne out (SearchConstraints).
 // The unroll is capped at the vectors a row holds when the code is
 // emitted.
 //
@@ -144,9 +147,15 @@
 // and the scaling, so the sums store e^(x-m) into a float32 row of
 // scratch (from a sync.Pool, in the caches), which the scaling reads: the
 // output equals convert=block's bit for bit, which TestHalfKernels
-// checks. The space does not know the dtype, so for f32 the two values
-// are one kernel measured twice; the default is reg on amd64 with
-// vectors.
+// checks. The space does not know the dtype, so for f32 the values
+// are one kernel measured twice (a float32 search pins convert); the
+// default is reg on amd64 with vectors. convert=cvtne (softmax-6) rounds
+// the scaling's bf16 vectors with VCVTNEPS2BF16, one instruction for
+// nine, with the same bits: an unrolled group's vectors are checked for
+// subnormals after their stores and stored again with reg's rounding
+// when one holds some (asmhalf.go); the input set subnormal puts
+// subnormal outputs in a few lanes. On the Zen 4 VM it took bf16
+// 4096x1024 about 8% off reg's time (docs/benchmarks.md).
 //
 // # CUDA
 //
@@ -303,7 +312,8 @@
 // revision and genericRevision as well, so a change to the bf16 or f16
 // code alone, codegen/golang's and codegen/goasm's conversions included,
 // needs the bump too. Revision softmax-3 added code and prefetch,
-// softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert; the
+// softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert, softmax-6
+// convert=cvtne; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
 // (tune/lab/testdata) still replay: only for replay, never to tune, emit or

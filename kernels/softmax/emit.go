@@ -41,6 +41,9 @@ type kernel struct {
 	// otherwise blocks of rows convert into float32 scratch around the
 	// float32 rows (half.go)
 	reg bool
+	// cvtne: a convert=reg kernel of bf16 on Z registers that rounds its
+	// stores with VCVTNEPS2BF16 (convert=cvtne, asmhalf.go)
+	cvtne bool
 }
 
 func emitGo(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.Config) {
@@ -107,7 +110,8 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 	}
 	var half golang.Half
 	asm := cfg.Str("code") == "asm"
-	reg := dt.Size() == 2 && asm && cfg.Str("convert") == "reg"
+	convert := cfg.Str("convert")
+	reg := dt.Size() == 2 && asm && (convert == "reg" || convert == cvtne)
 	if dt.Size() == 2 {
 		// Whole vectors convert in assembly at the kernel's own level:
 		// amd64's vectors mean AVX2 at least (goasm.Half). NEON's kernels
@@ -115,9 +119,10 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !reg}
 	}
 	return kernel{
-		half: half,
-		reg:  reg,
-		name: name, cfg: cfg,
+		half:  half,
+		reg:   reg,
+		cvtne: reg && convert == cvtne && dt == dtype.BF16 && lanes == asmLanes,
+		name:  name, cfg: cfg,
 		v:        v,
 		lanes:    lanes,
 		unroll:   cfg.Int("unroll"),

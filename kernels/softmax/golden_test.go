@@ -40,7 +40,8 @@ func TestGolden(t *testing.T) {
 // halfGoldens are the configs whose bf16 and f16 code is checked in, with
 // tails in every row: blocks of rows converted around the archsimd rows
 // (convert=block, code=go) and around the assembly rows, the conversions
-// in the assembly's registers (convert=reg) on AVX-512 and on AVX2, and
+// in the assembly's registers (convert=reg) on AVX-512 and on AVX2, with
+// VCVTNEPS2BF16 (convert=cvtne), and
 // scalar rows with Go's conversions. halfGenericGoldens are the
 // shape-generic forms of the conversions in registers and of the archsimd
 // rows, halfPlainGoldens the plain form (kernels.AMD64Plain) of the
@@ -50,6 +51,7 @@ var (
 		{Name: "block_online_vec16_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
 		{Name: "block_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block"},
 		{Name: "reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg"},
+		{Name: "cvtne_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=cvtne"},
 		{Name: "reg_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=reg"},
 		{Name: "block_scalar", Shape: "3x17", DType: dtype.F16, Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
 	}
@@ -64,7 +66,9 @@ var (
 // shape-generic and plain, with testdata/golden_half.sum: a line for
 // revision, one for genericRevision and one for revision's plain form.
 func TestGoldenHalf(t *testing.T) {
-	kerneltest.CheckGolden(t, cpu(2, avx512), filepath.Join("testdata", "golden_half.sum"), "cpu.go",
+	bf16 := avx512
+	bf16.AVX512BF16 = true // for convert=cvtne
+	kerneltest.CheckGolden(t, cpu(2, bf16), filepath.Join("testdata", "golden_half.sum"), "cpu.go",
 		kerneltest.GoldenSet{Template: &Template, Revision: revision, FuncPrefix: "Softmax", Goldens: halfGoldens},
 		kerneltest.GoldenSet{Template: &Template, Revision: genericRevision, FuncPrefix: "SoftmaxGeneric", Goldens: halfGenericGoldens, Generic: true},
 		kerneltest.GoldenSet{Template: &Template, Revision: revision, FilePrefix: "plain_", FuncPrefix: "Softmax", Goldens: halfPlainGoldens, Plain: true})

@@ -21,7 +21,8 @@ var halfShapes = [][]int{{1, 1}, {2, 13}, {3, 17}, {5, 48}, {7, 1023}, {131, 33}
 // reference with the tolerance of a 16-bit output. A sample is enough: the
 // float32 tests sweep every config, and a 16-bit kernel wraps the same
 // float32 rows. Each assembly config of the sample is checked with
-// convert=reg too, whose outputs must equal convert=block's bit for bit
+// convert=reg too, and on a host with AVX512-BF16 with convert=cvtne,
+// whose outputs must equal convert=block's bit for bit
 // (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
 // lane lost at a row's end, fails there even where the tolerance would
 // pass it.
@@ -39,11 +40,16 @@ func TestHalfKernels(t *testing.T) {
 					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape})
 					if Template.Go.Asm(cfg) {
 						block := len(specs)
-						reg := withConvert(t, cfg, Template.Space(shape, host), "reg")
-						specs = append(specs,
-							kerneltest.Spec{Config: cfg, Shape: shape, Plain: true},
-							kerneltest.Spec{Config: reg, Shape: shape, Twin: block},
-							kerneltest.Spec{Config: reg, Shape: shape, Plain: true, Twin: block})
+						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
+						for _, to := range []string{"reg", cvtne} {
+							if c, ok := convertTo(cfg, Template.Space(shape, host), to); ok {
+								specs = append(specs,
+									kerneltest.Spec{Config: c, Shape: shape, Twin: block},
+									kerneltest.Spec{Config: c, Shape: shape, Plain: true, Twin: block})
+							} else if to == "reg" {
+								t.Fatalf("%s: no convert=reg twin", cfg)
+							}
+						}
 					}
 				}
 			}
@@ -55,13 +61,24 @@ func TestHalfKernels(t *testing.T) {
 				for _, shape := range halfShapes {
 					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Generic: true})
 					if Template.Go.Asm(cfg) {
-						specs = append(specs, kerneltest.Spec{Config: withConvert(t, cfg, sp, "reg"), Shape: shape, Generic: true, Twin: len(specs)})
+						block := len(specs)
+						specs = append(specs, kerneltest.Spec{Config: withConvert(t, cfg, sp, "reg"), Shape: shape, Generic: true, Twin: block})
+						if c, ok := convertTo(cfg, sp, cvtne); ok {
+							specs = append(specs, kerneltest.Spec{Config: c, Shape: shape, Generic: true, Twin: block})
+						}
 					}
 				}
 			}
 			kerneltest.CheckDType(t, &Template, dt, specs)
 		})
 	}
+}
+
+// convertTo returns cfg, a point of sp, with convert=value, and whether
+// that is valid in sp (cvtne is only on Z registers with AVX512-BF16).
+func convertTo(cfg schedule.Config, sp *schedule.Space, value string) (schedule.Config, bool) {
+	c, err := sp.Parse(strings.Replace(cfg.String(), "convert="+cfg.Str("convert"), "convert="+value, 1))
+	return c, err == nil && sp.Check(c) == nil
 }
 
 // withConvert returns cfg, a point of sp, with convert=value.

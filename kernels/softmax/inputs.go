@@ -20,7 +20,9 @@ import (
 // ±[6e4, 65504], where x-max reaches -131008 (beyond f16, so a kernel
 // must subtract in float32) and every output but the row's largest is 0;
 // and logits among f16's subnormals, ±[6e-8, 6e-5], whose outputs are
-// near 1/cols.
+// near 1/cols. Last, so that the sets before it keep their streams, f32
+// and bf16 have logits of which one in 23 is -84 (fillSubnormal): outputs
+// among float32's subnormals, in a few lanes.
 var inputs = []kernels.InputSet{
 	kernels.Uniform("uniform", 0.125, 4),
 	kernels.Uniform("large", 100, 400),
@@ -29,6 +31,7 @@ var inputs = []kernels.InputSet{
 	constantRows("constant16", 1e4, 6e4, dtype.F16),
 	f16Only(kernels.Uniform("top16", 6e4, 65504)),
 	f16Only(kernels.Uniform("subnormal16", 6e-8, 6e-5)),
+	{Name: "subnormal", Fill: fillSubnormal, EmitFill: emitFillSubnormal, DTypes: []dtype.DType{dtype.F32, dtype.BF16}},
 }
 
 // f16Only restricts set to f16.

@@ -46,6 +46,39 @@ func emitFillNegInf(f *jen.File, name string) {
 	)
 }
 
+// fillSubnormal draws logits from ±[0.125, 4] but makes one in 23 -84,
+// whose outputs, e^(-84-max)/sum, fall among float32's subnormals (below
+// 1.2e-38) in rows of more than a few elements: a few lanes of some
+// vectors, which a conversion that flushes subnormals to zero
+// (VCVTNEPS2BF16, convert=cvtne) gets wrong in bits.
+func fillSubnormal(_ []int, r *rand.Rand, ins [][]float32) {
+	x := ins[0]
+	for i := range x {
+		x[i] = kernels.SignedUniform(r, 0.125, 4)
+		if i%subnormalEvery == 0 {
+			x[i] = subnormalLogit
+		}
+	}
+}
+
+const (
+	subnormalEvery = 23
+	subnormalLogit = -84
+)
+
+// emitFillSubnormal writes fillSubnormal as plain Go.
+func emitFillSubnormal(f *jen.File, name string) {
+	id := jen.Id
+	x := id("x").Index(id("i"))
+	f.Func().Id(name).Params(id("_").Index().Int(), id("r").Op("*").Qual("math/rand/v2", "Rand"), id("ins").Index().Index().Float32()).Block(
+		id("x").Op(":=").Id("ins").Index(jen.Lit(0)),
+		jen.For(id("i").Op(":=").Range().Id("x")).Block(
+			x.Clone().Op("=").Add(kernels.EmitSignedUniform(id("r"), 0.125, 4)),
+			jen.If(id("i").Op("%").Lit(subnormalEvery).Op("==").Lit(0)).Block(x.Clone().Op("=").Lit(subnormalLogit)),
+		),
+	)
+}
+
 // constantBound is the largest magnitude of the constant set: a row of
 // one huge value must give 1/cols, as x-max is 0 whatever x.
 const constantBound = 1e30
