@@ -242,12 +242,17 @@ const ConvertKnob = "convert"
 // ConvertDot is the value of ConvertKnob that names the VDPBF16PS forms.
 const ConvertDot = "dot"
 
+// ConvertCVTNE is the value of ConvertKnob that names the forms whose bf16
+// stores round with VCVTNEPS2BF16; its f16 kernels are another value's.
+const ConvertCVTNE = "cvtne"
+
 // SearchSpace is the space a search explores for shape and element type
 // dt on target: Space, with ConvertKnob pinned to its first value when
 // dt's elements are 32-bit, since every value then names the same float32
-// kernel and a search would time it once per name; without ConvertDot for
-// f16, whose kernels of that value are those of another (each template's
-// doc says which); and with the template's SearchConstraints for dt.
+// kernel and a search would time it once per name; without ConvertDot and
+// ConvertCVTNE for f16, whose kernels of those values are those of another
+// (each template's doc says which); and with the template's
+// SearchConstraints for dt.
 func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target) *schedule.Space {
 	space := t.Space(shape, target)
 	switch dt = cmp.Or(dt, dtype.Default); {
@@ -257,6 +262,9 @@ func (t Template) SearchSpace(shape []int, dt dtype.DType, target device.Target)
 		space = space.With(schedule.Constraint{Name: "dot_needs_bf16", OK: func(c schedule.Config) bool {
 			v, ok := c.Lookup(ConvertKnob)
 			return !ok || v.Str() != ConvertDot
+		}}, schedule.Constraint{Name: "cvtne_needs_bf16", OK: func(c schedule.Config) bool {
+			v, ok := c.Lookup(ConvertKnob)
+			return !ok || v.Str() != ConvertCVTNE
 		}})
 	}
 	if t.SearchConstraints != nil {

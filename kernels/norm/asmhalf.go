@@ -7,6 +7,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 )
 
 // With convert=reg a bf16 or f16 kernel's assembly reads x and writes y
@@ -28,8 +29,8 @@ import (
 // the instruction would flush to zero, takes convert=reg's rounding
 // (goasm.Reg16.NarrowNE). An f16 kernel of convert=cvtne, which the space
 // offers since it does not see the dtype, is convert=reg's; an f16
-// search leaves the value out (SearchConstraints).
-const cvtne = "cvtne"
+// search leaves the value out (kernels.Template.SearchSpace).
+const cvtne = kernels.ConvertCVTNE
 
 // The assembly of convert=reg and cvtne reads gamma (and beta) as
 // float32s: the rows function widens them at each call, a chunk of rows

@@ -7,7 +7,6 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/neon"
 	"github.com/autotune-dev/autotune/device"
-	"github.com/autotune-dev/autotune/dtype"
 	"github.com/autotune-dev/autotune/kernels"
 	"github.com/autotune-dev/autotune/schedule"
 )
@@ -65,16 +64,6 @@ func (k kind) cpuTemplate() kernels.Template {
 		Dominated: kernels.ScalarDominated,
 		Go:        goEmitter{k},
 		Baselines: k.baselines(),
-		// An f16 kernel of convert=cvtne is convert=reg's (asmhalf.go).
-		SearchConstraints: func(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
-			if dt != dtype.F16 {
-				return nil
-			}
-			return []schedule.Constraint{{Name: "cvtne_needs_bf16", OK: func(c schedule.Config) bool {
-				v, ok := c.Lookup(kernels.ConvertKnob)
-				return !ok || v.Str() != cvtne
-			}}}
-		},
 	}
 }
 

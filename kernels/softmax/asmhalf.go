@@ -5,6 +5,7 @@ import (
 
 	"github.com/autotune-dev/autotune/codegen/goasm"
 	"github.com/autotune-dev/autotune/dtype"
+	"github.com/autotune-dev/autotune/kernels"
 )
 
 // With convert=reg a bf16 or f16 kernel's assembly reads and writes the
@@ -27,8 +28,8 @@ import (
 // finds one (goasm.Reg16.NarrowNE, CheckNE). An f16 kernel of
 // convert=cvtne, which the space offers since it does not see the dtype,
 // is convert=reg's; an f16 search leaves the value out
-// (SearchConstraints).
-const cvtne = "cvtne"
+// (kernels.Template.SearchSpace).
+const cvtne = kernels.ConvertCVTNE
 
 // reg16 returns the conversions of a convert=reg kernel: on Z registers
 // bf16's constants in acc to acc+2, free during the scaling; on Y

@@ -36,16 +36,6 @@ var Template = kernels.Template{
 	Estimate:  estimate,
 	Go:        goEmitter{},
 	Baselines: baselines,
-	// An f16 kernel of convert=cvtne is convert=reg's (asmhalf.go).
-	SearchConstraints: func(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
-		if dt != dtype.F16 {
-			return nil
-		}
-		return []schedule.Constraint{{Name: "cvtne_needs_bf16", OK: func(c schedule.Config) bool {
-			v, ok := c.Lookup(kernels.ConvertKnob)
-			return !ok || v.Str() != cvtne
-		}}}
-	},
 }
 
 // goEmitter is Template's emitter: specialised (emitGo, emitAsm),

@@ -47,7 +47,7 @@
 // constraint); prefetch_needs_asm (archsimd has no prefetch);
 // convert_reg_needs_asm, cvtne_needs_avx512_bf16 (and vec=16), and on
 // arm64 convert_reg_needs_amd64 (NEON kernels convert in Go). An f16
-// search leaves cvtne out (SearchConstraints).
+// search leaves cvtne out (kernels.Template.SearchSpace).
 // The unroll is capped at the vectors a row holds when the code is
 // emitted.
 //
