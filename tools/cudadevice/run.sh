@@ -30,7 +30,7 @@
 # attention, causal and not, against SDPA's flash backend, with the
 # tensor-core changes of 2026-11-28 that have not run on a GPU; softmax
 # 16384x16384 in bf16 and f16, which the input sets' preparation kept from
-# tuning before; GEMM 4096³ in f16 and bf16 against torch.mm, with the
+# tuning before; GEMM 4096³ in f16 and bf16 and 8192³ in bf16 against torch.mm, with the
 # 64-deep slices, four stages, 64x64 warp tiles and grouped launch order of
 # gemm-cuda-4, which no GPU has run yet), BENCHES is
 # empty (the tunes are compared with PyTorch; bench --device reruns the
@@ -42,8 +42,9 @@ attention 1x16x4096x128 bf16 28
 attention_causal 1x16x4096x128 bf16 28
 softmax 16384x16384 bf16 45
 softmax 16384x16384 f16 35
-gemm 4096x4096x4096 f16 20
-gemm 4096x4096x4096 bf16 20'
+gemm 4096x4096x4096 f16 25
+gemm 4096x4096x4096 bf16 30
+gemm 8192x8192x8192 bf16 30'
 TUNES=${TUNES-$issue24_tunes}
 BENCHES=${BENCHES-}
 TORCH_WORKLOADS=${TORCH_WORKLOADS-$(awk '{printf "%s:%s:%s ", $1, $2, $3}' <<<"$issue24_tunes")}
