@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,7 +85,8 @@ func TestCUDAHalfGolden(t *testing.T) {
 // TestCUDAHalfGeometry checks, for every valid config of a few shapes on
 // sm_80, sm_86 and sm_90, that the tensor-core kernel launches the
 // float32 kernel's block and grid, that its shared memory fits the
-// target where a bf16 search would explore it, and
+// target where a bf16 search would explore it, that the estimate does not
+// rule such a config out (+Inf), and
 // that its warps tile the block tile with warp tiles of tm·tn elements a
 // thread.
 func TestCUDAHalfGeometry(t *testing.T) {
@@ -102,6 +104,9 @@ func TestCUDAHalfGeometry(t *testing.T) {
 				f32 := newCUDAGeometry(shape, cfg)
 				if grid := [3]int{ceilDiv(shape[1], f32.bn), ceilDiv(shape[0], f32.bm), 1}; k.Grid != grid || k.Block != [3]int{f32.threads, 1, 1} {
 					t.Fatalf("%s %v %s: launch %v %v, the float32 kernel's %v %d", arch, shape, cfg, k.Grid, k.Block, grid, f32.threads)
+				}
+				if est := CUDATemplate.Estimate(shape, target, cfg); search.Valid(cfg) && math.IsInf(est, 1) {
+					t.Fatalf("%s %v %s: a bf16 search explores it, its estimate is +Inf (resident blocks from the float32 kernel's shared memory?)", arch, shape, cfg)
 				}
 				if fits := k.SharedBytes <= target.GPU.SharedMemPerBlockOptin; fits != search.Valid(cfg) {
 					t.Fatalf("%s %v %s: %d bytes of shared memory of the %d of %s; a bf16 search explores it: %v", arch, shape, cfg, k.SharedBytes, target.GPU.SharedMemPerBlockOptin, arch, search.Valid(cfg))

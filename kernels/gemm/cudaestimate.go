@@ -40,7 +40,11 @@ func cudaEstimate(shape []int, target device.Target, cfg schedule.Config) float6
 	case g.stages == 2:
 		overlap = 0.85
 	}
-	blocks := min(gpu.MaxBlocksPerSM, gpu.SharedMemPerSM/max(1, g.smem), gpu.RegistersPerSM/max(1, g.regs*g.threads))
+	// Shared memory as the space counts it: the smaller of the float32
+	// and the 16-bit kernels' (a search of the dtype whose kernel does
+	// not fit has left the config out).
+	smem := min(g.smem, halfSharedBytes(cfg))
+	blocks := min(gpu.MaxBlocksPerSM, gpu.SharedMemPerSM/max(1, smem), gpu.RegistersPerSM/max(1, g.regs*g.threads))
 	occupancy := min(1, float64(blocks*g.threads/32)/8)
 	if occupancy == 0 {
 		return math.Inf(1)
