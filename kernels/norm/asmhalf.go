@@ -25,9 +25,10 @@ import (
 
 // With convert=cvtne a bf16 kernel on Z registers (AVX512-BF16) rounds
 // each output vector with VCVTNEPS2BF16, one instruction for convert=reg's
-// nine, and the same bits: a vector holding a subnormal float32, which
-// the instruction would flush to zero, takes convert=reg's rounding
-// (goasm.Reg16.NarrowNE). An f16 kernel of convert=cvtne, which the space
+// nine, and the same bits: the vectors of a group, one of which holds a
+// subnormal float32 that the instruction flushes to zero, are stored
+// again with convert=reg's rounding (goasm.Reg16.NarrowNE and CheckNE,
+// checkNE after each sweep's group). An f16 kernel of convert=cvtne, which the space
 // offers since it does not see the dtype, is convert=reg's; an f16
 // search leaves the value out (kernels.Template.SearchSpace).
 const cvtne = kernels.ConvertCVTNE

@@ -145,7 +145,8 @@
 // LayerNorm's norm-5: until then the check was per vector, inside the
 // interleaved bodies, so that a group tested the last vector's flags
 // only, and a subnormal in its last vector skipped the other vectors'
-// stores; the subnormal input set, which norm-6 lacked, finds both). On the Zen 4 VM it took
+// stores; on the subnormal input set, which norm-6 lacked, a check of
+// the last vector only fails TestHalfKernels). On the Zen 4 VM it took
 // LayerNorm bf16 4096x1024 from 1.30× slower than the f32 kernel to
 // faster than it (docs/benchmarks.md).
 //
