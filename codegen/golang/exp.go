@@ -47,13 +47,29 @@ type ExpConst struct {
 	Val       float32
 }
 
+// exp2Poly3 holds the coefficients c0…c3 of p(f) ≈ 2^f on [-1/2, 1/2],
+// lowest first, minimax for relative error (7.5e-5; Remez exchange in
+// float64), rounded to float32: the degree-3 exp of codegen/goasm, which
+// reduces x·log2e rather than x (ExpConsts).
+var exp2Poly3 = []float32{0.999928057, 0.693260968, 0.242611125, 0.0551716685}
+
 // ExpConsts returns the constants of the polynomial exp of the given degree
 // (4 or 5), in the order Consts declares them: expMin, expLog2e, expShift,
 // expNegLn2Hi, expNegLn2Lo, then the coefficients expC0… lowest first.
 // codegen/goasm emits the same operations on the same constants, so that
-// its exp and this one give the same bits. It panics for other degrees.
+// its exp and this one give the same bits.
+//
+// Degree 3 is codegen/goasm's alone (NewExp has no such degree): e^x as
+// 2^t with t = x·log2e, n = round(t) and f = t - n from one fused
+// multiply-subtract, 2^f a degree-3 polynomial, so its constants are
+// expMin, expLog2e, expShift and expC0…expC3, without ln2's parts. Its
+// error, about 8e-5, is below the rounding of a bf16 or f16 result, not of
+// a float32 one. ExpConsts panics for other degrees.
 func ExpConsts(degree int) []ExpConst {
 	poly, ok := expPoly[degree]
+	if degree == 3 {
+		poly, ok = exp2Poly3, true
+	}
 	if !ok {
 		panic(fmt.Sprintf("golang: no exp polynomial of degree %d", degree))
 	}
@@ -61,13 +77,19 @@ func ExpConsts(degree int) []ExpConst {
 		{"expMin", "e^x rounds to 0 below: 2^n is 0 for n = -127", -88},
 		{"expLog2e", "", 1.442695},
 		{"expShift", "1.5·2^23 + 127: x·log2e + expShift rounds to an integer, n+127 in the low mantissa bits", 0x1.8p23 + 127},
-		{"expNegLn2Hi", "-ln2 in two parts, the first exact when multiplied by n", -0.693359375},
-		{"expNegLn2Lo", "", 2.12194440e-4},
+	}
+	first := "e^r on [-ln2/2, ln2/2], minimax for relative error"
+	if degree == 3 {
+		first = "2^f on [-1/2, 1/2], minimax for relative error"
+	} else {
+		defs = append(defs,
+			ExpConst{"expNegLn2Hi", "-ln2 in two parts, the first exact when multiplied by n", -0.693359375},
+			ExpConst{"expNegLn2Lo", "", 2.12194440e-4})
 	}
 	for i, c := range poly {
 		why := ""
 		if i == 0 {
-			why = "e^r on [-ln2/2, ln2/2], minimax for relative error"
+			why = first
 		}
 		defs = append(defs, ExpConst{"expC" + strconv.Itoa(i), why, c})
 	}
