@@ -24,11 +24,19 @@ import (
 // patterns, the specials, and vectors holding a subnormal, which CheckNE
 // stores again with Narrow's instructions, both alone and among normal
 // values, first or second in a pair; the last vector is partial, stored
-// under a mask, with the words past it left alone.
+// under a mask, with the words past it left alone. It does so with the
+// stores through the caches and streamed (Reg16.Stream), where CheckNE's
+// stores replace streamed ones.
 func TestNarrowNE(t *testing.T) {
 	if isa := device.Host().CPU.ISA; !isa.AVX512BF16 {
 		t.Skip("the host has no AVX512-BF16")
 	}
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) { testNarrowNE(t, stream) })
+	}
+}
+
+func testNarrowNE(t *testing.T, stream bool) {
 	var xs []float32
 	for h := range 1<<16 - 1 {
 		a, b := float64(dtype.BF16.Decode(uint16(h))), float64(dtype.BF16.Decode(uint16(h+1)))
@@ -55,7 +63,7 @@ func TestNarrowNE(t *testing.T) {
 	inf := float32(math.Inf(1))
 	xs = append(xs, inf, -inf, float32(math.NaN()), math.Float32frombits(0x7f800001), 0x1p-127, 3)
 
-	h := Reg16{DType: dtype.BF16, Lanes: 16, Consts: [3]string{"Z25", "Z26", "Z27"}}
+	h := Reg16{DType: dtype.BF16, Lanes: 16, Consts: [3]string{"Z25", "Z26", "Z27"}, Stream: stream}
 	var b strings.Builder
 	b.WriteString(Header)
 	b.WriteString("\n// func narrow(dst *uint16, src *float32, n int)\nTEXT ·narrow(SB), NOSPLIT, $0-24\n")
@@ -100,6 +108,9 @@ func TestNarrowNE(t *testing.T) {
 		w(l)
 	}
 	b.WriteString("done:\n")
+	if stream {
+		w("SFENCE")
+	}
 	w("VZEROUPPER")
 	w("RET")
 	for _, l := range slow {
@@ -113,6 +124,7 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"unsafe"
 )
 
 func narrow(dst *uint16, src *float32, n int)
@@ -124,6 +136,9 @@ func main() {
 		src[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	dst := make([]uint16, len(src)+16)
+	if uintptr(unsafe.Pointer(&dst[0]))%%32 != 0 {
+		panic("dst is not aligned for VMOVNTDQ")
+	}
 	for i := range dst {
 		dst[i] = 0xdead
 	}

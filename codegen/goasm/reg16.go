@@ -29,6 +29,13 @@ type Reg16 struct {
 	// and 0x40 in every lane (Reg16Consts): registers on Z registers,
 	// vectors of a table (Data) on Y registers, where registers are short.
 	Consts [3]string
+	// Stream stores whole vectors (an address and no mask) with
+	// VMOVNTDQ, past the caches, so that a store does not first read
+	// its line: the address must be aligned to the vector's words (32
+	// bytes on Z registers, 16 on Y), and the function ends with SFENCE
+	// to order the stores before the caller's. Partial vectors, under a
+	// mask or a word at a time, are stored through the caches.
+	Stream bool
 }
 
 // Reg16Consts are the constants of the bf16 rounding, in Consts' order.
@@ -143,18 +150,25 @@ func x16(v string) string { return "X" + v[1:] }
 // there, under mask when it is set (Z registers); without, the words are
 // left in x's X register (Y registers only), for StoreWords.
 func (h Reg16) Narrow(p, x, t, t2, nan, addr, mask string) []string {
+	// nt: the words go to the half of x's register that holds them, and
+	// from there past the caches.
+	nt := h.Stream && addr != "" && mask == ""
+	ntStore := fmt.Sprintf("VMOVNTDQ %s, %s", halfOf(x), addr)
 	if mask != "" {
 		addr = mask + ", " + addr
 	}
 	if h.DType == dtype.F16 {
-		if addr == "" {
+		switch {
+		case addr == "":
 			return []string{fmt.Sprintf("VCVTPS2PH $0, %s, %s", p, x16(x))}
+		case nt:
+			return []string{fmt.Sprintf("VCVTPS2PH $0, %s, %s", p, halfOf(x)), ntStore}
 		}
 		return []string{fmt.Sprintf("VCVTPS2PH $0, %s, %s", p, addr)}
 	}
 	c := h.Consts
 	if h.Lanes == 16 {
-		return []string{
+		out := []string{
 			fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
 			fmt.Sprintf("VPANDD %s, %s, %s", c[0], t, t),
 			fmt.Sprintf("VPADDD %s, %s, %s", c[1], p, x),
@@ -163,8 +177,11 @@ func (h Reg16) Narrow(p, x, t, t2, nan, addr, mask string) []string {
 			fmt.Sprintf("VCMPPS $3, %s, %s, %s", p, p, nan), // unordered: NaN
 			fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
 			fmt.Sprintf("VPORD %s, %s, %s, %s", c[2], t, nan, x),
-			fmt.Sprintf("VPMOVDW %s, %s", x, addr),
 		}
+		if nt {
+			return append(out, fmt.Sprintf("VPMOVDW %s, %s", x, halfOf(x)), ntStore)
+		}
+		return append(out, fmt.Sprintf("VPMOVDW %s, %s", x, addr))
 	}
 	out := []string{
 		fmt.Sprintf("VPSRLD $16, %s, %s", p, t),
@@ -178,10 +195,22 @@ func (h Reg16) Narrow(p, x, t, t2, nan, addr, mask string) []string {
 		fmt.Sprintf("VEXTRACTI128 $1, %s, %s", x, x16(t2)),
 		fmt.Sprintf("VPACKUSDW %s, %s, %s", x16(t2), x16(x), x16(x)), // words ≤ 0xffff: no saturation
 	}
-	if addr == "" {
+	switch {
+	case addr == "":
 		return out
+	case nt:
+		return append(out, ntStore)
 	}
 	return append(out, fmt.Sprintf("VMOVDQU %s, %s", x16(x), addr))
+}
+
+// halfOf returns the register of half the width of vector register v,
+// which holds v's elements narrowed to 16 bits: Y for Z, X for Y.
+func halfOf(v string) string {
+	if v[0] == 'Z' {
+		return "Y" + v[1:]
+	}
+	return x16(v)
 }
 
 // SetConsts returns the instructions that broadcast Reg16Consts into the
@@ -212,8 +241,11 @@ func (h Reg16) NarrowNE(v NE) []string {
 	}
 	y := "Y" + v.X[1:]
 	store := fmt.Sprintf("VMOVDQU16 %s, %s", y, v.Addr)
-	if v.Mask != "" {
+	switch {
+	case v.Mask != "":
 		store = fmt.Sprintf("VMOVDQU16 %s, %s, %s", y, v.Mask, v.Addr)
+	case h.Stream:
+		store = fmt.Sprintf("VMOVNTDQ %s, %s", y, v.Addr)
 	}
 	return []string{
 		fmt.Sprintf("VFPCLASSPSZ $0x20, %s, %s", v.P, v.Nan), // subnormal lanes
@@ -243,6 +275,13 @@ func (h Reg16) CheckNE(vs []NE, label string) (inline, slow []string) {
 	}
 	inline = append(inline, fmt.Sprintf("KORTESTW %s, %s", any, any), "JNZ "+label+"_slow", label+"_done:")
 	slow = []string{label + "_slow:"}
+	if h.Stream {
+		// The streamed stores are weakly ordered: SFENCE makes them
+		// visible before the stores through the caches that replace
+		// them.
+		slow = append(slow, "SFENCE")
+		h.Stream = false
+	}
 	for _, v := range vs {
 		slow = append(slow, h.Narrow(v.P, v.X, v.T, "", v.Nan, v.Addr, v.Mask)...)
 	}
