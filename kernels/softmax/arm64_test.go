@@ -30,13 +30,13 @@ func arm64Configs(t *testing.T, shape []int) []schedule.Config {
 	for _, u := range []int{1, 2, 4} {
 		for _, exp := range []string{"poly4", "poly5"} {
 			for _, pf := range []bool{false, true} {
-				texts = append(texts, fmt.Sprintf("vec=4,unroll=%d,algo=threepass,exp=%s,threads=1,rows_per_chunk=1,code=asm,prefetch=%t,convert=block", u, exp, pf))
+				texts = append(texts, fmt.Sprintf("vec=4,unroll=%d,algo=threepass,exp=%s,threads=1,rows_per_chunk=1,code=asm,prefetch=%t,convert=block,store=cached", u, exp, pf))
 			}
 		}
 	}
 	texts = append(texts,
-		"vec=4,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block")
+		"vec=4,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached")
 	var out []schedule.Config
 	for _, text := range texts {
 		cfg, err := sp.Parse(text)
@@ -65,7 +65,8 @@ func TestARM64Kernels(t *testing.T) {
 }
 
 // TestARM64Space checks that the arm64 space offers NEON in assembly
-// only, without amd64's vectors, and that its default is NEON.
+// only, without amd64's vectors, degree-3 exp or streamed stores, and
+// that its default is NEON.
 func TestARM64Space(t *testing.T) {
 	shape := []int{64, 100}
 	sp := Template.Space(shape, neoverse)
@@ -80,6 +81,8 @@ func TestARM64Space(t *testing.T) {
 			t.Fatalf("%s is valid on arm64", c)
 		case c.Int("vec") == 4 && c.Str("code") != "asm":
 			t.Fatalf("%s, NEON in Go, is valid on arm64", c)
+		case c.Str("exp") == poly3 || c.Str("store") == "stream":
+			t.Fatalf("%s, amd64's exp or stores, is valid on arm64", c)
 		case c.Int("vec") == 4:
 			neonAsm++
 		}
@@ -118,7 +121,7 @@ func TestARM64GenericKernels(t *testing.T) {
 		"unroll=4,exp=poly5,threads=1,rows_per_chunk=1",
 		"unroll=4,exp=poly4,threads=2,rows_per_chunk=1",
 	} {
-		cfg, err := sp.Parse("vec=4,algo=threepass,code=asm,prefetch=true,convert=block," + s)
+		cfg, err := sp.Parse("vec=4,algo=threepass,code=asm,prefetch=true,convert=block,store=cached," + s)
 		if err != nil {
 			t.Fatal(err)
 		}

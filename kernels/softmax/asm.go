@@ -210,6 +210,9 @@ func (k kernel) asmPasses() string {
 		pass = fmt.Sprintf("three passes over %s widened in registers: the maximum; e^(x-max) into tmp, float32, and its sum; "+
 			"tmp scaled by 1/sum, rounded to nearest even into dst", k.half.DType)
 	}
+	if k.stream {
+		pass += fmt.Sprintf("; dst's rows streamed past the caches where they are %d-byte aligned", 2*k.lanes)
+	}
 	if k.prefetch {
 		pass += "; the sums fetch the next row of src"
 	}
@@ -259,6 +262,9 @@ type asmWriter struct {
 	// whole and tail, for a specialised kernel: the whole vectors of a
 	// row, and the elements of its partial vector (0: none).
 	whole, tail int
+	// nt: the sweep being written streams its whole vectors
+	// (store=stream, goasm.Reg16.Stream).
+	nt bool
 	// ne are the vectors convert=cvtne stored since the last checkNE,
 	// slow its out-of-line code, written after RET; labels numbers the
 	// checks.
@@ -360,6 +366,9 @@ func (a *asmWriter) file() {
 	a.w("DECQ R8")
 	a.w("JNZ row")
 	a.label("done")
+	if k.stream {
+		a.w("SFENCE // order the streamed stores before the caller's")
+	}
 	a.w("VZEROUPPER")
 	a.w("RET")
 	for _, l := range a.slow {
@@ -650,7 +659,22 @@ func (a *asmWriter) scalePass() {
 	r := a.r
 	if a.reg {
 		a.scaleHalfSetup()
+		if a.stream {
+			// A row whose dst is aligned to a vector's words is
+			// streamed; another (a caller's unaligned slice) takes
+			// the stores through the caches below.
+			a.w("TESTQ $%d, DI // dst's row aligned for VMOVNTDQ?", a.vb-1)
+			a.w("JNZ scale_cached")
+			a.nt = true
+			a.sweep("scalent", a.scaleHalf)
+			a.nt = false
+			a.w("JMP scaled")
+			a.label("scale_cached")
+		}
 		a.sweep("scale", a.scaleHalf)
+		if a.stream {
+			a.label("scaled")
+		}
 		return
 	}
 	a.sweep("scale", func(u int, masked bool) []string {

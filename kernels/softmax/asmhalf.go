@@ -35,7 +35,7 @@ const cvtne = kernels.ConvertCVTNE
 // bf16's constants in acc to acc+2, free during the scaling; on Y
 // registers in a table (bf16Sym).
 func (a *asmWriter) reg16() goasm.Reg16 {
-	h := goasm.Reg16{DType: a.half.DType, Lanes: a.lanes}
+	h := goasm.Reg16{DType: a.half.DType, Lanes: a.lanes, Stream: a.nt}
 	if a.zmm {
 		for i := range h.Consts {
 			h.Consts[i] = a.v(a.r.acc + i)

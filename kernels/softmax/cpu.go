@@ -2,6 +2,7 @@ package softmax
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dave/jennifer/jen"
 
@@ -16,12 +17,12 @@ import (
 // revision is bumped by hand whenever the emitted code changes in a way the
 // knob space does not show (see the package doc); Version hashes it with the
 // space's description.
-const revision = "softmax-6"
+const revision = "softmax-7"
 
 // genericRevision is the revision of the shape-generic code
 // (emitGoGeneric), bumped by hand when that code changes; it is not part
 // of Version, since the tuner measures specialised kernels only.
-const genericRevision = "softmax-generic-6"
+const genericRevision = "softmax-generic-7"
 
 // Template is the CPU template of Op: fused softmax in generated Go with
 // archsimd vectors, or with the rows in Go assembly on AVX-512 or AVX2.
@@ -36,6 +37,17 @@ var Template = kernels.Template{
 	Estimate:  estimate,
 	Go:        goEmitter{},
 	Baselines: baselines,
+
+	SearchConstraints: searchConstraints,
+}
+
+// searchConstraints leaves the degree-3 exp out of a float32 search: its
+// error is below the rounding of a 16-bit result only.
+func searchConstraints(_ []int, dt dtype.DType, _ device.Target) []schedule.Constraint {
+	if dt.Size() == 2 {
+		return nil
+	}
+	return []schedule.Constraint{{Name: "poly3_needs_16bit", OK: func(c schedule.Config) bool { return c.Str("exp") != poly3 }}}
 }
 
 // goEmitter is Template's emitter: specialised (emitGo, emitAsm),
@@ -80,10 +92,17 @@ var (
 	chunkSizes = []int{1, 4, 16, 64}
 	codes      = []string{"go", "asm"}
 	converts   = []string{"block", "reg", cvtne}
+	stores     = []string{"cached", "stream"}
 )
 
-// expDegree maps the exp knob to golang.NewExp's degree.
-var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5}
+// poly3 is the exp of 16-bit results: the assembly's degree-3 exp in base
+// 2 (codegen/goasm.Exp), off by 7.6e-5, under bf16's and f16's rounding
+// but not float32's, so a float32 search leaves it out (searchConstraints).
+const poly3 = "poly3"
+
+// expDegree maps the exp knob to golang.NewExp's degree, and poly3 to
+// goasm.Exp's.
+var expDegree = map[string]int{"f64": 0, "poly4": 4, "poly5": 5, poly3: 3}
 
 // space returns the knobs for shape on target. threads runs from 1 to the
 // target's cores; rows_per_chunk offers only sizes up to rows, and only
@@ -122,11 +141,15 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 			vecValues = neonVecs
 		}
 	}
+	expValues := exps
+	if asm {
+		expValues = append(slices.Clip(exps), poly3)
+	}
 	knobs := []schedule.Knob{
 		schedule.Choice("vec", vecValues...),
 		schedule.Choice("unroll", unrolls...),
 		schedule.Enum("algo", algos...),
-		schedule.Enum("exp", exps...),
+		schedule.Enum("exp", expValues...),
 		schedule.Choice("threads", threads...),
 		schedule.Choice("rows_per_chunk", chunks...),
 	}
@@ -137,6 +160,7 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		schedule.Enum("code", codes...),
 		schedule.Bool("prefetch"),
 		schedule.Enum(kernels.ConvertKnob, converts...),
+		schedule.Enum("store", stores...),
 	)
 	goCode := func(c schedule.Config) bool { return c.Str("code") == "go" }
 	constraints = append(constraints, []schedule.Constraint{
@@ -157,6 +181,15 @@ func spaceOf(shape []int, target device.Target, asm bool) *schedule.Space {
 		{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return c.Str("convert") == "block" || !goCode(c) }},
 		{Name: "cvtne_needs_avx512_bf16", OK: func(c schedule.Config) bool {
 			return c.Str("convert") != cvtne || isa.AVX512BF16 && c.Int("vec") == asmLanes
+		}},
+		// The degree-3 exp is amd64's assembly's (codegen/goasm.Exp).
+		{Name: "poly3_needs_amd64_asm", OK: func(c schedule.Config) bool {
+			return c.Str("exp") != poly3 || !goCode(c) && c.Int("vec") != neon.Lanes
+		}},
+		// Streamed stores are the 16-bit scaling's (asmhalf.go): a
+		// float32 kernel's dst is its scratch between the passes.
+		{Name: "stream_needs_convert_reg", OK: func(c schedule.Config) bool {
+			return c.Str("store") == "cached" || c.Str("convert") != "block"
 		}},
 	}...)
 	if arm64 {
@@ -206,15 +239,15 @@ func versionOf(rev string, space func([]int, device.Target) *schedule.Space) str
 // algorithm with the degree-5 exp, unrolled by 4; on one goroutine: fast
 // on every shape, and valid on every one.
 func defaultConfig(shape []int, target device.Target) schedule.Config {
-	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"
+	cfg := "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"
 	if kernels.ArchOf(target) == kernels.ARM64 {
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", neon.Lanes, neonMaxUnroll)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", neon.Lanes, neonMaxUnroll)
 	}
 	switch kernels.WidestVector(target) {
 	case asmLanes:
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg", asmLanes, asmMaxUnroll)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=cached", asmLanes, asmMaxUnroll)
 	case asmLanesAVX2:
-		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg", asmLanesAVX2, asmMaxUnrollAVX2)
+		cfg = fmt.Sprintf("vec=%d,unroll=%d,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=cached", asmLanesAVX2, asmMaxUnrollAVX2)
 	}
 	return parseDefault(space(shape, target), cfg)
 }

@@ -44,6 +44,9 @@ type kernel struct {
 	// cvtne: a convert=reg kernel of bf16 on Z registers that rounds its
 	// stores with VCVTNEPS2BF16 (convert=cvtne, asmhalf.go)
 	cvtne bool
+	// stream: a convert=reg kernel whose scaling stores dst's whole
+	// vectors past the caches (store=stream, asmhalf.go)
+	stream bool
 }
 
 func emitGo(f *jen.File, name string, shape []int, dt dtype.DType, cfg schedule.Config) {
@@ -118,16 +121,21 @@ func newKernel(name string, dt dtype.DType, cfg schedule.Config) kernel {
 		// convert in Go.
 		half = golang.Half{Prefix: name + "Half", DType: dt, Asm: lanes > neon.Lanes && !reg}
 	}
+	var exp golang.Exp
+	if degree != 3 { // poly3 is the assembly's only (poly3_needs_amd64_asm)
+		exp = golang.NewExp(v, degree)
+	}
 	return kernel{
-		half:  half,
-		reg:   reg,
-		cvtne: reg && convert == cvtne && dt == dtype.BF16 && lanes == asmLanes,
-		name:  name, cfg: cfg,
+		half:   half,
+		reg:    reg,
+		cvtne:  reg && convert == cvtne && dt == dtype.BF16 && lanes == asmLanes,
+		stream: reg && cfg.Str("store") == "stream",
+		name:   name, cfg: cfg,
 		v:        v,
 		lanes:    lanes,
 		unroll:   cfg.Int("unroll"),
 		online:   cfg.Str("algo") == "online",
-		exp:      golang.NewExp(v, degree),
+		exp:      exp,
 		threads:  cfg.Int("threads"),
 		chunk:    cfg.Int("rows_per_chunk"),
 		asm:      asm,

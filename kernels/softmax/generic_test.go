@@ -67,7 +67,7 @@ func genericConfigs(t *testing.T) []schedule.Config {
 		for _, algo := range algos {
 			for _, s := range scheds {
 				for _, form := range forms {
-					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s,code=%s,prefetch=%s,convert=block", vec, algo, s, form[0], form[1]))
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,algo=%s,%s,code=%s,prefetch=%s,convert=block,store=cached", vec, algo, s, form[0], form[1]))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -18,14 +18,14 @@ import (
 // exp in float64, scalar, the assembly with and without a partial vector,
 // on AVX-512 and on AVX2).
 var goldens = []kerneltest.Golden{
-	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block"},
-	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
-	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
-	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
-	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
-	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block"},
-	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block"},
-	{Name: "asm_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block"},
+	{Name: "threepass_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "online_vec16_tail", Shape: "3x17", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "online_vec8_f64", Shape: "5x100", Config: "vec=8,unroll=4,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "threepass_scalar", Shape: "3x17", Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "online_scalar_f64", Shape: "7x9", Config: "vec=1,unroll=1,algo=online,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "asm_vec16", Shape: "4096x1024", Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block,store=cached"},
+	{Name: "asm_tail", Shape: "3x50", Config: "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached"},
+	{Name: "asm_vec8_tail", Shape: "5x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached"},
 }
 
 // TestGolden compares the generated code of the golden configs with
@@ -41,23 +41,26 @@ func TestGolden(t *testing.T) {
 // tails in every row: blocks of rows converted around the archsimd rows
 // (convert=block, code=go) and around the assembly rows, the conversions
 // in the assembly's registers (convert=reg) on AVX-512 and on AVX2, with
-// VCVTNEPS2BF16 (convert=cvtne), and
-// scalar rows with Go's conversions. halfGenericGoldens are the
+// VCVTNEPS2BF16 (convert=cvtne), streamed (store=stream) with the
+// degree-3 exp (poly3), and scalar rows with Go's conversions. halfGenericGoldens are the
 // shape-generic forms of the conversions in registers and of the archsimd
 // rows, halfPlainGoldens the plain form (kernels.AMD64Plain) of the
 // former, whose assembly is reg_asm_tail's.
 var (
 	halfGoldens = []kerneltest.Golden{
-		{Name: "block_online_vec16_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
-		{Name: "block_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block"},
-		{Name: "reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg"},
-		{Name: "cvtne_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=cvtne"},
-		{Name: "reg_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=reg"},
-		{Name: "block_scalar", Shape: "3x17", DType: dtype.F16, Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"},
+		{Name: "block_online_vec16_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+		{Name: "block_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached"},
+		{Name: "reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=cached"},
+		{Name: "cvtne_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=cvtne,store=cached"},
+		{Name: "reg_asm_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached"},
+		{Name: "block_scalar", Shape: "3x17", DType: dtype.F16, Config: "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"},
+		{Name: "cvtne_stream_poly3_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=threepass,exp=poly3,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=cvtne,store=stream"},
+		{Name: "reg_stream_vec8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,algo=threepass,exp=poly3,threads=2,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=stream"},
 	}
 	halfGenericGoldens = []kerneltest.Golden{
-		{Name: "generic_reg_asm", Shape: "64x100", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=reg"},
-		{Name: "generic_block_online_vec16", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block"},
+		{Name: "generic_reg_asm", Shape: "64x100", DType: dtype.BF16, Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=reg,store=cached"},
+		{Name: "generic_reg_stream_poly3", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,algo=threepass,exp=poly3,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=reg,store=stream"},
+		{Name: "generic_block_online_vec16", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached"},
 	}
 	halfPlainGoldens = []kerneltest.Golden{halfGoldens[2]}
 )
@@ -77,9 +80,9 @@ func TestGoldenHalf(t *testing.T) {
 // genericGoldens are the configs whose shape-generic code is checked in,
 // under the name of the shape they are valid for.
 var genericGoldens = []kerneltest.Golden{
-	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block"},
-	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block"},
-	{Name: "generic_asm_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block"},
+	{Name: "generic_online_vec16", Shape: "64x100", Config: "vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached"},
+	{Name: "generic_asm", Shape: "64x100", Config: "vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block,store=cached"},
+	{Name: "generic_asm_vec8", Shape: "64x100", Config: "vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached"},
 }
 
 // TestGoldenGeneric is TestGolden for the shape-generic emitter, with

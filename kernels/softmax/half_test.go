@@ -22,10 +22,12 @@ var halfShapes = [][]int{{1, 1}, {2, 13}, {3, 17}, {5, 48}, {7, 1023}, {131, 33}
 // float32 tests sweep every config, and a 16-bit kernel wraps the same
 // float32 rows. Each assembly config of the sample is checked with
 // convert=reg too, and on a host with AVX512-BF16 with convert=cvtne,
-// whose outputs must equal convert=block's bit for bit
-// (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
-// lane lost at a row's end, fails there even where the tolerance would
-// pass it.
+// each also streamed (store=stream), whose outputs must equal
+// convert=block's bit for bit (kerneltest.Spec.Twin): a rounding other
+// than to nearest even, or a lane lost at a row's end, fails there even
+// where the tolerance would pass it. Every eighth config of the grid is
+// also checked with the degree-3 exp (poly3), in blocks of rows and, as
+// its twin, converted in registers and streamed.
 func TestHalfKernels(t *testing.T) {
 	host := device.Host()
 	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
@@ -41,16 +43,25 @@ func TestHalfKernels(t *testing.T) {
 					if Template.Go.Asm(cfg) {
 						block := len(specs)
 						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Plain: true})
+						sp := Template.Space(shape, host)
 						for _, to := range []string{"reg", cvtne} {
-							c, ok := convertTo(cfg, Template.Space(shape, host), to)
+							c, ok := convertTo(cfg, sp, to)
 							if !ok && to == "reg" {
 								t.Fatalf("%s: no convert=reg twin", cfg)
 							}
 							if ok {
 								specs = append(specs,
 									kerneltest.Spec{Config: c, Shape: shape, Twin: block},
-									kerneltest.Spec{Config: c, Shape: shape, Plain: true, Twin: block})
+									kerneltest.Spec{Config: c, Shape: shape, Plain: true, Twin: block},
+									kerneltest.Spec{Config: with(t, c, sp, "store", "stream"), Shape: shape, Twin: block})
 							}
+						}
+						if n%8 == 0 {
+							// The degree-3 exp, in blocks of rows and
+							// streamed from registers.
+							c := with(t, cfg, sp, "exp", poly3)
+							specs = append(specs, kerneltest.Spec{Config: c, Shape: shape})
+							specs = append(specs, kerneltest.Spec{Config: with(t, with(t, c, sp, "convert", "reg"), sp, "store", "stream"), Shape: shape, Twin: len(specs)})
 						}
 					}
 				}
@@ -64,9 +75,12 @@ func TestHalfKernels(t *testing.T) {
 					specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Generic: true})
 					if Template.Go.Asm(cfg) {
 						block := len(specs)
-						specs = append(specs, kerneltest.Spec{Config: withConvert(t, cfg, sp, "reg"), Shape: shape, Generic: true, Twin: block})
+						reg := with(t, cfg, sp, "convert", "reg")
+						specs = append(specs, kerneltest.Spec{Config: reg, Shape: shape, Generic: true, Twin: block},
+							kerneltest.Spec{Config: with(t, reg, sp, "store", "stream"), Shape: shape, Generic: true, Twin: block})
 						if c, ok := convertTo(cfg, sp, cvtne); ok {
-							specs = append(specs, kerneltest.Spec{Config: c, Shape: shape, Generic: true, Twin: block})
+							specs = append(specs, kerneltest.Spec{Config: c, Shape: shape, Generic: true, Twin: block},
+								kerneltest.Spec{Config: with(t, c, sp, "store", "stream"), Shape: shape, Generic: true, Twin: block})
 						}
 					}
 				}
@@ -76,20 +90,23 @@ func TestHalfKernels(t *testing.T) {
 	}
 }
 
+// with returns cfg, a point of sp, with knob set to value, which must be
+// valid there.
+func with(t *testing.T, cfg schedule.Config, sp *schedule.Space, knob, value string) schedule.Config {
+	t.Helper()
+	c, err := sp.Parse(strings.Replace(cfg.String(), knob+"="+cfg.Str(knob), knob+"="+value, 1))
+	if err == nil {
+		err = sp.Check(c)
+	}
+	if err != nil {
+		t.Fatalf("%s with %s=%s: %v", cfg, knob, value, err)
+	}
+	return c
+}
+
 // convertTo returns cfg, a point of sp, with convert=value, and whether
 // that is valid in sp (cvtne is only on Z registers with AVX512-BF16).
 func convertTo(cfg schedule.Config, sp *schedule.Space, value string) (schedule.Config, bool) {
 	c, err := sp.Parse(strings.Replace(cfg.String(), "convert="+cfg.Str("convert"), "convert="+value, 1))
 	return c, err == nil && sp.Check(c) == nil
-}
-
-// withConvert returns cfg, a point of sp, with convert=value, which must
-// be valid there.
-func withConvert(t *testing.T, cfg schedule.Config, sp *schedule.Space, value string) schedule.Config {
-	t.Helper()
-	c, ok := convertTo(cfg, sp, value)
-	if !ok {
-		t.Fatalf("%s with convert=%s is not a valid config", cfg, value)
-	}
-	return c
 }

@@ -68,7 +68,7 @@ func grid(t *testing.T, shape []int, target device.Target, short bool) []schedul
 							if form[1] == "true" && th != threads[len(threads)-1] || form[0] == "go" && shape[1] == 48 && asmOn {
 								continue
 							}
-							cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,algo=%s,exp=%s,threads=%d,rows_per_chunk=%d,code=%s,prefetch=%s,convert=block",
+							cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=%d,algo=%s,exp=%s,threads=%d,rows_per_chunk=%d,code=%s,prefetch=%s,convert=block,store=cached",
 								vec, u, algo, exp, th[0], th[1], form[0], form[1]))
 							if err != nil {
 								continue // a chunk size this shape does not offer
@@ -250,22 +250,22 @@ func TestSpeed(t *testing.T) {
 	sp := Template.Space(shape, host)
 	ks := []genKernel{{name: "K0", shape: shape, base: &Template.Baselines[0]}}
 	for _, text := range []string{
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block",
-		"vec=8,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=4,algo=threepass,exp=poly4,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=64,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
 		// AVX2's assembly: every constant of the exp in a register
 		// (unroll 1), or two vectors in flight and the last constants
 		// read from memory (unroll 2).
-		"vec=8,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
+		"vec=8,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+		"vec=1,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
 	} {
 		cfg, err := sp.Parse(text)
 		if err != nil {

@@ -3,6 +3,7 @@ package softmax
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/autotune-dev/autotune/codegen/golang"
@@ -31,32 +32,59 @@ func TestSpaceConstraints(t *testing.T) {
 		config string
 		want   string // the violated constraint, or "" for valid
 	}{
-		{"vec16 on avx512", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block", ""},
-		{"vec16 without avx512", cpu(2, avx2), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", "vec16_needs_avx512"},
-		{"vec8 on avx2", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", ""},
-		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", "vec8_needs_avx2_fma"},
-		{"vec8 without avx2", cpu(2, device.ISA{}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", "vec8_needs_avx2_fma"},
-		{"scalar anywhere", cpu(1, device.ISA{}), []int{64, 64}, "vec=1,unroll=8,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", ""},
-		{"chunks without threads", cpu(2, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=16,code=go,prefetch=false,convert=block", "rows_per_chunk_needs_threads"},
-		{"more threads than chunks", cpu(4, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=4,rows_per_chunk=64,code=go,prefetch=false,convert=block", "threads_at_most_chunks"},
-		{"threads on one row", cpu(2, avx512), []int{1, 100000}, "vec=16,unroll=1,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block", "threads_at_most_chunks"},
-		{"asm on avx512", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block", ""},
-		{"asm without avx512", cpu(2, avx2), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "vec16_needs_avx512"},
-		{"asm on avx2", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block", ""},
-		{"asm on 8 lanes on avx512", cpu(2, avx512), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", ""},
-		{"asm on 8 lanes unrolled by 4", cpu(2, avx512), []int{64, 64}, "vec=8,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "asm_vec8_unroll_at_most_2"},
-		{"asm without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), []int{64, 64}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "vec8_needs_avx2_fma"},
-		{"asm scalar", cpu(2, avx512), []int{64, 64}, "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "asm_needs_vectors"},
-		{"asm online", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "asm_needs_threepass"},
-		{"asm with math.Exp", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "asm_needs_poly_exp"},
-		{"asm unrolled by 8", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=8,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", "asm_unroll_at_most_4"},
-		{"prefetch in Go", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=true,convert=block", "prefetch_needs_asm"},
-		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", "needs_cpu_target"},
+		{"vec16 on avx512", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached", ""},
+		{"vec16 without avx512", cpu(2, avx2), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "vec16_needs_avx512"},
+		{"vec8 on avx2", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", ""},
+		{"vec8 without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "vec8_needs_avx2_fma"},
+		{"vec8 without avx2", cpu(2, device.ISA{}), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "vec8_needs_avx2_fma"},
+		{"scalar anywhere", cpu(1, device.ISA{}), []int{64, 64}, "vec=1,unroll=8,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", ""},
+		{"chunks without threads", cpu(2, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=16,code=go,prefetch=false,convert=block,store=cached", "rows_per_chunk_needs_threads"},
+		{"more threads than chunks", cpu(4, avx512), []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=4,rows_per_chunk=64,code=go,prefetch=false,convert=block,store=cached", "threads_at_most_chunks"},
+		{"threads on one row", cpu(2, avx512), []int{1, 100000}, "vec=16,unroll=1,algo=online,exp=poly4,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "threads_at_most_chunks"},
+		{"asm on avx512", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block,store=cached", ""},
+		{"asm without avx512", cpu(2, avx2), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "vec16_needs_avx512"},
+		{"asm on avx2", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=16,code=asm,prefetch=true,convert=block,store=cached", ""},
+		{"asm on 8 lanes on avx512", cpu(2, avx512), []int{64, 64}, "vec=8,unroll=1,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", ""},
+		{"asm on 8 lanes unrolled by 4", cpu(2, avx512), []int{64, 64}, "vec=8,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "asm_vec8_unroll_at_most_2"},
+		{"asm without fma", cpu(2, device.ISA{SSE42: true, AVX2: true}), []int{64, 64}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "vec8_needs_avx2_fma"},
+		{"asm scalar", cpu(2, avx512), []int{64, 64}, "vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "asm_needs_vectors"},
+		{"asm online", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "asm_needs_threepass"},
+		{"asm with math.Exp", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "asm_needs_poly_exp"},
+		{"asm unrolled by 8", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=8,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "asm_unroll_at_most_4"},
+		{"prefetch in Go", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=true,convert=block,store=cached", "prefetch_needs_asm"},
+		{"poly3 in asm", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly3,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", ""},
+		{"poly3 in Go", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly3,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "poly3_needs_amd64_asm"},
+		{"stream converting in registers", cpu(2, avx2), []int{64, 64}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=stream", ""},
+		{"stream around float32 rows", cpu(2, avx512), []int{64, 64}, "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=stream", "stream_needs_convert_reg"},
+		{"cuda target", device.Target{Name: "sm_86", GPU: &device.GPU{Arch: "sm_86"}}, []int{64, 64}, "vec=1,unroll=1,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", "needs_cpu_target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kerneltest.CheckConstraint(t, Template.Space(tt.shape, tt.target), tt.config, tt.want)
 		})
+	}
+}
+
+// TestSearchSpaceDType checks that a float32 search leaves out the
+// degree-3 exp, whose error is below a 16-bit result's rounding only,
+// and streamed stores (a float32 search pins convert=block), and that a
+// bf16 search offers both.
+func TestSearchSpaceDType(t *testing.T) {
+	target, shape := cpu(2, avx512), []int{64, 64}
+	for _, tt := range []struct {
+		dt     dtype.DType
+		config string
+		want   string
+	}{
+		{dtype.F32, "vec=16,unroll=4,algo=threepass,exp=poly3,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", "poly3_needs_16bit"},
+		{dtype.F32, "vec=16,unroll=4,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", ""},
+		{dtype.BF16, "vec=16,unroll=4,algo=threepass,exp=poly3,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=stream", ""},
+	} {
+		sp := Template.SearchSpace(shape, tt.dt, target)
+		kerneltest.CheckConstraint(t, sp, tt.config, tt.want)
+		if tt.dt == dtype.F32 {
+			kerneltest.CheckConstraint(t, sp, strings.Replace(tt.config, "store=cached", "store=stream", 1), "stream_needs_convert_reg")
+		}
 	}
 }
 
@@ -68,10 +96,10 @@ func TestSpaceKnobs(t *testing.T) {
 		chunks  []int
 		size    int64
 	}{
-		{[]int{4096, 1024}, 2, []int{1, 2}, []int{1, 4, 16, 64}, 3 * 4 * 2 * 3 * 2 * 4 * 2 * 2 * 3},
-		{[]int{3, 17}, 2, []int{1, 2}, []int{1}, 3 * 4 * 2 * 3 * 2 * 1 * 2 * 2 * 3},
-		{[]int{20, 5}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 16}, 3 * 4 * 2 * 3 * 8 * 3 * 2 * 2 * 3},
-		{[]int{1, 1}, 1, []int{1}, []int{1}, 3 * 4 * 2 * 3 * 2 * 2 * 3},
+		{[]int{4096, 1024}, 2, []int{1, 2}, []int{1, 4, 16, 64}, 4 * 4 * 2 * 3 * 2 * 4 * 2 * 2 * 3 * 2},
+		{[]int{3, 17}, 2, []int{1, 2}, []int{1}, 4 * 4 * 2 * 3 * 2 * 1 * 2 * 2 * 3 * 2},
+		{[]int{20, 5}, 8, []int{1, 2, 3, 4, 5, 6, 7, 8}, []int{1, 4, 16}, 4 * 4 * 2 * 3 * 8 * 3 * 2 * 2 * 3 * 2},
+		{[]int{1, 1}, 1, []int{1}, []int{1}, 4 * 4 * 2 * 3 * 2 * 2 * 3 * 2},
 	}
 	for _, tt := range tests {
 		sp := Template.Space(tt.shape, cpu(tt.cores, avx512))

@@ -11,8 +11,8 @@ import (
 // scalar kernel's goroutines leave archsimd out.
 func TestGoroutinesClear(t *testing.T) {
 	kerneltest.CheckGoroutinesClear(t, &Template, cpu(2, avx512), "64x100",
-		"vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block",
-		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block",
-		"vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block",
-		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block")
+		"vec=16,unroll=2,algo=online,exp=poly4,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached",
+		"vec=8,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
+		"vec=1,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached",
+		"vec=16,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block,store=cached")
 }
