@@ -40,7 +40,7 @@ func TestGenerateARM64(t *testing.T) {
 	}{
 		{"gemm", []int{67, 45, 33}, "vec=4,mr=6,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=2,pack_a=false,convert=copy"},
 		{"gemm_bias_relu", []int{33, 70, 17}, "vec=4,mr=4,nr_vecs=4,kc=64,mc=24,nc=256,pack_b=false,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=true,convert=copy"},
-		{"softmax", []int{37, 45}, "vec=4,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block"},
+		{"softmax", []int{37, 45}, "vec=4,unroll=4,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block,store=cached"},
 		{"rmsnorm", []int{5, 37}, "vec=4,unroll=8,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=block"},
 		{"layernorm", []int{5, 37}, "vec=4,unroll=2,algo=onepass,threads=2,rows_per_chunk=1"},
 		{"attention", []int{1, 2, 37, 17}, "vec=4,br=8,bc=16,exp=poly5,threads=2,layout=lanes,mr=6,nv=2,micro=asm,convert=copy"},

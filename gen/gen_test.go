@@ -51,7 +51,7 @@ func records(t *testing.T) *tunedb.Memory {
 			cfg   string
 		}{
 			{"gemm_bias_relu", []int{67, 45, 33}, fmt.Sprintf("vec=%d,mr=4,nr_vecs=2,kc=64,mc=24,nc=256,pack_b=true,unroll=1,threads=1,micro=asm,split=m,chunks=1,pack_a=false,convert=copy", vec)},
-			{"softmax", []int{37, 45}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block"},
+			{"softmax", []int{37, 45}, "vec=8,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block,store=cached"},
 		} {
 			tmpl, _ := kernels.TemplateFor(w.op, kernels.CPU)
 			sp := tmpl.Space(w.shape, host)

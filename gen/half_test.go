@@ -51,7 +51,10 @@ func TestGenerateHalf(t *testing.T) {
 				add("layernorm", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,threads=1,rows_per_chunk=1,algo=twopass,code=asm,store=cached,prefetch=false,convert=reg", vec))
 				// softmax's default converts in the assembly's registers
 				// (convert=reg); this one by blocks around the float32 rows.
-				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block", vec))
+				add("softmax", []int{3, 1023}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached", vec))
+				// The degree-3 exp of 16-bit results, and the scaling
+				// streamed past the caches.
+				add("softmax", []int{130, 64}, fmt.Sprintf("vec=%d,unroll=2,algo=threepass,exp=poly3,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=reg,store=stream", vec))
 			}
 			add("rmsnorm", []int{5, 17}, "vec=1,unroll=1,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block")
 			add("softmax", []int{37, 45}, "")

@@ -57,8 +57,8 @@ func record(t testing.TB, shape []int, text, version string, median float64) tun
 }
 
 const (
-	fast = "vec=8,unroll=2,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block"
-	slow = "vec=1,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"
+	fast = "vec=8,unroll=2,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached"
+	slow = "vec=1,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"
 )
 
 // records tunes 1024x1024 (fast beats slow) and 64x4096 (slow alone), and

@@ -101,9 +101,9 @@ func TestBenchRefusesConfigsAboveTheLevel(t *testing.T) {
 	for _, tt := range []struct {
 		name, cfg, want string
 	}{
-		{"assembly on Z registers", "vec=16,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
+		{"assembly on Z registers", "vec=16,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
 			"cannot run at avx2: "},
-		{"AVX2 code tuned among AVX-512", "vec=8,unroll=2,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
+		{"AVX2 code tuned among AVX-512", "vec=8,unroll=2,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
 			"it was tuned among AVX-512 configs, not at avx2"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

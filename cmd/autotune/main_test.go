@@ -231,10 +231,10 @@ func seedVersion(t *testing.T, path, version string) tunedb.Workload {
 		median float64
 	}{
 		// Valid configs of the template on any CPU, so that imports accept them.
-		{"vec=1,unroll=2,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", tunedb.StatusOK, 2000},
-		{"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", tunedb.StatusOK, 1500},
-		{"vec=1,unroll=8,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", tunedb.StatusWrongAnswer, 0},
-		{"vec=1,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", tunedb.StatusOK, 9000},
+		{"vec=1,unroll=2,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", tunedb.StatusOK, 2000},
+		{"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", tunedb.StatusOK, 1500},
+		{"vec=1,unroll=8,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", tunedb.StatusWrongAnswer, 0},
+		{"vec=1,unroll=1,algo=threepass,exp=f64,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", tunedb.StatusOK, 9000},
 	} {
 		cfg, err := schedule.ParseConfig(c.cfg)
 		if err != nil {

@@ -311,45 +311,45 @@ func init() {
 	})
 }
 
-// softmaxOp is the dispatch state of softmax (template softmax-6-8a0ed196b057).
+// softmaxOp is the dispatch state of softmax (template softmax-7-3b0da9804ac2).
 var softmaxOp = &opState{
 	def:  4,
 	dims: []string{"rows", "cols"},
 	fn:   "Softmax",
 	kernels: []kernel{
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\"}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\",\"store\":\"cached\"}",
 			name:   "softmax64x4096Scalar",
 			shape:  []int{64, 4096},
 		},
 		{
-			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\"}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\",\"store\":\"cached\"}",
 			name:   "softmax512x1024Scalar",
 			shape:  []int{512, 1024},
 		},
 		{
-			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg",
-			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\"}",
+			config: "vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached",
+			json:   "{\"vec\":16,\"unroll\":2,\"algo\":\"threepass\",\"exp\":\"poly4\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"reg\",\"store\":\"cached\"}",
 			name:   "softmaxG1Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\"}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":true,\"convert\":\"block\",\"store\":\"cached\"}",
 			name:   "softmaxG2Scalar",
 			shape:  nil,
 		},
 		{
-			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg",
-			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false,\"convert\":\"reg\"}",
+			config: "vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=cached",
+			json:   "{\"vec\":16,\"unroll\":4,\"algo\":\"threepass\",\"exp\":\"poly5\",\"threads\":1,\"rows_per_chunk\":1,\"code\":\"asm\",\"prefetch\":false,\"convert\":\"reg\",\"store\":\"cached\"}",
 			name:   "softmaxDefaultScalar",
 			shape:  nil,
 		},
 	},
 	name:     "softmax",
-	template: "softmax-6-8a0ed196b057",
+	template: "softmax-7-3b0da9804ac2",
 }
 
 // softmaxScalar are the scalar forms of softmaxOp.kernels, which every build has; softmaxFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

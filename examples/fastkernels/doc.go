@@ -49,7 +49,7 @@ Templates:
 	gemm_bias_relu     gemm-bias-relu-9-48af3ee1018b
 	layernorm          layernorm-norm-5-ba9d0d4e095d
 	rmsnorm            rmsnorm-norm-8-257eabbe004e
-	softmax            softmax-6-8a0ed196b057
+	softmax            softmax-7-3b0da9804ac2
 
 Workloads, with the median of the winner as autotune measured it:
 
@@ -60,8 +60,8 @@ Workloads, with the median of the winner as autotune measured it:
 	gemm_bias_relu    128x768x768  1.39 ms  vec=16,mr=8,nr_vecs=2,kc=256,mc=96,nc=1024,pack_b=false,unroll=1,threads=2,micro=asm,split=n,chunks=1,pack_a=false,convert=copy
 	layernorm         128x768      16.4 µs  vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
 	rmsnorm           64x4096      34.1 µs  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
-	softmax           64x4096      65.6 µs  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
-	softmax           512x1024     129 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
+	softmax           64x4096      65.6 µs  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached
+	softmax           512x1024     129 µs   vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached
 
 Kernels by op (the first form runs where the build and the CPU allow, else the scalar one; "also plain": built without GOEXPERIMENT=simd on amd64, its plain form):
 
@@ -86,10 +86,10 @@ Kernels by op (the first form runs where the build and the CPU allow, else the s
 	rmsnorm exact 64x4096: rmsNorm64x4096 (also plain), rmsNorm64x4096Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
 	rmsnorm generic: rmsNormG1 (also plain), rmsNormG1Scalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg
 	rmsnorm default: rmsNormDefault, rmsNormDefaultScalar (vec=1,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block)  vec=16,unroll=4,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block
-	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
-	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
-	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg
-	softmax generic: softmaxG2 (also plain), softmaxG2Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block
-	softmax default: softmaxDefault (also plain), softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg
+	softmax exact 64x4096: softmax64x4096 (also plain), softmax64x4096Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached
+	softmax exact 512x1024: softmax512x1024 (also plain), softmax512x1024Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached
+	softmax generic: softmaxG1 (also plain), softmaxG1Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached)  vec=16,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=reg,store=cached
+	softmax generic: softmaxG2 (also plain), softmaxG2Scalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=true,convert=block,store=cached
+	softmax default: softmaxDefault (also plain), softmaxDefaultScalar (vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached)  vec=16,unroll=4,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=reg,store=cached
 */
 package fastkernels

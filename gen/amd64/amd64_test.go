@@ -23,19 +23,19 @@ func TestFormsOf(t *testing.T) {
 		plain  bool
 	}{
 		{"scalar", "softmax", []int{64, 100},
-			"vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
-			Scalar, "vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", false},
+			"vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
+			Scalar, "vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", false},
 		{"avx2", "softmax", []int{64, 100},
-			"vec=8,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
-			AVX2FMA, "vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", false},
+			"vec=8,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
+			AVX2FMA, "vec=1,unroll=2,algo=online,exp=poly4,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", false},
 		// vec=1 is no valid asm config: the scalar form is the default
 		// for a CPU without vectors.
 		{"avx512 asm", "softmax", []int{64, 100},
-			"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block",
-			AVX512, "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", true},
+			"vec=16,unroll=2,algo=threepass,exp=poly5,threads=2,rows_per_chunk=4,code=asm,prefetch=true,convert=block,store=cached",
+			AVX512, "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", true},
 		{"avx2 asm", "softmax", []int{64, 100},
-			"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block",
-			AVX2FMA, "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block", true},
+			"vec=8,unroll=2,algo=threepass,exp=poly4,threads=1,rows_per_chunk=1,code=asm,prefetch=false,convert=block,store=cached",
+			AVX2FMA, "vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached", true},
 		{"gemm asm", "gemm", []int{100, 70, 300},
 			"vec=16,mr=12,nr_vecs=2,kc=256,mc=96,nc=256,pack_b=true,unroll=1,threads=2,micro=asm,split=m,chunks=4,pack_a=true,convert=copy",
 			AVX512, "", true},

@@ -103,10 +103,9 @@ const (
 // and takes expError16 for expError.
 func tolerance(shape []int, dt dtype.DType) (rel, abs float64) {
 	_, cols := checkShape(shape)
-	exp := expError
+	rel = argError + expError + roundingErr + 4*eps32*math.Sqrt(float64(cols)) + kernels.OutputRounding(dt)
 	if dt.Size() == 2 {
-		exp = expError16
+		rel += expError16 - expError
 	}
-	return argError + exp + roundingErr + 4*eps32*math.Sqrt(float64(cols)) + kernels.OutputRounding(dt),
-		absTol + kernels.OutputRoundingAbs(dt)
+	return rel, absTol + kernels.OutputRoundingAbs(dt)
 }

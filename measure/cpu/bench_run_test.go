@@ -61,12 +61,12 @@ func TestBenchSoftmax(t *testing.T) {
 		configs []string // the first valid one is the tuned config
 		threads int      // of the floor
 	}{
-		{[]int{3, 17}, []string{"vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block"}, 1},
+		{[]int{3, 17}, []string{"vec=1,unroll=2,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached"}, 1},
 		{[]int{64, 1000}, []string{
-			"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block",
-			"vec=8,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block",
-			"vec=1,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block",
-			"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block",
+			"vec=16,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached",
+			"vec=8,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached",
+			"vec=1,unroll=4,algo=online,exp=poly5,threads=2,rows_per_chunk=4,code=go,prefetch=false,convert=block,store=cached",
+			"vec=1,unroll=4,algo=online,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached",
 		}, 0},
 	}
 	m := New(&Options{Seed: 1})

@@ -45,7 +45,7 @@ func TestInputSetsCatchNoMaxSoftmax(t *testing.T) {
 	})
 	uniformOnly := wrong
 	uniformOnly.Inputs = softmax.Template.Inputs[:1]
-	cfg := validConfig(t, softmax.Template, shape, "vec=1,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block")
+	cfg := validConfig(t, softmax.Template, shape, "vec=1,unroll=1,algo=threepass,exp=poly5,threads=1,rows_per_chunk=1,code=go,prefetch=false,convert=block,store=cached")
 
 	m := New(fastOptions(t))
 	for _, tt := range []struct {
