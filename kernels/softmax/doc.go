@@ -21,6 +21,8 @@
 //	exp             f64         math.Exp in float64
 //	                poly4       range reduction, degree-4 polynomial (2.7e-6)
 //	                poly5       range reduction, degree-5 polynomial (2.2e-7)
+//	                poly3       bf16 and f16, asm on amd64: in base 2, degree 3
+//	                            (7.6e-5; see Accuracy)
 //	threads         1 … cores   goroutines, the caller included; 1 starts none
 //	rows_per_chunk  1, 4, 16, 64 (those ≤ rows)  rows dealt round-robin to threads
 //	code            go          the rows in archsimd Go
@@ -34,6 +36,10 @@
 //	                            the values emit the same code
 //	                cvtne       bf16, asm on AVX-512 with AVX512-BF16: reg, the
 //	                            stores rounded by VCVTNEPS2BF16 (for f16, reg)
+//	store           cached      dst stored through the caches
+//	                stream      convert=reg or cvtne: the scaling stores dst's
+//	                            whole vectors with VMOVNTDQ where its row is
+//	                            aligned to them
 //
 // Constraints: vec8_needs_avx2_fma and vec16_needs_avx512 (from the target's
 // ISA); rows_per_chunk_needs_threads (one thread walks the rows in order, so
@@ -45,9 +51,12 @@
 // polynomial exp, at most four vectors in flight on AVX-512's 32
 // registers, two on AVX2's 16; it inherits the vector width's ISA
 // constraint); prefetch_needs_asm (archsimd has no prefetch);
-// convert_reg_needs_asm, cvtne_needs_avx512_bf16 (and vec=16), and on
-// arm64 convert_reg_needs_amd64 (NEON kernels convert in Go). An f16
-// search leaves cvtne out (kernels.Template.SearchSpace).
+// convert_reg_needs_asm, cvtne_needs_avx512_bf16 (and vec=16),
+// poly3_needs_amd64_asm, stream_needs_convert_reg, and on arm64
+// convert_reg_needs_amd64 (NEON kernels convert in Go). An f16 search
+// leaves cvtne out (kernels.Template.SearchSpace), a float32 search
+// poly3 (poly3_needs_16bit, Template.SearchConstraints) and, since it
+// pins convert to block, stream.
 // The unroll is capped at the vectors a row holds when the code is
 // emitted.
 //
@@ -156,6 +165,23 @@
 // when one holds some (asmhalf.go); the input set subnormal puts
 // subnormal outputs in a few lanes. On the Zen 4 VM it took bf16
 // 4096x1024 about 8% off reg's time (docs/benchmarks.md).
+//
+// store=stream (softmax-7) is for those rows, whose dst is written once,
+// by the scaling, from tmp: a store through the caches first reads its
+// line, so the kernel moved 1.5 times the bytes of a copy. The scaling
+// checks each row of dst: where it is aligned to a vector's words (32
+// bytes on Z registers, 16 on Y), its whole vectors go out with VMOVNTDQ
+// (goasm.Reg16.Stream) and the partial vector through the caches; a row
+// off that alignment takes the cached loop; one SFENCE ends a call, and
+// cvtne's out-of-line stores of a group holding a subnormal start with
+// one. exp=poly3 (softmax-7) is codegen/goasm's degree-3 exp in base 2:
+// f = x·log2e - n in one fused multiply-subtract, no second part of ln2,
+// a polynomial of degree 3 for 2^f; two instructions of eighteen a vector
+// fewer in the sums. It is off by 7.6e-5, a fiftieth of bf16's rounding
+// and a sixth of f16's, and offered to 16-bit searches only (Accuracy).
+// Each measured alone on the bf16 4096x1024 winner, edited by hand on the
+// Zen 4 VM: streaming took 394 µs to the cached form's 413, and poly3 on
+// top of it 366 (docs/benchmarks.md has the side-by-side figures).
 //
 // # CUDA
 //
@@ -268,7 +294,10 @@
 // which is 1.1e-5 at one column, 1.9e-5 at 1023 and 8.6e-5 at 100000. Over
 // the test grid the largest error seen is about half of it. A degree-3
 // polynomial (7.5e-5) would have needed a tolerance ten times looser, so it
-// is not offered.
+// is not offered to float32. A 16-bit output adds its rounding (2^-8
+// relative for bf16, 2^-11 for f16: kernels.OutputRounding) and takes
+// 2·7.6e-5 for the exp's term, so that exp=poly3 fits: its error is a
+// small part of the rounding it feeds.
 //
 // -Inf entries give 0. A row that is all -Inf has no finite maximum: the
 // float64 reference computes -Inf-(-Inf) = NaN and so gives NaN for the whole
@@ -313,7 +342,7 @@
 // code alone, codegen/golang's and codegen/goasm's conversions included,
 // needs the bump too. Revision softmax-3 added code and prefetch,
 // softmax-4 the assembly on AVX2 (vec=8), softmax-5 convert, softmax-6
-// convert=cvtne; the
+// convert=cvtne, softmax-7 store and exp=poly3; the
 // space of softmax-2, without them, is kept as an earlier revision
 // (kernels.Template.Earlier), so that the landscapes recorded with it
 // (tune/lab/testdata) still replay: only for replay, never to tune, emit or
