@@ -225,7 +225,7 @@ func init() {
 	})
 }
 
-// layerNormOp is the dispatch state of layernorm (template layernorm-norm-5-ba9d0d4e095d).
+// layerNormOp is the dispatch state of layernorm (template layernorm-norm-6-e8c5d3c02905).
 var layerNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
@@ -251,7 +251,7 @@ var layerNormOp = &opState{
 		},
 	},
 	name:     "layernorm",
-	template: "layernorm-norm-5-ba9d0d4e095d",
+	template: "layernorm-norm-6-e8c5d3c02905",
 }
 
 // layerNormScalar are the scalar forms of layerNormOp.kernels, which every build has; layerNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.
@@ -268,7 +268,7 @@ func init() {
 	})
 }
 
-// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-8-257eabbe004e).
+// rmsNormOp is the dispatch state of rmsnorm (template rmsnorm-norm-9-9ba266ea7e73).
 var rmsNormOp = &opState{
 	def:  2,
 	dims: []string{"rows", "cols"},
@@ -294,7 +294,7 @@ var rmsNormOp = &opState{
 		},
 	},
 	name:     "rmsnorm",
-	template: "rmsnorm-norm-8-257eabbe004e",
+	template: "rmsnorm-norm-9-9ba266ea7e73",
 }
 
 // rmsNormScalar are the scalar forms of rmsNormOp.kernels, which every build has; rmsNormFns are the kernels calls run, in the same order: the scalar forms, or the vector forms where the build and the CPU have them.

@@ -47,8 +47,8 @@ Templates:
 	gemm               gemm-9-0810b1c5b68e
 	gemm_bias          gemm-bias-9-2ae7cf345fa3
 	gemm_bias_relu     gemm-bias-relu-9-48af3ee1018b
-	layernorm          layernorm-norm-5-ba9d0d4e095d
-	rmsnorm            rmsnorm-norm-8-257eabbe004e
+	layernorm          layernorm-norm-6-e8c5d3c02905
+	rmsnorm            rmsnorm-norm-9-9ba266ea7e73
 	softmax            softmax-7-3b0da9804ac2
 
 Workloads, with the median of the winner as autotune measured it:

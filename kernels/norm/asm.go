@@ -168,7 +168,7 @@ func (k kernel) asmSweeps() string {
 		}
 	}
 	if k.stream {
-		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", 4*k.lanes)
+		s += fmt.Sprintf(", stored with non-temporal stores where y is %d-byte aligned", k.elemBytes()*k.lanes)
 	}
 	if k.prefetch {
 		s += "; the output sweep fetches the next row of x"
@@ -549,6 +549,7 @@ func (a *asmWriter) rmsSlow() {
 // outSweep writes the output sweep of the row, y from x and inv.
 func (a *asmWriter) outSweep() {
 	if a.stream {
+		a.lines(a.regSetup()) // through AX, which the head's bytes take next
 		a.w("MOVQ DI, AX")
 		a.w("NEGQ AX")
 		a.w("ANDQ $%d, AX", a.vb-1)
@@ -564,17 +565,20 @@ func (a *asmWriter) outSweep() {
 			a.w("ADDQ AX, R12")
 		}
 		a.w("SUBQ R13, CX")
-		a.w("SHRQ $2, CX")
+		a.w("SHRQ $%d, CX", a.es/2)
 		a.mask(a.tailMask)
 		a.w("ADDQ AX, R13")
 		a.w("MOVQ AX, CX")
-		a.w("SHRQ $2, CX")
+		a.w("SHRQ $%d, CX", a.es/2)
 		a.mask(a.headMask)
 		a.w("XORQ CX, CX")
 		a.lines(a.out(a.headMask, "")(0, true))
+		a.checkNE()
 		a.w("MOVQ AX, CX")
 		a.prefetchNext()
+		a.h.Stream = a.reg // the whole vectors of the 16-bit forms (goasm.Reg16.Stream)
 		a.sweep("out", "R12", "R13", a.tailMask, a.out(a.tailMask, "VMOVNTPS"))
+		a.h.Stream = false
 		return
 	}
 	a.w("XORQ CX, CX")
@@ -614,7 +618,7 @@ func (a *asmWriter) rmsOut(u int, masked bool, km, op string) []string {
 	case a.reg:
 		// gamma widened, whole vectors (widenVecs).
 		body = append(body, fmt.Sprintf("VMULPS %s, %s, %s", a.at32("BX", u), x, x))
-		return append(body, a.regStore(u, masked, x, a.vr(a.regGamma(u)))...)
+		return append(body, a.regStore(u, masked, km, x, a.vr(a.regGamma(u)))...)
 	case !masked:
 		return append(body,
 			fmt.Sprintf("VMULPS %s, %s, %s", a.at("BX", u), x, x),

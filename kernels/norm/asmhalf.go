@@ -47,12 +47,16 @@ func (k kernel) widenPool() string { return k.name + "Widened" }
 
 // widenVecs returns the statements of the rows function that widen vecs
 // into widened(v), float32 scratch from widenPool of cols rounded up to
-// whole vectors, zero past cols.
+// whole vectors (and a vector more with store=stream, streamPad), zero
+// past cols.
 func (k kernel) widenVecs(vecs []string) []jen.Code {
 	id := jen.Id
-	padded := jen.Lit(roundUp(k.cols, k.lanes))
+	padded := jen.Lit(roundUp(k.cols, k.lanes) + k.streamPad())
 	if k.generic {
 		padded = jen.Parens(id("cols").Op("+").Lit(k.lanes - 1)).Op("/").Lit(k.lanes).Op("*").Lit(k.lanes)
+		if k.streamPad() > 0 {
+			padded.Op("+").Lit(k.streamPad())
+		}
 	}
 	out := []jen.Code{
 		id("padded").Op(":=").Add(padded),
@@ -74,6 +78,24 @@ func (k kernel) widenVecs(vecs []string) []jen.Code {
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// elemBytes is the size of an element of x and y in memory.
+func (k kernel) elemBytes() int {
+	if k.reg {
+		return 2
+	}
+	return 4
+}
+
+// streamPad is the scratch past the whole vectors of a widened row that
+// store=stream reads: its vectors start after the row's head, up to a
+// vector short of an alignment, so the last reaches that far past them.
+func (k kernel) streamPad() int {
+	if k.stream {
+		return k.lanes
+	}
+	return 0
+}
 
 // regMaxUnroll is the most vectors in flight of convert=reg, by lanes.
 var regMaxUnroll = map[int]int{asmLanes: 4, asmLanesAVX2: 2}
@@ -127,21 +149,29 @@ func xOf(v string) string { return "X" + v[1:] }
 
 // regStore returns the end of an output body for convert=reg: y in
 // vector register x narrowed, clobbering g, and stored; the partial vector
-// under K1 on Z registers and a word at a time on Y registers.
-func (a *asmWriter) regStore(u int, masked bool, x, g string) []string {
+// under km on Z registers and a word at a time on Y registers; whole
+// vectors past the caches when a.h.Stream is set (the middle of a
+// streamed row).
+func (a *asmWriter) regStore(u int, masked bool, km, x, g string) []string {
 	addr, mask := a.at("DI", u), ""
 	switch {
 	case masked && a.zmm:
-		mask = "K1"
+		mask = km
 	case masked:
 		addr = ""
 	}
+	// The NaN masks: K2+u, or with store=stream, whose head and tail
+	// masks are K2 and K3, K4+u (unroll 4 at most on Z registers).
+	nan := fmt.Sprintf("K%d", 2+u)
+	if a.stream {
+		nan = fmt.Sprintf("K%d", 4+u)
+	}
 	if a.cvtne && addr != "" {
-		v := goasm.NE{P: x, X: g, T: a.vr(u), Nan: fmt.Sprintf("K%d", 2+u), Addr: addr, Mask: mask}
+		v := goasm.NE{P: x, X: g, T: a.vr(u), Nan: nan, Addr: addr, Mask: mask}
 		a.ne = append(a.ne, v)
 		return a.h.NarrowNE(v)
 	}
-	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), fmt.Sprintf("K%d", 2+u), addr, mask)
+	out := a.h.Narrow(x, g, a.vr(u), a.vr(14+u), nan, addr, mask)
 	switch {
 	case addr != "":
 		return out

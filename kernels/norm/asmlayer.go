@@ -161,7 +161,7 @@ func (a *asmWriter) layerOut(u int, masked bool, km, op string) []string {
 		body = append(body,
 			fmt.Sprintf("VMOVUPS %s, %s", a.at32("BX", u), g),
 			fmt.Sprintf("VFMADD213PS %s, %s, %s", a.at32("R14", u), g, x))
-		return append(body, a.regStore(u, masked, x, g)...)
+		return append(body, a.regStore(u, masked, km, x, g)...)
 	case !masked:
 		return append(body,
 			fmt.Sprintf("VMOVUPS %s, %s", a.at("BX", u), g),

@@ -18,21 +18,22 @@ import (
 // assembly rows, code and store; norm-3 prefetch; norm-4 the assembly on
 // AVX2; norm-5 convert; norm-6 convert=cvtne; norm-7 gamma widened once
 // a call for convert=reg and cvtne; norm-8 cvtne's subnormal check once
-// a group of vectors, after their stores; LayerNorm's norm-2 its assembly
+// a group of vectors, after their stores; norm-9 store=stream for
+// convert=reg and cvtne on Z registers; LayerNorm's norm-2 its assembly
 // rows and the knobs code, store, prefetch and convert, norm-3
 // convert=cvtne, norm-4 gamma and beta widened once a chunk of rows,
-// norm-5 as RMSNorm's norm-8).
+// norm-5 as RMSNorm's norm-8, norm-6 as its norm-9).
 const (
-	revision    = "norm-5"
-	rmsRevision = "norm-8"
+	revision    = "norm-6"
+	rmsRevision = "norm-9"
 )
 
 // genericRevision is the revision of the shape-generic code, bumped by
 // hand when that code changes (rmsGenericRevision for RMSNorm); it is not
 // part of Version, since the tuner measures specialised kernels only.
 const (
-	genericRevision    = "norm-generic-4"
-	rmsGenericRevision = "norm-generic-7"
+	genericRevision    = "norm-generic-5"
+	rmsGenericRevision = "norm-generic-8"
 )
 
 // rev is k's revision.
@@ -174,10 +175,14 @@ func (k kind) space(shape []int, target device.Target) *schedule.Space {
 		// archsimd has neither non-temporal stores nor prefetches.
 		schedule.Constraint{Name: "stream_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || c.Str("store") == "cached" }},
 		schedule.Constraint{Name: "prefetch_needs_asm", OK: func(c schedule.Config) bool { return !goCode(c) || !c.Bool("prefetch") }},
-		// Conversions in registers are the assembly's, with cached
-		// stores (asm.go).
+		// Conversions in registers are the assembly's (asm.go), and
+		// stream only on Z registers, whose masks store the 16-bit head
+		// and tail of a streamed row (Y registers move a partial
+		// vector's words one at a time).
 		schedule.Constraint{Name: "convert_reg_needs_asm", OK: func(c schedule.Config) bool { return block(c) || !goCode(c) }},
-		schedule.Constraint{Name: "convert_reg_stores_cached", OK: func(c schedule.Config) bool { return block(c) || c.Str("store") == "cached" }},
+		schedule.Constraint{Name: "convert_reg_streams_on_z", OK: func(c schedule.Config) bool {
+			return block(c) || c.Str("store") == "cached" || c.Int("vec") == asmLanes
+		}},
 		schedule.Constraint{Name: "convert_reg_unroll_at_most_4_or_2", OK: func(c schedule.Config) bool {
 			return block(c) || c.Int("unroll") <= regMaxUnroll[c.Int("vec")]
 		}},

@@ -27,7 +27,8 @@
 //	code            go            the rows in archsimd Go
 //	                asm           the rows in Go assembly (asm.go), on AVX-512 with vec=16, AVX2 and FMA with vec=8
 //	store           cached        y written through the cache
-//	                stream        asm: y's aligned middle with VMOVNTPS
+//	                stream        asm: y's aligned middle with VMOVNTPS (VMOVNTDQ
+//	                              for 16-bit y, on Z registers)
 //	prefetch        false, true   asm: the output sweep fetches the next row of x
 //	convert         block         bf16 and f16: blocks of rows converted into float32 scratch
 //	                reg           bf16 and f16, asm: the assembly loads and stores 16 bits,
@@ -44,7 +45,8 @@
 // asm_vec8_unroll_at_most_2 (LayerNorm, which keeps x[0], the mean and,
 // one-pass, a second accumulator a vector in registers; AVX2 has 16
 // vector registers), stream_needs_asm and prefetch_needs_asm,
-// convert_reg_needs_asm, convert_reg_stores_cached and
+// convert_reg_needs_asm, convert_reg_streams_on_z (a streamed row's
+// 16-bit head and tail are masked stores, which Y registers lack) and
 // convert_reg_unroll_at_most_4_or_2 (on Z and Y registers: each vector
 // in flight takes registers for gamma and the rounding, asmhalf.go; they
 // hold for cvtne too), cvtne_needs_avx512_bf16 (and vec=16); on
@@ -149,6 +151,16 @@
 // the last vector only fails TestHalfKernels). On the Zen 4 VM it took
 // LayerNorm bf16 4096x1024 from 1.30× slower than the f32 kernel to
 // faster than it (docs/benchmarks.md).
+//
+// convert=reg and cvtne on Z registers take store=stream too (norm-9,
+// LayerNorm's norm-6): as the float32 kernel's, a streamed row starts
+// with a masked vector up to y's first 32-byte boundary, streams its
+// whole vectors from there (goasm.Reg16.Stream: VMOVNTDQ of the narrowed
+// words) and ends with a masked vector; the rounding's NaN masks move to
+// K4 and up, clear of the head's and tail's K2 and K3, and the head's
+// cvtne check ends it, before the whole vectors start. The whole
+// vectors start up to a vector short of a boundary, so the widened gamma
+// and beta have a vector of scratch more (streamPad).
 //
 // The generated code of a few bf16 and f16 configs of each op is checked
 // in (TestGoldenHalf: testdata/*_bf16* and *_f16*, with

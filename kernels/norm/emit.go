@@ -28,7 +28,8 @@ type kernel struct {
 	threads    int
 	chunk      int
 	// asm: the rows in assembly (asmRows); stream: the assembly's
-	// output sweep stores with VMOVNTPS (store=stream)
+	// output sweep stores with VMOVNTPS, or VMOVNTDQ for 16-bit
+	// elements (store=stream)
 	asm, stream bool
 	// prefetch: the assembly's output sweep fetches the next row of x
 	prefetch bool

@@ -73,7 +73,8 @@ func TestGolden(t *testing.T) {
 // row, for each op: blocks of rows converted around the archsimd rows
 // (convert=block, code=go) and around the assembly rows, and the
 // conversions in the assembly's registers (convert=reg) on AVX-512 and on
-// AVX2, with both LayerNorm algorithms; the shape-generic form of
+// AVX2, with both LayerNorm algorithms, and streamed on AVX-512
+// (store=stream); the shape-generic form of
 // convert=reg; and the plain forms (kernels.AMD64Plain) of RMSNorm's and
 // LayerNorm's convert=reg on AVX-512, whose assembly is checked in with
 // their archsimd forms.
@@ -84,6 +85,7 @@ var (
 		{Name: "rms_reg_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
 		{Name: "rms_reg_asm8_tail", Shape: "5x100", DType: dtype.F16, Config: "vec=8,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
 		{Name: "rms_cvtne_asm_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=2,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=cvtne"},
+		{Name: "rms_cvtne_asm_stream", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=true,convert=cvtne"},
 	}
 	layerHalfGoldens = []kerneltest.Golden{
 		{Name: "layer_block_twopass_vec8_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=twopass,threads=1,rows_per_chunk=1,code=go,store=cached,prefetch=false,convert=block"},
@@ -91,6 +93,7 @@ var (
 		{Name: "layer_reg_asm_twopass_tail", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=4,algo=twopass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=true,convert=reg"},
 		{Name: "layer_reg_asm8_onepass_tail", Shape: "5x100", DType: dtype.BF16, Config: "vec=8,unroll=2,algo=onepass,threads=2,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=reg"},
 		{Name: "layer_cvtne_asm_onepass_tail", Shape: "3x50", DType: dtype.BF16, Config: "vec=16,unroll=4,algo=onepass,threads=1,rows_per_chunk=1,code=asm,store=cached,prefetch=false,convert=cvtne"},
+		{Name: "layer_reg_asm_onepass_stream", Shape: "3x50", DType: dtype.F16, Config: "vec=16,unroll=2,algo=onepass,threads=1,rows_per_chunk=1,code=asm,store=stream,prefetch=false,convert=reg"},
 	}
 	halfGenericGoldens = []kerneltest.Golden{
 		{Name: "generic_rms_reg_asm", Shape: "64x100", DType: dtype.F16, Config: "vec=16,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=reg"},

@@ -18,8 +18,10 @@ import (
 // tolerance of a 16-bit output. A sample is enough: the float32 tests
 // sweep every config, and a 16-bit kernel wraps the same float32 rows.
 // The assembly configs of the sample that take convert=reg (and on a
-// host with AVX512-BF16 convert=cvtne) are checked with it too, and generic ones of each width on the generic shapes
-// (LayerNorm's two-pass), their outputs equal to convert=block's bit for bit
+// host with AVX512-BF16 convert=cvtne) are checked with it too, streamed
+// ones (store=stream, Z registers) included, and generic ones of each
+// width and store on the generic shapes (LayerNorm's two-pass), their
+// outputs equal to convert=block's bit for bit
 // (kerneltest.Spec.Twin): a rounding other than to nearest even, or a
 // lane lost at a row's end, fails there even where the tolerance would
 // pass it.
@@ -71,11 +73,14 @@ func TestHalfKernels(t *testing.T) {
 						specs = append(specs, kerneltest.Spec{Config: cfg, Shape: shape, Generic: true})
 					}
 				}
-				for _, vec := range []int{asmLanesAVX2, asmLanes} {
+				for _, form := range []struct {
+					vec   int
+					store string
+				}{{asmLanesAVX2, "cached"}, {asmLanes, "cached"}, {asmLanes, "stream"}} {
 					if tmpl.Op.Name == LayerOp.Name {
 						algo = ",algo=twopass"
 					}
-					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=cached,prefetch=true,convert=block%s", vec, algo))
+					cfg, err := sp.Parse(fmt.Sprintf("vec=%d,unroll=2,threads=2,rows_per_chunk=4,code=asm,store=%s,prefetch=true,convert=block%s", form.vec, form.store, algo))
 					if err != nil {
 						t.Fatal(err)
 					}
