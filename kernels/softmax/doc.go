@@ -179,9 +179,9 @@
 // a polynomial of degree 3 for 2^f; two instructions of eighteen a vector
 // fewer in the sums. It is off by 7.6e-5, a fiftieth of bf16's rounding
 // and a sixth of f16's, and offered to 16-bit searches only (Accuracy).
-// Each measured alone on the bf16 4096x1024 winner, edited by hand on the
-// Zen 4 VM: streaming took 394 µs to the cached form's 413, and poly3 on
-// top of it 366 (docs/benchmarks.md has the side-by-side figures).
+// On the Zen 4 VM the bf16 4096x1024 winner took 405 µs with poly4 and
+// cached stores, 380 streamed and 352 streamed with poly3 (medians of
+// five alternating benches; docs/benchmarks.md).
 //
 // # CUDA
 //
