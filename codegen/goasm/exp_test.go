@@ -23,14 +23,7 @@ import (
 // Each exp runs with its constants in registers and with all but three of
 // them read from memory (Exp.Table).
 func TestExp(t *testing.T) {
-	isa := device.Host().CPU.ISA
-	if !isa.AVX2 || !isa.FMA {
-		t.Skip("the host has no AVX2 and FMA")
-	}
-	lanes := []int{8}
-	if isa.AVX512 {
-		lanes = append(lanes, 16)
-	}
+	lanes := hostLanes(t)
 	var b strings.Builder
 	b.WriteString(Header)
 	f := golang.NewFile("main")
@@ -86,14 +79,7 @@ func TestExp(t *testing.T) {
 // rounding of x·log2e and of the evaluation), and 0 for x ≤ -88.5 and
 // -Inf. With its last coefficient dropped (planted) it is off by 9.7e-3.
 func TestExpDegree3(t *testing.T) {
-	isa := device.Host().CPU.ISA
-	if !isa.AVX2 || !isa.FMA {
-		t.Skip("the host has no AVX2 and FMA")
-	}
-	lanes := []int{8}
-	if isa.AVX512 {
-		lanes = append(lanes, 16)
-	}
+	lanes := hostLanes(t)
 	var b strings.Builder
 	b.WriteString(Header)
 	f := golang.NewFile("main")
@@ -181,6 +167,22 @@ func runExps(t *testing.T, f *jen.File, b *strings.Builder, driver string) strin
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// hostLanes returns the vector widths the host runs this package's
+// assembly at, 8 (AVX2 and FMA) and 16 (AVX-512), and skips the test
+// on a host without AVX2 and FMA.
+func hostLanes(t *testing.T) []int {
+	t.Helper()
+	isa := device.Host().CPU.ISA
+	if !isa.AVX2 || !isa.FMA {
+		t.Skip("the host has no AVX2 and FMA")
+	}
+	lanes := []int{8}
+	if isa.AVX512 {
+		lanes = append(lanes, 16)
+	}
+	return lanes
 }
 
 // expTestLen is the number of points of the sweep: whole vectors of 16.
