@@ -126,7 +126,13 @@ func (e Exp) Emit(x, k, p string) []string {
 	}
 	if e.Degree == 3 {
 		// f = x·log2e - n in one rounding, the reduced argument of 2^f.
-		out = append(out, fmt.Sprintf("VFMSUB213PS %s, %s, %s", p, e.konst("expLog2e"), x))
+		// The middle operand of the FMA takes no memory: log2e is the
+		// second constant, in a register unless InRegs is below 2.
+		log2e := e.konst("expLog2e")
+		if strings.HasSuffix(log2e, "(SB)") {
+			panic("goasm: the degree-3 exp needs log2e in a register (InRegs ≥ 2)")
+		}
+		out = append(out, fmt.Sprintf("VFMSUB213PS %s, %s, %s", p, log2e, x))
 	} else {
 		out = append(out,
 			fmt.Sprintf("VFMADD231PS %s, %s, %s", e.konst("expNegLn2Hi"), p, x),

@@ -47,7 +47,8 @@
 //
 // Scalar code is less accurate at degree 5 because Go does not fuse its
 // multiply-adds (below GOAMD64=v3). A degree-3 polynomial would be off by
-// 7.5e-5, too coarse for a float32 softmax tolerance, and degree 6 gains
+// 7.5e-5, too coarse for a float32 softmax tolerance (codegen/goasm has
+// one, in base 2, for results rounded to bf16 or f16), and degree 6 gains
 // nothing over degree 5 once float32 rounding dominates. The polynomial
 // variants give exactly 0 below about -87.7 (and for -Inf), never NaN; x above
 // 88 is outside their domain.
