@@ -44,6 +44,8 @@ func estimate(shape []int, target device.Target, cfg schedule.Config) float64 {
 		exp = estExpF64Lane * vec
 	case "poly4":
 		exp = 6
+	case poly3:
+		exp = 5
 	default:
 		exp = 7
 	}
