@@ -94,12 +94,9 @@ func TestHalfKernels(t *testing.T) {
 // valid there.
 func with(t *testing.T, cfg schedule.Config, sp *schedule.Space, knob, value string) schedule.Config {
 	t.Helper()
-	c, err := sp.Parse(strings.Replace(cfg.String(), knob+"="+cfg.Str(knob), knob+"="+value, 1))
-	if err == nil {
-		err = sp.Check(c)
-	}
-	if err != nil {
-		t.Fatalf("%s with %s=%s: %v", cfg, knob, value, err)
+	c, ok := setKnob(cfg, sp, knob, value)
+	if !ok {
+		t.Fatalf("%s with %s=%s is not a valid config", cfg, knob, value)
 	}
 	return c
 }
@@ -107,6 +104,12 @@ func with(t *testing.T, cfg schedule.Config, sp *schedule.Space, knob, value str
 // convertTo returns cfg, a point of sp, with convert=value, and whether
 // that is valid in sp (cvtne is only on Z registers with AVX512-BF16).
 func convertTo(cfg schedule.Config, sp *schedule.Space, value string) (schedule.Config, bool) {
-	c, err := sp.Parse(strings.Replace(cfg.String(), "convert="+cfg.Str("convert"), "convert="+value, 1))
+	return setKnob(cfg, sp, "convert", value)
+}
+
+// setKnob returns cfg, a point of sp, with knob set to value, and whether
+// that is valid in sp.
+func setKnob(cfg schedule.Config, sp *schedule.Space, knob, value string) (schedule.Config, bool) {
+	c, err := sp.Parse(strings.Replace(cfg.String(), knob+"="+cfg.Str(knob), knob+"="+value, 1))
 	return c, err == nil && sp.Check(c) == nil
 }
